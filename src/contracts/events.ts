@@ -1,0 +1,103 @@
+/**
+ * The records the wrapper writes to events.jsonl (one JSON object a line).
+ * Every record carries `type`, `seq` (1, 2, …) and `ts` (ms since epoch).
+ */
+
+/** Canonical stop reasons; `undefined` means pi sent one we do not know (never terminal). */
+export type StopReason = "stop" | "length" | "toolUse" | "aborted" | "error";
+
+/** Token usage in pi's shape. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+}
+
+export type AbortSource = "marker" | "child";
+
+export interface RunStartRecord {
+  type: "run_start";
+  runId: string;
+  pid: number | null;
+  /** The child's arguments, without the task text and without secrets. */
+  argv: string[];
+}
+
+export interface AssistantTextRecord {
+  type: "assistant_text";
+  text: string;
+  model?: string;
+  stopReason?: StopReason;
+  rawStopReason?: string;
+  usage?: Usage;
+  errorMessage?: string;
+}
+
+export interface ToolCallRecord {
+  type: "tool_call";
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+export interface ToolResultRecord {
+  type: "tool_result";
+  toolCallId: string;
+  toolName: string;
+  isError: boolean;
+}
+
+export type RetryRecord =
+  | {
+      type: "retry";
+      phase: "start";
+      attempt: number;
+      maxAttempts?: number;
+      delayMs?: number;
+      errorMessage?: string;
+    }
+  | {
+      type: "retry";
+      phase: "end";
+      attempt: number;
+      success: boolean;
+      finalError?: string;
+    };
+
+export interface AbortRecord {
+  type: "abort";
+  reason: string;
+  source: AbortSource;
+}
+
+export interface RunEndRecord {
+  type: "run_end";
+  status: import("./result.js").RunStatus;
+  exitCode: number;
+}
+
+/** A record before the writer stamps it with `seq` and `ts`. */
+export type EventRecordBody =
+  | RunStartRecord
+  | AssistantTextRecord
+  | ToolCallRecord
+  | ToolResultRecord
+  | RetryRecord
+  | AbortRecord
+  | RunEndRecord;
+
+export type EventRecord = EventRecordBody & { seq: number; ts: number };
+
+export function emptyUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}

@@ -1,0 +1,3 @@
+export * from "./events.js";
+export * from "./meta.js";
+export * from "./result.js";

@@ -1,0 +1,61 @@
+import type { AbortSource, StopReason, Usage } from "./events.js";
+
+export const RESULT_VERSION = 1 as const;
+
+/** Every outcome a run can record in result.json. */
+export const RUN_STATUSES = [
+  "completed",
+  "truncated",
+  "aborted",
+  "interrupted",
+  "timed_out",
+  "incomplete",
+  "failed",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The wrapper's own process exit codes. */
+export const WRAPPER_EXIT = {
+  /** The run completed. */
+  completed: 0,
+  /** The run ended with any other recorded outcome. */
+  outcome: 1,
+  /** Usage or meta.json error; no child was started. */
+  usage: 2,
+} as const;
+
+export interface ResultV1 {
+  version: typeof RESULT_VERSION;
+  runId: string;
+  agent?: string;
+  agentPath?: string;
+  status: RunStatus;
+  /** The wrapper's exit code: 0 when `status` is `completed`, else non-zero. */
+  exitCode: number;
+  stopReason?: StopReason;
+  rawStopReason?: string;
+  /** Text of the message that decided the outcome (else the last assistant message). */
+  finalText: string;
+  abortReason?: string;
+  abortSource?: AbortSource;
+  usage: Usage;
+  /** Assistant messages received (LLM responses, failed attempts included). */
+  turns: number;
+  /** Tool executions started. */
+  toolCalls: number;
+  requestedModel?: string;
+  /** What the child reported (`provider/id`). */
+  resolvedModel?: string;
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  childExitCode: number | null;
+  childSignal: string | null;
+  /** True when the wrapper had to signal the child to make it exit. */
+  forcedExit: boolean;
+  errorMessage?: string;
+}
+
+export function exitCodeForStatus(status: RunStatus): number {
+  return status === "completed" ? WRAPPER_EXIT.completed : WRAPPER_EXIT.outcome;
+}

@@ -1,0 +1,106 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa, type ResultPromise } from "execa";
+import { type MetaV1, effectiveModel } from "../contracts/meta.js";
+import { TASK_FILE_ENV, TASK_PLACEHOLDER, WRAPPER_PID_ENV } from "./task-extension.js";
+
+export const PI_BIN_ENV = "PI_SUBAGENTS_PI_BIN";
+
+/** The compiled task-delivery extension that sits beside this module. */
+export const TASK_EXTENSION_PATH = fileURLToPath(new URL("./task-extension.js", import.meta.url));
+
+/** Raised when the pi executable cannot be found; the message names the binary. */
+export class PiNotFoundError extends Error {}
+
+function isExecutableFile(candidate: string): boolean {
+  try {
+    fs.accessSync(candidate, fs.constants.X_OK);
+    return fs.statSync(candidate).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Find pi: `PI_SUBAGENTS_PI_BIN` (a path, or a name looked up on PATH), else `pi` on PATH.
+ * Looked up here rather than left to the spawn so a missing binary gets a clear message.
+ */
+export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
+  const configured = env[PI_BIN_ENV];
+  const name = configured && configured.trim() !== "" ? configured : "pi";
+  if (name.includes("/")) {
+    const absolute = path.resolve(cwd, name);
+    if (isExecutableFile(absolute)) return absolute;
+    throw new PiNotFoundError(`pi executable ${absolute} (from ${PI_BIN_ENV}) does not exist or is not executable`);
+  }
+  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
+    if (dir === "") continue;
+    const candidate = path.resolve(cwd, dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  const hint = configured ? `(from ${PI_BIN_ENV})` : `(install @mariozechner/pi-coding-agent or set ${PI_BIN_ENV})`;
+  throw new PiNotFoundError(`pi executable "${name}" was not found on PATH ${hint}`);
+}
+
+/**
+ * The child's arguments. The task itself never appears here: it travels in a file that the
+ * task extension hands to pi (see task-extension.ts), so it is never mangled, never
+ * length-limited and never shows up in `ps`.
+ */
+export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_PATH): string[] {
+  const args = ["--mode", "json", "--no-prompt-templates"];
+  // pi expands `/skill:name` even in transformed input; without skills it stays verbatim.
+  if (meta.task.startsWith("/skill:")) args.push("--no-skills");
+  const model = effectiveModel(meta);
+  if (model) args.push("--model", model);
+  if (meta.thinking) args.push("--thinking", meta.thinking);
+  if (meta.tools) args.push(...(meta.tools.length === 0 ? ["--no-tools"] : ["--tools", meta.tools.join(",")]));
+  if (meta.noExtensions) args.push("--no-extensions");
+  if (meta.noContextFiles) args.push("--no-context-files");
+  for (const extension of meta.extensions ?? []) args.push("--extension", extension);
+  args.push("--extension", taskExtensionPath);
+  if (meta.systemPromptPath) args.push("--append-system-prompt", meta.systemPromptPath);
+  args.push(...(meta.sessionPath ? ["--session", meta.sessionPath] : ["--no-session"]));
+  args.push(TASK_PLACEHOLDER);
+  return args;
+}
+
+export type ChildProcess = ResultPromise<{ stdin: "ignore"; buffer: false; reject: false; detached: true }>;
+
+/** Start pi in its own process group, stdin closed (an open pipe would hang pi). */
+export function spawnChild(
+  bin: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; taskFile: string },
+): ChildProcess {
+  const child = execa(bin, args, {
+    cwd: options.cwd,
+    env: { ...options.env, [TASK_FILE_ENV]: options.taskFile, [WRAPPER_PID_ENV]: String(process.pid) },
+    extendEnv: true,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    buffer: false,
+    reject: false,
+    detached: true,
+    cleanup: false,
+  });
+  // The run watches the process itself; the promise must never surface as unhandled.
+  child.catch(() => undefined);
+  return child;
+}
+
+/** Signal the child's whole process group (falling back to its pid). Never throws. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,313 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { EventRecordBody } from "../contracts/events.js";
+import { DEFAULT_GRACE_MS, type MetaV1, effectiveModel } from "../contracts/meta.js";
+import { RESULT_VERSION, type ResultV1, type RunStatus, exitCodeForStatus } from "../contracts/result.js";
+import { ArtifactFile, EventsWriter, RawLog, writeResultAtomic } from "./artifacts.js";
+import { type ChildProcess, buildChildArgs, resolvePiBinary, signalGroup, spawnChild } from "./child.js";
+import { PiLineReader } from "./line-reader.js";
+import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
+import { formatTranscriptEntry } from "./transcript.js";
+
+/** After SIGTERM, how long the child gets before SIGKILL. */
+export const KILL_AFTER_MS = 3000;
+/** After the child exits, how long its stdout may stay open (a grandchild holding it). */
+const STDOUT_DRAIN_MS = 2000;
+const STDERR_TAIL_CHARS = 2000;
+const PARENT_CHECK_MS = 1000;
+/** When set to a pid, the wrapper stops its run once that process is gone. */
+export const PARENT_PID_ENV = "PI_SUBAGENTS_PARENT_PID";
+
+export interface RunReport {
+  result: ResultV1;
+  /** The wrapper's process exit code. */
+  exitCode: number;
+}
+
+export interface RunOptions {
+  /** One-line warnings and errors for the user (stderr in the CLI). */
+  warn?: (line: string) => void;
+  /** Handle SIGTERM/SIGINT/SIGHUP to the wrapper (the CLI does; embedders may not). */
+  handleSignals?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * One child run: starting → running → (draining after the terminal message | stopping) →
+ * done. The only place with timers and signals; the decisions themselves are OutcomeTracker's.
+ */
+class WrapperRun {
+  private readonly tracker = new OutcomeTracker();
+  private readonly startedAt = new Date();
+  private readonly warnings: string[] = [];
+  private events!: EventsWriter;
+  private rawLog: RawLog | undefined;
+  private stderrLog: ArtifactFile | undefined;
+  private transcript: ArtifactFile | undefined;
+  private child: ChildProcess | undefined;
+  private childExit: { exitCode: number | null; signal: string | null } | undefined;
+  private stderrTail = "";
+  private forcedExit = false;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly cleanups: Array<() => void> = [];
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly meta: MetaV1,
+    private readonly options: RunOptions,
+  ) {}
+
+  async run(): Promise<RunReport> {
+    const env = this.options.env ?? process.env;
+    if (this.options.handleSignals) this.installSignalHandlers();
+    this.watchParent(env);
+    await this.openArtifacts();
+    let taskDir: string | undefined;
+    let startError: string | undefined;
+    try {
+      const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
+      const bin = resolvePiBinary(childEnv, this.meta.cwd);
+      taskDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-task-"));
+      const taskFile = path.join(taskDir, "task.txt");
+      await fs.promises.writeFile(taskFile, this.meta.task, "utf8");
+      // A signal during start-up is recorded without starting pi at all.
+      if (!this.tracker.decided) {
+        const args = buildChildArgs(this.meta);
+        this.child = spawnChild(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
+        const pid = await this.started(this.child, bin);
+        this.record({ type: "run_start", runId: this.meta.runId, pid, argv: args });
+        await this.supervise(this.child);
+      }
+    } catch (err) {
+      startError = errorText(err);
+    } finally {
+      this.disposeTimers();
+      if (taskDir) await fs.promises.rm(taskDir, { recursive: true, force: true }).catch(() => undefined);
+    }
+    return this.finish(startError);
+  }
+
+  private async openArtifacts(): Promise<void> {
+    const meta = this.meta;
+    const [events, stdout, stderr, transcript] = await Promise.all([
+      ArtifactFile.open("events", meta.eventsPath),
+      meta.stdoutPath ? ArtifactFile.open("stdout log", meta.stdoutPath) : undefined,
+      meta.stderrPath ? ArtifactFile.open("stderr log", meta.stderrPath) : undefined,
+      meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath) : undefined,
+    ]);
+    this.events = new EventsWriter(events);
+    this.rawLog = stdout && new RawLog(stdout);
+    this.stderrLog = stderr;
+    this.transcript = transcript;
+    this.collectArtifactErrors();
+  }
+
+  private collectArtifactErrors(): void {
+    const files = [this.events.file, this.rawLog?.file, this.stderrLog, this.transcript];
+    for (const file of files) {
+      if (file?.error && !this.warnings.includes(file.error)) {
+        this.warnings.push(file.error);
+        this.options.warn?.(`subagent-wrapper: ${file.error}`);
+      }
+    }
+  }
+
+  /** Resolves with the pid once pi is running; rejects with a clear message if it cannot start. */
+  private started(child: ChildProcess, bin: string): Promise<number | null> {
+    return new Promise((resolve, reject) => {
+      child.once("spawn", () => resolve(child.pid ?? null));
+      child.once("error", (err) => reject(new Error(`could not start pi (${bin}): ${errorText(err)}`)));
+    });
+  }
+
+  private async supervise(child: ChildProcess): Promise<void> {
+    const reader = new PiLineReader({
+      event: (event) => this.apply(this.tracker.observe(event)),
+      garbage: () => undefined,
+      raw: (bytes, bulky) => this.rawLog?.write(bytes, bulky),
+    });
+    const stdoutDone = new Promise<void>((resolve) => {
+      child.stdout.on("data", (chunk: Buffer) => reader.push(chunk));
+      child.stdout.once("close", () => {
+        reader.end();
+        resolve();
+      });
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderrLog?.write(chunk);
+      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
+    });
+    const exited = new Promise<void>((resolve) => {
+      child.once("exit", (exitCode, signal) => {
+        this.childExit = { exitCode, signal };
+        resolve();
+      });
+    });
+    if (this.meta.timeoutMs) {
+      this.after(this.meta.timeoutMs, () =>
+        this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
+      );
+    }
+    this.applyPendingStop();
+    await exited;
+    // Stragglers left in the child's process group end with it; one holding stdout would
+    // otherwise keep the run open forever.
+    signalGroup(child.pid, "SIGTERM");
+    await Promise.race([stdoutDone, new Promise<void>((resolve) => this.after(STDOUT_DRAIN_MS, resolve))]);
+    child.stdout.destroy();
+    child.stderr.destroy();
+  }
+
+  private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {
+    for (const record of records) this.record(record);
+    if (transition.kind === "decided") {
+      if (transition.stopNow) this.stopChild();
+      else this.graceTimer = this.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
+    } else if (transition.kind === "revoked" && this.graceTimer) {
+      clearTimeout(this.graceTimer);
+      this.timers.delete(this.graceTimer);
+      this.graceTimer = undefined;
+    }
+  }
+
+  /** A stop asked for before the child existed (a signal during start-up) applies now. */
+  private applyPendingStop(): void {
+    if (this.stopping) {
+      this.stopping = false;
+      this.stopChild();
+    }
+  }
+
+  /** SIGTERM to the child's group, SIGKILL 3 s later if it is still there. */
+  private stopChild(): void {
+    if (this.stopping || this.childExit) return;
+    this.stopping = true;
+    const pid = this.child?.pid;
+    if (!pid) return;
+    this.forcedExit = true;
+    signalGroup(pid, "SIGTERM");
+    this.after(KILL_AFTER_MS, () => signalGroup(pid, "SIGKILL"));
+  }
+
+  private interruptBy(reason: string): void {
+    if (this.stopping && this.child?.pid && !this.childExit) {
+      // Asked twice: do not wait the 3 s.
+      signalGroup(this.child.pid, "SIGKILL");
+      return;
+    }
+    this.tracker.interrupt("interrupted", reason);
+    this.stopChild();
+  }
+
+  private installSignalHandlers(): void {
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      const handler = () => this.interruptBy(`subagent-wrapper received ${signal}`);
+      process.on(signal, handler);
+      this.cleanups.push(() => process.off(signal, handler));
+    }
+  }
+
+  private watchParent(env: NodeJS.ProcessEnv): void {
+    const parentPid = Number(env[PARENT_PID_ENV]);
+    if (!Number.isInteger(parentPid) || parentPid <= 1) return;
+    const timer = setInterval(() => {
+      try {
+        process.kill(parentPid, 0);
+      } catch {
+        clearInterval(timer);
+        this.interruptBy(`parent process ${parentPid} is gone`);
+      }
+    }, PARENT_CHECK_MS);
+    timer.unref();
+    this.cleanups.push(() => clearInterval(timer));
+  }
+
+  private after(ms: number, fn: () => void): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+    return timer;
+  }
+
+  private disposeTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+  }
+
+  private record(body: EventRecordBody): void {
+    this.events.append(body);
+    const line = formatTranscriptEntry(body);
+    if (line) this.transcript?.write(line);
+  }
+
+  private async finish(startError: string | undefined): Promise<RunReport> {
+    const outcome: Outcome =
+      startError && !this.tracker.decided
+      ? { status: "failed", finalText: "", errorMessage: startError }
+      : this.tracker.finish({
+          exitCode: this.childExit?.exitCode ?? null,
+          signal: this.childExit?.signal ?? null,
+          stderrTail: this.stderrTail,
+        });
+    const exitCode = exitCodeForStatus(outcome.status);
+    this.record({ type: "run_end", status: outcome.status, exitCode });
+    await Promise.all([this.events.close(), this.rawLog?.file.close(), this.stderrLog?.close(), this.transcript?.close()]);
+    this.collectArtifactErrors();
+    const result = this.buildResult(outcome, exitCode);
+    try {
+      await writeResultAtomic(this.meta.resultPath, result);
+    } catch (err) {
+      this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} could not be written: ${errorText(err)}`);
+      return { result, exitCode: exitCodeForStatus("failed") };
+    }
+    return { result, exitCode };
+  }
+
+  private buildResult(outcome: Outcome, exitCode: number): ResultV1 {
+    const endedAt = new Date();
+    const meta = this.meta;
+    const errors = [outcome.errorMessage, ...this.warnings].filter((text): text is string => Boolean(text));
+    const requestedModel = meta.requestedModel ?? effectiveModel(meta);
+    const resolvedModel = this.tracker.resolvedModel ?? meta.resolvedModel;
+    return {
+      version: RESULT_VERSION,
+      runId: meta.runId,
+      ...(meta.agent !== undefined && { agent: meta.agent }),
+      ...(meta.agentPath !== undefined && { agentPath: meta.agentPath }),
+      status: outcome.status,
+      exitCode,
+      ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
+      ...(outcome.rawStopReason !== undefined && { rawStopReason: outcome.rawStopReason }),
+      finalText: outcome.finalText,
+      ...(outcome.abortReason !== undefined && { abortReason: outcome.abortReason }),
+      ...(outcome.abortSource !== undefined && { abortSource: outcome.abortSource }),
+      usage: this.tracker.usage,
+      turns: this.tracker.turns,
+      toolCalls: this.tracker.toolCalls,
+      ...(requestedModel !== undefined && { requestedModel }),
+      ...(resolvedModel !== undefined && { resolvedModel }),
+      startedAt: this.startedAt.toISOString(),
+      endedAt: endedAt.toISOString(),
+      durationMs: endedAt.getTime() - this.startedAt.getTime(),
+      childExitCode: this.childExit?.exitCode ?? null,
+      childSignal: this.childExit?.signal ?? null,
+      forcedExit: this.forcedExit,
+      ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
+    };
+  }
+}
+
+/** Run one child to its outcome and write result.json. Never throws for run problems. */
+export function runWrapper(meta: MetaV1, options: RunOptions = {}): Promise<RunReport> {
+  return new WrapperRun(meta, options).run();
+}
+
+export type { RunStatus };

@@ -1,0 +1,39 @@
+import type { EventRecordBody } from "../contracts/events.js";
+
+const ARG_PREVIEW_CHARS = 2000;
+
+function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > ARG_PREVIEW_CHARS ? `${text.slice(0, ARG_PREVIEW_CHARS)}… (${text.length} chars)` : text;
+}
+
+/** The readable transcript lines for one events.jsonl record ("" when it has none). */
+export function formatTranscriptEntry(record: EventRecordBody): string {
+  switch (record.type) {
+    case "run_start":
+      return `# run ${record.runId} (pid ${record.pid ?? "none"})\n$ pi ${record.argv.join(" ")}\n\n`;
+    case "assistant_text": {
+      const stop = record.rawStopReason ?? "none";
+      const error = record.errorMessage ? ` — ${record.errorMessage}` : "";
+      const body = record.text ? `${record.text}\n` : "";
+      return `## assistant (${record.model ?? "unknown model"}, stop: ${stop}${error})\n${body}\n`;
+    }
+    case "tool_call":
+      return `→ ${record.toolName} ${preview(record.args)}\n`;
+    case "tool_result":
+      return `← ${record.toolName} ${record.isError ? "error" : "ok"}\n\n`;
+    case "retry":
+      return record.phase === "start"
+        ? `~ retry ${record.attempt}${record.maxAttempts ? `/${record.maxAttempts}` : ""} in ${record.delayMs ?? 0} ms: ${record.errorMessage ?? ""}\n\n`
+        : `~ retry ${record.attempt} ${record.success ? "succeeded" : `failed: ${record.finalError ?? ""}`}\n\n`;
+    case "abort":
+      return `! aborted (${record.source}): ${record.reason}\n\n`;
+    case "run_end":
+      return `# end: ${record.status} (exit ${record.exitCode})\n`;
+  }
+}
