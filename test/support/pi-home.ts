@@ -1,0 +1,138 @@
+/**
+ * A throwaway, hermetic pi configuration for running the real pi against a scripted LLM.
+ *
+ * Layout under one temp root (removed by `cleanup()`):
+ *   agent/  PI_CODING_AGENT_DIR: models.json, settings.json, sessions pi writes
+ *   home/   HOME, so ~/.agents/skills and friends of the developer machine stay out
+ *   work/   a clean cwd for the child
+ */
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { spawnProcess, type ProcessResult, type SpawnOptions, type SpawnedProcess } from "./processes.js";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const REPO_BIN = path.join(REPO_ROOT, "node_modules", ".bin");
+/** The real pi CLI installed as a devDependency. */
+export const REAL_PI = path.join(REPO_BIN, "pi");
+
+export interface RetrySettings {
+  enabled?: boolean;
+  maxRetries?: number;
+  baseDelayMs?: number;
+  provider?: { timeoutMs?: number; maxRetries?: number; maxRetryDelayMs?: number };
+}
+
+export interface PiHomeOptions {
+  /** Base URL of the scripted server, e.g. `llm.url`. */
+  llmUrl: string;
+  /**
+   * `false` (default): no agent-level retry AND no OpenAI-SDK retry (`provider.maxRetries: 0`),
+   * so one scripted error is one failed attempt. `true`: pi's retry with tiny delays.
+   * An object is written as-is to `settings.retry`.
+   */
+  retry?: boolean | RetrySettings;
+  /** Merged over the generated settings.json. */
+  extraSettings?: Record<string, unknown>;
+  /** Replaces the generated models.json entirely. */
+  models?: unknown;
+  /** Extra environment merged last. */
+  env?: Record<string, string>;
+}
+
+export interface PiHome {
+  root: string;
+  /** PI_CODING_AGENT_DIR */
+  dir: string;
+  home: string;
+  cwd: string;
+  /** Complete environment for a pi child (inherited PATH etc., PI_* and API keys stripped). */
+  env: NodeJS.ProcessEnv;
+  /** Spawns the real pi (never through a shell) with this home's env and cwd. */
+  spawnPi(args: string[], opts?: Partial<SpawnOptions>): SpawnedProcess;
+  /** `spawnPi(...).done` */
+  runPi(args: string[], opts?: Partial<SpawnOptions>): Promise<ProcessResult>;
+  cleanup(): Promise<void>;
+}
+
+export function fakeModels(llmUrl: string): unknown {
+  return {
+    providers: {
+      fake: {
+        baseUrl: llmUrl,
+        api: "openai-completions",
+        apiKey: "x",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [
+          { id: "fast", reasoning: true },
+          {
+            id: "deep",
+            reasoning: true,
+            thinkingLevelMap: { minimal: null, low: null, medium: null, high: "high", xhigh: "max" },
+          },
+        ],
+      },
+    },
+  };
+}
+
+function retrySettings(retry: PiHomeOptions["retry"]): RetrySettings {
+  if (retry === undefined || retry === false) return { enabled: false, provider: { maxRetries: 0 } };
+  if (retry === true) return { enabled: true, maxRetries: 2, baseDelayMs: 10, provider: { maxRetries: 0 } };
+  return retry;
+}
+
+/** Environment variables from the test runner that would change what pi does. */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith("PI_") || k.endsWith("_API_KEY") || k.startsWith("VITEST") || k === "NODE_OPTIONS") continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "pi-home-"));
+  const dir = path.join(root, "agent");
+  const home = path.join(root, "home");
+  const cwd = path.join(root, "work");
+  await Promise.all([mkdir(dir), mkdir(home), mkdir(cwd)]);
+
+  const settings = {
+    defaultProvider: "fake",
+    defaultModel: "fast",
+    quietStartup: true,
+    enableInstallTelemetry: false,
+    retry: retrySettings(opts.retry),
+    ...opts.extraSettings,
+  };
+  await writeFile(path.join(dir, "models.json"), JSON.stringify(opts.models ?? fakeModels(opts.llmUrl), null, 2));
+  await writeFile(path.join(dir, "settings.json"), JSON.stringify(settings, null, 2));
+
+  const env: NodeJS.ProcessEnv = {
+    ...inheritedEnv(),
+    HOME: home,
+    PI_CODING_AGENT_DIR: dir,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    PI_TELEMETRY: "0",
+    PATH: [REPO_BIN, process.env.PATH ?? ""].join(path.delimiter),
+    ...opts.env,
+  };
+
+  const spawnPi = (args: string[], o: Partial<SpawnOptions> = {}) =>
+    spawnProcess(REAL_PI, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], timeoutMs: 30_000, ...o });
+
+  return {
+    root,
+    dir,
+    home,
+    cwd,
+    env,
+    spawnPi,
+    runPi: (args, o) => spawnPi(args, o).done,
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}

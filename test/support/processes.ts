@@ -1,0 +1,118 @@
+/**
+ * Process helpers for tests. Every child is started in its own process group and, on timeout
+ * or `killAll()`, is killed through that group's pid — never by name — so a pi child and the
+ * bash tool's grandchildren go together and nothing else on the machine is touched.
+ */
+import { spawn, type StdioOptions } from "node:child_process";
+
+export interface SpawnOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Default `["ignore", "pipe", "pipe"]`: pi blocks on an open stdin pipe. */
+  stdio?: StdioOptions;
+  /** Written to stdin, which is then closed (forces stdin to `pipe`). */
+  input?: string;
+  /** Hard limit; the group gets SIGKILL when it passes. Default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface ProcessResult {
+  pid: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+export interface SpawnedProcess {
+  pid: number;
+  /** Signals the whole process group (falls back to the pid alone). */
+  kill(signal?: NodeJS.Signals): void;
+  done: Promise<ProcessResult>;
+}
+
+const live = new Map<number, SpawnedProcess>();
+
+export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {}): SpawnedProcess {
+  const stdio: StdioOptions = opts.input !== undefined ? ["pipe", "pipe", "pipe"] : (opts.stdio ?? ["ignore", "pipe", "pipe"]);
+  const started = Date.now();
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio, detached: true, shell: false });
+  let stdout = "";
+  let stderr = "";
+  let timedOut = false;
+  child.stdout?.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  if (opts.input !== undefined) {
+    child.stdin?.on("error", () => {}); // EPIPE when the child exits before reading everything
+    child.stdin?.end(opts.input);
+  }
+
+  const pid = child.pid ?? -1;
+  const kill = (signal: NodeJS.Signals = "SIGTERM") => {
+    if (pid <= 0) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+
+  const done = new Promise<ProcessResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill("SIGKILL");
+    }, opts.timeoutMs ?? 30_000);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      live.delete(pid);
+      reject(err);
+    });
+    // "close" (not "exit") so stdout/stderr are fully drained.
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      live.delete(pid);
+      resolve({ pid, code, signal, stdout, stderr, timedOut, durationMs: Date.now() - started });
+    });
+  });
+
+  const handle: SpawnedProcess = { pid, kill, done };
+  if (pid > 0) live.set(pid, handle);
+  return handle;
+}
+
+export function runProcess(cmd: string, args: string[], opts: SpawnOptions = {}): Promise<ProcessResult> {
+  return spawnProcess(cmd, args, opts).done;
+}
+
+/** SIGKILLs every process group still running that these helpers started (for afterEach). */
+export async function killAll(): Promise<void> {
+  const handles = [...live.values()];
+  for (const h of handles) h.kill("SIGKILL");
+  await Promise.allSettled(handles.map((h) => h.done));
+}
+
+/** True while `pid` exists (zombies included). EPERM means it exists but is not ours. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Polls until `pid` is gone; false if it is still alive after `timeoutMs`. */
+export async function waitForPidExit(pid: number, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!pidAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return !pidAlive(pid);
+}

@@ -1,0 +1,198 @@
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { killAll } from "../support/processes.js";
+import { cleanupWrapperCases, defaultMeta, fakePiRecord, wrapperCase } from "../support/wrapper-harness.js";
+
+afterEach(async () => {
+  await killAll();
+  await cleanupWrapperCases();
+});
+
+
+const ECHO = { steps: [{ echoTask: true }] };
+
+describe("subagent-wrapper: meta.json errors", () => {
+  it.each([
+    ["not JSON", "{ nope", /^subagent-wrapper: meta file .*meta\.json is not valid JSON: /],
+    ["a JSON array", "[]", /^subagent-wrapper: meta\.json must hold a JSON object, not an array$/],
+    ["a missing field", JSON.stringify({ runId: "r", task: "t", cwd: "." }), /^subagent-wrapper: meta\.json is missing required field "resultPath"$/],
+  ])("%s: one stderr line, exit 2, no child", async (_name, metaText, line) => {
+    const run = await (await wrapperCase({ metaText, scenario: ECHO })).run();
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(line);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/\bat .*\.js:\d+/);
+    await expect(fakePiRecord(run.dir)).rejects.toThrow();
+  });
+
+  it("a missing meta file: one line, exit 2", async () => {
+    const c = await wrapperCase({ scenario: ECHO });
+    const run = await c.run({ args: [path.join(c.dir, "absent.json")] });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(`subagent-wrapper: cannot read meta file ${path.join(c.dir, "absent.json")}: no such file`);
+  });
+
+  it.each([
+    ["a mistyped field", defaultMeta({ tools: "read" }), 'meta.json field "tools" must be an array of non-empty strings'],
+    ["a cwd that does not exist", defaultMeta({ cwd: "nowhere" }), "does not exist"],
+    ["a cwd that is a file", defaultMeta({ cwd: "meta.json" }), "is not a directory"],
+    ["a systemPromptPath that does not exist", defaultMeta({ systemPromptPath: "missing.md" }), "systemPromptPath"],
+    ["a timeoutMs that is not positive", defaultMeta({ timeoutMs: -1 }), '"timeoutMs" must be a positive number'],
+    ["a graceMs that is not a number", defaultMeta({ graceMs: "soon" }), '"graceMs" must be a positive number'],
+  ])("%s: exit 2 and a failed result.json with exitCode 2", async (_name, meta, message) => {
+    const run = await (await wrapperCase({ meta, scenario: ECHO })).run();
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.result).toMatchObject({ version: 1, runId: "run-1", status: "failed", exitCode: 2, turns: 0 });
+    expect(run.result!.errorMessage).toContain(message);
+    await expect(fakePiRecord(run.dir)).rejects.toThrow();
+  });
+
+  it("a resultPath that cannot be written: exit 2, one line, no child", async () => {
+    const c = await wrapperCase({ meta: defaultMeta({ resultPath: "meta.json/result.json" }), scenario: ECHO });
+    const run = await c.run();
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^subagent-wrapper: meta\.json resultPath .*result\.json cannot be written: /);
+    await expect(fakePiRecord(run.dir)).rejects.toThrow();
+  });
+
+  it("unknown fields are ignored", async () => {
+    const run = await (await wrapperCase({ meta: defaultMeta({ someday: { x: 1 }, mode: "followup" }), scenario: ECHO })).run();
+    expect(run.code).toBe(0);
+  });
+});
+
+describe("subagent-wrapper: the task reaches the child verbatim", () => {
+  it.each([
+    ["a leading dash", "-rf --help is not an option"],
+    ["a leading @", "@README.md is not a file to inline"],
+    ["a leading slash", "/compact is not a command"],
+    ["surrounding white space and several lines", "  \n\tline one\n  line two  \n\n"],
+    ["quotes and shell characters", `"double" 'single' \`tick\` $HOME $(rm -rf /) ; | & \\ `],
+    ["non-ASCII", "Ünïcödé — 日本語 🙂 \u2028 \u2029"],
+    ["a 1 MB task", `-${"abcdefghij\n".repeat(95_326)}end`],
+  ])("%s", async (_name, task) => {
+    const run = await (await wrapperCase({ meta: defaultMeta({ task }), scenario: ECHO })).run();
+    expect(run.code).toBe(0);
+    const record = await fakePiRecord(run.dir);
+    expect(record.task).toBe(task);
+    expect(record.stdin).toBe("");
+    expect(record.argv.join(" ")).not.toContain(task.trim().slice(0, 20) || "\u0000");
+  });
+
+  it("the child's stdin is closed, so a pi that reads it to EOF starts at once", async () => {
+    const run = await (await wrapperCase({ scenario: ECHO })).run();
+    expect(run.result?.status).toBe("completed");
+    expect(run.durationMs).toBeLessThan(5000);
+  });
+
+  it("the task file is removed after the run", async () => {
+    const run = await (await wrapperCase({ scenario: ECHO })).run();
+    const record = await fakePiRecord(run.dir);
+    await expect(readFile(record.env.PI_SUBAGENT_TASK_FILE!, "utf8")).rejects.toThrow();
+  });
+});
+
+describe("subagent-wrapper: flags and environment from meta", () => {
+  it("passes model, thinking, tools, extensions, system prompt, session, cwd and env to pi", async () => {
+    const c = await wrapperCase({
+      scenario: ECHO,
+      meta: defaultMeta({
+        cwd: "work",
+        requestedModel: "fake/fast",
+        resolvedModel: "fake/deep",
+        thinking: "high",
+        tools: ["read", "grep", "find", "ls"],
+        extensions: ["./ext/tool.ts", "npm:pi-some-package"],
+        noExtensions: true,
+        noContextFiles: true,
+        systemPromptPath: "prompt.md",
+        sessionPath: "sessions/child.jsonl",
+        env: { SUBAGENT_FLAVOUR: "mint", PI_SUBAGENT_TEST: "yes" },
+      }),
+    });
+    await mkdir(path.join(c.dir, "work"));
+    await mkdir(path.join(c.dir, "ext"));
+    await writeFile(path.join(c.dir, "ext/tool.ts"), "export default () => {};\n");
+    await writeFile(path.join(c.dir, "prompt.md"), "be brief\n");
+    const run = await c.run({ env: { FAKE_PI_RECORD_ENV: "SUBAGENT_FLAVOUR" } });
+    expect(run.code).toBe(0);
+    const { argv, cwd, env } = await fakePiRecord(c.dir);
+    const valueOf = (flag: string) => argv[argv.indexOf(flag) + 1];
+    expect(cwd).toBe(path.join(c.dir, "work"));
+    expect(valueOf("--mode")).toBe("json");
+    expect(valueOf("--model")).toBe("fake/deep");
+    expect(valueOf("--thinking")).toBe("high");
+    expect(valueOf("--tools")).toBe("read,grep,find,ls");
+    expect(argv).toContain("--no-extensions");
+    expect(argv).toContain("--no-context-files");
+    expect(argv).toContain("--no-prompt-templates");
+    expect(argv).toContain(path.join(c.dir, "ext/tool.ts"));
+    expect(argv).toContain("npm:pi-some-package");
+    expect(valueOf("--append-system-prompt")).toBe(path.join(c.dir, "prompt.md"));
+    expect(valueOf("--session")).toBe(path.join(c.dir, "sessions/child.jsonl"));
+    expect(env).toMatchObject({ SUBAGENT_FLAVOUR: "mint", PI_SUBAGENT_TEST: "yes" });
+    expect(run.result).toMatchObject({ requestedModel: "fake/fast", resolvedModel: "fake/deep" });
+    // run_start shows the child's argv without the task text
+    expect(run.events[0]).toMatchObject({ type: "run_start", runId: "run-1", argv });
+  });
+
+  it("an empty tools list means no tools; no sessionPath means no saved session", async () => {
+    const run = await (await wrapperCase({ scenario: ECHO, meta: defaultMeta({ tools: [] }) })).run();
+    const { argv } = await fakePiRecord(run.dir);
+    expect(argv).toContain("--no-tools");
+    expect(argv).toContain("--no-session");
+  });
+
+  it("PI_SUBAGENTS_PI_BIN picks the binary; a missing one fails naming it, with result.json written", async () => {
+    const c = await wrapperCase({ scenario: ECHO });
+    const run = await c.run({ env: { PI_SUBAGENTS_PI_BIN: "/opt/nowhere/pi" } });
+    expect(run.code).toBe(1);
+    expect(run.result).toMatchObject({ status: "failed", exitCode: 1, childExitCode: null, turns: 0 });
+    expect(run.result!.errorMessage).toContain("/opt/nowhere/pi");
+    expect(run.stderr).toContain("/opt/nowhere/pi");
+    expect(run.events.map((e) => e.type)).toEqual(["run_end"]);
+  });
+
+  it("pi missing from PATH fails naming the binary", async () => {
+    const c = await wrapperCase({ scenario: ECHO });
+    const run = await c.run({ env: { PATH: "/nonexistent-bin-dir" } });
+    expect(run.result?.status).toBe("failed");
+    expect(run.result!.errorMessage).toBe(
+      'pi executable "pi" was not found on PATH (install @mariozechner/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)',
+    );
+  });
+
+  it("`run` is the default command, and a meta file named like a subcommand runs with `run`", async () => {
+    const c = await wrapperCase({ scenario: ECHO });
+    await writeFile(path.join(c.dir, "run"), JSON.stringify(c.meta));
+    const run = await c.run({ args: ["run", "run"] });
+    expect(run.code).toBe(0);
+    expect(run.result?.status).toBe("completed");
+  });
+});
+
+describe("subagent-wrapper: artifacts", () => {
+  it("an events path that cannot be written is reported, and the outcome still reaches result.json", async () => {
+    const c = await wrapperCase({ scenario: ECHO, meta: defaultMeta({ eventsPath: "meta.json/events.jsonl" }) });
+    const run = await c.run();
+    expect(run.code).toBe(0);
+    expect(run.result).toMatchObject({ status: "completed", finalText: "inspect auth" });
+    expect(run.result!.errorMessage).toMatch(/events .*meta\.json\/events\.jsonl could not be written/);
+    expect(run.stderr).toMatch(/subagent-wrapper: events .* could not be written/);
+  });
+
+  it("result.json is written once, atomically: no temp files are left beside it", async () => {
+    const run = await (await wrapperCase({ scenario: "tool-then-answer" })).run();
+    expect((await readdir(path.join(run.dir, "out"))).sort()).toEqual(["events.jsonl", "result.json", "stderr.log", "stdout.log", "transcript.md"]);
+  });
+
+  it("artifacts without stdout/stderr/transcript paths are simply not written", async () => {
+    const meta = { runId: "r", task: "t", cwd: ".", resultPath: "res.json", eventsPath: "ev.jsonl" };
+    const run = await (await wrapperCase({ meta, scenario: ECHO })).run();
+    expect(run.code).toBe(0);
+    expect((await readdir(run.dir)).sort()).toEqual(["ev.jsonl", "fake-pi-record.json", "meta.json", "res.json"]);
+  });
+});
