@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -67,14 +68,13 @@ class WrapperRun {
     if (this.options.handleSignals) this.installSignalHandlers();
     this.watchParent(env);
     await this.openArtifacts();
-    let taskDir: string | undefined;
+    let taskFile: string | undefined;
     let startError: string | undefined;
     try {
       const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
       const bin = resolvePiBinary(childEnv, this.meta.cwd);
-      taskDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-task-"));
-      const taskFile = path.join(taskDir, "task.txt");
-      await fs.promises.writeFile(taskFile, this.meta.task, "utf8");
+      taskFile = path.join(os.tmpdir(), `pi-subagent-task-${process.pid}-${randomBytes(6).toString("hex")}.txt`);
+      await fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
@@ -87,7 +87,7 @@ class WrapperRun {
       startError = errorText(err);
     } finally {
       this.disposeTimers();
-      if (taskDir) await fs.promises.rm(taskDir, { recursive: true, force: true }).catch(() => undefined);
+      if (taskFile) await fs.promises.rm(taskFile, { force: true }).catch(() => undefined);
     }
     return this.finish(startError);
   }

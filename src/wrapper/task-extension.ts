@@ -37,7 +37,10 @@ export default function taskExtension(pi: MinimalExtensionApi): void {
   pi.on("input", (event) => {
     if (delivered || !taskFile || event.text !== TASK_PLACEHOLDER) return { action: "continue" };
     delivered = true;
-    return { action: "transform", text: fs.readFileSync(taskFile, "utf8") };
+    const text = fs.readFileSync(taskFile, "utf8");
+    // A one-shot hand-off: gone once read, even if the wrapper is killed before it cleans up.
+    fs.rmSync(taskFile, { force: true });
+    return { action: "transform", text };
   });
 
   if (Number.isInteger(wrapperPid) && wrapperPid > 1) {

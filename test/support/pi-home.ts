@@ -98,7 +98,8 @@ export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
   const dir = path.join(root, "agent");
   const home = path.join(root, "home");
   const cwd = path.join(root, "work");
-  await Promise.all([mkdir(dir), mkdir(home), mkdir(cwd)]);
+  const tmp = path.join(root, "tmp");
+  await Promise.all([mkdir(dir), mkdir(home), mkdir(cwd), mkdir(tmp)]);
 
   const settings = {
     defaultProvider: "fake",
@@ -118,6 +119,8 @@ export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
     PI_OFFLINE: "1",
     PI_SKIP_VERSION_CHECK: "1",
     PI_TELEMETRY: "0",
+    // pi's jiti cache and the wrapper's task files stay inside this home and go with it.
+    TMPDIR: tmp,
     PATH: [REPO_BIN, process.env.PATH ?? ""].join(path.delimiter),
     ...opts.env,
   };

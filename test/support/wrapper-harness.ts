@@ -3,7 +3,7 @@
  * the fake pi first on PATH, and reads back what a script would: exit code, stderr,
  * result.json, events.jsonl and the other artifacts.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { EventRecord } from "../../src/contracts/events.js";
@@ -59,6 +59,8 @@ export async function wrapperCase(
   const dir = await mkdtemp(path.join(os.tmpdir(), "psa-wrapper-test-"));
   const meta = options.meta ?? defaultMeta();
   const metaPath = path.join(dir, "meta.json");
+  const tmp = path.join(dir, "tmp");
+  await mkdir(tmp);
   await writeFile(metaPath, options.metaText ?? JSON.stringify(meta, null, 2));
   const scenarioEnv: NodeJS.ProcessEnv =
     options.scenario === undefined
@@ -70,6 +72,8 @@ export async function wrapperCase(
     ...process.env,
     PATH: `${FAKE_PI_DIR}${path.delimiter}${process.env.PATH ?? ""}`,
     FAKE_PI_RECORD: path.join(dir, "fake-pi-record.json"),
+    // Anything a run puts in the temp dir lands in the case dir and goes with it.
+    TMPDIR: tmp,
     ...scenarioEnv,
   });
   const start = (opts: { env?: NodeJS.ProcessEnv; args?: string[] } = {}) =>

@@ -193,6 +193,7 @@ describe("subagent-wrapper: artifacts", () => {
     const meta = { runId: "r", task: "t", cwd: ".", resultPath: "res.json", eventsPath: "ev.jsonl" };
     const run = await (await wrapperCase({ meta, scenario: ECHO })).run();
     expect(run.code).toBe(0);
-    expect((await readdir(run.dir)).sort()).toEqual(["ev.jsonl", "fake-pi-record.json", "meta.json", "res.json"]);
+    expect((await readdir(run.dir)).sort()).toEqual(["ev.jsonl", "fake-pi-record.json", "meta.json", "res.json", "tmp"]);
+    expect(await readdir(path.join(run.dir, "tmp"))).toEqual([]);
   });
 });
