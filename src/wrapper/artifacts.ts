@@ -2,7 +2,6 @@ import { once } from "node:events";
 import fs from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import fse from "fs-extra";
 import ndjson from "ndjson";
 import type { EventRecord } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
@@ -28,7 +27,7 @@ export class ArtifactFile {
 
   static async open(label: string, filePath: string): Promise<ArtifactFile> {
     try {
-      await fse.ensureDir(path.dirname(filePath));
+      await fs.promises.mkdir(path.dirname(filePath), { recursive: true });
       const handle = await fs.promises.open(filePath, "w");
       return new ArtifactFile(label, filePath, handle.createWriteStream(), undefined);
     } catch (err) {
@@ -114,7 +113,7 @@ export class RawLog {
  * sees half a result. Throws on failure (the caller reports it).
  */
 export async function writeResultAtomic(resultPath: string, result: ResultV1): Promise<void> {
-  await fse.ensureDir(path.dirname(resultPath));
+  await fs.promises.mkdir(path.dirname(resultPath), { recursive: true });
   const temp = `${resultPath}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     await fs.promises.writeFile(temp, `${JSON.stringify(result, null, 2)}\n`, "utf8");
@@ -131,7 +130,7 @@ export async function checkResultPathWritable(resultPath: string): Promise<strin
     const stat = await fs.promises.stat(resultPath).catch(() => undefined);
     if (stat?.isDirectory()) return `resultPath ${resultPath} is a directory`;
     const dir = path.dirname(resultPath);
-    await fse.ensureDir(dir);
+    await fs.promises.mkdir(dir, { recursive: true });
     await fs.promises.access(dir, fs.constants.W_OK);
     return undefined;
   } catch (err) {

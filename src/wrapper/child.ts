@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { execa, type ResultPromise } from "execa";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
 import { type MetaV1, effectiveModel } from "../contracts/meta.js";
 import { TASK_FILE_ENV, TASK_PLACEHOLDER, WRAPPER_PID_ENV } from "./task-extension.js";
 
@@ -66,29 +67,26 @@ export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_
   return args;
 }
 
-export type ChildProcess = ResultPromise<{ stdin: "ignore"; buffer: false; reject: false; detached: true }>;
+export type ChildProcess = ChildProcessByStdio<null, Readable, Readable>;
 
-/** Start pi in its own process group, stdin closed (an open pipe would hang pi). */
+/**
+ * Start pi in its own process group (so the wrapper can end the whole tree), stdin closed
+ * (an open pipe would hang pi), never through a shell. Node's own spawn rather than execa:
+ * the run needs none of execa's buffering or promise, and importing execa cost 56 ms of
+ * every wrapper start (docs/architecture.md).
+ */
 export function spawnChild(
   bin: string,
   args: string[],
   options: { cwd: string; env: Record<string, string>; taskFile: string },
 ): ChildProcess {
-  const child = execa(bin, args, {
+  return spawn(bin, args, {
     cwd: options.cwd,
     env: { ...options.env, [TASK_FILE_ENV]: options.taskFile, [WRAPPER_PID_ENV]: String(process.pid) },
-    extendEnv: true,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    buffer: false,
-    reject: false,
+    stdio: ["ignore", "pipe", "pipe"],
     detached: true,
-    cleanup: false,
+    shell: false,
   });
-  // The run watches the process itself; the promise must never surface as unhandled.
-  child.catch(() => undefined);
-  return child;
 }
 
 /** Signal the child's whole process group (falling back to its pid). Never throws. */

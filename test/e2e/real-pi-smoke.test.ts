@@ -184,14 +184,4 @@ describe("real pi process behaviour", () => {
     await home.cleanup();
     expect(existsSync(home.root)).toBe(false);
   });
-
-  // Opt-in (PI_E2E_TIMING=1): startup-to-exit of a trivial run, for tuning timeouts.
-  it.runIf(process.env.PI_E2E_TIMING === "1")("reports the median duration of a trivial run", async () => {
-    const { home } = await setup();
-    const times: number[] = [];
-    for (let i = 0; i < 7; i++) times.push((await home.runPi([...JSON_ARGS, "hi"])).durationMs);
-    times.sort((a, b) => a - b);
-    console.log(`pi trivial run: median ${times[3]} ms (all: ${times.join(", ")})`);
-    expect(times[3]).toBeLessThan(10_000);
-  });
 });
