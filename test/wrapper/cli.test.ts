@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/pi-home.js";
+import { killAll, runProcess } from "../support/processes.js";
+import { WRAPPER_BIN } from "../support/wrapper-harness.js";
+
+afterEach(killAll);
+
+const cli = (...args: string[]) => runProcess(process.execPath, [WRAPPER_BIN, ...args], { timeoutMs: 10_000 });
+
+describe("subagent-wrapper CLI", () => {
+  it("--help explains usage, exit codes and the environment, and exits 0", async () => {
+    const run = await cli("--help");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Usage: subagent-wrapper");
+    expect(run.stdout).toContain("run <meta.json>");
+    expect(run.stdout).toMatch(/Exit codes: 0 completed, 1 .*\n.*2 usage or meta\.json error/);
+    expect(run.stdout).toContain("PI_SUBAGENTS_PI_BIN");
+  });
+
+  it.each(["--version", "-v"])("%s prints the package version", async (flag) => {
+    const { version } = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string };
+    const run = await cli(flag);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe(version);
+  });
+
+  it.each([
+    [[], "missing required argument 'meta.json'"],
+    [["a.json", "b.json"], "too many arguments"],
+    [["--frobnicate", "a.json"], "unknown option '--frobnicate'"],
+  ])("usage error %j: one line, exit 2", async (args, message) => {
+    const run = await cli(...args);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(run.stderr.trim().split("\n")[0]);
+    expect(run.stderr).toContain(`subagent-wrapper: error: ${message}`);
+  });
+});
