@@ -3,14 +3,7 @@
  * loose on purpose so a test asserts on what it cares about.
  */
 
-export interface PiUsage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  totalTokens: number;
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
-}
+import type { Usage } from "../../src/contracts/events.js";
 
 export type PiContent =
   | { type: "text"; text: string }
@@ -23,7 +16,7 @@ export interface PiMessage {
   api?: string;
   provider?: string;
   model?: string;
-  usage?: PiUsage;
+  usage?: Usage;
   stopReason?: string;
   errorMessage?: string;
   responseId?: string;

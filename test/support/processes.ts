@@ -4,6 +4,7 @@
  * bash tool's grandchildren go together and nothing else on the machine is touched.
  */
 import { spawn, type StdioOptions } from "node:child_process";
+import { signalGroup } from "../../src/wrapper/child.js";
 
 export interface SpawnOptions {
   cwd?: string;
@@ -50,18 +51,7 @@ export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {
   }
 
   const pid = child.pid ?? -1;
-  const kill = (signal: NodeJS.Signals = "SIGTERM") => {
-    if (pid <= 0) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      try {
-        process.kill(pid, signal);
-      } catch {
-        /* already gone */
-      }
-    }
-  };
+  const kill = (signal: NodeJS.Signals = "SIGTERM") => signalGroup(pid > 0 ? pid : undefined, signal);
 
   const done = new Promise<ProcessResult>((resolve, reject) => {
     const timer = setTimeout(() => {
