@@ -1,0 +1,151 @@
+/**
+ * Size bounds for whatever the tree relays between agents (SPEC 3.4): notices in a parent's
+ * mailbox and whole messages copied into a child's history. Pure functions, no I/O.
+ */
+import { LIMITS, type Notice } from "../contracts/tree.js";
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** The first `n` chars, one fewer when the cut would leave half of a surrogate pair. */
+function safeHead(text: string, n: number): string {
+  if (n <= 0) return "";
+  if (n >= text.length) return text;
+  return isHighSurrogate(text.charCodeAt(n - 1)) ? text.slice(0, n - 1) : text.slice(0, n);
+}
+
+/** The last `n` chars, one fewer when the cut would leave half of a surrogate pair. */
+function safeTail(text: string, n: number): string {
+  if (n <= 0) return "";
+  if (n >= text.length) return text;
+  const start = text.length - n;
+  return isLowSurrogate(text.charCodeAt(start)) ? text.slice(start + 1) : text.slice(start);
+}
+
+/** `text` if it has at most `maxChars` chars, else its head ending in `…` (total ≤ maxChars). */
+export function capText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  if (maxChars <= 0) return "";
+  return `${safeHead(text, maxChars - 1)}…`;
+}
+
+export function truncationMarker(omitted: number): string {
+  return `[truncated: ${omitted} chars omitted — get_agent_report has the full text]`;
+}
+
+/**
+ * Keeps about `keepChars` chars of `text`, 60% from the head and 40% from the tail, with the
+ * omitted middle replaced by the marker on a line of its own. The marker is not counted in
+ * `keepChars`; N in it is the exact number of chars left out.
+ */
+export function truncateMiddle(text: string, keepChars: number): string {
+  if (text.length <= keepChars) return text;
+  const keep = Math.max(0, Math.floor(keepChars));
+  const head = safeHead(text, Math.ceil(keep * 0.6));
+  const tail = safeTail(text, keep - Math.ceil(keep * 0.6));
+  const omitted = text.length - head.length - tail.length;
+  return `${head}\n${truncationMarker(omitted)}\n${tail}`;
+}
+
+/** Signatures are opaque provider tokens: a cut or foreign one breaks the next request (F-08). */
+const SIGNATURE_KEYS = ["thinkingSignature", "textSignature"] as const;
+
+/**
+ * A deep copy of a pi message without transport signatures and with thinking capped at
+ * LIMITS.thinkingChars. Redacted thinking blocks are dropped: their whole payload is the
+ * signature, and pi would send them back as `redacted_thinking` with no data.
+ */
+export function stripSignatures<T>(message: T): T {
+  if (!isObject(message)) return message;
+  const copy = structuredClone(message) as Json;
+  if (Array.isArray(copy.content)) {
+    copy.content = copy.content
+      .filter((block) => !(isObject(block) && block.type === "thinking" && block.redacted === true))
+      .map((block) => {
+        if (!isObject(block)) return block;
+        for (const key of SIGNATURE_KEYS) delete block[key];
+        if (block.type === "thinking" && typeof block.thinking === "string") {
+          block.thinking = capText(block.thinking, LIMITS.thinkingChars);
+        }
+        return block;
+      });
+  }
+  return copy as T;
+}
+
+/** A deep copy without thinking blocks: another provider cannot use this one's reasoning. */
+export function dropThinking<T>(message: T): T {
+  if (!isObject(message)) return message;
+  const copy = structuredClone(message) as Json;
+  if (Array.isArray(copy.content)) {
+    copy.content = copy.content.filter((block) => !(isObject(block) && block.type === "thinking"));
+  }
+  return copy as T;
+}
+
+function jsonLength(value: unknown): number {
+  return JSON.stringify(value).length;
+}
+
+function capSideFields(notice: Notice, maxChars: number): Notice {
+  const out: Json = { ...notice };
+  for (const [key, value] of Object.entries(out)) {
+    if (key !== "report" && typeof value === "string") out[key] = capText(value, maxChars);
+  }
+  return out as unknown as Notice;
+}
+
+/**
+ * A notice whose compact JSON is at most `maxChars` long. Side fields are capped first; the
+ * report then gets whatever budget is left, keeping its head and tail. Lengths are measured
+ * on the JSON text, so quotes, newlines and control chars (which grow when escaped) count
+ * as what they cost. `maxChars` must leave room for the notice's keys and the marker line
+ * (a few hundred chars); below that the result is as small as it gets, not within bound.
+ */
+export function boundNotice(notice: Notice, maxChars: number = LIMITS.maxMessageChars): Notice {
+  let capped = capSideFields(notice, LIMITS.sideFieldChars);
+  if (jsonLength(capped) <= maxChars) return capped;
+
+  const report = notice.report;
+  // What a report of one truncated line costs at most: the marker naming every char.
+  const minimalReport = `\n${truncationMarker(report.length)}\n`;
+  const emptyReportLength = (n: Notice): number => jsonLength({ ...n, report: "" }) - 2;
+  const reserve = jsonLength(minimalReport);
+
+  if (emptyReportLength(capped) + reserve > maxChars) {
+    // Only side fields full of escaped chars get here: shrink them until the marker fits.
+    let lo = 0;
+    let hi = LIMITS.sideFieldChars;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (emptyReportLength(capSideFields(notice, mid)) + reserve <= maxChars) lo = mid;
+      else hi = mid - 1;
+    }
+    capped = capSideFields(notice, lo);
+    if (jsonLength(capped) <= maxChars) return capped;
+  }
+
+  const base = emptyReportLength(capped);
+  const fits = (keep: number): boolean => base + jsonLength(truncateMiddle(report, keep)) <= maxChars;
+  // Every kept char costs at least one JSON char, so more than the budget can never fit.
+  let lo = 0;
+  let hi = Math.min(report.length - 1, Math.max(0, maxChars - base));
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  const text = fits(lo) ? truncateMiddle(report, lo) : "";
+  return { ...capped, report: text };
+}

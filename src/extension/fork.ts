@@ -1,0 +1,212 @@
+/**
+ * A child's starting history from its parent's conversation (SPEC 3.3 `fork_turns`).
+ *
+ * The input is the parent's current branch as pi's `SessionManager.getBranch()` returns it
+ * (root first). Kept: the `user`, `assistant` and `toolResult` messages of `message` entries,
+ * which every provider understands. Left out: `bashExecution` messages (the user's own `!`
+ * commands in the parent's terminal), `custom` messages (extension notices meant for the
+ * parent), and every non-message entry (model/thinking changes, labels, extension records),
+ * except the latest compaction, which is honoured the way pi builds its own context: its
+ * summary becomes the first user message and what it summarised is left out, so a fork is
+ * never larger than the parent's context.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { capText, dropThinking, stripSignatures } from "./bounds.js";
+
+export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };
+
+type Json = Record<string, unknown>;
+
+const KEPT_ROLES = new Set(["user", "assistant", "toolResult"]);
+/** pi's own wording for a compaction summary (messages.js, COMPACTION_SUMMARY_PREFIX/SUFFIX). */
+const COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const COMPACTION_SUFFIX = "\n</summary>";
+const TRANSCRIPT_TOOL_CHARS = 2000;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function roleOf(message: unknown): string | undefined {
+  return isObject(message) && typeof message.role === "string" ? message.role : undefined;
+}
+
+function blocksOf(message: unknown): Json[] {
+  return isObject(message) && Array.isArray(message.content) ? message.content.filter(isObject) : [];
+}
+
+function toolCallIds(message: unknown): string[] {
+  return blocksOf(message)
+    .filter((block) => block.type === "toolCall" && typeof block.id === "string")
+    .map((block) => block.id as string);
+}
+
+/** The messages pi would put in the parent's context, in order, as far as a child can use them. */
+function collectMessages(entries: readonly unknown[]): unknown[] {
+  let start = 0;
+  let summary: Json | undefined;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (isObject(entry) && entry.type === "compaction") {
+      summary = entry;
+      const firstKept = entries.findIndex((e) => isObject(e) && e.id === entry.firstKeptEntryId);
+      // Kept entries sit before the compaction entry, and the rest follows it.
+      start = firstKept >= 0 && firstKept < i ? firstKept : i + 1;
+      break;
+    }
+  }
+  const messages: unknown[] = [];
+  if (summary && typeof summary.summary === "string") {
+    const timestamp = typeof summary.timestamp === "string" ? Date.parse(summary.timestamp) : Date.now();
+    messages.push({
+      role: "user",
+      content: [{ type: "text", text: COMPACTION_PREFIX + summary.summary + COMPACTION_SUFFIX }],
+      timestamp: Number.isFinite(timestamp) ? timestamp : Date.now(),
+    });
+  }
+  for (const entry of entries.slice(start)) {
+    if (!isObject(entry) || entry.type !== "message") continue;
+    const role = roleOf(entry.message);
+    if (role && KEPT_ROLES.has(role)) messages.push(entry.message);
+  }
+  return messages;
+}
+
+/**
+ * Drops a trailing assistant message whose tool calls are not all answered, with the tool
+ * results after it: the parent's own pending `spawn_agent` call, or any call a child could
+ * never answer. pi cannot continue a session that ends that way.
+ */
+function dropUnansweredTail(messages: unknown[]): unknown[] {
+  const out = [...messages];
+  for (;;) {
+    let last = out.length - 1;
+    while (last >= 0 && roleOf(out[last]) === "toolResult") last--;
+    if (last < 0 || roleOf(out[last]) !== "assistant") return out;
+    const answered = new Set(out.slice(last + 1).map((m) => (isObject(m) ? m.toolCallId : undefined)));
+    const calls = toolCallIds(out[last]);
+    if (calls.length === 0 || calls.every((id) => answered.has(id))) return out;
+    out.length = last;
+  }
+}
+
+/** Turns: each starts at a user message; anything before the first user message joins turn one. */
+export function splitTurns(messages: readonly unknown[]): unknown[][] {
+  const turns: unknown[][] = [];
+  for (const message of messages) {
+    const current = turns[turns.length - 1];
+    if (roleOf(message) === "user" || !current) turns.push([message]);
+    else current.push(message);
+  }
+  return turns;
+}
+
+function adaptForChild(message: unknown, childProvider: string): unknown | undefined {
+  let copy = stripSignatures(message);
+  if (roleOf(copy) !== "assistant") return copy;
+  const provider = isObject(copy) ? copy.provider : undefined;
+  if (provider !== childProvider) copy = dropThinking(copy);
+  // A message that held only thinking is empty now, and providers refuse empty turns.
+  return isObject(copy) && Array.isArray(copy.content) && copy.content.length === 0 ? undefined : copy;
+}
+
+export function forkMessages(entries: readonly unknown[], fork: ForkSpec, opts: { childProvider: string }): unknown[] {
+  if (fork.kind === "none") return [];
+  const turns = splitTurns(dropUnansweredTail(collectMessages(entries)));
+  const chosen = fork.kind === "all" ? turns : turns.slice(Math.max(0, turns.length - Math.max(0, fork.turns)));
+  const adapted = chosen.flat().flatMap((message) => {
+    const copy = adaptForChild(message, opts.childProvider);
+    return copy === undefined ? [] : [copy];
+  });
+  return dropUnansweredTail(adapted);
+}
+
+export function hasAssistant(messages: readonly unknown[]): boolean {
+  return messages.some((message) => roleOf(message) === "assistant");
+}
+
+function newEntryId(taken: Set<string>): string {
+  for (;;) {
+    const id = randomBytes(4).toString("hex");
+    if (!taken.has(id)) {
+      taken.add(id);
+      return id;
+    }
+  }
+}
+
+/**
+ * Writes a pi session file (format version 3) holding `messages`, so `pi --session <file>`
+ * continues that conversation. It must hold an assistant message: pi treats a session without
+ * one as never written and, on its first save, appends the header and all entries again.
+ */
+export async function writeForkSession(file: string, messages: unknown[], opts: { cwd: string; parentSession?: string }): Promise<void> {
+  if (!hasAssistant(messages)) {
+    throw new Error("a fork session needs an assistant message; deliver the history with renderForkTranscript instead");
+  }
+  const now = new Date().toISOString();
+  const header: Json = { type: "session", version: 3, id: randomUUID(), timestamp: now, cwd: opts.cwd };
+  if (opts.parentSession !== undefined) header.parentSession = opts.parentSession;
+  const lines = [JSON.stringify(header)];
+  const taken = new Set<string>();
+  let parentId: string | null = null;
+  for (const message of messages) {
+    const id = newEntryId(taken);
+    lines.push(JSON.stringify({ type: "message", id, parentId, timestamp: now, message }));
+    parentId = id;
+  }
+  await mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    await writeFile(temp, `${lines.join("\n")}\n`, "utf8");
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter(isObject)
+    .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : block.type === "image" ? "[image]" : ""))
+    .filter((text) => text !== "")
+    .join("\n");
+}
+
+/**
+ * The forked messages as plain text, for a child whose history pi cannot continue (no
+ * assistant message): it goes at the head of the child's first prompt. Thinking is left out;
+ * tool calls and results are capped so a big file read does not crowd out the task.
+ */
+export function renderForkTranscript(messages: readonly unknown[]): string {
+  // A tool result follows its call directly; a new speaker gets a blank line before it.
+  const parts: string[] = [];
+  const add = (text: string, sep: string): void => {
+    parts.push(parts.length === 0 ? text : sep + text);
+  };
+  for (const message of messages) {
+    if (!isObject(message)) continue;
+    if (message.role === "user") {
+      add(`[user]\n${textOf(message.content)}`, "\n\n");
+    } else if (message.role === "assistant") {
+      const lines = ["[assistant]"];
+      for (const block of blocksOf(message)) {
+        if (block.type === "text" && typeof block.text === "string") lines.push(block.text);
+        else if (block.type === "toolCall") {
+          const args = capText(JSON.stringify(block.arguments ?? {}), TRANSCRIPT_TOOL_CHARS);
+          lines.push(`[tool call ${String(block.name)}] ${args}`);
+        }
+      }
+      add(lines.join("\n"), "\n\n");
+    } else if (message.role === "toolResult") {
+      const label = message.isError === true ? "tool error" : "tool result";
+      add(`[${label} ${String(message.toolName)}] ${capText(textOf(message.content), TRANSCRIPT_TOOL_CHARS)}`, "\n");
+    }
+  }
+  return parts.join("");
+}

@@ -1,0 +1,99 @@
+/**
+ * pi-subagent-tree's pi extension: coordination tools for a tree of out-of-process child
+ * agents. Wires the parts together; the logic lives in the modules beside it.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { Notice } from "../contracts/tree.js";
+import { identityFromEnv, rootTreeDir, treeLimits } from "./config.js";
+import { ENTRY_TYPE, agentEntry, restore } from "./persistence.js";
+import { TreeRuntime } from "./runtime.js";
+import { closeAgentTool } from "./tools/close-agent.js";
+import type { ToolDeps } from "./tools/common.js";
+import { followupTaskTool } from "./tools/followup-task.js";
+import { getAgentReportTool } from "./tools/get-agent-report.js";
+import { interruptAgentTool } from "./tools/interrupt-agent.js";
+import { listAgentsTool } from "./tools/list-agents.js";
+import { listModelsTool } from "./tools/list-models.js";
+import { sendMessageTool } from "./tools/send-message.js";
+import { spawnAgentTool } from "./tools/spawn-agent.js";
+import { waitAgentTool } from "./tools/wait-agent.js";
+import { TreeDir } from "./tree-dir.js";
+
+/** How often an interactive root looks for messages its children sent while it is idle. */
+const IDLE_INBOX_POLL_MS = 1000;
+
+function describeNotice(notice: Notice): string {
+  const head = notice.type === "message" ? `message from ${notice.agent_name}` : `${notice.agent_name} (${notice.nickname}) ${notice.type}`;
+  const report = notice.report.length > 200 ? `${notice.report.slice(0, 200)}…` : notice.report;
+  return report ? `${head}: ${report}` : head;
+}
+
+export default function piSubagentTree(pi: ExtensionAPI): void {
+  const identity = identityFromEnv();
+  let runtime: TreeRuntime | undefined;
+  let uiContext: ExtensionContext | undefined;
+  let inboxTimer: NodeJS.Timeout | undefined;
+
+  const deps: ToolDeps = {
+    pi,
+    runtime: () => {
+      if (!runtime) throw new Error("the agent tree is not ready: the session has not started");
+      return runtime;
+    },
+  };
+  for (const make of [
+    listModelsTool,
+    spawnAgentTool,
+    waitAgentTool,
+    listAgentsTool,
+    sendMessageTool,
+    followupTaskTool,
+    interruptAgentTool,
+    closeAgentTool,
+    getAgentReportTool,
+  ]) {
+    pi.registerTool(make(deps) as Parameters<ExtensionAPI["registerTool"]>[0]);
+  }
+
+  const stop = async (): Promise<void> => {
+    if (inboxTimer) clearInterval(inboxTimer);
+    inboxTimer = undefined;
+    const ending = runtime;
+    runtime = undefined;
+    if (!ending) return;
+    await ending.shutdown();
+    if (identity.isRoot) for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+  };
+
+  pi.on("session_start", async (_event, ctx) => {
+    await stop();
+    const sessionManager = ctx.sessionManager;
+    const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionManager.getSessionFile());
+    const tree = new TreeDir(treeDir);
+    await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId());
+    const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
+      recorded: (record) => {
+        if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+      },
+      // An interactive root stays alive between prompts: a notice that arrives while it is
+      // idle is shown to the user without starting a turn (it stays in the mailbox too).
+      noticed: (notice) => {
+        if (uiContext?.hasUI && uiContext.isIdle()) uiContext.ui.notify(describeNotice(notice), "info");
+      },
+    });
+    await restore(rt, sessionManager.getEntries());
+    runtime = rt;
+    if (ctx.hasUI) {
+      uiContext = ctx;
+      inboxTimer = setInterval(() => {
+        if (ctx.isIdle()) void rt.collectInbox().catch(() => undefined);
+      }, IDLE_INBOX_POLL_MS);
+      inboxTimer.unref();
+    }
+  });
+
+  // After this, the extension holds no timer or handle, or pi would never exit.
+  pi.on("session_shutdown", async () => {
+    await stop();
+  });
+}

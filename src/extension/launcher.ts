@@ -1,0 +1,118 @@
+/**
+ * One child turn = one `subagent-wrapper` process with its own run directory. The
+ * extension knows the wrapper only through meta.json, result.json and a process.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import type { MetaV1 } from "../contracts/meta.js";
+import type { ResultV1 } from "../contracts/result.js";
+import type { AgentRecordV1 } from "../contracts/tree.js";
+import { PARENT_PID_ENV } from "../wrapper/run.js";
+import { AGENT_PATH_ENV, TREE_DIR_ENV, WRAPPER_BIN } from "./config.js";
+import { readJson, writeJsonAtomic } from "./tree-dir.js";
+
+export interface TurnSpec {
+  record: AgentRecordV1;
+  agentDir: string;
+  treeDir: string;
+  prompt: string;
+  kind: "spawn" | "followup";
+  cwd: string;
+  instructions: string;
+  timeoutMs: number;
+}
+
+export interface RunningTurn {
+  runDir: string;
+  /** Relative to the agent's folder, as stored in the record. */
+  runName: string;
+  pid: number | undefined;
+  /** Resolves once the wrapper has exited, with its result.json (undefined if it wrote none). */
+  finished: Promise<ResultV1 | undefined>;
+  stop(): void;
+}
+
+/** Run directory names sort in run order: `0001-spawn`, `0002-followup`, … */
+export function runName(index: number, kind: string): string {
+  return `${String(index).padStart(4, "0")}-${kind}`;
+}
+
+export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
+  const { record } = spec;
+  return {
+    runId: `${record.nickname.replace(/\W+/g, "-")}-${path.basename(runDir)}`,
+    task: spec.prompt,
+    cwd: spec.cwd,
+    resultPath: path.join(runDir, "result.json"),
+    eventsPath: path.join(runDir, "events.jsonl"),
+    stdoutPath: path.join(runDir, "stdout.log"),
+    stderrPath: path.join(runDir, "stderr.log"),
+    transcriptPath: path.join(runDir, "transcript.md"),
+    mode: spec.kind === "spawn" ? "single" : "followup",
+    agent: record.role,
+    agentSource: "builtin",
+    agentPath: record.path,
+    requestedModel: record.model,
+    resolvedModel: record.model,
+    thinking: record.reasoning,
+    tools: record.activeTools,
+    extensions: record.extensions,
+    noExtensions: true,
+    systemPromptPath: path.join(runDir, "instructions.md"),
+    sessionPath: record.sessionPath,
+    startedAt: new Date().toISOString(),
+    timeoutMs: spec.timeoutMs,
+    env: { [TREE_DIR_ENV]: spec.treeDir, [AGENT_PATH_ENV]: record.path },
+  };
+}
+
+/** Writes the run directory and starts the wrapper (its own process group, no shell). */
+export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
+  const name = runName(spec.record.runs.length + 1, spec.kind);
+  const runDir = path.join(spec.agentDir, "runs", name);
+  await fs.promises.mkdir(runDir, { recursive: true });
+  await fs.promises.writeFile(path.join(runDir, "instructions.md"), spec.instructions, "utf8");
+  const meta = buildMeta(spec, runDir);
+  const metaPath = path.join(runDir, "meta.json");
+  await writeJsonAtomic(metaPath, meta);
+
+  const child = spawn(process.execPath, [WRAPPER_BIN, "run", metaPath], {
+    cwd: spec.cwd,
+    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid) },
+    stdio: ["ignore", "ignore", fs.openSync(path.join(runDir, "wrapper.log"), "a")],
+    detached: true,
+  });
+  // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
+  // stops the turn on session_shutdown), so the handle never holds the event loop.
+  child.unref();
+  const finished = new Promise<ResultV1 | undefined>((resolve) => {
+    const done = () => void readJson<ResultV1>(meta.resultPath).then(resolve);
+    child.once("exit", done);
+    child.once("error", done);
+  });
+  return {
+    runDir,
+    runName: name,
+    pid: child.pid,
+    finished,
+    stop: () => {
+      if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+      try {
+        // The wrapper stops pi's whole group and records `interrupted`.
+        process.kill(child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** The prompt of a run, from its meta.json (restore uses it to keep an interrupted prompt). */
+export async function runPrompt(runDir: string): Promise<string | undefined> {
+  return (await readJson<MetaV1>(path.join(runDir, "meta.json")))?.task;
+}
+
+export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
+  return readJson<ResultV1>(path.join(runDir, "result.json"));
+}

@@ -1,0 +1,42 @@
+/** A parent's mailbox: notices in arrival order, each consumed once, waiters woken. */
+import type { Notice } from "../contracts/tree.js";
+
+export class Mailbox {
+  private readonly notices: Notice[] = [];
+  private readonly waiters = new Set<() => void>();
+
+  push(notice: Notice): void {
+    this.notices.push(notice);
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  get pending(): number {
+    return this.notices.length;
+  }
+
+  /** Takes up to `max` notices, oldest first. */
+  take(max: number): Notice[] {
+    return this.notices.splice(0, max);
+  }
+
+  /** Resolves when a notice arrives, `ms` pass, or `signal` aborts; never holds the process open after. */
+  waitForNotice(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.notices.length > 0 || ms <= 0 || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Wakes every waiter (shutdown: nothing may keep pi alive). */
+  wakeAll(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}

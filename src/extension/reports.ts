@@ -1,0 +1,168 @@
+/**
+ * Full reports (SPEC 3.5): every turn's final answer, stored out of band in the agent's folder
+ * of the tree directory so that sessions and notices stay small. `reports/<turn>.json`, one
+ * file per turn, newest LIMITS.reportsKept kept.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { LIMITS } from "../contracts/tree.js";
+
+export interface StoredReportV1 {
+  version: 1;
+  runId: string;
+  turn: number;
+  outcome: string;
+  at: string;
+  /** The answer's first LIMITS.reportChars chars. */
+  text: string;
+  original_chars: number;
+  /** False when the answer was longer than the cap. */
+  complete: boolean;
+}
+
+export interface SaveReportEntry {
+  runId: string;
+  turn: number;
+  outcome: string;
+  text: string;
+  at?: string;
+}
+
+export interface SavedReport {
+  stored_chars: number;
+  original_chars: number;
+  complete: boolean;
+}
+
+export interface ReportPage {
+  available: boolean;
+  text: string;
+  offset: number;
+  next_offset: number | null;
+  total_chars: number;
+  original_chars: number;
+  complete: boolean;
+  turn_number?: number;
+}
+
+const REPORTS_DIR = "reports";
+const REPORT_FILE = /^(\d+)\.json$/;
+
+function reportsDir(agentDir: string): string {
+  return path.join(agentDir, REPORTS_DIR);
+}
+
+/** Zero-padded so a plain directory listing sorts in turn order too. */
+function reportFileName(turn: number): string {
+  return `${String(turn).padStart(6, "0")}.json`;
+}
+
+function checkIndex(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    throw new Error(`${name} must be a non-negative integer`);
+  }
+  return value;
+}
+
+/** Cuts at `end`, or one before it when `end` would split a surrogate pair. */
+function safeEnd(text: string, end: number): number {
+  if (end <= 0 || end >= text.length) return Math.min(Math.max(end, 0), text.length);
+  const code = text.charCodeAt(end - 1);
+  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
+}
+
+/** Stored report files, newest turn first. */
+async function listReports(agentDir: string): Promise<Array<{ turn: number; file: string }>> {
+  let names: string[];
+  try {
+    names = await readdir(reportsDir(agentDir));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  const reports: Array<{ turn: number; file: string }> = [];
+  for (const name of names) {
+    const match = REPORT_FILE.exec(name);
+    if (match) reports.push({ turn: Number(match[1]), file: path.join(reportsDir(agentDir), name) });
+  }
+  return reports.sort((a, b) => b.turn - a.turn);
+}
+
+export async function saveReport(agentDir: string, entry: SaveReportEntry): Promise<SavedReport> {
+  const turn = checkIndex("turn", entry.turn);
+  const text = entry.text.slice(0, safeEnd(entry.text, LIMITS.reportChars));
+  const complete = text.length === entry.text.length;
+  const record: StoredReportV1 = {
+    version: 1,
+    runId: entry.runId,
+    turn,
+    outcome: entry.outcome,
+    at: entry.at ?? new Date().toISOString(),
+    text,
+    original_chars: entry.text.length,
+    complete,
+  };
+  const dir = reportsDir(agentDir);
+  await mkdir(dir, { recursive: true });
+  const target = path.join(dir, reportFileName(turn));
+  // Other processes of the tree read reports at any time: they must never see half a file.
+  const temp = path.join(dir, `.${reportFileName(turn)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    await writeFile(temp, `${JSON.stringify(record)}\n`, "utf8");
+    await rename(temp, target);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  const stale = (await listReports(agentDir)).slice(LIMITS.reportsKept);
+  await Promise.all(stale.map((report) => rm(report.file, { force: true })));
+  return { stored_chars: text.length, original_chars: entry.text.length, complete };
+}
+
+function unavailable(): ReportPage {
+  return { available: false, text: "", offset: 0, next_offset: null, total_chars: 0, original_chars: 0, complete: false };
+}
+
+async function readStored(file: string): Promise<StoredReportV1 | undefined> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, "utf8"));
+  } catch (err) {
+    // Pruned by another process between listing and reading, or damaged: no report to page.
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || err instanceof SyntaxError) return undefined;
+    throw err;
+  }
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const record = raw as Partial<StoredReportV1>;
+  if (record.version !== 1 || typeof record.text !== "string" || typeof record.turn !== "number") return undefined;
+  return record as StoredReportV1;
+}
+
+/**
+ * One page of a stored report: `turn` 0 is the latest, 1 the one before, …; page through with
+ * `offset = next_offset` until `next_offset` is null.
+ */
+export async function readReportPage(agentDir: string, opts: { turn?: number; offset?: number } = {}): Promise<ReportPage> {
+  const back = checkIndex("turn", opts.turn ?? 0);
+  const offset = checkIndex("offset", opts.offset ?? 0);
+  const reports = await listReports(agentDir);
+  const chosen = reports[back];
+  if (!chosen) return unavailable();
+  const stored = await readStored(chosen.file);
+  if (!stored) return unavailable();
+
+  const total = stored.text.length;
+  const start = Math.min(offset, total);
+  const end = Math.max(start, safeEnd(stored.text, start + LIMITS.reportPageChars));
+  return {
+    available: true,
+    text: stored.text.slice(start, end),
+    offset,
+    next_offset: end < total ? end : null,
+    total_chars: total,
+    original_chars: typeof stored.original_chars === "number" ? stored.original_chars : total,
+    complete: stored.complete !== false,
+    turn_number: stored.turn,
+  };
+}

@@ -1,0 +1,290 @@
+/**
+ * The tree as one process sees it: this agent's direct children, their turns, the turn
+ * slots and the mailbox. Every state change is written to the tree directory (the source
+ * of truth shared with nested agents' processes) before anything is reported.
+ */
+import type { ResultV1, RunStatus } from "../contracts/result.js";
+import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart } from "../contracts/tree.js";
+import { TERMINAL_STATUSES, healthForOutcome, statusForOutcome } from "../contracts/tree.js";
+import { addUsage } from "../wrapper/normalize.js";
+import { boundNotice } from "./bounds.js";
+import { TurnSlots } from "./capacity.js";
+import type { Identity, TreeLimits } from "./config.js";
+import { childInstructions, turnPrompt } from "./envelope.js";
+import { type RunningTurn, startTurn } from "./launcher.js";
+import { Mailbox } from "./mailbox.js";
+import { parentOf } from "./paths.js";
+import { saveReport } from "./reports.js";
+import type { TreeDir } from "./tree-dir.js";
+
+/** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
+const STOP_WAIT_MS = 8000;
+
+export interface ChildState {
+  record: AgentRecordV1;
+  running?: RunningTurn & { parts: PendingPart[] };
+  /** Resolves once the running turn is fully recorded (record written, notice given). */
+  settled?: Promise<void>;
+  /** Why this process stopped the running turn, if it did. */
+  stopping?: "interrupt" | "close" | "shutdown";
+}
+
+export interface RuntimeHooks {
+  /** Called after every write of a direct child's record (the root records it in its session). */
+  recorded?(record: AgentRecordV1): void;
+  /** Called for every notice that reaches this process's mailbox. */
+  noticed?(notice: Notice): void;
+}
+
+export class TreeRuntime {
+  readonly children = new Map<string, ChildState>();
+  readonly mailbox = new Mailbox();
+  readonly slots: TurnSlots;
+  private closing = false;
+
+  constructor(
+    readonly identity: Identity,
+    readonly tree: TreeDir,
+    readonly limits: TreeLimits,
+    readonly cwd: string,
+    private readonly hooks: RuntimeHooks = {},
+  ) {
+    this.slots = new TurnSlots(limits.maxActiveChildTurns);
+  }
+
+  get self(): string {
+    return this.identity.self;
+  }
+
+  async persist(state: ChildState): Promise<void> {
+    await this.tree.writeRecord(state.record);
+    this.hooks.recorded?.(state.record);
+  }
+
+  /** Queue the record's pending parts as its next turn; starts it when a slot is free. */
+  async requestTurn(state: ChildState, kind: "spawn" | "followup"): Promise<void> {
+    const { record } = state;
+    record.followupQueued = false;
+    let launched: Promise<void> | undefined;
+    const started = this.slots.request(record.path, () => {
+      launched = this.launch(state, kind);
+    });
+    if (started) await launched;
+    else {
+      record.status = "pending_init";
+      await this.persist(state);
+    }
+  }
+
+  queuePosition(agentPath: string): number | undefined {
+    return this.slots.position(agentPath);
+  }
+
+  private async launch(state: ChildState, kind: "spawn" | "followup"): Promise<void> {
+    const { record } = state;
+    if (this.closing) return this.slots.release(record.path);
+    const parts = [...record.undelivered, ...record.inbox];
+    const forkTranscript = record.forkTranscript;
+    record.undelivered = [];
+    record.inbox = [];
+    record.forkTranscript = undefined;
+    try {
+      const turn = await startTurn({
+        record,
+        agentDir: this.tree.agentDir(record.path),
+        treeDir: this.tree.root,
+        prompt: turnPrompt(parts, record.taskName, forkTranscript),
+        kind,
+        cwd: this.cwd,
+        instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
+        timeoutMs: this.limits.turnTimeoutMs,
+      });
+      state.running = { ...turn, parts };
+      record.runningParts = parts;
+      record.runs.push(turn.runName);
+      record.status = "running";
+      await this.persist(state);
+      state.settled = turn.finished.then((result) => this.finishTurn(state, turn.runName, result));
+    } catch (err) {
+      // Nothing ran: keep the parts for the next turn and report the failure like a turn's.
+      record.undelivered = parts;
+      this.slots.release(record.path);
+      await this.settle(state, undefined, `could not start the turn: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async finishTurn(state: ChildState, runName: string, result: ResultV1 | undefined): Promise<void> {
+    const { record } = state;
+    const running = state.running;
+    const stopping = state.stopping;
+    state.running = undefined;
+    state.stopping = undefined;
+    record.runningParts = undefined;
+    this.slots.release(record.path);
+    if (result) addUsage(record.usage, result.usage);
+    // pi writes a session only once an assistant message exists: a stopped turn that got
+    // none never reached it, so its prompt goes first next time (never lost).
+    if (running && (!result || result.turns === 0) && stopping) record.undelivered = [...running.parts, ...record.undelivered];
+    record.notifiedRun = runName;
+    await this.settle(state, result, result ? undefined : "the wrapper exited without writing result.json", stopping);
+  }
+
+  /** Records a finished turn and gives the parent its one notice. */
+  private async settle(state: ChildState, result: ResultV1 | undefined, failure?: string, stopping?: ChildState["stopping"]): Promise<void> {
+    const { record } = state;
+    const outcome: RunStatus = result?.status ?? "failed";
+    const reason = failure ?? result?.errorMessage ?? result?.abortReason;
+    record.lastOutcome = outcome;
+    record.lastReason = reason;
+    const text = result?.finalText ?? "";
+    const report = await saveReport(this.tree.agentDir(record.path), {
+      runId: result?.runId ?? "none",
+      turn: record.runs.length,
+      outcome,
+      text,
+    }).catch(() => undefined);
+    if (stopping === "close") {
+      record.lastTurnStatus = statusForOutcome(outcome);
+    } else if (stopping) {
+      // interrupt_agent already reported; a process that is ending reports nothing.
+      record.status = "interrupted";
+      record.lastTurnStatus = "interrupted";
+    } else {
+      record.status = statusForOutcome(outcome);
+      record.health = healthForOutcome(outcome);
+      record.lastTurnStatus = record.status;
+    }
+    await this.persist(state);
+    if (!stopping) {
+      this.notify(this.noticeFor(record, record.status as NoticeType, { outcome, reason, text, reportStored: report !== undefined }));
+      if (record.followupQueued) await this.requestTurn(state, "followup");
+    }
+  }
+
+  noticeFor(record: AgentRecordV1, type: NoticeType, extra: { outcome?: RunStatus; reason?: string; text?: string; reportStored?: boolean } = {}): Notice {
+    const text = extra.text ?? "";
+    return boundNotice({
+      agent_name: record.path,
+      nickname: record.nickname,
+      type,
+      agent_status: record.status,
+      health: record.health,
+      model: record.model,
+      reasoning: record.reasoning,
+      ...(extra.outcome && extra.outcome !== "completed" && { outcome: extra.outcome }),
+      ...(extra.outcome && extra.outcome !== "completed" && extra.reason && { reason: extra.reason }),
+      usage: record.usage,
+      report_chars: text.length,
+      report_stored: extra.reportStored ?? false,
+      report: text,
+    });
+  }
+
+  notify(notice: Notice): void {
+    this.mailbox.push(notice);
+    this.hooks.noticed?.(notice);
+  }
+
+  /** Moves messages that children posted to this agent's inbox into the mailbox. */
+  async collectInbox(): Promise<void> {
+    for (const notice of await this.tree.drainInbox(this.self)) this.notify(notice);
+  }
+
+  hasActiveTurns(): boolean {
+    for (const state of this.children.values()) if (state.running || this.slots.position(state.record.path)) return true;
+    return false;
+  }
+
+  /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */
+  async interrupt(state: ChildState): Promise<AgentStatus> {
+    const { record } = state;
+    const previous = record.status;
+    const queued = this.slots.dequeue(record.path);
+    if (!state.running && !queued) return previous;
+    record.status = "interrupted";
+    record.lastTurnStatus = "interrupted";
+    record.followupQueued = false;
+    if (state.running) {
+      state.stopping = "interrupt";
+      state.running.stop();
+      this.slots.release(record.path);
+    }
+    await this.persist(state);
+    this.notify(this.noticeFor(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent" }));
+    return previous;
+  }
+
+  /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown. */
+  async close(state: ChildState): Promise<AgentStatus> {
+    const { record } = state;
+    const previous = record.status;
+    const queued = this.slots.dequeue(record.path);
+    const running = state.running;
+    if (running) {
+      state.stopping = "close";
+      running.stop();
+      this.slots.release(record.path);
+    }
+    if (!TERMINAL_STATUSES.has(record.status) || record.status === "interrupted") record.lastTurnStatus ??= record.status;
+    record.status = "shutdown";
+    record.followupQueued = false;
+    await this.persist(state);
+    if (running || queued) this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent" }));
+    if (running) await Promise.race([state.settled, delay(STOP_WAIT_MS)]);
+    // The child's own process stopped its children as it ended; their records become shutdown too.
+    for (const descendant of await this.tree.subtree(record.path)) {
+      if (descendant.status === "shutdown") continue;
+      descendant.lastTurnStatus ??= descendant.status;
+      descendant.status = "shutdown";
+      await this.tree.writeRecord(descendant);
+    }
+    return previous;
+  }
+
+  /** session_shutdown: stop every running or queued turn; terminal statuses are kept (F-01). */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    const waits: Array<Promise<unknown>> = [];
+    for (const state of this.children.values()) {
+      const queued = this.slots.dequeue(state.record.path);
+      if (state.running) {
+        state.stopping = "shutdown";
+        state.running.stop();
+        waits.push(Promise.race([state.settled, delay(STOP_WAIT_MS)]));
+      } else if (queued) {
+        state.record.status = "interrupted";
+        waits.push(this.persist(state));
+      }
+    }
+    await Promise.all(waits);
+    this.mailbox.wakeAll();
+  }
+
+  /** send_message to the parent: a `message` notice dropped in the parent's inbox. */
+  async messageParent(parent: string, text: string): Promise<void> {
+    const own = await this.tree.readRecord(this.self);
+    await this.tree.postToInbox(
+      parent,
+      boundNotice({
+        agent_name: this.self,
+        nickname: own?.nickname ?? this.self,
+        type: "message",
+        agent_status: "running",
+        health: own?.health ?? "healthy",
+        model: own?.model ?? "",
+        reasoning: own?.reasoning ?? "",
+        report_chars: text.length,
+        report_stored: false,
+        report: text,
+      }),
+    );
+  }
+
+  parentPath(): string | undefined {
+    return this.identity.isRoot ? undefined : parentOf(this.self);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

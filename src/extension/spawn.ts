@@ -1,0 +1,138 @@
+/**
+ * spawn_agent: validate in SPEC order, claim the path, a spawn slot and a nickname in the
+ * tree directory, write the forked history, record the agent and queue its first turn.
+ * A rejected spawn leaves nothing behind.
+ */
+import path from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { emptyUsage } from "../contracts/events.js";
+import type { ThinkingLevel } from "../contracts/meta.js";
+import type { AgentRecordV1 } from "../contracts/tree.js";
+import { EXTENSION_ENTRY } from "./config.js";
+import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
+import { type ModelInfo, modelRef, parseModelRef } from "./models.js";
+import { pickNickname } from "./paths.js";
+import { describeRegistry, resolveChildTools } from "./roles.js";
+import type { ChildState, TreeRuntime } from "./runtime.js";
+import { COORDINATION_TOOLS } from "./tool-names.js";
+import { type SpawnRequest, validateSpawn } from "./validate.js";
+
+export interface SpawnResult {
+  agent_name: string;
+  nickname: string;
+  role: string;
+  model: string;
+  reasoning: ThinkingLevel;
+  agent_status: string;
+  queue_position?: number;
+}
+
+/** The caller's model registry lookup: a model pi knows and can authenticate, else undefined. */
+export function modelFinder(ctx: ExtensionContext): (ref: string) => ModelInfo | undefined {
+  return (ref) => {
+    const parsed = parseModelRef(ref);
+    if (!parsed) return undefined;
+    const model = ctx.modelRegistry.find(parsed.provider, parsed.id);
+    if (!model || !ctx.modelRegistry.hasConfiguredAuth(model)) return undefined;
+    return model as ModelInfo;
+  };
+}
+
+/** Children load this package's extension from one place; another copy's tools would clash. */
+function childExtensions(extensions: string[], registry: ReturnType<typeof describeRegistry>): string[] {
+  const ours = new Set(registry.filter((tool) => COORDINATION_TOOLS.has(tool.name) && tool.sourcePath).map((tool) => tool.sourcePath!));
+  return [...extensions.filter((entry) => !ours.has(entry) && entry !== EXTENSION_ENTRY), EXTENSION_ENTRY];
+}
+
+export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: ExtensionContext, params: SpawnRequest): Promise<SpawnResult> {
+  const tree = runtime.tree;
+  if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
+  const checked = validateSpawn(params, {
+    callerPath: runtime.self,
+    parentModel: ctx.model as ModelInfo,
+    parentReasoning: pi.getThinkingLevel() as ThinkingLevel,
+    findModel: modelFinder(ctx),
+    pathExists: (agentPath) => runtime.children.has(agentPath) || tree.exists(agentPath),
+    spawnCount: await tree.spawnCount(),
+    maxDepth: runtime.limits.maxDepth,
+    maxSpawns: runtime.limits.maxSpawns,
+  });
+  if (!checked.ok) throw new Error(checked.error);
+  const plan = checked.plan;
+
+  if (!(await tree.claimPath(plan.path))) throw new Error(`agent task path already exists: ${plan.path}`);
+  const releases: Array<() => Promise<void>> = [() => tree.releasePath(plan.path)];
+  try {
+    const spawnSeq = await tree.claimSpawn(runtime.limits.maxSpawns, plan.path);
+    if (spawnSeq === undefined) {
+      throw new Error(`spawn limit reached: this tree has spawned ${await tree.spawnCount()} agents (limit ${runtime.limits.maxSpawns})`);
+    }
+    releases.push(() => tree.releaseSpawn(spawnSeq));
+    let nickname = pickNickname(await tree.takenNicknames());
+    while (!(await tree.claimNickname(nickname, plan.path))) nickname = pickNickname(await tree.takenNicknames());
+    releases.push(() => tree.releaseNickname(nickname));
+
+    const registry = describeRegistry(pi.getAllTools());
+    const { tools, extensions } = resolveChildTools({
+      role: plan.role === "default" ? undefined : plan.role,
+      parentActiveTools: pi.getActiveTools(),
+      allTools: registry,
+      ownExtensionPath: EXTENSION_ENTRY,
+    });
+    const agentDir = tree.agentDir(plan.path);
+    const sessionPath = path.join(agentDir, "session.jsonl");
+    let forkTranscript: string | undefined;
+    if (plan.fork.kind !== "none") {
+      const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
+      if (hasAssistant(messages)) {
+        await writeForkSession(sessionPath, messages, { cwd: runtime.cwd, parentSession: ctx.sessionManager.getSessionFile() });
+      } else if (messages.length > 0) {
+        forkTranscript = renderForkTranscript(messages);
+      }
+    }
+    const now = new Date().toISOString();
+    const record: AgentRecordV1 = {
+      version: 1,
+      kind: "agent",
+      path: plan.path,
+      parent: runtime.self,
+      taskName: plan.taskName,
+      nickname,
+      role: plan.role,
+      model: modelRef(plan.model),
+      reasoning: plan.reasoning,
+      activeTools: tools,
+      extensions: childExtensions(extensions, registry),
+      status: "pending_init",
+      health: "healthy",
+      sessionPath,
+      runs: [],
+      usage: emptyUsage(),
+      spawnSeq,
+      spawnedAt: now,
+      updatedAt: now,
+      inbox: [{ kind: "NEW_TASK", from: runtime.self, text: plan.message, sentAt: now }],
+      followupQueued: false,
+      undelivered: [],
+      ...(forkTranscript !== undefined && { forkTranscript }),
+    };
+    const state: ChildState = { record };
+    runtime.children.set(plan.path, state);
+    await runtime.requestTurn(state, "spawn");
+    const queuePosition = runtime.queuePosition(plan.path);
+    return {
+      agent_name: plan.path,
+      nickname,
+      role: plan.role,
+      model: record.model,
+      reasoning: record.reasoning,
+      agent_status: record.status,
+      ...(queuePosition !== undefined && { queue_position: queuePosition }),
+    };
+  } catch (err) {
+    runtime.children.delete(plan.path);
+    for (const release of releases.reverse()) await release().catch(() => undefined);
+    throw err;
+  }
+}
+

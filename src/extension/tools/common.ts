@@ -1,0 +1,51 @@
+import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { parentOf, resolveTarget, isStrictDescendant } from "../paths.js";
+import type { ChildState, TreeRuntime } from "../runtime.js";
+
+/** Every tool answers with one JSON object, as text for the model and as details for scripts. */
+export function jsonResult<T extends object>(value: T): AgentToolResult<T> {
+  return { content: [{ type: "text", text: JSON.stringify(value) }], details: value };
+}
+
+/** The runtime of this session, or a clear error before session_start has run. */
+export type RuntimeGetter = () => TreeRuntime;
+
+export interface ToolDeps {
+  pi: ExtensionAPI;
+  runtime: RuntimeGetter;
+}
+
+export type Execute<P> = (params: P, signal: AbortSignal | undefined, ctx: ExtensionContext) => Promise<AgentToolResult<object>>;
+
+/** A target given as a canonical path or relative to the caller, that must exist. */
+export function existingTarget(runtime: TreeRuntime, target: unknown): string {
+  const resolved = typeof target === "string" ? resolveTarget(runtime.self, target) : undefined;
+  if (!resolved || resolved === runtime.self || !(runtime.children.has(resolved) || runtime.tree.exists(resolved))) {
+    throw new Error("agent not found");
+  }
+  return resolved;
+}
+
+/** A target in the caller's subtree (list, wait, reports reach the whole subtree). */
+export function subtreeTarget(runtime: TreeRuntime, target: unknown): string {
+  const resolved = typeof target === "string" ? resolveTarget(runtime.self, target) : undefined;
+  if (!resolved || !isStrictDescendant(runtime.self, resolved) || !runtime.tree.exists(resolved)) throw new Error("agent not found");
+  return resolved;
+}
+
+/** A direct child of the caller: the only agents it may message, follow up, interrupt or close. */
+export function directChild(runtime: TreeRuntime, target: unknown): ChildState {
+  const resolved = existingTarget(runtime, target);
+  const state = runtime.children.get(resolved);
+  if (!state) {
+    const parent = parentOf(resolved) ?? "none";
+    throw new Error(`${resolved} is not a direct child of ${runtime.self}; its parent ${parent} can act on it`);
+  }
+  return state;
+}
+
+export function requireText(value: unknown, name: string): string {
+  if (typeof value !== "string" || value.trim() === "") throw new Error(`${name} must be a non-empty string`);
+  return value;
+}

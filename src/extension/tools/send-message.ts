@@ -1,0 +1,37 @@
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import { LIMITS } from "../../contracts/tree.js";
+import { resolveTarget } from "../paths.js";
+import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js";
+
+const parameters = Type.Object({
+  target: Type.String({ description: "A direct child (canonical path or name relative to you), or your parent's path." }),
+  message: Type.String({ description: "The text, delivered verbatim." }),
+});
+
+export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
+  return {
+    name: "send_message",
+    label: "Send message",
+    description: [
+      "Queue a message for a direct child: it is delivered, in order, with the child's next turn (use followup_task to start one). It starts no turn and does not interrupt a running one.",
+      `A child may send_message to its parent's path: it lands in the parent's mailbox as a notice of type \`message\` (at most ${LIMITS.maxMessageChars} characters).`,
+    ].join(" "),
+    parameters,
+    executionMode: "sequential",
+    execute: async (_id, params) => {
+      const rt = runtime();
+      const text = requireText(params.message, "message");
+      const parent = rt.parentPath();
+      if (parent && resolveTarget(rt.self, params.target) === parent) {
+        await rt.messageParent(parent, text);
+        return jsonResult({ delivered: "parent_mailbox", target: parent });
+      }
+      const state = directChild(rt, params.target);
+      if (state.record.status === "shutdown") throw new Error(`${state.record.path} is shut down; it takes no messages`);
+      state.record.inbox.push({ kind: "MESSAGE", from: rt.self, text, sentAt: new Date().toISOString() });
+      await rt.persist(state);
+      return jsonResult({ delivered: "queued", target: state.record.path, queued_messages: state.record.inbox.length, agent_status: state.record.status });
+    },
+  };
+}

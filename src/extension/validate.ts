@@ -1,0 +1,176 @@
+/**
+ * `spawn_agent` validation, in SPEC 3.2's order with its exact messages.
+ *
+ * The tool schema is deliberately permissive (pi would answer a mismatch with its own text),
+ * so every field arrives as `unknown` and is checked here. The order matters to models that
+ * retry: the first broken rule is the one reported, e.g. an unknown agent_type with the
+ * default fork is told about the fork (rule 3) before the role (rule 4), as the user's
+ * original extension did (seed report §4, scenario 09).
+ */
+import type { ThinkingLevel } from "../contracts/meta.js";
+import { clampLevel, isThinkingLevel, modelRef, supportedLevels, type ModelInfo } from "./models.js";
+import { childPath, depthOf, TASK_NAME_PATTERN } from "./paths.js";
+import { getRole } from "./roles.js";
+
+export interface SpawnRequest {
+  task_name?: unknown;
+  message?: unknown;
+  agent_type?: unknown;
+  fork_turns?: unknown;
+  model?: unknown;
+  reasoning_effort?: unknown;
+}
+
+export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };
+
+export interface SpawnEnv {
+  /** Canonical path of the spawning agent (`/root` for the root). */
+  callerPath: string;
+  /** The caller's current model. */
+  parentModel: ModelInfo;
+  /** The caller's current thinking level. */
+  parentReasoning: ThinkingLevel;
+  /** Registry lookup including auth; undefined = unknown. */
+  findModel(ref: string): ModelInfo | undefined;
+  /** Any agent (any status) already at that path. */
+  pathExists(path: string): boolean;
+  /** Spawns so far in the whole tree, finished included. */
+  spawnCount: number;
+  maxDepth: number;
+  maxSpawns: number;
+}
+
+export interface SpawnPlan {
+  taskName: string;
+  path: string;
+  /** `default` for a plain child. */
+  role: string;
+  model: ModelInfo;
+  reasoning: ThinkingLevel;
+  reasoningSource: "explicit" | "role" | "parent";
+  fork: ForkSpec;
+  message: string;
+}
+
+export type SpawnValidation = { ok: true; plan: SpawnPlan } | { ok: false; error: string };
+
+export const DEFAULT_ROLE = "default";
+
+/** Absent, null and "" all mean "not given", so a model that fills every field still gets defaults. */
+function given(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== "";
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * `none`, `all`, a positive integer, or a string of digits naming one; absent means `all`.
+ * undefined when malformed. An N beyond the parent's history is fine: the fork then holds
+ * every turn, but it is not a full-history fork for rule 3 (only `all` is).
+ */
+export function parseFork(value: unknown): ForkSpec | undefined {
+  if (!given(value)) return { kind: "all" };
+  if (typeof value === "number") {
+    return Number.isSafeInteger(value) && value > 0 ? { kind: "recent", turns: value } : undefined;
+  }
+  if (typeof value !== "string") return undefined;
+  const trimmed = value.trim();
+  if (trimmed === "none") return { kind: "none" };
+  if (trimmed === "all") return { kind: "all" };
+  if (!/^\d+$/.test(trimmed)) return undefined;
+  const turns = Number(trimmed);
+  return Number.isSafeInteger(turns) && turns > 0 ? { kind: "recent", turns } : undefined;
+}
+
+export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation {
+  const fail = (error: string): SpawnValidation => ({ ok: false, error });
+
+  // 1. The message says agent_name although the parameter is task_name: the user's exact text.
+  const taskName = req.task_name;
+  if (typeof taskName !== "string" || !TASK_NAME_PATTERN.test(taskName)) {
+    return fail("agent_name must use only lowercase letters, digits, and underscores");
+  }
+
+  const fork = parseFork(req.fork_turns);
+  const roleName = given(req.agent_type) ? text(req.agent_type) : undefined;
+
+  // 2. Any fork but `none` (an invalid one included) is refused for a scout before rule 8 parses it.
+  if (roleName === "scout" && fork?.kind !== "none") return fail("scout agents require fork_turns `none`");
+
+  // 3. A full-history fork continues the parent's conversation, so it cannot take a new role.
+  if (roleName !== undefined && fork?.kind === "all") {
+    return fail(
+      "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
+    );
+  }
+
+  // 4.
+  const role = roleName === undefined ? undefined : getRole(roleName);
+  if (roleName !== undefined && !role) return fail(`unknown agent_type: ${roleName}`);
+
+  // 5.
+  let model = env.parentModel;
+  if (given(req.model)) {
+    const ref = text(req.model);
+    const found = typeof req.model === "string" ? env.findModel(ref) : undefined;
+    if (!found) return fail(`unknown model: ${ref}`);
+    model = found;
+  }
+
+  // 6 and 7: an explicit level is honoured exactly or refused; only defaults are clamped (F-03).
+  let reasoning: ThinkingLevel;
+  let reasoningSource: SpawnPlan["reasoningSource"];
+  if (given(req.reasoning_effort)) {
+    const level = req.reasoning_effort;
+    if (!isThinkingLevel(level)) return fail(`unknown reasoning_effort: ${text(level)}`);
+    if (!supportedLevels(model).includes(level)) {
+      return fail(`reasoning_effort ${level} is not supported by ${modelRef(model)}`);
+    }
+    reasoning = level;
+    reasoningSource = "explicit";
+  } else if (role) {
+    reasoning = clampLevel(model, role.reasoning);
+    reasoningSource = "role";
+  } else {
+    reasoning = clampLevel(model, env.parentReasoning);
+    reasoningSource = "parent";
+  }
+
+  // 8.
+  if (!fork) return fail('fork_turns must be "none", "all", or a positive integer');
+
+  // Not in SPEC 3.2's list: a child with no task would only burn a turn asking what to do.
+  const message = req.message;
+  if (typeof message !== "string" || message.trim() === "") return fail("message must be a non-empty string");
+
+  // 9.
+  const path = childPath(env.callerPath, taskName);
+  if (env.pathExists(path)) return fail(`agent task path already exists: ${path}`);
+
+  // 10.
+  const depth = depthOf(path);
+  if (depth > env.maxDepth) {
+    return fail(`agent depth limit reached: ${path} would be ${depth} levels below the root (limit ${env.maxDepth})`);
+  }
+
+  // 11. Finished agents count too, so a loop of spawn-and-close cannot run forever.
+  if (env.spawnCount >= env.maxSpawns) {
+    return fail(`spawn limit reached: this tree has spawned ${env.spawnCount} agents (limit ${env.maxSpawns})`);
+  }
+
+  return {
+    ok: true,
+    plan: {
+      taskName,
+      path,
+      role: role ? role.name : DEFAULT_ROLE,
+      model,
+      reasoning,
+      reasoningSource,
+      fork,
+      message,
+    },
+  };
+}

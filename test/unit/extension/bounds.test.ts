@@ -1,0 +1,198 @@
+import { describe, expect, it } from "vitest";
+import { LIMITS, type Notice } from "../../../src/contracts/tree.js";
+import { boundNotice, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/bounds.js";
+
+const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
+
+function notice(report: string, extra: Partial<Notice> = {}): Notice {
+  return {
+    agent_name: "/root/worker",
+    nickname: "Euclid",
+    type: "completed",
+    agent_status: "completed",
+    health: "healthy",
+    model: "fake/fast",
+    reasoning: "medium",
+    usage: {
+      input: 1200,
+      output: 340,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 1540,
+      cost: { input: 0.001, output: 0.002, cacheRead: 0, cacheWrite: 0, total: 0.003 },
+    },
+    report_chars: report.length,
+    report_stored: true,
+    report,
+    ...extra,
+  };
+}
+
+/** A report with a recognisable head and tail around `filler`. */
+function makeReport(length: number, filler: string): string {
+  if (length < 20) return "x".repeat(length);
+  const head = "HEAD>";
+  const tail = "<TAIL";
+  let middle = "";
+  while (middle.length < length - head.length - tail.length) middle += filler;
+  return head + middle.slice(0, length - head.length - tail.length) + tail;
+}
+
+/** Checks the bound and that the report is either whole or head + marker + tail of the original. */
+function checkBounded(input: Notice, maxChars: number = LIMITS.maxMessageChars): Notice {
+  const out = boundNotice(input, maxChars);
+  expect(JSON.stringify(out).length).toBeLessThanOrEqual(maxChars);
+  expect(out.report_chars).toBe(input.report_chars);
+  const match = MARKER.exec(out.report);
+  if (!match) {
+    expect(out.report).toBe(input.report);
+    return out;
+  }
+  const head = out.report.slice(0, match.index);
+  const tail = out.report.slice(match.index + match[0].length);
+  expect(input.report.startsWith(head)).toBe(true);
+  expect(input.report.endsWith(tail)).toBe(true);
+  expect(Number(match[1])).toBe(input.report.length - head.length - tail.length);
+  expect(out.report.match(/\[truncated: /g)?.length).toBe(1);
+  // Head a bit larger than tail.
+  expect(head.length).toBeGreaterThanOrEqual(tail.length);
+  for (const part of [head, tail]) {
+    expect(/[\ud800-\udbff]$/.test(part) || /^[\udc00-\udfff]/.test(part)).toBe(false);
+  }
+  return out;
+}
+
+describe("boundNotice", () => {
+  const lengths = [0, 100, 7999, 8000, 50_000, 1_000_000];
+  const fillers: Array<[string, string]> = [
+    ["plain text", "lorem ipsum dolor sit amet "],
+    ["quotes", '"'],
+    ["newlines", "\n"],
+    ["emoji", "🙂"],
+    ["control chars", "\u0001\t"],
+    ["mixed", 'a"\n🙂\\\u0000'],
+  ];
+
+  for (const [name, filler] of fillers) {
+    it(`keeps a report full of ${name} within the bound at every length`, () => {
+      for (const length of lengths) {
+        const out = checkBounded(notice(makeReport(length, filler)));
+        if (length >= 50_000) {
+          expect(out.report.startsWith("HEAD>")).toBe(true);
+          expect(out.report.endsWith("<TAIL")).toBe(true);
+        }
+      }
+    });
+  }
+
+  it("keeps the bulk of the budget for a long plain report", () => {
+    const report = makeReport(50_000, "lorem ipsum dolor sit amet ");
+    const out = checkBounded(notice(report));
+    const kept = out.report.replace(MARKER, "").length;
+    expect(kept).toBeGreaterThan(7000);
+    expect(JSON.stringify(out).length).toBeGreaterThan(LIMITS.maxMessageChars - 10);
+    const omitted = Number(MARKER.exec(out.report)?.[1]);
+    expect(omitted).toBe(50_000 - kept);
+  });
+
+  it("returns small notices unchanged", () => {
+    const small = notice("all done, 3 files changed", { outcome: "completed" });
+    expect(boundNotice(small)).toEqual(small);
+    const noReport = notice("");
+    expect(boundNotice(noReport)).toEqual(noReport);
+  });
+
+  it("caps every string side field at 600 chars ending in …, and leaves report_chars alone", () => {
+    const long = "r".repeat(5000);
+    const input = notice(makeReport(20_000, "abc "), { reason: long, model: `m/${long}`, nickname: long, report_chars: 123_456 });
+    const out = checkBounded(input);
+    for (const key of ["reason", "model", "nickname"] as const) {
+      expect(out[key]).toHaveLength(LIMITS.sideFieldChars);
+      expect(out[key]?.endsWith("…")).toBe(true);
+    }
+    expect(out.agent_name).toBe("/root/worker");
+    expect(out.usage).toEqual(input.usage);
+    expect(out.report_chars).toBe(123_456);
+  });
+
+  it("caps side fields even when the report is short", () => {
+    const out = boundNotice(notice("short", { reason: "x".repeat(700) }));
+    expect(out.reason).toBe(`${"x".repeat(599)}…`);
+    expect(out.report).toBe("short");
+  });
+
+  it("stays within the bound when side fields are full of escaped characters", () => {
+    const nasty = "\u0001".repeat(5000);
+    const input = notice(makeReport(30_000, "\n\""), { reason: nasty, outcome: nasty, model: nasty, nickname: nasty });
+    const out = checkBounded(input);
+    expect(MARKER.test(out.report)).toBe(true);
+  });
+
+  it("respects a smaller maxChars", () => {
+    for (const length of [0, 500, 3000, 10_000]) checkBounded(notice(makeReport(length, "ab\"🙂\n")), 2000);
+  });
+});
+
+describe("truncateMiddle", () => {
+  it("returns short text unchanged and keeps 60/40 of long text with the exact count", () => {
+    expect(truncateMiddle("hello", 5)).toBe("hello");
+    const out = truncateMiddle("0123456789".repeat(10), 10);
+    expect(out).toBe("012345\n[truncated: 90 chars omitted — get_agent_report has the full text]\n6789");
+  });
+
+  it("never splits a surrogate pair", () => {
+    const text = "🙂".repeat(50);
+    for (let keep = 0; keep < 30; keep++) {
+      const out = truncateMiddle(text, keep);
+      expect(out.replace(MARKER, "")).toMatch(/^(🙂)*$/u);
+    }
+  });
+});
+
+describe("capText", () => {
+  it("caps with an ellipsis and respects surrogate pairs", () => {
+    expect(capText("abcdef", 6)).toBe("abcdef");
+    expect(capText("abcdef", 4)).toBe("abc…");
+    expect(capText("a🙂b", 3)).toBe("a…");
+  });
+});
+
+describe("stripSignatures", () => {
+  const assistant = {
+    role: "assistant",
+    provider: "openai",
+    content: [
+      { type: "thinking", thinking: "t".repeat(5000), thinkingSignature: `{"id":"rs_1","encrypted_content":"${"e".repeat(3000)}"}` },
+      { type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: "opaque", redacted: true },
+      { type: "text", text: "answer", textSignature: '{"v":1,"id":"msg_1"}' },
+      { type: "toolCall", id: "c1", name: "bash", arguments: { command: "ls" } },
+    ],
+  };
+
+  it("removes signatures, caps thinking and drops redacted thinking, without touching the input (F-08)", () => {
+    const before = structuredClone(assistant);
+    const out = stripSignatures(assistant);
+    expect(assistant).toEqual(before);
+    expect(JSON.stringify(out)).not.toMatch(/Signature/);
+    expect(out.content).toHaveLength(3);
+    const thinking = out.content[0] as { thinking: string };
+    expect(thinking.thinking).toHaveLength(LIMITS.thinkingChars);
+    expect(out.content[1]).toEqual({ type: "text", text: "answer" });
+    expect(out.content[2]).toEqual(assistant.content[3]);
+  });
+
+  it("passes non-objects through and copies messages with string content", () => {
+    expect(stripSignatures("text")).toBe("text");
+    expect(stripSignatures(null)).toBe(null);
+    const user = { role: "user", content: "hi", timestamp: 1 };
+    const out = stripSignatures(user);
+    expect(out).toEqual(user);
+    expect(out).not.toBe(user);
+  });
+
+  it("dropThinking removes every thinking block", () => {
+    const out = dropThinking(assistant);
+    expect(out.content.map((b) => b.type)).toEqual(["text", "toolCall"]);
+    expect(assistant.content).toHaveLength(4);
+  });
+});
