@@ -8,6 +8,7 @@ import path from "node:path";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { ResultV1 } from "../contracts/result.js";
 import type { AgentRecordV1 } from "../contracts/tree.js";
+import { PI_BIN_ENV } from "../wrapper/child.js";
 import { PARENT_PID_ENV } from "../wrapper/run.js";
 import { AGENT_PATH_ENV, TREE_DIR_ENV, WRAPPER_BIN } from "./config.js";
 import { readJson, writeJsonAtomic } from "./tree-dir.js";
@@ -31,6 +32,23 @@ export interface RunningTurn {
   /** Resolves once the wrapper has exited, with its result.json (undefined if it wrote none). */
   finished: Promise<ResultV1 | undefined>;
   stop(): void;
+}
+
+/**
+ * The pi that runs this process, so children run the same pi even when it is not on PATH
+ * (started as node_modules/.bin/pi or by absolute path). An explicit PI_SUBAGENTS_PI_BIN wins.
+ */
+export function currentPiBinary(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = process.argv): string | undefined {
+  if (env[PI_BIN_ENV]) return env[PI_BIN_ENV];
+  const script = argv[1];
+  if (!script) return undefined;
+  try {
+    const real = fs.realpathSync(script);
+    fs.accessSync(real, fs.constants.X_OK);
+    return real;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Run directory names sort in run order: `0001-spawn`, `0002-followup`, … */
@@ -77,12 +95,15 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const metaPath = path.join(runDir, "meta.json");
   await writeJsonAtomic(metaPath, meta);
 
+  const piBinary = currentPiBinary();
+  const wrapperLog = fs.openSync(path.join(runDir, "wrapper.log"), "a");
   const child = spawn(process.execPath, [WRAPPER_BIN, "run", metaPath], {
     cwd: spec.cwd,
-    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid) },
-    stdio: ["ignore", "ignore", fs.openSync(path.join(runDir, "wrapper.log"), "a")],
+    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid), ...(piBinary && { [PI_BIN_ENV]: piBinary }) },
+    stdio: ["ignore", "ignore", wrapperLog],
     detached: true,
   });
+  fs.closeSync(wrapperLog);
   // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
   // stops the turn on session_shutdown), so the handle never holds the event loop.
   child.unref();

@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// The README's first command: the real pi (devDependency) with this package's extension,
+// driven by a bundled scripted LLM on 127.0.0.1 (no API key). The root spawns a scout and
+// a lead, the lead spawns a nested checker, everyone waits for their children, and this
+// prints the tree with each agent's status and report.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDemoLlm } from "../examples/tree-demo/scripted-llm.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+// Where the tree directory and the root's session go (kept for you to inspect).
+const out = process.env.DEMO_OUTPUT_DIR ? path.resolve(process.env.DEMO_OUTPUT_DIR) : path.join(root, "example-output", "tree-demo");
+const pi = path.join(root, "node_modules", ".bin", "pi");
+if (!existsSync(pi) || !existsSync(path.join(root, "dist", "extension", "index.js"))) {
+  console.error('demo: run "npm install" first (it installs pi and builds dist/)');
+  process.exit(2);
+}
+
+const llm = await startDemoLlm();
+const home = mkdtempSync(path.join(os.tmpdir(), "pi-subagent-tree-demo-"));
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const agentDir = path.join(home, "agent");
+mkdirSync(agentDir);
+mkdirSync(path.join(home, "tmp"));
+writeFileSync(
+  path.join(agentDir, "models.json"),
+  JSON.stringify({
+    providers: {
+      demo: {
+        baseUrl: llm.url,
+        api: "openai-completions",
+        apiKey: "not-needed",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: "fast", reasoning: true, contextWindow: 128000 }],
+      },
+    },
+  }),
+);
+writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify({ defaultProvider: "demo", defaultModel: "fast", quietStartup: true, retry: { enabled: false } }));
+
+const env = { ...process.env, HOME: home, TMPDIR: path.join(home, "tmp"), PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SUBAGENTS_DIR: path.join(out, "trees") };
+for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+
+console.log("$ pi --mode json -e . \"Survey this repository with a small team of agents.\"   (scripted loopback LLM, no API key)\n");
+const started = Date.now();
+const code = await new Promise((resolve) => {
+  const child = spawn(pi, ["--mode", "json", "-np", "--session", path.join(out, "root-session.jsonl"), "-e", root, "Survey this repository with a small team of agents."], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let buffer = "";
+  child.stdout.on("data", (chunk) => {
+    buffer += chunk;
+    let newline;
+    while ((newline = buffer.indexOf("\n")) !== -1) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      if (!line.startsWith('{"type":"tool_execution_start"')) continue;
+      const event = JSON.parse(line);
+      console.log(`  root → ${event.toolName} ${JSON.stringify(event.args).slice(0, 100)}`);
+    }
+  });
+  const timer = setTimeout(() => child.kill("SIGTERM"), 120_000);
+  child.on("exit", (exitCode) => {
+    clearTimeout(timer);
+    resolve(exitCode);
+  });
+});
+await llm.close();
+rmSync(home, { recursive: true, force: true });
+
+const treeDir = path.join(out, "trees", readdirSync(path.join(out, "trees"))[0] ?? "");
+const records = [];
+const walk = (dir) => {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || ["runs", "reports", "inbox"].includes(entry.name)) continue;
+    const file = path.join(dir, entry.name, "agent.json");
+    if (existsSync(file)) records.push({ ...JSON.parse(readFileSync(file, "utf8")), dir: path.join(dir, entry.name) });
+    walk(path.join(dir, entry.name));
+  }
+};
+walk(path.join(treeDir, "agents"));
+records.sort((a, b) => a.spawnSeq - b.spawnSeq);
+
+const latestReport = (dir) => {
+  const files = existsSync(path.join(dir, "reports")) ? readdirSync(path.join(dir, "reports")).sort() : [];
+  return files.length ? JSON.parse(readFileSync(path.join(dir, "reports", files.at(-1)), "utf8")).text : "";
+};
+console.log(`\nagent tree (${((Date.now() - started) / 1000).toFixed(1)} s, pi exit ${code}):\n/root`);
+for (const record of records) {
+  const depth = record.path.split("/").length - 2;
+  const indent = "   ".repeat(depth - 1);
+  console.log(`${indent}└─ ${record.path}  ${record.nickname}  ${record.role}  ${record.status} (${record.health})  ${record.model} · ${record.reasoning}`);
+  console.log(`${indent}     report: ${latestReport(record.dir).replace(/\s+/g, " ").slice(0, 160)}`);
+}
+console.log(`\nrun directories, events and reports: ${path.relative(process.cwd(), treeDir) || "."}`);
+process.exit(code === 0 && records.length === 3 && records.every((r) => r.status === "completed") ? 0 : 1);

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { emptyUsage } from "../../../src/contracts/events.js";
+import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
+import { childInstructions, envelope, turnPrompt } from "../../../src/extension/envelope.js";
+
+const record: AgentRecordV1 = {
+  version: 1,
+  kind: "agent",
+  path: "/root/scout_high",
+  parent: "/root",
+  taskName: "scout_high",
+  nickname: "Euclid",
+  role: "scout",
+  model: "fake/deep",
+  reasoning: "high",
+  activeTools: ["read", "grep", "find", "ls"],
+  extensions: [],
+  status: "running",
+  health: "healthy",
+  sessionPath: "/t/session.jsonl",
+  runs: [],
+  usage: emptyUsage(),
+  spawnSeq: 1,
+  spawnedAt: "",
+  updatedAt: "",
+  inbox: [],
+  followupQueued: false,
+  undelivered: [],
+};
+
+describe("envelopes", () => {
+  it("say what the message is, who sent it and its task, then the payload verbatim", () => {
+    const payload = "  -x @y\n/z \"q\"  ";
+    expect(envelope("NEW_TASK", "/root", "scout_high", payload)).toBe(`[NEW_TASK from /root · task scout_high]\n${payload}`);
+  });
+
+  it("a turn keeps queued pieces in the order sent, each in its own envelope, with forked history first", () => {
+    const prompt = turnPrompt(
+      [
+        { kind: "MESSAGE", from: "/root", text: "NOTE", sentAt: "" },
+        { kind: "FOLLOWUP_TASK", from: "/root", text: "SECOND TASK", sentAt: "" },
+      ],
+      "worker",
+      "[user]\nearlier",
+    );
+    expect(prompt.indexOf("FORKED_HISTORY")).toBeLessThan(prompt.indexOf("[MESSAGE from /root · task worker]\nNOTE"));
+    expect(prompt.indexOf("NOTE")).toBeLessThan(prompt.indexOf("[FOLLOWUP_TASK from /root · task worker]\nSECOND TASK"));
+  });
+
+  it("never show a sender's model or reasoning", () => {
+    const text = turnPrompt([{ kind: "NEW_TASK", from: "/root", text: "go", sentAt: "" }], "t");
+    expect(text).not.toMatch(/model|reasoning/i);
+  });
+});
+
+describe("child instructions", () => {
+  it("state the path is a coordination id, not a filesystem path (F-07), and the child's own model and reasoning", () => {
+    const text = childInstructions(record, false);
+    expect(text).toContain("You are the agent /root/scout_high (nickname Euclid)");
+    expect(text).toContain("coordination identifier in the agent tree, not a filesystem path");
+    expect(text).toContain("Your own model is fake/deep with reasoning high");
+    expect(text).toContain("[ABORT]");
+    expect(text).not.toContain("wait_agent");
+  });
+
+  it("tell a child that can delegate to wait for its children before answering", () => {
+    expect(childInstructions(record, true)).toMatch(/wait_agent until your children are done before you give your final answer/);
+  });
+});

@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { emptyUsage } from "../../../src/contracts/events.js";
+import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
+import { identityFromEnv, rootTreeDir, treeLimits } from "../../../src/extension/config.js";
+import { TreeDir } from "../../../src/extension/tree-dir.js";
+
+let dir: string;
+let tree: TreeDir;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "psa-tree-"));
+  tree = new TreeDir(path.join(dir, "tree"));
+  await tree.init("session-1");
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const record = (agentPath: string, spawnSeq: number): AgentRecordV1 => ({
+  version: 1,
+  kind: "agent",
+  path: agentPath,
+  parent: agentPath.slice(0, agentPath.lastIndexOf("/")),
+  taskName: agentPath.slice(agentPath.lastIndexOf("/") + 1),
+  nickname: `N${spawnSeq}`,
+  role: "default",
+  model: "fake/fast",
+  reasoning: "medium",
+  activeTools: [],
+  extensions: [],
+  status: "completed",
+  health: "healthy",
+  sessionPath: "",
+  runs: [],
+  usage: emptyUsage(),
+  spawnSeq,
+  spawnedAt: "",
+  updatedAt: "",
+  inbox: [],
+  followupQueued: false,
+  undelivered: [],
+});
+
+describe("TreeDir", () => {
+  it("maps paths to folders inside the tree and refuses paths that could escape it", () => {
+    expect(tree.agentDir("/root")).toBe(tree.root);
+    expect(tree.agentDir("/root/mid/leaf")).toBe(path.join(tree.root, "agents", "mid", "leaf"));
+    for (const bad of ["/root/../x", "/root/A", "/etc", "/root/a/../../b"]) expect(() => tree.agentDir(bad)).toThrow();
+  });
+
+  it("lists a subtree in spawn order, grandchildren included, the caller excluded", async () => {
+    for (const [p, seq] of [["/root/b", 2], ["/root/a", 1], ["/root/a/leaf", 3], ["/root/b/x", 4]] as const) await tree.writeRecord(record(p, seq));
+    expect((await tree.subtree("/root")).map((r) => r.path)).toEqual(["/root/a", "/root/b", "/root/a/leaf", "/root/b/x"]);
+    expect((await tree.subtree("/root/a")).map((r) => r.path)).toEqual(["/root/a/leaf"]);
+  });
+
+  it("claims are exclusive: one path, one nickname, and spawns up to the cap", async () => {
+    expect(await tree.claimPath("/root/a")).toBe(true);
+    expect(await tree.claimPath("/root/a")).toBe(false);
+    expect(await tree.claimNickname("Euclid", "/root/a")).toBe(true);
+    expect(await tree.claimNickname("Euclid", "/root/b")).toBe(false);
+    const claims = await Promise.all([1, 2, 3, 4].map((i) => tree.claimSpawn(3, `/root/x${i}`)));
+    expect(claims.filter((n) => n !== undefined).sort()).toEqual([1, 2, 3]);
+    expect(await tree.spawnCount()).toBe(3);
+  });
+
+  it("an inbox hands each posted notice out once, oldest first", async () => {
+    const base = { nickname: "n", agent_status: "running", health: "healthy", model: "m", reasoning: "r", report_chars: 1, report_stored: false } as const;
+    await tree.postToInbox("/root", { ...base, agent_name: "/root/a", type: "message", report: "first" });
+    await tree.postToInbox("/root", { ...base, agent_name: "/root/b", type: "message", report: "second" });
+    expect((await tree.drainInbox("/root")).map((n) => n.report)).toEqual(["first", "second"]);
+    expect(await tree.drainInbox("/root")).toEqual([]);
+  });
+});
+
+describe("config", () => {
+  it("a child knows its path and tree from its environment; anything else is the root", () => {
+    expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/root/mid", PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({ self: "/root/mid", isRoot: false, treeDir: "/t" });
+    expect(identityFromEnv({})).toEqual({ self: "/root", isRoot: true, treeDir: undefined });
+    expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/elsewhere", PI_SUBAGENTS_TREE_DIR: "/t" }).isRoot).toBe(true);
+  });
+
+  it("the tree directory sits beside the session file, under PI_SUBAGENTS_DIR when set", () => {
+    expect(rootTreeDir("abc", "/home/u/.pi/sessions/x.jsonl", {})).toBe("/home/u/.pi/sessions/subagents/abc");
+    expect(rootTreeDir("abc", "/s/x.jsonl", { PI_SUBAGENTS_DIR: "/base" })).toBe("/base/abc");
+    expect(rootTreeDir("a/b", undefined, { PI_SUBAGENTS_DIR: "/base" })).toBe("/base/a_b");
+  });
+
+  it("limits default to the SPEC and can be raised or lowered by environment", () => {
+    expect(treeLimits({})).toEqual({ maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 1_800_000 });
+    expect(treeLimits({ PI_SUBAGENTS_MAX_DEPTH: "1", PI_SUBAGENTS_MAX_SPAWNS: "nope" })).toMatchObject({ maxDepth: 1, maxSpawns: 64 });
+  });
+});
