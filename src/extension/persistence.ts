@@ -95,6 +95,9 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
     record.health = healthForOutcome(result.status);
     record.lastTurnStatus = record.status;
     record.notifiedRun = lastRun;
+    // Stopped (its parent went away) before any assistant message reached the session: pi never
+    // wrote the prompt there, so it goes first with the next turn, as for a live interrupt.
+    if (result.status === "interrupted" && result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
     const report = await saveReport(runtime.tree.agentDir(record.path), {
       runId: result.runId,
       turn: record.runs.length,

@@ -27,6 +27,8 @@ export interface ChildState {
   settled?: Promise<void>;
   /** Why this process stopped the running turn, if it did. */
   stopping?: "interrupt" | "close" | "shutdown";
+  /** A turn has ended and is being recorded: its notice is not in the mailbox yet. */
+  settling?: boolean;
 }
 
 export interface RuntimeHooks {
@@ -108,8 +110,13 @@ export class TreeRuntime {
     } catch (err) {
       // Nothing ran: keep the parts for the next turn and report the failure like a turn's.
       record.undelivered = parts;
+      state.settling = true;
       this.slots.release(record.path);
-      await this.settle(state, undefined, `could not start the turn: ${err instanceof Error ? err.message : String(err)}`);
+      try {
+        await this.settle(state, undefined, `could not start the turn: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        state.settling = false;
+      }
     }
   }
 
@@ -117,6 +124,9 @@ export class TreeRuntime {
     const { record } = state;
     const running = state.running;
     const stopping = state.stopping;
+    // Until its notice is in the mailbox the turn still counts as active, or a wait_agent
+    // running meanwhile would answer `idle` with the notice about to arrive.
+    state.settling = true;
     state.running = undefined;
     state.stopping = undefined;
     record.runningParts = undefined;
@@ -126,7 +136,11 @@ export class TreeRuntime {
     // none never reached it, so its prompt goes first next time (never lost).
     if (running && (!result || result.turns === 0) && stopping) record.undelivered = [...running.parts, ...record.undelivered];
     record.notifiedRun = runName;
-    await this.settle(state, result, result ? undefined : "the wrapper exited without writing result.json", stopping);
+    try {
+      await this.settle(state, result, result ? undefined : "the wrapper exited without writing result.json", stopping);
+    } finally {
+      state.settling = false;
+    }
   }
 
   /** Records a finished turn and gives the parent its one notice. */
@@ -190,8 +204,11 @@ export class TreeRuntime {
     for (const notice of await this.tree.drainInbox(this.self)) this.notify(notice);
   }
 
+  /** Whether any direct child has a turn running, starting, being recorded or queued. */
   hasActiveTurns(): boolean {
-    for (const state of this.children.values()) if (state.running || this.slots.position(state.record.path)) return true;
+    for (const { running, settling, record } of this.children.values()) {
+      if (running || settling || this.slots.isActive(record.path) || this.slots.position(record.path)) return true;
+    }
     return false;
   }
 
@@ -204,13 +221,17 @@ export class TreeRuntime {
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
     record.followupQueued = false;
-    if (state.running) {
+    const running = state.running;
+    if (running) {
       state.stopping = "interrupt";
-      state.running.stop();
+      running.stop();
       this.slots.release(record.path);
     }
     await this.persist(state);
     this.notify(this.noticeFor(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent" }));
+    // A follow-up must not start while the stopped pi may still write the shared session,
+    // and it must see what the stopped turn left undelivered.
+    if (running) await settledWithin(state.settled, STOP_WAIT_MS);
     return previous;
   }
 
@@ -230,7 +251,7 @@ export class TreeRuntime {
     record.followupQueued = false;
     await this.persist(state);
     if (running || queued) this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent" }));
-    if (running) await Promise.race([state.settled, delay(STOP_WAIT_MS)]);
+    if (running) await settledWithin(state.settled, STOP_WAIT_MS);
     // The child's own process stopped its children as it ended; their records become shutdown too.
     for (const descendant of await this.tree.subtree(record.path)) {
       if (descendant.status === "shutdown") continue;
@@ -250,7 +271,9 @@ export class TreeRuntime {
       if (state.running) {
         state.stopping = "shutdown";
         state.running.stop();
-        waits.push(Promise.race([state.settled, delay(STOP_WAIT_MS)]));
+        // A held timer: pi exits as soon as nothing holds its event loop, and the wrapper's
+        // handle does not, so an unref'd wait would let pi exit before the turn is recorded.
+        waits.push(settledWithin(state.settled, STOP_WAIT_MS));
       } else if (queued) {
         state.record.status = "interrupted";
         waits.push(this.persist(state));
@@ -285,6 +308,16 @@ export class TreeRuntime {
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+/**
+ * Waits for a stopped turn to be recorded, at most `ms`. Used inside a tool call: the timer
+ * holds the event loop (the wrapper's handle is unref'd, so without it pi could find nothing
+ * left to do and exit in the middle of the tool) and is cleared as soon as the turn settles.
+ */
+async function settledWithin(settled: Promise<void> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -48,6 +48,9 @@ async function exclusiveCreate(file: string, content: string): Promise<boolean> 
   }
 }
 
+/** Orders this process's inbox posts within one millisecond. */
+let inboxSeq = 0;
+
 export class TreeDir {
   constructor(readonly root: string) {}
 
@@ -146,7 +149,10 @@ export class TreeDir {
 
   /** Drops a message notice into an agent's inbox (read by that agent's process). */
   async postToInbox(agentPath: string, notice: Notice): Promise<void> {
-    const file = path.join(this.inboxDir(agentPath), `${Date.now().toString().padStart(15, "0")}-${randomBytes(4).toString("hex")}.json`);
+    // Names sort in posting order: two posts of one process in the same millisecond are
+    // ordered by its counter, not by the random suffix (which only keeps processes apart).
+    const seq = String(inboxSeq++).padStart(10, "0");
+    const file = path.join(this.inboxDir(agentPath), `${Date.now().toString().padStart(15, "0")}-${seq}-${randomBytes(4).toString("hex")}.json`);
     await writeJsonAtomic(file, notice);
   }
 

@@ -11,14 +11,14 @@
  * Process checks (Linux): every process of the scenario — root pi, wrappers, child pis, the
  * bash tool's grandchildren — carries this home's PI_CODING_AGENT_DIR in its environment, so
  * `scenarioPids()` finds them by reading /proc/<pid>/environ of the current user's processes
- * (never by name), and `cleanup()` SIGKILLs exactly those pids. Run-start pids recorded in
- * every `runs/<run>/events.jsonl` are checked too (`runPids()`).
+ * (never by name), and `cleanup()` SIGKILLs exactly those pids. The run-start pids recorded
+ * in every `runs/<run>/events.jsonl` (`runPids()`) carry the marker as well.
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
 import { REPO_ROOT, makePiHome, type PiHome, type PiHomeOptions } from "./pi-home.js";
-import { killAll, pidAlive, type ProcessResult } from "./processes.js";
+import { killAll, type ProcessResult } from "./processes.js";
 import { startScriptedLlm, type ChatRequest, type ScriptedLlm } from "./scripted-llm.js";
 import { lastToolResult, routeByAgent, toolResults, type AgentStep, type TreeScript } from "./tree-llm.js";
 
@@ -63,7 +63,7 @@ export interface TreeHarness {
   runPids(): Promise<number[]>;
   /** Live processes of this scenario (root, wrappers, children, tool grandchildren). */
   scenarioPids(): number[];
-  /** pids still alive after waiting up to `timeoutMs` (default 5 s) for everything to exit. */
+  /** Scenario pids still alive after waiting up to `timeoutMs` (default 5 s) for them to exit. */
   survivors(timeoutMs?: number): Promise<number[]>;
   /** Kills what is left of the scenario (by pid), closes the LLM, removes the home. */
   cleanup(): Promise<void>;
@@ -191,7 +191,9 @@ export async function startTree(opts: TreeOptions = {}): Promise<TreeHarness> {
     async survivors(timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const alive = [...new Set([...scenarioPids(), ...(await runPids()).filter(pidAlive).filter((pid) => !isZombie(pid))])];
+        // Run pids (events.jsonl) and wrappers carry the marker too, so this covers them;
+        // a bare liveness check of run pids could blame an unrelated process that reused one.
+        const alive = scenarioPids();
         if (alive.length === 0 || Date.now() >= deadline) return alive;
         await sleep(50);
       }
@@ -209,14 +211,6 @@ export async function startTree(opts: TreeOptions = {}): Promise<TreeHarness> {
       await home.cleanup();
     },
   };
-}
-
-function isZombie(pid: number): boolean {
-  try {
-    return /\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
 }
 
 /** Describes a live pid for failure messages (`pid cmdline`). */
