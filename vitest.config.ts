@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    testTimeout: 90_000,
     hookTimeout: 30_000,
     // Wrapper and e2e tests start real processes; two cores do not like many at once.
     maxWorkers: 2,

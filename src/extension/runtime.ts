@@ -102,6 +102,7 @@ export class TreeRuntime {
         timeoutMs: this.limits.turnTimeoutMs,
       });
       state.running = { ...turn, parts };
+      state.stopping = undefined;
       record.runningParts = parts;
       record.runs.push(turn.runName);
       record.status = "running";
@@ -122,6 +123,13 @@ export class TreeRuntime {
 
   private async finishTurn(state: ChildState, runName: string, result: ResultV1 | undefined): Promise<void> {
     const { record } = state;
+    if (state.running && state.running.runName !== runName) {
+      // A stopped turn that took longer than STOP_WAIT_MS to end, after a newer turn started:
+      // it only adds its usage; the newer turn owns the status, the slot and the notice.
+      if (result) addUsage(record.usage, result.usage);
+      await this.persist(state);
+      return;
+    }
     const running = state.running;
     const stopping = state.stopping;
     // Until its notice is in the mailbox the turn still counts as active, or a wait_agent
@@ -137,7 +145,7 @@ export class TreeRuntime {
     if (running && (!result || result.turns === 0) && stopping) record.undelivered = [...running.parts, ...record.undelivered];
     record.notifiedRun = runName;
     try {
-      await this.settle(state, result, result ? undefined : "the wrapper exited without writing result.json", stopping);
+      await this.settle(state, result, result || stopping ? undefined : "the wrapper exited without writing result.json", stopping);
     } finally {
       state.settling = false;
     }
@@ -146,7 +154,9 @@ export class TreeRuntime {
   /** Records a finished turn and gives the parent its one notice. */
   private async settle(state: ChildState, result: ResultV1 | undefined, failure?: string, stopping?: ChildState["stopping"]): Promise<void> {
     const { record } = state;
-    const outcome: RunStatus = result?.status ?? "failed";
+    // A wrapper stopped in its first milliseconds dies before it can write a result (and
+    // before it starts pi): for a turn this process stopped, that is an interruption.
+    const outcome: RunStatus = result?.status ?? (stopping ? "interrupted" : "failed");
     const reason = failure ?? result?.errorMessage ?? result?.abortReason;
     record.lastOutcome = outcome;
     record.lastReason = reason;
@@ -170,6 +180,8 @@ export class TreeRuntime {
     }
     await this.persist(state);
     if (!stopping) {
+      // Messages a child sent up during its turn precede the notice of that turn's end.
+      await this.collectInbox();
       this.notify(this.noticeFor(record, record.status as NoticeType, { outcome, reason, text, reportStored: report !== undefined }));
       if (record.followupQueued) await this.requestTurn(state, "followup");
     }

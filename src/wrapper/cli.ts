@@ -41,17 +41,33 @@ export function metaErrorResult(error: MetaError, now = new Date()): ResultV1 {
   };
 }
 
+const HANDLED_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+
 async function runCommand(metaPath: string): Promise<number> {
+  // A stop asked for while meta.json is read is remembered, so it is recorded as
+  // `interrupted` rather than killing the wrapper before result.json exists.
+  let earlySignal: NodeJS.Signals | undefined;
+  const remember = (signal: NodeJS.Signals) => {
+    earlySignal ??= signal;
+  };
+  for (const signal of HANDLED_SIGNALS) process.on(signal, remember);
+  const forget = () => {
+    for (const signal of HANDLED_SIGNALS) process.off(signal, remember);
+  };
   let meta;
   try {
     meta = await loadMeta(metaPath);
   } catch (err) {
+    forget();
     if (!(err instanceof MetaError)) throw err;
     say(`subagent-wrapper: ${err.message}`);
     if (err.resultPath) await writeResultAtomic(err.resultPath, metaErrorResult(err)).catch(() => undefined);
     return WRAPPER_EXIT.usage;
   }
-  const { result, exitCode } = await runWrapper(meta, { warn: say, handleSignals: true });
+  // runWrapper installs its own handlers before its first await, so none is missed.
+  const running = runWrapper(meta, { warn: say, handleSignals: true, ...(earlySignal && { earlySignal }) });
+  forget();
+  const { result, exitCode } = await running;
   if (result.status !== "completed" && result.errorMessage) say(`subagent-wrapper: ${result.status}: ${result.errorMessage}`);
   return exitCode;
 }

@@ -31,6 +31,8 @@ export interface RunOptions {
   warn?: (line: string) => void;
   /** Handle SIGTERM/SIGINT/SIGHUP to the wrapper (the CLI does; embedders may not). */
   handleSignals?: boolean;
+  /** A signal that arrived before the run could handle it (while meta.json was read). */
+  earlySignal?: NodeJS.Signals;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -66,6 +68,7 @@ class WrapperRun {
   async run(): Promise<RunReport> {
     const env = this.options.env ?? process.env;
     if (this.options.handleSignals) this.installSignalHandlers();
+    if (this.options.earlySignal) this.interruptBy(`subagent-wrapper received ${this.options.earlySignal}`);
     this.watchParent(env);
     await this.openArtifacts();
     let taskFile: string | undefined;

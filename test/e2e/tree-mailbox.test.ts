@@ -1,0 +1,87 @@
+/**
+ * Mailbox and capacity paths the stress scenarios do not reach: a child's message to its
+ * parent, and interrupt/close freeing a slot at once for a queued sibling.
+ */
+import { describe, expect, it } from "vitest";
+import { reply } from "../support/scripted-llm.js";
+import {
+  Program,
+  allNotices,
+  expectCleanExit,
+  expectNoSurvivors,
+  lastList,
+  rootResult,
+  spawn,
+  useTrees,
+  waitForAll,
+  type Json,
+} from "../support/tree-harness-extra.js";
+import { lastToolResult } from "../support/tree-llm.js";
+
+const tree = useTrees();
+const SCENARIO_MS = 120_000;
+
+describe("the mailbox and capacity", () => {
+  it(
+    "a child's send_message to its parent arrives as a `message` notice before its turn's notice",
+    async () => {
+      const root = new Program([
+        spawn({ task_name: "reporter", fork_turns: "none", message: "Report progress, then finish." }),
+        waitForAll(["/root/reporter"]),
+        reply.text("ROOT DONE"),
+      ]);
+      const h = await tree({
+        scripts: {
+          "/root": root.steps(),
+          "/root/reporter": [reply.toolCall("send_message", { target: "/root", message: "PROGRESS 50%" }), reply.text("final report")],
+        },
+      });
+      expectCleanExit(await h.runRoot("go"));
+      const notices = allNotices(h);
+      expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([
+        ["/root/reporter", "message", "PROGRESS 50%"],
+        ["/root/reporter", "completed", "final report"],
+      ]);
+      expect(notices[0]).toMatchObject({ nickname: expect.any(String), agent_status: "running", model: "fake/fast" });
+      expect(lastToolResult(h.requestsOf("/root/reporter")[1]!)).toEqual({ delivered: "parent_mailbox", target: "/root" });
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "interrupting a running child frees its slot at once: the queued sibling starts before the interrupt returns",
+    async () => {
+      const slow = (name: string) => [reply.toolCall("bash", { command: "sleep 30" }), reply.text(`${name} done`)];
+      const root = new Program([
+        reply.toolCalls(["a", "b", "c", "d"].map((name) => ({ name: "spawn_agent", args: { task_name: name, fork_turns: "none", message: `work ${name}` } }))),
+        reply.toolCall("interrupt_agent", { target: "a" }),
+        reply.toolCall("list_agents", {}),
+        reply.toolCalls(["b", "c", "d"].map((name) => ({ name: "close_agent", args: { target: name } }))),
+        reply.toolCall("list_agents", {}),
+        reply.text("ROOT DONE"),
+      ]);
+      const h = await tree({
+        scripts: { "/root": root.steps(), "/root/a": slow("a"), "/root/b": slow("b"), "/root/c": slow("c"), "/root/d": slow("d") },
+      });
+      expectCleanExit(await h.runRoot("go", { timeoutMs: 100_000 }));
+      const requests = h.requestsOf("/root");
+      const spawned = (requests[1]!.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content))) as Json[]);
+      expect(spawned.map((s) => s.agent_status)).toEqual(["running", "running", "running", "pending_init"]);
+      expect(rootResult(h, "interrupt_agent", { target: "a" })).toMatchObject({ previous_status: "running", agent_status: "interrupted" });
+      const afterInterrupt = lastList(h, requests[3]!);
+      expect(afterInterrupt.map((a) => [a.agent_name, a.agent_status])).toEqual([
+        ["/root/a", "interrupted"],
+        ["/root/b", "running"],
+        ["/root/c", "running"],
+        ["/root/d", "running"],
+      ]);
+      expect(afterInterrupt.find((a) => a.agent_name === "/root/d")).not.toHaveProperty("queue_position");
+      const final = lastList(h);
+      expect(final.map((a) => a.agent_status)).toEqual(["interrupted", "shutdown", "shutdown", "shutdown"]);
+      expect(final.slice(1).map((a) => a.last_outcome)).toEqual(["interrupted", "interrupted", "interrupted"]);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+});
