@@ -1,32 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { emptyUsage } from "../../../src/contracts/events.js";
-import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { childInstructions, envelope, turnPrompt } from "../../../src/extension/envelope.js";
+import { agentRecord } from "../../support/records.js";
 
-const record: AgentRecordV1 = {
-  version: 1,
-  kind: "agent",
+const record = agentRecord({
   path: "/root/scout_high",
-  parent: "/root",
-  taskName: "scout_high",
-  nickname: "Euclid",
   role: "scout",
   model: "fake/deep",
   reasoning: "high",
   activeTools: ["read", "grep", "find", "ls"],
-  extensions: [],
   status: "running",
-  health: "healthy",
-  sessionPath: "/t/session.jsonl",
-  runs: [],
-  usage: emptyUsage(),
-  spawnSeq: 1,
-  spawnedAt: "",
-  updatedAt: "",
-  inbox: [],
-  followupQueued: false,
-  undelivered: [],
-};
+});
 
 describe("envelopes", () => {
   it("say what the message is, who sent it and its task, then the payload verbatim", () => {

@@ -1,33 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { emptyUsage } from "../../../src/contracts/events.js";
-import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { ENTRY_TYPE, agentEntry, recordsFromEntries } from "../../../src/extension/persistence.js";
 import { buildMeta, currentPiBinary, runName } from "../../../src/extension/launcher.js";
+import { agentRecord } from "../../support/records.js";
 
-const record: AgentRecordV1 = {
-  version: 1,
-  kind: "agent",
-  path: "/root/worker",
-  parent: "/root",
-  taskName: "worker",
-  nickname: "Euclid",
+const record = agentRecord({
   role: "implementation",
-  model: "fake/fast",
-  reasoning: "medium",
   activeTools: ["read", "bash"],
   extensions: ["/pkg/dist/extension/index.js"],
-  status: "completed",
-  health: "healthy",
   sessionPath: "/tree/agents/worker/session.jsonl",
   runs: ["0001-spawn"],
-  usage: emptyUsage(),
-  spawnSeq: 1,
   spawnedAt: "2026-11-30T00:00:00.000Z",
-  updatedAt: "",
-  inbox: [],
-  followupQueued: false,
-  undelivered: [],
-};
+});
 
 describe("session records", () => {
   it("an agent entry carries what SPEC 3.6 lists", () => {

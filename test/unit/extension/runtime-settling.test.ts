@@ -11,6 +11,7 @@ import { emptyUsage } from "../../../src/contracts/events.js";
 import type { ResultV1 } from "../../../src/contracts/result.js";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { TreeDir } from "../../../src/extension/tree-dir.js";
+import { agentRecord } from "../../support/records.js";
 
 let finishTurn: ((result: ResultV1 | undefined) => void) | undefined;
 vi.mock("../../../src/extension/launcher.js", () => ({
@@ -41,31 +42,12 @@ afterEach(async () => {
 });
 
 function record(): AgentRecordV1 {
-  const now = new Date().toISOString();
-  return {
-    version: 1,
-    kind: "agent",
-    path: "/root/worker",
-    parent: "/root",
-    taskName: "worker",
-    nickname: "Euclid",
-    role: "default",
-    model: "fake/fast",
+  return agentRecord({
     reasoning: "low",
-    activeTools: [],
-    extensions: [],
     status: "pending_init",
-    health: "healthy",
     sessionPath: "/nowhere/session.jsonl",
-    runs: [],
-    usage: emptyUsage(),
-    spawnSeq: 1,
-    spawnedAt: now,
-    updatedAt: now,
-    inbox: [{ kind: "NEW_TASK", from: "/root", text: "go", sentAt: now }],
-    followupQueued: false,
-    undelivered: [],
-  };
+    inbox: [{ kind: "NEW_TASK", from: "/root", text: "go", sentAt: new Date().toISOString() }],
+  });
 }
 
 describe("a finished turn being recorded", () => {

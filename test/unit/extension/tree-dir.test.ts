@@ -2,10 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { emptyUsage } from "../../../src/contracts/events.js";
-import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { identityFromEnv, rootTreeDir, treeLimits } from "../../../src/extension/config.js";
 import { TreeDir } from "../../../src/extension/tree-dir.js";
+import { agentRecord } from "../../support/records.js";
 
 let dir: string;
 let tree: TreeDir;
@@ -16,30 +15,7 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-const record = (agentPath: string, spawnSeq: number): AgentRecordV1 => ({
-  version: 1,
-  kind: "agent",
-  path: agentPath,
-  parent: agentPath.slice(0, agentPath.lastIndexOf("/")),
-  taskName: agentPath.slice(agentPath.lastIndexOf("/") + 1),
-  nickname: `N${spawnSeq}`,
-  role: "default",
-  model: "fake/fast",
-  reasoning: "medium",
-  activeTools: [],
-  extensions: [],
-  status: "completed",
-  health: "healthy",
-  sessionPath: "",
-  runs: [],
-  usage: emptyUsage(),
-  spawnSeq,
-  spawnedAt: "",
-  updatedAt: "",
-  inbox: [],
-  followupQueued: false,
-  undelivered: [],
-});
+const record = (agentPath: string, spawnSeq: number) => agentRecord({ path: agentPath, nickname: `N${spawnSeq}`, spawnSeq });
 
 describe("TreeDir", () => {
   it("maps paths to folders inside the tree and refuses paths that could escape it", () => {
