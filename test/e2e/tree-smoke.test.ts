@@ -27,10 +27,24 @@ describe("extension smoke", () => {
       "/root/scout_one": [reply.text("child report: # hello")],
     });
     const run = await home.runPi(["--mode", "json", "-np", "-e", REPO_ROOT, "go"], { timeoutMs: 60_000, env: { ...home.env, PI_SUBAGENTS_DIR: `${home.root}/trees` } });
-    console.log(run.stderr.slice(-2000));
     const root = tree.requests.get("/root")!;
-    console.log(JSON.stringify(root.map((r) => lastToolResult(r)), null, 1).slice(0, 4000));
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr.slice(-2000)).toBe(0);
     expect(lastToolResult(root[1]!)).toMatchObject({ agent_name: "/root/scout_one", role: "scout" });
+  });
+});
+
+describe("loading the extension", () => {
+  it("`pi install <checkout>` loads it in every later session, with no other step", async () => {
+    const llm = await startScriptedLlm();
+    cleanups.push(() => llm.close());
+    const home = await makePiHome({ llmUrl: llm.url });
+    cleanups.push(() => home.cleanup());
+    const install = await home.runPi(["install", REPO_ROOT], { timeoutMs: 60_000 });
+    expect(install.code, install.stderr).toBe(0);
+    llm.script([reply.text("hello")]);
+    const run = await home.runPi(["--mode", "json", "-np", "hi"], { timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const offered = (llm.requests[0]!.tools ?? []).map((tool) => tool.function.name);
+    expect(offered).toEqual(expect.arrayContaining(["spawn_agent", "wait_agent", "list_agents", "send_message", "followup_task", "interrupt_agent", "close_agent", "list_models", "get_agent_report"]));
   });
 });
