@@ -6,30 +6,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitForPidExit } from "../support/processes.js";
 import { reply, systemText, userTexts, type ChatRequest } from "../support/scripted-llm.js";
-import { describePid, readRunPids, startTree, type TreeHarness, type TreeOptions } from "../support/tree-harness.js";
+import { describePid, readRunPids, type TreeHarness, type TreeOptions } from "../support/tree-harness.js";
+import { expectCleanExit as expectExit0, expectNoSurvivors, noticesIn, toolNames, useTrees, type Json } from "../support/tree-harness-extra.js";
 import { lastToolResult, toolResults } from "../support/tree-llm.js";
 
-let harnesses: TreeHarness[] = [];
-afterEach(async () => {
-  for (const h of harnesses.reverse()) await h.cleanup();
-  harnesses = [];
-});
-
-async function tree(opts: TreeOptions): Promise<TreeHarness> {
-  const h = await startTree(opts);
-  harnesses.push(h);
-  return h;
-}
-
-type Json = Record<string, any>;
-
-async function expectNoSurvivors(h: TreeHarness): Promise<void> {
-  const alive = await h.survivors();
-  expect(alive.map(describePid)).toEqual([]);
-}
+const tree = useTrees();
 
 /** What the root received, for failure messages. */
 function diag(h: TreeHarness): string {
@@ -42,19 +26,13 @@ const ROOT_RUN = { timeoutMs: 100_000 };
 
 /** The root ran to its scripted end: exit 0 after its final answer (not in the middle of a tool). */
 function expectCleanExit(run: { code: number | null; timedOut: boolean; stderr: string; stdout: string }): void {
-  expect(run.timedOut, run.stderr.slice(-2000)).toBe(false);
-  expect(run.code, run.stderr.slice(-2000)).toBe(0);
+  expectExit0(run);
   expect(run.stdout).toContain("ROOT DONE");
 }
 
 /** Every notice the agent received through wait_agent, in order. */
 function noticesOf(h: TreeHarness, agent = "/root"): Json[] {
   return h.allResultsOf(agent).flatMap((r) => (r && typeof r === "object" && Array.isArray((r as Json).notices) ? (r as Json).notices : []));
-}
-
-/** Notices (so far) in the tool results a request carries. */
-function noticesIn(req: ChatRequest): Json[] {
-  return toolResults(req).flatMap((r) => (r && typeof r === "object" && Array.isArray((r as Json).notices) ? (r as Json).notices : []));
 }
 
 /** The run records of one agent's runs, from events.jsonl: [run_start ts, run_end ts]. */
@@ -71,7 +49,6 @@ function scenarioProcs(h: TreeHarness, needle: string): number[] {
   return h.scenarioPids().filter((pid) => describePid(pid).includes(needle));
 }
 
-const toolNames = (req: { tools?: Array<{ function: { name: string } }> }) => (req.tools ?? []).map((t) => t.function.name).sort();
 
 describe("stress scenarios 01–06 (real pi, scripted models)", () => {
   it("01 basic: list_models, spawn a scout, wait, list_agents", async () => {
