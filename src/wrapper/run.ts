@@ -58,7 +58,6 @@ class WrapperRun {
   private stopping = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly cleanups: Array<() => void> = [];
-  private wake: (() => void) | undefined;
 
   constructor(
     private readonly meta: MetaV1,
