@@ -7,6 +7,7 @@ import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "./support.mjs";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MESSAGES = 6;
@@ -76,10 +77,6 @@ async function measure(kind, file) {
   return { ms, maxRssMiB: process.resourceUsage().maxRSS / 1024, events, bytes };
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-};
 
 if (process.argv[2] === "--child") {
   console.log(JSON.stringify(await measure(process.argv[3], process.argv[4])));
