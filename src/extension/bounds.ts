@@ -3,12 +3,10 @@
  * mailbox and whole messages copied into a child's history. Pure functions, no I/O.
  */
 import { LIMITS, type Notice } from "../contracts/tree.js";
+import { isRecord } from "../lib/values.js";
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
@@ -67,13 +65,13 @@ const SIGNATURE_KEYS = ["thinkingSignature", "textSignature"] as const;
  * signature, and pi would send them back as `redacted_thinking` with no data.
  */
 export function stripSignatures<T>(message: T): T {
-  if (!isObject(message)) return message;
+  if (!isRecord(message)) return message;
   const copy = structuredClone(message) as Json;
   if (Array.isArray(copy.content)) {
     copy.content = copy.content
-      .filter((block) => !(isObject(block) && block.type === "thinking" && block.redacted === true))
+      .filter((block) => !(isRecord(block) && block.type === "thinking" && block.redacted === true))
       .map((block) => {
-        if (!isObject(block)) return block;
+        if (!isRecord(block)) return block;
         for (const key of SIGNATURE_KEYS) delete block[key];
         if (block.type === "thinking" && typeof block.thinking === "string") {
           block.thinking = capText(block.thinking, LIMITS.thinkingChars);
@@ -86,10 +84,10 @@ export function stripSignatures<T>(message: T): T {
 
 /** A deep copy without thinking blocks: another provider cannot use this one's reasoning. */
 export function dropThinking<T>(message: T): T {
-  if (!isObject(message)) return message;
+  if (!isRecord(message)) return message;
   const copy = structuredClone(message) as Json;
   if (Array.isArray(copy.content)) {
-    copy.content = copy.content.filter((block) => !(isObject(block) && block.type === "thinking"));
+    copy.content = copy.content.filter((block) => !(isRecord(block) && block.type === "thinking"));
   }
   return copy as T;
 }

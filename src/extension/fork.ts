@@ -11,8 +11,8 @@
  * never larger than the parent's context.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { writeFileAtomic } from "../lib/atomic-file.js";
+import { isRecord } from "../lib/values.js";
 import { capText, dropThinking, stripSignatures } from "./bounds.js";
 
 export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };
@@ -25,16 +25,13 @@ const COMPACTION_PREFIX = "The conversation history before this point was compac
 const COMPACTION_SUFFIX = "\n</summary>";
 const TRANSCRIPT_TOOL_CHARS = 2000;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function roleOf(message: unknown): string | undefined {
-  return isObject(message) && typeof message.role === "string" ? message.role : undefined;
+  return isRecord(message) && typeof message.role === "string" ? message.role : undefined;
 }
 
 function blocksOf(message: unknown): Json[] {
-  return isObject(message) && Array.isArray(message.content) ? message.content.filter(isObject) : [];
+  return isRecord(message) && Array.isArray(message.content) ? message.content.filter(isRecord) : [];
 }
 
 function toolCallIds(message: unknown): string[] {
@@ -49,9 +46,9 @@ function collectMessages(entries: readonly unknown[]): unknown[] {
   let summary: Json | undefined;
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i];
-    if (isObject(entry) && entry.type === "compaction") {
+    if (isRecord(entry) && entry.type === "compaction") {
       summary = entry;
-      const firstKept = entries.findIndex((e) => isObject(e) && e.id === entry.firstKeptEntryId);
+      const firstKept = entries.findIndex((e) => isRecord(e) && e.id === entry.firstKeptEntryId);
       // Kept entries sit before the compaction entry, and the rest follows it.
       start = firstKept >= 0 && firstKept < i ? firstKept : i + 1;
       break;
@@ -67,7 +64,7 @@ function collectMessages(entries: readonly unknown[]): unknown[] {
     });
   }
   for (const entry of entries.slice(start)) {
-    if (!isObject(entry) || entry.type !== "message") continue;
+    if (!isRecord(entry) || entry.type !== "message") continue;
     const role = roleOf(entry.message);
     if (role && KEPT_ROLES.has(role)) messages.push(entry.message);
   }
@@ -85,7 +82,7 @@ function dropUnansweredTail(messages: unknown[]): unknown[] {
     let last = out.length - 1;
     while (last >= 0 && roleOf(out[last]) === "toolResult") last--;
     if (last < 0 || roleOf(out[last]) !== "assistant") return out;
-    const answered = new Set(out.slice(last + 1).map((m) => (isObject(m) ? m.toolCallId : undefined)));
+    const answered = new Set(out.slice(last + 1).map((m) => (isRecord(m) ? m.toolCallId : undefined)));
     const calls = toolCallIds(out[last]);
     if (calls.length === 0 || calls.every((id) => answered.has(id))) return out;
     out.length = last;
@@ -106,10 +103,10 @@ export function splitTurns(messages: readonly unknown[]): unknown[][] {
 function adaptForChild(message: unknown, childProvider: string): unknown | undefined {
   let copy = stripSignatures(message);
   if (roleOf(copy) !== "assistant") return copy;
-  const provider = isObject(copy) ? copy.provider : undefined;
+  const provider = isRecord(copy) ? copy.provider : undefined;
   if (provider !== childProvider) copy = dropThinking(copy);
   // A message that held only thinking is empty now, and providers refuse empty turns.
-  return isObject(copy) && Array.isArray(copy.content) && copy.content.length === 0 ? undefined : copy;
+  return isRecord(copy) && Array.isArray(copy.content) && copy.content.length === 0 ? undefined : copy;
 }
 
 export function forkMessages(entries: readonly unknown[], fork: ForkSpec, opts: { childProvider: string }): unknown[] {
@@ -157,22 +154,14 @@ export async function writeForkSession(file: string, messages: unknown[], opts: 
     lines.push(JSON.stringify({ type: "message", id, parentId, timestamp: now, message }));
     parentId = id;
   }
-  await mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    await writeFile(temp, `${lines.join("\n")}\n`, "utf8");
-    await rename(temp, file);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
+  await writeFileAtomic(file, `${lines.join("\n")}\n`);
 }
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .filter(isObject)
+    .filter(isRecord)
     .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : block.type === "image" ? "[image]" : ""))
     .filter((text) => text !== "")
     .join("\n");
@@ -190,7 +179,7 @@ export function renderForkTranscript(messages: readonly unknown[]): string {
     parts.push(parts.length === 0 ? text : sep + text);
   };
   for (const message of messages) {
-    if (!isObject(message)) continue;
+    if (!isRecord(message)) continue;
     if (message.role === "user") {
       add(`[user]\n${textOf(message.content)}`, "\n\n");
     } else if (message.role === "assistant") {

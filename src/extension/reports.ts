@@ -3,10 +3,10 @@
  * of the tree directory so that sessions and notices stay small. `reports/<turn>.json`, one
  * file per turn, newest LIMITS.reportsKept kept.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { LIMITS } from "../contracts/tree.js";
+import { writeFileAtomic } from "../lib/atomic-file.js";
 
 export interface StoredReportV1 {
   version: 1;
@@ -103,18 +103,8 @@ export async function saveReport(agentDir: string, entry: SaveReportEntry): Prom
     original_chars: entry.text.length,
     complete,
   };
-  const dir = reportsDir(agentDir);
-  await mkdir(dir, { recursive: true });
-  const target = path.join(dir, reportFileName(turn));
   // Other processes of the tree read reports at any time: they must never see half a file.
-  const temp = path.join(dir, `.${reportFileName(turn)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  try {
-    await writeFile(temp, `${JSON.stringify(record)}\n`, "utf8");
-    await rename(temp, target);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
+  await writeFileAtomic(path.join(reportsDir(agentDir), reportFileName(turn)), `${JSON.stringify(record)}\n`);
   const stale = (await listReports(agentDir)).slice(LIMITS.reportsKept);
   await Promise.all(stale.map((report) => rm(report.file, { force: true })));
   return { stored_chars: text.length, original_chars: entry.text.length, complete };

@@ -5,7 +5,8 @@
  */
 import type { ResultV1, RunStatus } from "../contracts/result.js";
 import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart } from "../contracts/tree.js";
-import { TERMINAL_STATUSES, healthForOutcome, statusForOutcome } from "../contracts/tree.js";
+import { healthForOutcome, statusForOutcome } from "../contracts/tree.js";
+import { errorText } from "../lib/values.js";
 import { addUsage } from "../wrapper/normalize.js";
 import { boundNotice } from "./bounds.js";
 import { TurnSlots } from "./capacity.js";
@@ -114,7 +115,7 @@ export class TreeRuntime {
       state.settling = true;
       this.slots.release(record.path);
       try {
-        await this.settle(state, undefined, `could not start the turn: ${err instanceof Error ? err.message : String(err)}`);
+        await this.settle(state, undefined, `could not start the turn: ${errorText(err)}`);
       } finally {
         state.settling = false;
       }
@@ -258,7 +259,7 @@ export class TreeRuntime {
       running.stop();
       this.slots.release(record.path);
     }
-    if (!TERMINAL_STATUSES.has(record.status) || record.status === "interrupted") record.lastTurnStatus ??= record.status;
+    record.lastTurnStatus ??= record.status;
     record.status = "shutdown";
     record.followupQueued = false;
     await this.persist(state);

@@ -19,15 +19,13 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AgentRecordV1, Notice } from "../contracts/tree.js";
 import { ROOT_PATH } from "../contracts/tree.js";
+import { writeFileAtomic } from "../lib/atomic-file.js";
 import { agentFolderSegments } from "./paths.js";
 
 const RECORD_FILE = "agent.json";
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  await fs.promises.writeFile(temp, `${JSON.stringify(value, null, 2)}\n`, "utf8");
-  await fs.promises.rename(temp, file);
+  await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 async function readJson<T>(file: string): Promise<T | undefined> {

@@ -1,12 +1,12 @@
 import { once } from "node:events";
 import fs from "node:fs";
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import ndjson from "ndjson";
 import type { EventRecord } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+import { writeFileAtomic } from "../lib/atomic-file.js";
+import { errorText } from "../lib/values.js";
 
 /**
  * One artifact file written as a stream. Opening and writing never throw: a failure is kept
@@ -113,15 +113,7 @@ export class RawLog {
  * sees half a result. Throws on failure (the caller reports it).
  */
 export async function writeResultAtomic(resultPath: string, result: ResultV1): Promise<void> {
-  await fs.promises.mkdir(path.dirname(resultPath), { recursive: true });
-  const temp = `${resultPath}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    await fs.promises.writeFile(temp, `${JSON.stringify(result, null, 2)}\n`, "utf8");
-    await fs.promises.rename(temp, resultPath);
-  } catch (err) {
-    await fs.promises.rm(temp, { force: true }).catch(() => undefined);
-    throw err;
-  }
+  await writeFileAtomic(resultPath, `${JSON.stringify(result, null, 2)}\n`);
 }
 
 /** Whether result.json can be created at this path (its folder can be made and written). */

@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { emptyUsage } from "../contracts/events.js";
 import { MetaError } from "../contracts/meta.js";
 import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { errorText } from "../lib/values.js";
 import { writeResultAtomic } from "./artifacts.js";
 import { loadMeta } from "./load-meta.js";
 import { runWrapper } from "./run.js";
@@ -108,7 +109,7 @@ export async function main(argv: string[]): Promise<number> {
       const benign = ["commander.helpDisplayed", "commander.version", "commander.help"].includes(err.code);
       return benign ? 0 : WRAPPER_EXIT.usage;
     }
-    say(`subagent-wrapper: internal error: ${err instanceof Error ? err.message : String(err)}`);
+    say(`subagent-wrapper: internal error: ${errorText(err)}`);
     return WRAPPER_EXIT.outcome;
   }
 }

@@ -2,8 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { MetaError, type MetaV1, parseMeta } from "../contracts/meta.js";
 import { checkResultPathWritable } from "./artifacts.js";
+import { errorText } from "../lib/values.js";
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * Read and fully validate meta.json: shape (pure, in contracts) and the file-system facts a

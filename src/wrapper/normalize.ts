@@ -1,5 +1,6 @@
 import type { EventRecordBody, StopReason, Usage } from "../contracts/events.js";
 import { emptyUsage } from "../contracts/events.js";
+import { isRecord } from "../lib/values.js";
 import { normalizeStopReason } from "./stop-reason.js";
 
 /** A parsed pi json-mode event: only `type` is certain; everything else is checked on use. */
@@ -20,8 +21,6 @@ export interface AssistantSummary {
   errorMessage: string | undefined;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 const asString = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 

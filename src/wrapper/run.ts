@@ -4,12 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, type MetaV1, effectiveModel } from "../contracts/meta.js";
-import { RESULT_VERSION, type ResultV1, type RunStatus, exitCodeForStatus } from "../contracts/result.js";
+import { RESULT_VERSION, type ResultV1, exitCodeForStatus } from "../contracts/result.js";
 import { ArtifactFile, EventsWriter, RawLog, writeResultAtomic } from "./artifacts.js";
 import { type ChildProcess, buildChildArgs, resolvePiBinary, signalGroup, spawnChild } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { formatTranscriptEntry } from "./transcript.js";
+import { errorText } from "../lib/values.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
@@ -36,7 +37,6 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * One child run: starting → running → (draining after the terminal message | stopping) →
@@ -312,4 +312,3 @@ export function runWrapper(meta: MetaV1, options: RunOptions = {}): Promise<RunR
   return new WrapperRun(meta, options).run();
 }
 
-export type { RunStatus };
