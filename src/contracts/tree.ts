@@ -102,6 +102,17 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
 }
 
+/**
+ * Usage in the compact shape list_agents, notices and the widget show: tokens as pi counts
+ * them (`total_tokens` includes cache reads and writes) and `cost` = pi's `cost.total`.
+ */
+export interface UsageTotals {
+  input: number;
+  output: number;
+  total_tokens: number;
+  cost: number;
+}
+
 /** One entry of a parent's mailbox, as `wait_agent` returns it. */
 export interface Notice {
   agent_name: string;
@@ -115,6 +126,8 @@ export interface Notice {
   outcome?: string;
   reason?: string;
   usage?: Usage;
+  /** The agent's usage plus that of every agent below it (its whole subtree). */
+  subtree_usage?: UsageTotals;
   /** Length of the full answer; `get_agent_report` pages it when stored. */
   report_chars: number;
   report_stored: boolean;

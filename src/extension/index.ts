@@ -4,8 +4,10 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Notice } from "../contracts/tree.js";
+import { budgetFromEnv } from "./budget.js";
 import { identityFromEnv, rootTreeDir, treeLimits } from "./config.js";
 import { ENTRY_TYPE, agentEntry, restore } from "./persistence.js";
+import { progressOf } from "./progress.js";
 import { TreeRuntime } from "./runtime.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
@@ -18,9 +20,12 @@ import { sendMessageTool } from "./tools/send-message.js";
 import { spawnAgentTool } from "./tools/spawn-agent.js";
 import { waitAgentTool } from "./tools/wait-agent.js";
 import { TreeDir } from "./tree-dir.js";
+import { TreeDisplay } from "./widget.js";
 
 /** How often an interactive root looks for messages its children sent while it is idle. */
 const IDLE_INBOX_POLL_MS = 1000;
+/** How often the status line and widget of an interactive session are redrawn. */
+const DISPLAY_REFRESH_MS = 1000;
 
 function describeNotice(notice: Notice): string {
   const head = notice.type === "message" ? `message from ${notice.agent_name}` : `${notice.agent_name} (${notice.nickname}) ${notice.type}`;
@@ -33,6 +38,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   let runtime: TreeRuntime | undefined;
   let uiContext: ExtensionContext | undefined;
   let inboxTimer: NodeJS.Timeout | undefined;
+  let display: TreeDisplay | undefined;
 
   const deps: ToolDeps = {
     pi,
@@ -58,6 +64,8 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   const stop = async (): Promise<void> => {
     if (inboxTimer) clearInterval(inboxTimer);
     inboxTimer = undefined;
+    display?.stop();
+    display = undefined;
     const ending = runtime;
     runtime = undefined;
     if (!ending) return;
@@ -89,6 +97,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
         if (ctx.isIdle()) void rt.collectInbox().catch(() => undefined);
       }, IDLE_INBOX_POLL_MS);
       inboxTimer.unref();
+      // The tree at a glance: nickname, status, model, elapsed, current tool, usage and cost.
+      display = new TreeDisplay(ctx.ui, rt.self, () => progressOf(rt).snapshot(rt.self), () => budgetFromEnv());
+      display.start(DISPLAY_REFRESH_MS);
     }
   });
 

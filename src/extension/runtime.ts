@@ -4,7 +4,7 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import type { ResultV1, RunStatus } from "../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart } from "../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart, UsageTotals } from "../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../contracts/tree.js";
 import { errorText } from "../lib/values.js";
 import { addUsage } from "../wrapper/normalize.js";
@@ -17,6 +17,7 @@ import { Mailbox } from "./mailbox.js";
 import { parentOf } from "./paths.js";
 import { saveReport } from "./reports.js";
 import type { TreeDir } from "./tree-dir.js";
+import { subtreeUsage } from "./usage-rollup.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 const STOP_WAIT_MS = 8000;
@@ -183,12 +184,22 @@ export class TreeRuntime {
     if (!stopping) {
       // Messages a child sent up during its turn precede the notice of that turn's end.
       await this.collectInbox();
-      this.notify(this.noticeFor(record, record.status as NoticeType, { outcome, reason, text, reportStored: report !== undefined }));
+      const rolled = await this.subtreeUsage(record);
+      this.notify(this.noticeFor(record, record.status as NoticeType, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage: rolled }));
       if (record.followupQueued) await this.requestTurn(state, "followup");
     }
   }
 
-  noticeFor(record: AgentRecordV1, type: NoticeType, extra: { outcome?: RunStatus; reason?: string; text?: string; reportStored?: boolean } = {}): Notice {
+  /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */
+  private async subtreeUsage(record: AgentRecordV1): Promise<UsageTotals | undefined> {
+    return subtreeUsage(this.tree, record).catch(() => undefined);
+  }
+
+  noticeFor(
+    record: AgentRecordV1,
+    type: NoticeType,
+    extra: { outcome?: RunStatus; reason?: string; text?: string; reportStored?: boolean; subtreeUsage?: UsageTotals | undefined } = {},
+  ): Notice {
     const text = extra.text ?? "";
     return boundNotice({
       agent_name: record.path,
@@ -201,6 +212,7 @@ export class TreeRuntime {
       ...(extra.outcome && extra.outcome !== "completed" && { outcome: extra.outcome }),
       ...(extra.outcome && extra.outcome !== "completed" && extra.reason && { reason: extra.reason }),
       usage: record.usage,
+      ...(extra.subtreeUsage && { subtree_usage: extra.subtreeUsage }),
       report_chars: text.length,
       report_stored: extra.reportStored ?? false,
       report: text,
@@ -241,7 +253,8 @@ export class TreeRuntime {
       this.slots.release(record.path);
     }
     await this.persist(state);
-    this.notify(this.noticeFor(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent" }));
+    const rolled = await this.subtreeUsage(record);
+    this.notify(this.noticeFor(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent", subtreeUsage: rolled }));
     // A follow-up must not start while the stopped pi may still write the shared session,
     // and it must see what the stopped turn left undelivered.
     if (running) await settledWithin(state.settled, STOP_WAIT_MS);
@@ -263,7 +276,10 @@ export class TreeRuntime {
     record.status = "shutdown";
     record.followupQueued = false;
     await this.persist(state);
-    if (running || queued) this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent" }));
+    if (running || queued) {
+      const rolled = await this.subtreeUsage(record);
+      this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage: rolled }));
+    }
     if (running) await settledWithin(state.settled, STOP_WAIT_MS);
     // The child's own process stopped its children as it ended; their records become shutdown too.
     for (const descendant of await this.tree.subtree(record.path)) {

@@ -1,5 +1,7 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { assertBudgetLeft } from "../budget.js";
+import { progressOf } from "../progress.js";
 import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js";
 
 const parameters = Type.Object({
@@ -12,7 +14,7 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
     name: "followup_task",
     label: "Follow-up task",
     description:
-      "Give a direct child a new turn in its own conversation (it keeps its earlier context). If its turn is running or queued, the follow-up waits behind it. Messages queued with send_message and any interrupted task are delivered first, in order. Resumes an interrupted child; a shut-down child takes no follow-up. Collect the result with wait_agent.",
+      "Give a direct child a new turn in its own conversation (it keeps its earlier context). If its turn is running or queued, the follow-up waits behind it. Messages queued with send_message and any interrupted task are delivered first, in order. Resumes an interrupted child; a shut-down child takes no follow-up, and none starts once the tree's budget is spent. Collect the result with wait_agent.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {
@@ -21,6 +23,7 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
       const state = directChild(rt, params.target);
       const { record } = state;
       if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
+      await assertBudgetLeft(progressOf(rt));
       record.inbox.push({ kind: "FOLLOWUP_TASK", from: rt.self, text, sentAt: new Date().toISOString() });
       const busy = state.running !== undefined || rt.queuePosition(record.path) !== undefined;
       if (busy) {

@@ -1,7 +1,10 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
+import { budgetState } from "../budget.js";
 import { resolveTarget } from "../paths.js";
+import { progressFields, progressOf } from "../progress.js";
+import { addTotals, emptyTotals, usageTotals } from "../usage-rollup.js";
 import { type ToolDeps, jsonResult } from "./common.js";
 
 const parameters = Type.Object({
@@ -13,14 +16,18 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     name: "list_agents",
     label: "List agents",
     description:
-      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while queued, usage. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB.",
+      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while queued, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB.",
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();
       const prefix = params.path_prefix ? (resolveTarget(rt.self, params.path_prefix) ?? params.path_prefix) : undefined;
-      const records = (await rt.tree.subtree(rt.self)).filter((record) => !prefix || record.path.startsWith(prefix));
-      const agents = records.map((record) => {
-        const queuePosition = rt.queuePosition(record.path);
+      const progress = progressOf(rt);
+      const snapshot = (await progress.snapshot(rt.self)).filter((agent) => !prefix || agent.record.path.startsWith(prefix));
+      const totalUsage = emptyTotals();
+      const agents = snapshot.map((agent) => {
+        const { record } = agent;
+        const usage = usageTotals(agent.usage);
+        addTotals(totalUsage, usage);
         return {
           agent_name: record.path,
           nickname: record.nickname,
@@ -29,12 +36,24 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
           model: record.model,
           reasoning: record.reasoning,
           health: record.health,
-          ...(queuePosition !== undefined && { queue_position: queuePosition }),
+          ...(agent.queuePosition !== undefined && { queue_position: agent.queuePosition }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
-          usage: { input: record.usage.input, output: record.usage.output, total_tokens: record.usage.totalTokens, cost: record.usage.cost.total },
+          ...(record.status === "running" && progressFields(agent)),
+          usage,
+          subtree_usage: agent.subtreeUsage,
         };
       });
-      const result: { agents: typeof agents; omitted?: number } = { agents };
+      const budget = await budgetState(progress).catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
+      const result: { agents: typeof agents; omitted?: number; total_usage: typeof totalUsage; budget?: object } = {
+        agents,
+        total_usage: totalUsage,
+        ...(budget && {
+          budget:
+            "error" in budget
+              ? { error: budget.error }
+              : { ...budget.budget, spent_tokens: budget.spent.total_tokens, spent_cost: budget.spent.cost, exhausted: budget.refusal !== undefined },
+        }),
+      };
       while (JSON.stringify(result).length > LIMITS.listAgentsBytes - 64 && result.agents.length > 0) {
         result.agents = result.agents.slice(0, -1);
         result.omitted = agents.length - result.agents.length;

@@ -1,6 +1,8 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
+import { BUDGET_COST_ENV, BUDGET_TOKENS_ENV, assertBudgetLeft } from "../budget.js";
+import { progressOf } from "../progress.js";
 import { ROLE_NAMES, getRole } from "../roles.js";
 import { spawnAgent } from "../spawn.js";
 import { type ToolDeps, jsonResult } from "./common.js";
@@ -22,10 +24,18 @@ export function spawnAgentTool({ pi, runtime }: ToolDeps): ToolDefinition<typeof
       "Start a child agent (a separate pi process) on a task and return at once; collect its result with wait_agent.",
       "Returns agent_name (its canonical path, e.g. /root/scout_one — a coordination id in the agent tree, not a filesystem path), nickname, role, the effective model and reasoning, agent_status, and queue_position (1 = next) when it waits for capacity.",
       `Limits: ${LIMITS.maxActiveChildTurns} of your children run at once (more are queued, not refused), ${LIMITS.maxDepth} levels below the root, ${LIMITS.maxSpawns} spawns per tree, each turn at most 30 minutes.`,
+      `When the tree has a budget (${BUDGET_TOKENS_ENV} / ${BUDGET_COST_ENV}) and its agents have spent it, spawning is refused.`,
       `The child's final answer comes back in a notice of at most ${LIMITS.maxMessageChars} characters (a long report keeps its head and tail; get_agent_report pages the full text).`,
     ].join(" "),
     parameters,
     executionMode: "sequential",
-    execute: async (_id, params, _signal, _onUpdate, ctx) => jsonResult(await spawnAgent(runtime(), pi, ctx, params)),
+    execute: async (_id, params, _signal, onUpdate, ctx) => {
+      const rt = runtime();
+      await assertBudgetLeft(progressOf(rt));
+      const spawned = await spawnAgent(rt, pi, ctx, params);
+      // The call returns at once; this one update shows the new child while pi renders the result.
+      onUpdate?.({ content: [{ type: "text", text: `${spawned.agent_name} (${spawned.nickname}) ${spawned.agent_status} on ${spawned.model}` }], details: spawned });
+      return jsonResult(spawned);
+    },
   };
 }

@@ -1,0 +1,84 @@
+/**
+ * An optional spending limit for a whole tree: once the tree's agents have used the budget
+ * (tokens and/or cost), spawn_agent and followup_task refuse with one clear error. Turns
+ * already running or queued are left to finish: the budget gates new work, it is no kill
+ * switch. Set by the environment, which every process of the tree inherits, so nested
+ * agents see the same budget and (through the shared tree directory) the same spend.
+ */
+import { ROOT_PATH, type UsageTotals } from "../contracts/tree.js";
+import type { TreeProgress } from "./progress.js";
+import { addTotals, emptyTotals, usageTotals } from "./usage-rollup.js";
+
+export const BUDGET_TOKENS_ENV = "PI_SUBAGENTS_BUDGET_TOKENS";
+export const BUDGET_COST_ENV = "PI_SUBAGENTS_BUDGET_COST";
+
+export interface TreeBudget {
+  /** Limit on the tree's total_tokens. */
+  tokens?: number;
+  /** Limit on the tree's cost (pi's cost.total, in the models' price unit — USD for pi's built-ins). */
+  cost?: number;
+}
+
+function parseLimit(env: NodeJS.ProcessEnv, name: string, integer: boolean): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name} must be a positive ${integer ? "integer" : "number"}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** The budget the environment sets; an invalid value is an error (a budget is never silently dropped). */
+export function budgetFromEnv(env: NodeJS.ProcessEnv = process.env): TreeBudget {
+  const tokens = parseLimit(env, BUDGET_TOKENS_ENV, true);
+  const cost = parseLimit(env, BUDGET_COST_ENV, false);
+  return { ...(tokens !== undefined && { tokens }), ...(cost !== undefined && { cost }) };
+}
+
+export function hasBudget(budget: TreeBudget): boolean {
+  return budget.tokens !== undefined || budget.cost !== undefined;
+}
+
+export function formatCost(cost: number): string {
+  return `$${cost.toFixed(4)}`;
+}
+
+/** The refusal when `spent` has reached the budget, else undefined. */
+export function budgetRefusal(budget: TreeBudget, spent: UsageTotals): string | undefined {
+  if (budget.tokens !== undefined && spent.total_tokens >= budget.tokens) {
+    return `tree budget spent: this tree's agents have used ${spent.total_tokens} tokens of its ${budget.tokens}-token budget (${BUDGET_TOKENS_ENV}); no new turns start`;
+  }
+  if (budget.cost !== undefined && spent.cost >= budget.cost) {
+    return `tree budget spent: this tree's agents have used ${formatCost(spent.cost)} of its ${formatCost(budget.cost)} budget (${BUDGET_COST_ENV}); no new turns start`;
+  }
+  return undefined;
+}
+
+/** Usage of every agent in the tree (the root's own conversation not included), running turns so far included. */
+export async function treeSpend(progress: TreeProgress): Promise<UsageTotals> {
+  const spent = emptyTotals();
+  for (const agent of await progress.snapshot(ROOT_PATH)) addTotals(spent, usageTotals(agent.usage));
+  return spent;
+}
+
+export interface BudgetState {
+  budget: TreeBudget;
+  spent: UsageTotals;
+  refusal?: string;
+}
+
+/** The tree's budget and spend, or undefined when no budget is set. Throws on an invalid budget. */
+export async function budgetState(progress: TreeProgress, env: NodeJS.ProcessEnv = process.env): Promise<BudgetState | undefined> {
+  const budget = budgetFromEnv(env);
+  if (!hasBudget(budget)) return undefined;
+  const spent = await treeSpend(progress);
+  const refusal = budgetRefusal(budget, spent);
+  return { budget, spent, ...(refusal && { refusal }) };
+}
+
+/** Throws the refusal when the tree's budget is spent (or set to an invalid value). */
+export async function assertBudgetLeft(progress: TreeProgress, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const state = await budgetState(progress, env);
+  if (state?.refusal) throw new Error(state.refusal);
+}

@@ -1,0 +1,134 @@
+/**
+ * Live progress of one child run, read from the events.jsonl its wrapper writes as things
+ * happen. `applyRecord` is the pure fold (one record at a time); `EventsTail` reads only the
+ * bytes appended since its last poll and keeps a partial last line for the next one, so a
+ * record the wrapper is still writing is never parsed half-way.
+ */
+import fs from "node:fs";
+import { StringDecoder } from "node:string_decoder";
+import { emptyUsage, type Usage } from "../contracts/events.js";
+import type { RunStatus } from "../contracts/result.js";
+import { isRecord } from "../lib/values.js";
+import { addUsage, normalizeUsage } from "../wrapper/normalize.js";
+
+export interface RunProgress {
+  /** `ts` of run_start (ms since epoch). */
+  startedAt?: number;
+  /** `ts` of run_end; set once the wrapper has finished the run. */
+  endedAt?: number;
+  status?: RunStatus;
+  /** Assistant messages so far (LLM responses, failed attempts included). */
+  turns: number;
+  toolCalls: number;
+  /** Tools started and not finished yet, by toolCallId, in start order. */
+  openTools: Map<string, string>;
+  /** Summed over the run's assistant messages so far. */
+  usage: Usage;
+  /** pi is waiting to retry a provider error. */
+  retrying: boolean;
+}
+
+export function emptyRunProgress(): RunProgress {
+  return { turns: 0, toolCalls: 0, openTools: new Map(), usage: emptyUsage(), retrying: false };
+}
+
+/** The tool the run is in now (the latest one started and not finished). */
+export function currentTool(progress: RunProgress): string | undefined {
+  return [...progress.openTools.values()].at(-1);
+}
+
+/** Folds one events.jsonl record into the run's progress. Unknown records change nothing. */
+export function applyRecord(progress: RunProgress, record: unknown): void {
+  if (!isRecord(record)) return;
+  const ts = typeof record.ts === "number" ? record.ts : undefined;
+  switch (record.type) {
+    case "run_start":
+      progress.startedAt ??= ts;
+      break;
+    case "assistant_text":
+      progress.turns += 1;
+      progress.retrying = false;
+      if (isRecord(record.usage)) addUsage(progress.usage, normalizeUsage(record.usage));
+      break;
+    case "tool_call":
+      progress.toolCalls += 1;
+      if (typeof record.toolCallId === "string" && typeof record.toolName === "string") progress.openTools.set(record.toolCallId, record.toolName);
+      break;
+    case "tool_result":
+      if (typeof record.toolCallId === "string") progress.openTools.delete(record.toolCallId);
+      break;
+    case "retry":
+      progress.retrying = record.phase === "start";
+      break;
+    case "run_end":
+      progress.endedAt = ts;
+      if (typeof record.status === "string") progress.status = record.status as RunStatus;
+      progress.openTools.clear();
+      progress.retrying = false;
+      break;
+  }
+}
+
+/** At most this much is read per poll, so one huge file cannot stall a refresh. */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
+
+export class EventsTail {
+  private offset = 0;
+  private partial = "";
+  private decoder = new StringDecoder("utf8");
+  progress: RunProgress = emptyRunProgress();
+  /** True once a poll has read the file up to its end at least once. */
+  caughtUp = false;
+
+  constructor(readonly file: string) {}
+
+  /** Whether the run is over: nothing more will be appended. */
+  get done(): boolean {
+    return this.progress.endedAt !== undefined;
+  }
+
+  /** Reads what was appended since the last poll; a missing file is a run not started yet. */
+  async poll(): Promise<RunProgress> {
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(this.file, "r");
+    } catch {
+      return this.progress;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size < this.offset) this.reset(); // replaced or truncated: start over
+      const length = Math.min(size - this.offset, MAX_READ_BYTES);
+      if (length > 0) {
+        const buffer = Buffer.alloc(length);
+        const { bytesRead } = await handle.read(buffer, 0, length, this.offset);
+        this.offset += bytesRead;
+        this.consume(this.decoder.write(buffer.subarray(0, bytesRead)));
+      }
+      this.caughtUp = this.offset >= size;
+    } finally {
+      await handle.close();
+    }
+    return this.progress;
+  }
+
+  private consume(text: string): void {
+    const lines = (this.partial + text).split("\n");
+    this.partial = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      try {
+        applyRecord(this.progress, JSON.parse(line));
+      } catch {
+        // not JSON: the wrapper writes whole lines, so this is damage; skip it
+      }
+    }
+  }
+
+  private reset(): void {
+    this.offset = 0;
+    this.partial = "";
+    this.decoder = new StringDecoder("utf8");
+    this.progress = emptyRunProgress();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * What every agent of a subtree is doing right now: its record from the tree directory plus
+ * the live progress of its latest run, tailed from that run's events.jsonl. Works for the
+ * whole subtree, grandchildren included, because every process of a tree shares the tree
+ * directory; no wrapper or child cooperates beyond writing its events as they happen.
+ */
+import path from "node:path";
+import type { Usage } from "../contracts/events.js";
+import { emptyUsage } from "../contracts/events.js";
+import type { AgentRecordV1, UsageTotals } from "../contracts/tree.js";
+import { addUsage } from "../wrapper/normalize.js";
+import { EventsTail, type RunProgress, currentTool } from "./events-tail.js";
+import type { TreeRuntime } from "./runtime.js";
+import type { TreeDir } from "./tree-dir.js";
+import { rollUp, usageTotals } from "./usage-rollup.js";
+
+export interface AgentProgress {
+  record: AgentRecordV1;
+  /** The agent's usage: its finished turns plus the running turn so far. */
+  usage: Usage;
+  /** The agent's usage plus every agent's below it (among the snapshot's agents). */
+  subtreeUsage: UsageTotals;
+  /** Progress of the agent's latest run, when it has one. */
+  run?: RunProgress;
+  /** Running: since its turn started; finished: how long its last turn took. */
+  elapsedMs?: number;
+  /** 1 = next, while queued for capacity (known only for this process's direct children). */
+  queuePosition?: number;
+}
+
+/** The fields tools return for an agent's live progress (wait_agent updates, list_agents). */
+export interface ProgressFields {
+  elapsed_ms?: number;
+  turns?: number;
+  tool_calls?: number;
+  current_tool?: string;
+  retrying?: true;
+}
+
+export function progressFields(agent: AgentProgress): ProgressFields {
+  const tool = agent.run && currentTool(agent.run);
+  return {
+    ...(agent.elapsedMs !== undefined && { elapsed_ms: agent.elapsedMs }),
+    ...(agent.run && { turns: agent.run.turns, tool_calls: agent.run.toolCalls }),
+    ...(tool && agent.record.status === "running" && { current_tool: tool }),
+    ...(agent.run?.retrying && agent.record.status === "running" && { retrying: true as const }),
+  };
+}
+
+function elapsedOf(record: AgentRecordV1, run: RunProgress | undefined, now: number): number | undefined {
+  if (record.status === "running") return run?.startedAt !== undefined ? Math.max(0, now - run.startedAt) : undefined;
+  if (record.status === "pending_init") return undefined;
+  if (run?.startedAt !== undefined && run.endedAt !== undefined) return Math.max(0, run.endedAt - run.startedAt);
+  return undefined;
+}
+
+export class TreeProgress {
+  /** One tail per agent: its latest run's events.jsonl. */
+  private readonly tails = new Map<string, EventsTail>();
+
+  constructor(
+    private readonly tree: TreeDir,
+    private readonly queuePosition: (agentPath: string) => number | undefined = () => undefined,
+  ) {}
+
+  /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
+  async snapshot(under: string, now: () => number = Date.now): Promise<AgentProgress[]> {
+    const records = await this.tree.subtree(under);
+    const agents = await Promise.all(records.map((record) => this.progressOf(record)));
+    const at = now();
+    const rolled = rollUp(new Map(agents.map(({ record, usage }) => [record.path, usageTotals(usage)])));
+    return agents.map(({ record, usage, run }) => {
+      const elapsedMs = elapsedOf(record, run, at);
+      const queuePosition = this.queuePosition(record.path);
+      return {
+        record,
+        usage,
+        subtreeUsage: rolled.get(record.path)!,
+        ...(run && { run }),
+        ...(elapsedMs !== undefined && { elapsedMs }),
+        ...(queuePosition !== undefined && { queuePosition }),
+      };
+    });
+  }
+
+  private async progressOf(record: AgentRecordV1): Promise<{ record: AgentRecordV1; usage: Usage; run?: RunProgress }> {
+    const usage = structuredClone(record.usage ?? emptyUsage());
+    const latest = record.runs.at(-1);
+    if (!latest) return { record, usage };
+    const file = path.join(this.tree.agentDir(record.path), "runs", latest, "events.jsonl");
+    let tail = this.tails.get(record.path);
+    if (!tail || tail.file !== file) {
+      tail = new EventsTail(file);
+      this.tails.set(record.path, tail);
+    }
+    // A finished run is read once (to its end); a running one on every snapshot.
+    if ((record.status === "running" && !tail.done) || !tail.caughtUp) await tail.poll();
+    // The parent adds a turn's usage to the record in the same write that ends its
+    // `running` status: until then the run's own usage is not in the record.
+    if (record.status === "running") addUsage(usage, tail.progress.usage);
+    return { record, usage, run: tail.progress };
+  }
+}
+
+const trackers = new WeakMap<TreeRuntime, TreeProgress>();
+
+/** The one progress tracker of a runtime (its tails live as long as the runtime). */
+export function progressOf(runtime: TreeRuntime): TreeProgress {
+  let tracker = trackers.get(runtime);
+  if (!tracker) {
+    tracker = new TreeProgress(runtime.tree, (agentPath) => runtime.queuePosition(agentPath));
+    trackers.set(runtime, tracker);
+  }
+  return tracker;
+}

@@ -1,0 +1,58 @@
+/**
+ * Usage per agent and rolled up per subtree. An agent's record holds the usage of its
+ * finished turns (its parent adds each result's usage); a subtree's usage is the agent's
+ * own plus every agent below it, read from the tree directory that every process shares.
+ */
+import type { Usage } from "../contracts/events.js";
+import type { AgentRecordV1, UsageTotals } from "../contracts/tree.js";
+import type { TreeDir } from "./tree-dir.js";
+
+export function emptyTotals(): UsageTotals {
+  return { input: 0, output: 0, total_tokens: 0, cost: 0 };
+}
+
+/** pi's usage shape → the compact one; cost rounded to 1e-6 so sums of floats stay readable. */
+export function usageTotals(usage: Usage): UsageTotals {
+  return { input: usage.input, output: usage.output, total_tokens: usage.totalTokens, cost: roundCost(usage.cost.total) };
+}
+
+export function addTotals(into: UsageTotals, add: UsageTotals): UsageTotals {
+  into.input += add.input;
+  into.output += add.output;
+  into.total_tokens += add.total_tokens;
+  into.cost = roundCost(into.cost + add.cost);
+  return into;
+}
+
+export function roundCost(cost: number): number {
+  return Math.round(cost * 1e6) / 1e6;
+}
+
+/** Whether `agentPath` is `root` or below it. */
+export function inSubtree(root: string, agentPath: string): boolean {
+  return agentPath === root || agentPath.startsWith(`${root}/`);
+}
+
+/**
+ * For every agent of `usages` (path → its own totals), the sum over itself and its
+ * descendants among them.
+ */
+export function rollUp(usages: ReadonlyMap<string, UsageTotals>): Map<string, UsageTotals> {
+  const rolled = new Map<string, UsageTotals>();
+  for (const [agentPath] of usages) {
+    const sum = emptyTotals();
+    for (const [other, totals] of usages) if (inSubtree(agentPath, other)) addTotals(sum, totals);
+    rolled.set(agentPath, sum);
+  }
+  return rolled;
+}
+
+/**
+ * The usage of `record`'s whole subtree as recorded in the tree directory: `record` itself
+ * (as this process holds it, possibly newer than on disk) plus its descendants' records.
+ */
+export async function subtreeUsage(tree: TreeDir, record: AgentRecordV1): Promise<UsageTotals> {
+  const sum = usageTotals(record.usage);
+  for (const descendant of await tree.subtree(record.path)) addTotals(sum, usageTotals(descendant.usage));
+  return sum;
+}
