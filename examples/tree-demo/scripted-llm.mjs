@@ -69,7 +69,11 @@ function sse(res, { text = "", calls = [] }) {
   res.end(`${out}data: [DONE]\n\n`);
 }
 
-export async function startDemoLlm() {
+/**
+ * Serves `script` (agent path → a function of the request body, or a list of such steps
+ * taken in order, the last one repeating) until close(). Each step answers `{text, calls}`.
+ */
+export async function startLoopbackLlm(script) {
   const steps = new Map();
   const server = http.createServer((req, res) => {
     const chunks = [];
@@ -79,11 +83,16 @@ export async function startDemoLlm() {
       const agent = agentOf(body);
       const step = steps.get(agent) ?? 0;
       steps.set(agent, step + 1);
-      const script = SCRIPT[agent] ?? [];
-      const next = typeof script === "function" ? script : (script[Math.min(step, script.length - 1)] ?? (() => ({ text: "done" })));
+      const agentSteps = script[agent] ?? [];
+      const next = typeof agentSteps === "function" ? agentSteps : (agentSteps[Math.min(step, agentSteps.length - 1)] ?? (() => ({ text: "done" })));
       sse(res, next(body));
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** The demo tree's LLM. */
+export function startDemoLlm() {
+  return startLoopbackLlm(SCRIPT);
 }

@@ -77,8 +77,6 @@ export class EventsTail {
   private partial = "";
   private decoder = new StringDecoder("utf8");
   progress: RunProgress = emptyRunProgress();
-  /** True once a poll has read the file up to its end at least once. */
-  caughtUp = false;
 
   constructor(readonly file: string) {}
 
@@ -105,7 +103,6 @@ export class EventsTail {
         this.offset += bytesRead;
         this.consume(this.decoder.write(buffer.subarray(0, bytesRead)));
       }
-      this.caughtUp = this.offset >= size;
     } finally {
       await handle.close();
     }

@@ -93,8 +93,8 @@ export class TreeProgress {
       tail = new EventsTail(file);
       this.tails.set(record.path, tail);
     }
-    // A finished run is read once (to its end); a running one on every snapshot.
-    if ((record.status === "running" && !tail.done) || !tail.caughtUp) await tail.poll();
+    // Read until the run's run_end: after it nothing more is appended.
+    if (!tail.done) await tail.poll();
     // The parent adds a turn's usage to the record in the same write that ends its
     // `running` status: until then the run's own usage is not in the record.
     if (record.status === "running") addUsage(usage, tail.progress.usage);
