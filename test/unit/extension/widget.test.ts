@@ -1,0 +1,96 @@
+import { describe, expect, it, vi } from "vitest";
+import { emptyUsage } from "../../../src/contracts/events.js";
+import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
+import { emptyRunProgress } from "../../../src/extension/events-tail.js";
+import type { AgentProgress } from "../../../src/extension/progress.js";
+import { DISPLAY_KEY, TreeDisplay, formatElapsed, formatTokens, statusLine, widgetLines } from "../../../src/extension/widget.js";
+import { agentRecord } from "../../support/records.js";
+
+function agent(overrides: Partial<AgentRecordV1>, extra: Partial<AgentProgress> = {}): AgentProgress {
+  const record = agentRecord(overrides);
+  const usage = emptyUsage();
+  usage.totalTokens = 1200;
+  usage.cost.total = 0.0036;
+  return { record, usage, subtreeUsage: { input: 0, output: 0, total_tokens: 1200, cost: 0.0036 }, ...extra };
+}
+
+describe("formatting", () => {
+  it.each([
+    [0, "0"],
+    [999, "999"],
+    [1234, "1.2k"],
+    [56_789, "57k"],
+    [2_345_678, "2.3M"],
+  ])("%i tokens read %s", (n, text) => expect(formatTokens(n)).toBe(text));
+
+  it.each([
+    [0, "0s"],
+    [59_999, "59s"],
+    [65_000, "1m05s"],
+    [3_725_000, "1h02m"],
+  ])("%i ms read %s", (ms, text) => expect(formatElapsed(ms)).toBe(text));
+});
+
+describe("the widget and the status line", () => {
+  const run = { ...emptyRunProgress(), turns: 3, toolCalls: 2 };
+  run.openTools.set("c", "bash");
+  const tree = [
+    agent({ path: "/root/lead", nickname: "Euclid", status: "running", spawnSeq: 1 }, { run, elapsedMs: 12_000, subtreeUsage: { input: 0, output: 0, total_tokens: 2400, cost: 0.0072 } }),
+    agent({ path: "/root/scout", nickname: "Hypatia", status: "pending_init", spawnSeq: 2 }, { queuePosition: 1 }),
+    agent({ path: "/root/lead/check", nickname: "Ptolemy", status: "completed", model: "fake/deep", spawnSeq: 3 }, { elapsedMs: 4_000 }),
+  ];
+
+  it("shows the tree in tree order: nickname, status, model, elapsed, tool, turns, usage and the subtree roll-up", () => {
+    expect(widgetLines("/root", tree, { tokens: 50_000 })).toEqual([
+      "subagents · 3 agents, 1 running · 3.6k tok · $0.0108 (budget 50k tok)",
+      "├─ lead (Euclid) · running · fake/fast · 12s · bash · 3 turns · 1.2k tok · $0.0036 · subtree 2.4k tok · $0.0072",
+      "  └─ check (Ptolemy) · completed · fake/deep · 4s · 1.2k tok · $0.0036",
+      "└─ scout (Hypatia) · queued #1 · fake/fast · 1.2k tok · $0.0036",
+    ]);
+    expect(statusLine(tree)).toBe("agents: 1 running, 1 queued, 1 done · 3.6k tok · $0.0108");
+    expect(widgetLines("/root", [])).toBeUndefined();
+    expect(statusLine([])).toBeUndefined();
+  });
+
+  it("stays within pi's 10 widget lines, keeping running agents and saying how many are hidden", () => {
+    const many = Array.from({ length: 14 }, (_, i) => agent({ path: `/root/a${i}`, nickname: `N${i}`, spawnSeq: i + 1, status: i === 12 ? "running" : "completed" }));
+    const lines = widgetLines("/root", many)!;
+    expect(lines).toHaveLength(10);
+    expect(lines.some((l) => l.includes("a12 (N12) · running"))).toBe(true);
+    expect(lines.at(-1)).toBe("   … 6 more (list_agents shows every agent)");
+  });
+});
+
+describe("TreeDisplay", () => {
+  it("redraws only on change and, once stopped, clears the UI, holds no timer and draws nothing more", async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: Array<[string, string, unknown]> = [];
+      const ui = {
+        setStatus: (key: string, text: string | undefined) => calls.push(["status", key, text]),
+        setWidget: (key: string, lines: string[] | undefined) => calls.push(["widget", key, lines]),
+      };
+      let agents = [agent({ path: "/root/a", status: "running" }, { elapsedMs: 1000 })];
+      const display = new TreeDisplay(ui, "/root", async () => agents);
+      display.start(1000);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(calls.map(([kind, key]) => `${kind}:${key}`)).toEqual([`status:${DISPLAY_KEY}`, `widget:${DISPLAY_KEY}`]);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(calls).toHaveLength(2); // nothing changed, nothing sent
+      agents = [agent({ path: "/root/a", status: "running" }, { elapsedMs: 2000 })];
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(calls).toHaveLength(3); // the widget's elapsed time changed; the status line did not
+      expect(calls[2]![0]).toBe("widget");
+      display.stop();
+      expect(calls.slice(3)).toEqual([
+        ["status", DISPLAY_KEY, undefined],
+        ["widget", DISPLAY_KEY, undefined],
+      ]);
+      expect(vi.getTimerCount()).toBe(0);
+      await display.refresh();
+      expect(calls).toHaveLength(5);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
