@@ -76,6 +76,7 @@ export class EventsTail {
   private offset = 0;
   private partial = "";
   private decoder = new StringDecoder("utf8");
+  private reading: Promise<RunProgress> | undefined;
   progress: RunProgress = emptyRunProgress();
 
   constructor(readonly file: string) {}
@@ -85,8 +86,19 @@ export class EventsTail {
     return this.progress.endedAt !== undefined;
   }
 
-  /** Reads what was appended since the last poll; a missing file is a run not started yet. */
-  async poll(): Promise<RunProgress> {
+  /**
+   * Reads what was appended since the last poll; a missing file is a run not started yet.
+   * Callers that poll at once (the widget's timer, a wait_agent update) share one read, so
+   * no record is folded twice.
+   */
+  poll(): Promise<RunProgress> {
+    this.reading ??= this.read().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<RunProgress> {
     let handle: fs.promises.FileHandle;
     try {
       handle = await fs.promises.open(this.file, "r");

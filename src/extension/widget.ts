@@ -52,8 +52,8 @@ export function describeAgent(agent: AgentProgress): string {
   if (agent.run?.retrying && record.status === "running") parts.push("retrying");
   else if (tool) parts.push(tool);
   if (agent.run && agent.run.turns > 0) parts.push(`${agent.run.turns} turn${agent.run.turns === 1 ? "" : "s"}`);
-  parts.push(formatUsage(usageTotals(agent.usage)));
   const own = usageTotals(agent.usage);
+  parts.push(formatUsage(own));
   if (agent.subtreeUsage.total_tokens !== own.total_tokens || agent.subtreeUsage.cost !== own.cost) {
     parts.push(`subtree ${formatUsage(agent.subtreeUsage)}`);
   }
