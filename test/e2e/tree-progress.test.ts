@@ -3,7 +3,11 @@
  * onUpdate → tool_execution_update on the root's stdout), notices and list_agents carry
  * usage rolled up per subtree, and a tree budget refuses new turns tree-wide once spent.
  */
+import { spawn as spawnChild } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { signalGroup } from "../../src/wrapper/child.js";
+import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { rpcLines } from "../support/rpc-lines.js";
 import { reply } from "../support/scripted-llm.js";
 import {
   Program,
@@ -117,6 +121,48 @@ describe("live progress and cost", () => {
       expect(rootText(h, "followup_task", { target: "first" }, req)).toMatch(refusal);
       expect(rootResult(h, "list_agents", {}, req).budget).toEqual({ tokens: 20, spent_tokens: 50, spent_cost: 0, exhausted: true });
       expect((await h.readRecords()).map((r) => [r.path, r.status])).toEqual([["/root/first", "completed"]]);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "a root with a UI (rpc mode) shows the tree in its status line and widget, and exits when its session ends",
+    async () => {
+      const h = await tree({
+        scripts: {
+          "/root": [reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Work, then report." }), reply.text("Started.")],
+          "/root/worker": [reply.toolCall("bash", { command: "sleep 3" }), reply.text("worker done")],
+        },
+      });
+      const root = spawnChild(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
+        cwd: h.home.cwd,
+        env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir, PI_SUBAGENTS_BUDGET_COST: "5" },
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+      });
+      let exitCode: number | null | undefined;
+      const exited = new Promise<void>((resolve) => root.once("exit", (code) => resolve(void (exitCode = code))));
+      try {
+        const rpc = rpcLines(root);
+        root.stdin.write(`${JSON.stringify({ type: "prompt", message: "start a worker" })}\n`);
+        const ui = (method: string, match: RegExp) => (line: Json) =>
+          line.type === "extension_ui_request" && line.method === method && match.test(method === "setWidget" ? (line.widgetLines ?? []).join("\n") : (line.statusText ?? ""));
+        const busy = await rpc.waitFor(ui("setWidget", /└─ worker \(\w+\) · running · fake\/fast · \d+s · bash/));
+        expect(busy.widgetKey).toBe("pi-subagents");
+        expect(busy.widgetLines[0]).toMatch(/^subagents · 1 agent, 1 running · \d+ tok · \$0\.0000 \(budget \$5\.0000\)$/);
+        await rpc.waitFor(ui("setStatus", /^agents: 1 running · /));
+        const done = await rpc.waitFor(ui("setWidget", /└─ worker \(\w+\) · completed · fake\/fast · \d+s · 2 turns · 30 tok · \$0\.0000/));
+        expect(done.widgetLines).toHaveLength(2);
+        await rpc.waitFor(ui("setStatus", /^agents: 1 done · 30 tok · \$0\.0000 \(budget \$5\.0000\)$/));
+      } finally {
+        // Session over: the display's timer must not keep pi alive.
+        root.stdin.end();
+        const timer = setTimeout(() => signalGroup(root.pid, "SIGKILL"), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      expect(exitCode).toBe(0);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,
