@@ -240,6 +240,8 @@ export class TreeRuntime {
   /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */
   async interrupt(state: ChildState): Promise<AgentStatus> {
     const { record } = state;
+    // Read first: from here to its notice the interrupt runs without a pause.
+    const rolled = await this.subtreeUsage(record);
     const previous = record.status;
     const queued = this.slots.dequeue(record.path);
     if (!state.running && !queued) return previous;
@@ -253,7 +255,6 @@ export class TreeRuntime {
       this.slots.release(record.path);
     }
     await this.persist(state);
-    const rolled = await this.subtreeUsage(record);
     this.notify(this.noticeFor(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent", subtreeUsage: rolled }));
     // A follow-up must not start while the stopped pi may still write the shared session,
     // and it must see what the stopped turn left undelivered.
@@ -264,6 +265,7 @@ export class TreeRuntime {
   /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown. */
   async close(state: ChildState): Promise<AgentStatus> {
     const { record } = state;
+    const rolled = await this.subtreeUsage(record);
     const previous = record.status;
     const queued = this.slots.dequeue(record.path);
     const running = state.running;
@@ -276,10 +278,7 @@ export class TreeRuntime {
     record.status = "shutdown";
     record.followupQueued = false;
     await this.persist(state);
-    if (running || queued) {
-      const rolled = await this.subtreeUsage(record);
-      this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage: rolled }));
-    }
+    if (running || queued) this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage: rolled }));
     if (running) await settledWithin(state.settled, STOP_WAIT_MS);
     // The child's own process stopped its children as it ended; their records become shutdown too.
     for (const descendant of await this.tree.subtree(record.path)) {
