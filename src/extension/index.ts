@@ -4,8 +4,10 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Notice } from "../contracts/tree.js";
+import { loadRoleCatalog } from "./agent-definitions.js";
 import { identityFromEnv, rootTreeDir, treeLimits } from "./config.js";
 import { ENTRY_TYPE, agentEntry, restore } from "./persistence.js";
+import { type RoleCatalog, describeRegistry } from "./roles.js";
 import { TreeRuntime } from "./runtime.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
@@ -26,6 +28,14 @@ function describeNotice(notice: Notice): string {
   const head = notice.type === "message" ? `message from ${notice.agent_name}` : `${notice.agent_name} (${notice.nickname}) ${notice.type}`;
   const report = notice.report.length > 200 ? `${notice.report.slice(0, 200)}…` : notice.report;
   return report ? `${head}: ${report}` : head;
+}
+
+/** What the user should know about their agent-definition files: one warning line each. */
+function definitionWarnings(catalog: RoleCatalog): string[] {
+  return [
+    ...catalog.rejected.map((entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`),
+    ...catalog.overrides.map(({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`),
+  ];
 }
 
 export default function piSubagentTree(pi: ExtensionAPI): void {
@@ -67,6 +77,13 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
 
   pi.on("session_start", async (_event, ctx) => {
     await stop();
+    // Every extension has registered its tools by now, so definition files' tool names can be
+    // checked; spawn_agent is registered again so agent_type lists the roles of this cwd.
+    const roles = loadRoleCatalog(ctx.cwd, describeRegistry(pi.getAllTools()));
+    pi.registerTool(spawnAgentTool(deps, roles) as Parameters<ExtensionAPI["registerTool"]>[0]);
+    const warnings = definitionWarnings(roles);
+    if (ctx.hasUI) for (const line of warnings) ctx.ui.notify(line, "warning");
+    else if (identity.isRoot) for (const line of warnings) console.error(line);
     const sessionManager = ctx.sessionManager;
     const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionManager.getSessionFile());
     const tree = new TreeDir(treeDir);
