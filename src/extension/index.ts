@@ -7,7 +7,7 @@ import type { Notice } from "../contracts/tree.js";
 import { loadRoleCatalog } from "./agent-definitions.js";
 import { identityFromEnv, rootTreeDir, treeLimits } from "./config.js";
 import { ENTRY_TYPE, agentEntry, restore } from "./persistence.js";
-import { type RoleCatalog, describeRegistry } from "./roles.js";
+import { definitionWarnings, describeRegistry } from "./roles.js";
 import { TreeRuntime } from "./runtime.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
@@ -28,14 +28,6 @@ function describeNotice(notice: Notice): string {
   const head = notice.type === "message" ? `message from ${notice.agent_name}` : `${notice.agent_name} (${notice.nickname}) ${notice.type}`;
   const report = notice.report.length > 200 ? `${notice.report.slice(0, 200)}…` : notice.report;
   return report ? `${head}: ${report}` : head;
-}
-
-/** What the user should know about their agent-definition files: one warning line each. */
-function definitionWarnings(catalog: RoleCatalog): string[] {
-  return [
-    ...catalog.rejected.map((entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`),
-    ...catalog.overrides.map(({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`),
-  ];
 }
 
 export default function piSubagentTree(pi: ExtensionAPI): void {

@@ -216,6 +216,14 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
   return parts.join(" ");
 }
 
+/** What the user should know about their agent-definition files (session start): one line each. */
+export function definitionWarnings(catalog: RoleCatalog): string[] {
+  return [
+    ...catalog.rejected.map((entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`),
+    ...catalog.overrides.map(({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`),
+  ];
+}
+
 export interface ChildToolsInput {
   /** undefined for a plain child. */
   role: Role | undefined;

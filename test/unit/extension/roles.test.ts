@@ -5,6 +5,7 @@ import {
   DESCRIBED_ROLES_MAX,
   buildRoleCatalog,
   definitionToolsProblem,
+  definitionWarnings,
   describeAgentTypes,
   describeRegistry,
   getRole,
@@ -243,5 +244,20 @@ describe("describeAgentTypes (spawn_agent's agent_type text)", () => {
     expect(text).toContain(`\`role00\` (user: ${"x".repeat(199)}…)`);
     expect(text).toContain(`; also \`role${DESCRIBED_ROLES_MAX}\`, \`role${DESCRIBED_ROLES_MAX + 1}\`, \`role${DESCRIBED_ROLES_MAX + 2}\`.`);
     expect(text.length).toBeLessThan(DESCRIBED_ROLES_MAX * 230 + 1000);
+  });
+});
+
+describe("definitionWarnings (shown at session start)", () => {
+  it("one line per refused file and per project definition replacing a user one", () => {
+    const user = definition("reviewer");
+    const project = definition("reviewer", { source: "project", filePath: "/p/.pi/agents/reviewer.md" });
+    const catalog = buildRoleCatalog(
+      found([project], [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }], { overrides: [{ project, user }] }),
+    );
+    expect(definitionWarnings(catalog)).toEqual([
+      "pi-subagent-tree: agent definition /u/agents/bad.md is not used: missing `name:` in the frontmatter",
+      "pi-subagent-tree: project agent reviewer (/p/.pi/agents/reviewer.md) replaces the user's /u/agents/reviewer.md",
+    ]);
+    expect(definitionWarnings(BUILTIN_CATALOG)).toEqual([]);
   });
 });
