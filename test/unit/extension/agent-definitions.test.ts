@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   MAX_DEFINITION_BYTES,
@@ -16,6 +17,7 @@ import {
 } from "../../../src/extension/agent-definitions.js";
 import { RESERVED_ROLE_NAMES, describeRegistry, lookupRole } from "../../../src/extension/roles.js";
 
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const FILE = "/u/agents/reviewer.md";
 const parse = (content: string, source: "user" | "project" = "user") => parseAgentDefinition(content, FILE, source);
 const problem = (content: string) => {
@@ -64,6 +66,14 @@ describe("parseAgentDefinition: files that work", () => {
 
   it("marks where the file came from", () => {
     expect(parse(doc("name: r\ndescription: d"), "project")).toMatchObject({ ok: true, definition: { source: "project" } });
+  });
+});
+
+describe("the documented examples", () => {
+  it.each(["README.md", "docs/agents.md"])("the first markdown example in %s is a valid definition", (doc) => {
+    const example = /```markdown\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(REPO, doc), "utf8"))?.[1];
+    expect(example).toBeDefined();
+    expect(parse(example!)).toMatchObject({ ok: true, definition: { name: "reviewer", tools: ["read", "grep", "find", "ls"], model: "anthropic/claude-sonnet-4-5", reasoning: "high" } });
   });
 });
 
