@@ -50,14 +50,13 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
   const tree = runtime.tree;
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
-  // Read at every spawn, so a definition file edited during the session counts at once.
-  const roles = loadRoleCatalog(runtime.cwd, registry);
   const checked = validateSpawn(params, {
     callerPath: runtime.self,
     parentModel: ctx.model as ModelInfo,
     parentReasoning: pi.getThinkingLevel() as ThinkingLevel,
     findModel: modelFinder(ctx),
-    findRole: (name) => lookupRole(roles, name),
+    // Definition files are read when a spawn names a role, so an edited file counts at once.
+    findRole: (name) => lookupRole(loadRoleCatalog(runtime.cwd, registry), name),
     pathExists: (agentPath) => runtime.children.has(agentPath) || tree.exists(agentPath),
     spawnCount: await tree.spawnCount(),
     maxDepth: runtime.limits.maxDepth,

@@ -4,12 +4,15 @@
  * `agent_type` values; their tools, model, reasoning and prompt reach the child, and a bad file
  * is refused with its reason in spawn_agent's error, its description and on stderr.
  */
+import { spawn as spawnProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../src/contracts/meta.js";
 import { reply, systemText, type ChatRequest } from "../support/scripted-llm.js";
 import { Program, expectCleanExit, expectNoSurvivors, rootResult, rootText, spawn, toolNames, useTrees, waitForAll } from "../support/tree-harness-extra.js";
+import { signalGroup } from "../../src/wrapper/child.js";
+import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { readRecords, type TreeHarness } from "../support/tree-harness.js";
 
 const tree = useTrees();
@@ -120,6 +123,48 @@ describe("agent definitions", () => {
     expect(systemText(child!)).toContain("# Your role: repo-helper\nPROJECT-PROMPT-MARKER");
     const records = (await readAllRecords(h)).filter((r) => r.path === "/root/helper");
     expect(records).toMatchObject([{ agentSource: "project" }]);
+    await expectNoSurvivors(h);
+  });
+});
+
+describe("agent definitions in an interactive session", () => {
+  it("a refused file is shown to the user through pi's UI at session start", async () => {
+    const h = await tree({});
+    const broken = writeFile(path.join(h.home.dir, "agents", "broken.md"), BROKEN);
+    const root = spawnProcess(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
+      cwd: h.home.cwd,
+      env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    try {
+      const shown = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no notify within 30 s")), 30_000);
+        let buffer = "";
+        root.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          buffer += chunk;
+          for (const line of buffer.split("\n").slice(0, -1)) {
+            const event = JSON.parse(line) as Record<string, unknown>;
+            if (event.type === "extension_ui_request" && event.method === "notify") {
+              clearTimeout(timer);
+              resolve(event);
+            }
+          }
+          buffer = buffer.slice(buffer.lastIndexOf("\n") + 1);
+        });
+      });
+      expect(shown).toMatchObject({
+        notifyType: "warning",
+        message: `pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour" (allowed: name, description, tools, model, reasoning)`,
+      });
+    } finally {
+      root.stdin.end();
+      await new Promise((resolve) => {
+        const timer = setTimeout(() => signalGroup(root.pid, "SIGKILL"), 10_000);
+        root.once("exit", () => resolve(clearTimeout(timer)));
+      });
+    }
+    expect(h.llm.requests).toHaveLength(0);
     await expectNoSurvivors(h);
   });
 });
