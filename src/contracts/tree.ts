@@ -67,6 +67,8 @@ export interface AgentRecordV1 {
   nickname: string;
   /** `default` for a plain child. */
   role: string;
+  /** Where the role comes from: an agent-definition file (`user`, `project`); absent = built-in. */
+  agentSource?: "builtin" | "user" | "project";
   /** Effective `provider/id`. */
   model: string;
   /** Effective reasoning level. */

@@ -40,3 +40,9 @@ export function childInstructions(record: AgentRecordV1, canDelegate: boolean): 
   }
   return `${lines.join("\n")}\n`;
 }
+
+/** The instructions followed by a user-defined role's own text (its definition file's body). */
+export function withRolePrompt(instructions: string, role: string, rolePrompt: string | undefined): string {
+  if (rolePrompt === undefined || rolePrompt.trim() === "") return instructions;
+  return `${instructions}\n# Your role: ${role}\n${rolePrompt.trim()}\n`;
+}

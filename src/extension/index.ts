@@ -4,10 +4,12 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Notice } from "../contracts/tree.js";
+import { loadRoleCatalog } from "./agent-definitions.js";
 import { budgetFromEnv } from "./budget.js";
 import { identityFromEnv, rootTreeDir, treeLimits } from "./config.js";
 import { ENTRY_TYPE, agentEntry, restore } from "./persistence.js";
 import { progressOf } from "./progress.js";
+import { definitionWarnings, describeRegistry } from "./roles.js";
 import { TreeRuntime } from "./runtime.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
@@ -75,6 +77,13 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
 
   pi.on("session_start", async (_event, ctx) => {
     await stop();
+    // Every extension has registered its tools by now, so definition files' tool names can be
+    // checked; spawn_agent is registered again so agent_type lists the roles of this cwd.
+    const roles = loadRoleCatalog(ctx.cwd, describeRegistry(pi.getAllTools()));
+    pi.registerTool(spawnAgentTool(deps, roles) as Parameters<ExtensionAPI["registerTool"]>[0]);
+    const warnings = definitionWarnings(roles);
+    if (ctx.hasUI) for (const line of warnings) ctx.ui.notify(line, "warning");
+    else if (identity.isRoot) for (const line of warnings) console.error(line);
     const sessionManager = ctx.sessionManager;
     const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionManager.getSessionFile());
     const tree = new TreeDir(treeDir);

@@ -11,6 +11,8 @@ import type { AgentRecordV1 } from "../contracts/tree.js";
 import { PI_BIN_ENV } from "../wrapper/child.js";
 import { PARENT_PID_ENV } from "../wrapper/run.js";
 import { AGENT_PATH_ENV, TREE_DIR_ENV, WRAPPER_BIN } from "./config.js";
+import { withRolePrompt } from "./envelope.js";
+import { ROLE_PROMPT_FILE } from "./roles.js";
 import { readJson, writeJsonAtomic } from "./tree-dir.js";
 
 export interface TurnSpec {
@@ -69,7 +71,7 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     transcriptPath: path.join(runDir, "transcript.md"),
     mode: spec.kind === "spawn" ? "single" : "followup",
     agent: record.role,
-    agentSource: "builtin",
+    agentSource: record.agentSource ?? "builtin",
     agentPath: record.path,
     requestedModel: record.model,
     resolvedModel: record.model,
@@ -90,7 +92,9 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const name = runName(spec.record.runs.length + 1, spec.kind);
   const runDir = path.join(spec.agentDir, "runs", name);
   await fs.promises.mkdir(runDir, { recursive: true });
-  await fs.promises.writeFile(path.join(runDir, "instructions.md"), spec.instructions, "utf8");
+  // A user-defined role's text, snapshotted at spawn, follows the tree instructions every turn.
+  const rolePrompt = await fs.promises.readFile(path.join(spec.agentDir, ROLE_PROMPT_FILE), "utf8").catch(() => undefined);
+  await fs.promises.writeFile(path.join(runDir, "instructions.md"), withRolePrompt(spec.instructions, spec.record.role, rolePrompt), "utf8");
   const meta = buildMeta(spec, runDir);
   const metaPath = path.join(runDir, "meta.json");
   await writeJsonAtomic(metaPath, meta);

@@ -25,6 +25,7 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
     taskName: record.taskName,
     nickname: record.nickname,
     role: record.role,
+    agentSource: record.agentSource,
     model: record.model,
     reasoning: record.reasoning,
     status: record.status,

@@ -1,7 +1,11 @@
 /**
- * Built-in roles and the tool set a child gets (SPEC 3.3, seed report F-02).
+ * Roles — the built-in ones and those users define in agent-definition files — and the tool
+ * set a child gets (SPEC 3.3, seed report F-02).
  */
 import type { ThinkingLevel } from "../contracts/meta.js";
+import type { AgentDefinition, DefinitionSource, DiscoveredDefinitions, RejectedDefinition } from "./agent-definitions.js";
+
+export type RoleSource = "builtin" | DefinitionSource;
 
 export interface Role {
   name: string;
@@ -9,10 +13,17 @@ export interface Role {
   description: string;
   /** Tool names, or "parent" for the parent's active tools (extension tools included). */
   tools: readonly string[] | "parent";
-  /** Default reasoning; clamped silently to what the child's model supports. */
-  reasoning: ThinkingLevel;
+  /** Default reasoning, clamped silently to what the child's model supports; none = the parent's. */
+  reasoning?: ThinkingLevel;
   /** A role that starts from a clean context (`fork_turns` must be `none`). */
   requiresForkNone: boolean;
+  source: RoleSource;
+  /** Default model (`provider/id`) of a user-defined role; none = the parent's. */
+  model?: string;
+  /** Text appended to the child's system prompt (a user-defined role's markdown body). */
+  prompt?: string;
+  /** The agent-definition file of a user-defined role. */
+  filePath?: string;
 }
 
 const ROLES: readonly Role[] = [
@@ -23,6 +34,7 @@ const ROLES: readonly Role[] = [
     tools: ["read", "grep", "find", "ls"],
     reasoning: "low",
     requiresForkNone: true,
+    source: "builtin",
   },
   {
     name: "implementation",
@@ -31,6 +43,7 @@ const ROLES: readonly Role[] = [
     tools: ["read", "write", "edit", "bash", "grep", "find", "ls"],
     reasoning: "medium",
     requiresForkNone: false,
+    source: "builtin",
   },
   {
     name: "specialist",
@@ -38,11 +51,18 @@ const ROLES: readonly Role[] = [
     tools: "parent",
     reasoning: "high",
     requiresForkNone: false,
+    source: "builtin",
   },
 ];
 
-export const ROLE_NAMES: readonly string[] = ROLES.map((role) => role.name);
+/** In an agent's folder: the role text its turns append to their instructions. */
+export const ROLE_PROMPT_FILE = "role-prompt.md";
 
+export const ROLE_NAMES: readonly string[] = ROLES.map((role) => role.name);
+/** Names no agent-definition file may take: the built-ins, and `default` (a plain child). */
+export const RESERVED_ROLE_NAMES: readonly string[] = [...ROLE_NAMES, "default"];
+
+/** A built-in role. */
 export function getRole(name: string): Role | undefined {
   return ROLES.find((role) => role.name === name);
 }
@@ -77,9 +97,136 @@ export function describeRegistry(tools: ReadonlyArray<{ name: string; sourceInfo
   });
 }
 
+/** The roles a spawn may name: built-ins, then usable definitions, and why others were refused. */
+export interface RoleCatalog {
+  roles: Role[];
+  rejected: RejectedDefinition[];
+  /** Project definitions replacing user ones of the same name. */
+  overrides: DiscoveredDefinitions["overrides"];
+  /** A `.pi/agents/` that exists but is not read (project agents are off), with its file stems. */
+  ignoredProject?: { dir: string; names: string[] };
+}
+
+export const BUILTIN_CATALOG: RoleCatalog = { roles: [...ROLES], rejected: [], overrides: [] };
+
+function roleFromDefinition(def: AgentDefinition): Role {
+  return {
+    name: def.name,
+    description: def.description,
+    tools: def.tools,
+    ...(def.reasoning !== undefined && { reasoning: def.reasoning }),
+    requiresForkNone: false,
+    source: def.source,
+    ...(def.model !== undefined && { model: def.model }),
+    ...(def.prompt !== "" && { prompt: def.prompt }),
+    filePath: def.filePath,
+  };
+}
+
+/**
+ * Why a definition's tools cannot be given to a child, checked against pi's full registry
+ * (inactive tools included): names pi does not know, and tools no child can load (an SDK or
+ * inline tool has no extension file).
+ */
+export function definitionToolsProblem(tools: AgentDefinition["tools"], registry: readonly RegistryTool[]): string | undefined {
+  if (tools === "parent") return undefined;
+  const byName = new Map(registry.map((tool) => [tool.name, tool]));
+  const unknown = tools.filter((name) => !byName.has(name));
+  if (unknown.length > 0) {
+    const known = [...new Set(registry.map((tool) => tool.name))].sort().join(", ");
+    return `unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (pi's tools here: ${known})`;
+  }
+  const unloadable = tools.filter((name) => {
+    const tool = byName.get(name)!;
+    return !tool.builtin && tool.sourcePath === undefined;
+  });
+  if (unloadable.length > 0) {
+    const [noun, verb] = unloadable.length > 1 ? ["tools", "come"] : ["tool", "comes"];
+    return `${noun} ${unloadable.join(", ")} ${verb} from no extension file a child can load`;
+  }
+  return undefined;
+}
+
+/**
+ * Built-ins plus the discovered definitions. With a registry (pi's `getAllTools()`, complete
+ * once every extension has loaded) a definition naming a tool the child could not get is
+ * rejected; without one (at extension load) tool names are checked later, at spawn.
+ */
+export function buildRoleCatalog(found: DiscoveredDefinitions, registry?: readonly RegistryTool[]): RoleCatalog {
+  const rejected = [...found.rejected];
+  const roles: Role[] = [...ROLES];
+  for (const def of found.definitions) {
+    const problem = registry ? definitionToolsProblem(def.tools, registry) : undefined;
+    if (problem) rejected.push({ filePath: def.filePath, source: def.source, name: def.name, problem });
+    else roles.push(roleFromDefinition(def));
+  }
+  const ignored = found.dirs.ignoredProject;
+  return {
+    roles,
+    rejected,
+    overrides: found.overrides,
+    ...(ignored !== undefined && { ignoredProject: { dir: ignored, names: found.ignoredProjectNames } }),
+  };
+}
+
+export type RoleLookup = { ok: true; role: Role } | { ok: false; error: string };
+
+/**
+ * The role an `agent_type` names. An unknown name gets SPEC 3.2's `unknown agent_type: <name>`,
+ * followed by the reason when a definition file of that name was refused — a bad file must
+ * not look like a typo in the call.
+ */
+export function lookupRole(catalog: RoleCatalog, name: string): RoleLookup {
+  const role = catalog.roles.find((candidate) => candidate.name === name);
+  if (role) return { ok: true, role };
+  const reasons = catalog.rejected.filter((entry) => entry.name === name).map((entry) => `agent definition ${entry.filePath} was rejected: ${entry.problem}`);
+  if (catalog.ignoredProject?.names.includes(name)) {
+    reasons.push(`${catalog.ignoredProject.dir} defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them`);
+  }
+  return { ok: false, error: reasons.length > 0 ? `unknown agent_type: ${name} — ${reasons.join("; ")}` : `unknown agent_type: ${name}` };
+}
+
+/** Roles described in spawn_agent's `agent_type` text; more are listed by name only. */
+export const DESCRIBED_ROLES_MAX = 40;
+/** Each defined role's description is cut to this many characters there. */
+export const ROLE_DESCRIPTION_CHARS = 200;
+/** Refused definition files listed there. */
+export const LISTED_REJECTIONS_MAX = 5;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The `agent_type` parameter's description: every role a model may choose, and bad files. */
+export function describeAgentTypes(catalog: RoleCatalog): string {
+  const builtin = catalog.roles.filter((role) => role.source === "builtin");
+  const defined = catalog.roles.filter((role) => role.source !== "builtin");
+  const parts = [`Role: ${builtin.map((role) => `\`${role.name}\` (${role.description})`).join("; ")}.`];
+  if (defined.length > 0) {
+    const described = defined.slice(0, DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\` (${role.source}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`);
+    const rest = defined.slice(DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\``);
+    parts.push(`Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`);
+  }
+  parts.push("Omit for a plain child with your tools, model and reasoning.");
+  if (catalog.rejected.length > 0) {
+    const listed = catalog.rejected.slice(0, LISTED_REJECTIONS_MAX).map((entry) => `${entry.filePath}: ${cut(entry.problem, ROLE_DESCRIPTION_CHARS)}`);
+    const more = catalog.rejected.length - listed.length;
+    parts.push(`Agent definition files that were refused (tell the user if they ask for these roles): ${listed.join("; ")}${more > 0 ? `; and ${more} more` : ""}.`);
+  }
+  return parts.join(" ");
+}
+
+/** What the user should know about their agent-definition files (session start): one line each. */
+export function definitionWarnings(catalog: RoleCatalog): string[] {
+  return [
+    ...catalog.rejected.map((entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`),
+    ...catalog.overrides.map(({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`),
+  ];
+}
+
 export interface ChildToolsInput {
-  /** undefined (or "default") for a plain child. */
-  role: string | undefined;
+  /** undefined for a plain child. */
+  role: Role | undefined;
   parentActiveTools: string[];
   /** pi's full registry (`describeRegistry(pi.getAllTools())`), inactive tools included. */
   allTools: RegistryTool[];
@@ -92,30 +239,33 @@ export interface ChildToolsInput {
  *
  * A role's list is resolved against the full registry, not the parent's active tools: pi
  * leaves grep/find/ls inactive by default, and intersecting with the active set left scouts
- * with `read` alone (F-02). A role child loads only this package's extension, so an
+ * with `read` alone (F-02). A built-in role child loads only this package's extension, so an
  * extension tool named like a built-in never reaches it; its own coordination tools stay
  * inactive because the role list omits them.
  *
- * A plain child and a specialist get the parent's active tools and load the extensions that
- * provide them. A parent tool the child could not have (an SDK or inline tool with no file,
- * or a name missing from the registry) is dropped rather than listed as active.
+ * A user-defined role gets exactly the tools its file names (checked against the registry
+ * when the spawn was validated), extension tools included, with the extensions providing
+ * them; naming spawn_agent and wait_agent lets it delegate.
+ *
+ * A plain child, a specialist and a user-defined role without `tools:` get the parent's
+ * active tools and load the extensions that provide them. A parent tool the child could not
+ * have (an SDK or inline tool with no file, or a name missing from the registry) is dropped
+ * rather than listed as active.
  */
 export function resolveChildTools(input: ChildToolsInput): { tools: string[]; extensions: string[] } {
   const byName = new Map<string, RegistryTool>();
   for (const tool of input.allTools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+  const role = input.role;
 
-  const roleName = input.role === undefined || input.role === "" || input.role === "default" ? undefined : input.role;
-  const role = roleName === undefined ? undefined : getRole(roleName);
-  if (roleName !== undefined && !role) throw new Error(`unknown agent_type: ${roleName}`);
-
-  if (role && role.tools !== "parent") {
+  if (role && role.tools !== "parent" && role.source === "builtin") {
     const tools = role.tools.filter((name) => byName.has(name));
     return { tools, extensions: [input.ownExtensionPath] };
   }
 
   const tools: string[] = [];
   const extensions: string[] = [];
-  for (const name of unique(input.parentActiveTools)) {
+  const wanted = role && role.tools !== "parent" ? role.tools : input.parentActiveTools;
+  for (const name of unique(wanted)) {
     const tool = byName.get(name);
     if (!tool) continue;
     if (tool.builtin) {

@@ -3,16 +3,18 @@
  * tree directory, write the forked history, record the agent and queue its first turn.
  * A rejected spawn leaves nothing behind.
  */
+import fs from "node:fs/promises";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { emptyUsage } from "../contracts/events.js";
 import type { ThinkingLevel } from "../contracts/meta.js";
 import type { AgentRecordV1 } from "../contracts/tree.js";
+import { loadRoleCatalog } from "./agent-definitions.js";
 import { EXTENSION_ENTRY } from "./config.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { type ModelInfo, modelRef, parseModelRef } from "./models.js";
 import { pickNickname } from "./paths.js";
-import { describeRegistry, resolveChildTools } from "./roles.js";
+import { ROLE_PROMPT_FILE, describeRegistry, lookupRole, resolveChildTools } from "./roles.js";
 import type { ChildState, TreeRuntime } from "./runtime.js";
 import { COORDINATION_TOOLS } from "./tool-names.js";
 import { type SpawnRequest, validateSpawn } from "./validate.js";
@@ -47,11 +49,14 @@ function childExtensions(extensions: string[], registry: ReturnType<typeof descr
 export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: ExtensionContext, params: SpawnRequest): Promise<SpawnResult> {
   const tree = runtime.tree;
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
+  const registry = describeRegistry(pi.getAllTools());
   const checked = validateSpawn(params, {
     callerPath: runtime.self,
     parentModel: ctx.model as ModelInfo,
     parentReasoning: pi.getThinkingLevel() as ThinkingLevel,
     findModel: modelFinder(ctx),
+    // Definition files are read when a spawn names a role, so an edited file counts at once.
+    findRole: (name) => lookupRole(loadRoleCatalog(runtime.cwd, registry), name),
     pathExists: (agentPath) => runtime.children.has(agentPath) || tree.exists(agentPath),
     spawnCount: await tree.spawnCount(),
     maxDepth: runtime.limits.maxDepth,
@@ -72,15 +77,18 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     while (!(await tree.claimNickname(nickname, plan.path))) nickname = pickNickname(await tree.takenNicknames());
     releases.push(() => tree.releaseNickname(nickname));
 
-    const registry = describeRegistry(pi.getAllTools());
     const { tools, extensions } = resolveChildTools({
-      role: plan.role === "default" ? undefined : plan.role,
+      role: plan.roleInfo,
       parentActiveTools: pi.getActiveTools(),
       allTools: registry,
       ownExtensionPath: EXTENSION_ENTRY,
     });
     const agentDir = tree.agentDir(plan.path);
     const sessionPath = path.join(agentDir, "session.jsonl");
+    // A snapshot: every turn of this agent keeps the role text it was spawned with.
+    if (plan.roleInfo?.prompt !== undefined) {
+      await fs.writeFile(path.join(agentDir, ROLE_PROMPT_FILE), plan.roleInfo.prompt, "utf8");
+    }
     let forkTranscript: string | undefined;
     if (plan.fork.kind !== "none") {
       const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
@@ -99,6 +107,7 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
       taskName: plan.taskName,
       nickname,
       role: plan.role,
+      ...(plan.roleInfo && plan.roleInfo.source !== "builtin" && { agentSource: plan.roleInfo.source }),
       model: modelRef(plan.model),
       reasoning: plan.reasoning,
       activeTools: tools,

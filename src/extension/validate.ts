@@ -10,7 +10,7 @@
 import type { ThinkingLevel } from "../contracts/meta.js";
 import { clampLevel, isThinkingLevel, modelRef, supportedLevels, type ModelInfo } from "./models.js";
 import { childPath, depthOf, TASK_NAME_PATTERN } from "./paths.js";
-import { getRole } from "./roles.js";
+import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "./roles.js";
 
 export interface SpawnRequest {
   task_name?: unknown;
@@ -32,6 +32,8 @@ export interface SpawnEnv {
   parentReasoning: ThinkingLevel;
   /** Registry lookup including auth; undefined = unknown. */
   findModel(ref: string): ModelInfo | undefined;
+  /** Built-in and user-defined roles (default: the built-ins only). */
+  findRole?(name: string): RoleLookup;
   /** Any agent (any status) already at that path. */
   pathExists(path: string): boolean;
   /** Spawns so far in the whole tree, finished included. */
@@ -45,6 +47,8 @@ export interface SpawnPlan {
   path: string;
   /** `default` for a plain child. */
   role: string;
+  /** The role's definition; undefined for a plain child. */
+  roleInfo: Role | undefined;
   model: ModelInfo;
   reasoning: ThinkingLevel;
   reasoningSource: "explicit" | "role" | "parent";
@@ -106,16 +110,24 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
     );
   }
 
-  // 4.
-  const role = roleName === undefined ? undefined : getRole(roleName);
-  if (roleName !== undefined && !role) return fail(`unknown agent_type: ${roleName}`);
+  // 4. A user-defined role's file that was refused says why after the SPEC text.
+  let role: Role | undefined;
+  if (roleName !== undefined) {
+    const found = (env.findRole ?? ((name: string) => lookupRole(BUILTIN_CATALOG, name)))(roleName);
+    if (!found.ok) return fail(found.error);
+    role = found.role;
+  }
 
-  // 5.
+  // 5. An explicit model wins over a user-defined role's default, which is checked the same way.
   let model = env.parentModel;
   if (given(req.model)) {
     const ref = text(req.model);
     const found = typeof req.model === "string" ? env.findModel(ref) : undefined;
     if (!found) return fail(`unknown model: ${ref}`);
+    model = found;
+  } else if (role?.model !== undefined) {
+    const found = env.findModel(role.model);
+    if (!found) return fail(`unknown model: ${role.model}`);
     model = found;
   }
 
@@ -130,7 +142,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
     }
     reasoning = level;
     reasoningSource = "explicit";
-  } else if (role) {
+  } else if (role?.reasoning !== undefined) {
     reasoning = clampLevel(model, role.reasoning);
     reasoningSource = "role";
   } else {
@@ -166,6 +178,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
       taskName,
       path,
       role: role ? role.name : DEFAULT_ROLE,
+      roleInfo: role,
       model,
       reasoning,
       reasoningSource,

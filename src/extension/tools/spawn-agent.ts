@@ -3,20 +3,24 @@ import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { BUDGET_COST_ENV, BUDGET_TOKENS_ENV, assertBudgetLeft } from "../budget.js";
 import { progressOf } from "../progress.js";
-import { ROLE_NAMES, getRole } from "../roles.js";
+import { BUILTIN_CATALOG, type RoleCatalog, describeAgentTypes } from "../roles.js";
 import { spawnAgent } from "../spawn.js";
 import { type ToolDeps, jsonResult } from "./common.js";
 
-const parameters = Type.Object({
+const spawnParameters = (roles: RoleCatalog) => Type.Object({
   task_name: Type.String({ description: "Short name of the task, lowercase letters, digits and underscores; it becomes the last segment of the child's canonical path (/root/<task_name>)." }),
   message: Type.String({ description: "The task for the child, complete and self-contained; delivered verbatim as its first message." }),
-  agent_type: Type.Optional(Type.String({ description: `Role: ${ROLE_NAMES.map((name) => `\`${name}\` (${getRole(name)!.description})`).join("; ")}. Omit for a plain child with your tools, model and reasoning.` })),
+  agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),
   fork_turns: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: "How much of your conversation the child starts with: `none`, `all` (default), or a positive integer N of your most recent turns. A role (agent_type) needs `none` or N; a scout needs `none`." })),
-  model: Type.Optional(Type.String({ description: "Model as provider/id (see list_models); default: your model." })),
+  model: Type.Optional(Type.String({ description: "Model as provider/id (see list_models); default: the role's model when its definition file names one, else yours." })),
   reasoning_effort: Type.Optional(Type.String({ description: "off, minimal, low, medium, high or xhigh; it must be supported by the child's model. Default: the role's level (clamped to what the model supports) or yours." })),
 });
 
-export function spawnAgentTool({ pi, runtime }: ToolDeps): ToolDefinition<typeof parameters> {
+type SpawnParameters = ReturnType<typeof spawnParameters>;
+
+/** `roles` only shapes the description of `agent_type`; each call reads the definition files anew. */
+export function spawnAgentTool({ pi, runtime }: ToolDeps, roles: RoleCatalog = BUILTIN_CATALOG): ToolDefinition<SpawnParameters> {
+  const parameters = spawnParameters(roles);
   return {
     name: "spawn_agent",
     label: "Spawn agent",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { childInstructions, envelope, turnPrompt } from "../../../src/extension/envelope.js";
+import { childInstructions, envelope, turnPrompt, withRolePrompt } from "../../../src/extension/envelope.js";
 import { agentRecord } from "../../support/records.js";
 
 const record = agentRecord({
@@ -48,5 +48,18 @@ describe("child instructions", () => {
 
   it("tell a child that can delegate to wait for its children before answering", () => {
     expect(childInstructions(record, true)).toMatch(/wait_agent until your children are done before you give your final answer/);
+  });
+});
+
+describe("withRolePrompt", () => {
+  it("puts a user-defined role's text after the tree instructions, under its own heading", () => {
+    expect(withRolePrompt("# Your place in the agent tree\n…\n", "reviewer", "\nYou review code.\n\n")).toBe(
+      "# Your place in the agent tree\n…\n\n# Your role: reviewer\nYou review code.\n",
+    );
+  });
+
+  it("leaves the instructions alone without a role text", () => {
+    expect(withRolePrompt("x\n", "scout", undefined)).toBe("x\n");
+    expect(withRolePrompt("x\n", "reviewer", "  \n")).toBe("x\n");
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../../src/extension/models.js";
+import { BUILTIN_CATALOG, getRole, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles.js";
 import { parseFork, validateSpawn, type SpawnEnv, type SpawnRequest } from "../../../src/extension/validate.js";
 
 const fast: ModelInfo = { provider: "fake", id: "fast", reasoning: true };
@@ -186,6 +187,7 @@ describe("validateSpawn: plans", () => {
       taskName: "scout_1",
       path: "/root/mid/scout_1",
       role: "scout",
+      roleInfo: getRole("scout"),
       model: fast,
       reasoning: "low",
       reasoningSource: "role",
@@ -216,5 +218,55 @@ describe("validateSpawn: plans", () => {
     ["the message is kept verbatim", { ...base, message: "  spaced\n" }, {}, { message: "  spaced\n" }],
   ])("%s", (_label, req, overrides, expected) => {
     expect(plan(req, env(overrides))).toMatchObject(expected);
+  });
+});
+
+describe("validateSpawn: user-defined roles (agent-definition files)", () => {
+  const reviewer: Role = { name: "reviewer", description: "Reviews.", tools: ["read"], requiresForkNone: false, source: "user", filePath: "/u/agents/reviewer.md" };
+  const catalog: RoleCatalog = {
+    ...BUILTIN_CATALOG,
+    roles: [
+      ...BUILTIN_CATALOG.roles,
+      reviewer,
+      { ...reviewer, name: "deep_thinker", model: "fake/deep", reasoning: "low" },
+      { ...reviewer, name: "ghost_model", model: "fake/gone" },
+      { ...reviewer, name: "terse", reasoning: "minimal", source: "project" },
+    ],
+    rejected: [{ filePath: "/u/agents/broken.md", source: "user", name: "broken", problem: 'unknown field "colour" (allowed: name, description, tools, model, reasoning)' }],
+  };
+  const withRoles = env({ findRole: (name) => lookupRole(catalog, name) });
+  const req = (agent_type: string, extra: SpawnRequest = {}): SpawnRequest => ({ ...base, agent_type, fork_turns: "none", ...extra });
+  const plan = (r: SpawnRequest) => {
+    const result = validateSpawn(r, withRoles);
+    if (!result.ok) throw new Error(result.error);
+    return result.plan;
+  };
+
+  it("rule 3 applies to them: a full-history fork is refused before the role is looked up", () => {
+    expect(error({ ...base, agent_type: "reviewer" }, withRoles)).toBe(FULL_FORK);
+    expect(error({ ...base, agent_type: "broken", fork_turns: "all" }, withRoles)).toBe(FULL_FORK);
+  });
+
+  it("a refused file says why after the SPEC text (rule 4)", () => {
+    expect(error(req("broken"), withRoles)).toBe(
+      'unknown agent_type: broken — agent definition /u/agents/broken.md was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning)',
+    );
+    expect(error(req("wizard"), withRoles)).toBe("unknown agent_type: wizard");
+  });
+
+  it("the role's model is checked like an explicit one (rule 5), unless the call names a model", () => {
+    expect(error(req("ghost_model"), withRoles)).toBe("unknown model: fake/gone");
+    expect(plan(req("ghost_model", { model: "fake/fast" })).model).toBe(fast);
+  });
+
+  it("the role's model and reasoning are defaults; reasoning is clamped to the model silently", () => {
+    expect(plan(req("deep_thinker"))).toMatchObject({ role: "deep_thinker", roleInfo: { source: "user" }, model: deep, reasoning: "high", reasoningSource: "role" });
+    expect(plan(req("terse"))).toMatchObject({ model: fast, reasoning: "minimal", reasoningSource: "role", roleInfo: { source: "project" } });
+    expect(error(req("deep_thinker", { reasoning_effort: "low" }), withRoles)).toBe("reasoning_effort low is not supported by fake/deep");
+  });
+
+  it("a role without reasoning or model takes the parent's", () => {
+    expect(plan(req("reviewer"))).toMatchObject({ model: fast, reasoning: "medium", reasoningSource: "parent", roleInfo: reviewer });
+    expect(plan(req("reviewer", { fork_turns: 2 })).fork).toEqual({ kind: "recent", turns: 2 });
   });
 });
