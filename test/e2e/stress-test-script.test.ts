@@ -7,9 +7,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../support/pi-home.js";
+import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { runProcess } from "../support/processes.js";
 import type { StressSummary } from "../support/stress/run.js";
+import { basicSpawnWait } from "../support/stress/scenarios-a.js";
+import { startTree } from "../support/tree-harness.js";
 
 const SCRIPT = path.join(REPO_ROOT, "scripts", "stress-test");
 let out: string;
@@ -23,7 +25,7 @@ beforeAll(async () => {
 
 afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
-const stressTest = (args: string[], timeoutMs = 100_000) => runProcess(process.execPath, [SCRIPT, ...args], { cwd: out, timeoutMs });
+const stressTest = (args: string[], timeoutMs = 100_000, env?: NodeJS.ProcessEnv) => runProcess(process.execPath, [SCRIPT, ...args], { cwd: out, timeoutMs, ...(env && { env }) });
 
 describe("scripts/stress-test", () => {
   it("runs scenarios 01, 03 and 09 against the loopback LLM and writes a log per scenario and summary.json", async () => {
@@ -68,6 +70,26 @@ describe("scripts/stress-test", () => {
     expect(summary.scenarios[0]!.reasons).toContain("pi did not finish within 0.3 s");
     expect(summary.scenarios[0]!.reasons).toContain("no line holding exactly STRESS_01_OK");
   }, 60_000);
+
+  it("--live runs the pi it is given with the user's own configuration (here: a pi home whose provider is the loopback LLM)", async () => {
+    // Stands in for the user's provider: the same scripted models, behind the user's own config.
+    const h = await startTree();
+    try {
+      for (const hook of basicSpawnWait.scripted.script(h)) hook();
+      const run = await stressTest(["--live", "--pi", REAL_PI, "--model", "fake/fast", "--only", "01", "--out", path.join(out, "live")], 100_000, h.home.env);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const summary = JSON.parse(fs.readFileSync(path.join(out, "live", "summary.json"), "utf8")) as StressSummary;
+      expect(summary).toMatchObject({ mode: "live", model: "fake/fast", totals: { passed: 1, failed: 0 } });
+      const log = fs.readFileSync(path.join(out, "live", "01-basic-spawn-wait", "log.txt"), "utf8");
+      expect(log).toContain(` --mode json -ne -np -e ${REPO_ROOT} --model fake/fast --session `);
+      // The root got the scenario's natural-language instruction, in the scenario's scratch folder.
+      const first = h.requestsOf("/root")[0]!;
+      expect(JSON.stringify(first.messages)).toContain('spawn_agent with task_name \\"scout_one\\"');
+      expect(fs.readFileSync(path.join(out, "live", "01-basic-spawn-wait", "work", "README.md"), "utf8")).toContain("stress fixture");
+    } finally {
+      await h.cleanup();
+    }
+  }, 120_000);
 
   it("answers bad usage with one line and exit code 2", async () => {
     for (const [args, line] of [
