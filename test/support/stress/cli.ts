@@ -39,7 +39,7 @@ function buildProgram(): Command {
     .option("--pi <path>", 'live: the pi executable (default: "pi" on PATH)')
     .option("--timeout <seconds>", "limit of each root pi process (default 180 scripted, 900 live)")
     .option("--list", "list the scenarios and exit")
-    .option("-q, --quiet", "print only the summary line")
+    .option("-q, --quiet", "print only the final tally line")
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith("error:") ? `stress-test: ${text}` : text) })
     .addHelpText(
@@ -122,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
   // Ctrl-C: end the root pi (its wrappers and children follow their parent) and stop.
   const onSignal = () => void killAll().finally(() => process.exit(130));
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
-  say(`stress-test: ${scenarios.length} scenario(s), ${opts.mode}${opts.model ? ` on ${opts.model}` : ""}; artifacts in ${opts.out}`);
+  opts.say?.(`stress-test: ${scenarios.length} scenario(s), ${opts.mode}${opts.model ? ` on ${opts.model}` : ""}; artifacts in ${opts.out}`);
   const summary = await runStress(scenarios, opts);
   say(`stress-test: ${summary.totals.passed}/${summary.totals.scenarios} passed in ${(summary.durationMs / 1000).toFixed(1)} s — ${path.join(opts.out, "summary.json")}`);
   return summary.totals.failed === 0 ? 0 : 1;

@@ -153,7 +153,8 @@ export const nestedChain: StressScenario = {
           spawn({ task_name: "mid", fork_turns: "none", message: "Spawn a leaf that reads line 1 of README.md; relay its report." }),
           waitForAll(["/root/mid"]),
           reply.toolCall("list_agents", {}),
-          verdict("03", (req) => completedIn(req, ["/root/mid", "/root/mid/leaf"]).filter((r) => !r.startsWith("/root/mid/leaf's notice"))),
+          // The leaf's notice goes to mid, not to the root: the root sees the leaf in list_agents.
+          verdict("03", (req) => [...completedIn(req, ["/root/mid"]), ...when(listedStatus(req, "/root/mid/leaf") === "completed", "list_agents does not show the leaf completed")]),
         ]).steps(),
         "/root/mid": new Program([
           spawn({ task_name: "leaf", fork_turns: "none", message: "Read the first line of README.md in your working directory and report it verbatim." }),

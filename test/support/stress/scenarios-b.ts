@@ -132,7 +132,8 @@ export const modelReasoningOverrides: StressScenario = {
     }
     // plain_low: refused exactly when its model cannot do low.
     const lowCall = callsOf(state, "spawn_agent").find((c) => c.args.task_name === "plain_low");
-    const lowModel = (lowCall?.args.model as string | undefined) ?? state.records[0]?.model;
+    // Without a model of its own, plain_low runs the root's model, as scout_high does.
+    const lowModel = (lowCall?.args.model as string | undefined) || agentOf(state, "/root/scout_high")?.model;
     if (!lowCall) reasons.push("plain_low was never attempted");
     else if (lowCall.isError) reasons.push(...when(LOW_REFUSED.test(lowCall.text) && !agentOf(state, "/root/plain_low"), `plain_low refused with ${JSON.stringify(lowCall.text)}`));
     else reasons.push(...when(levelsOf(lowModel).includes("low") || models.length === 0, `plain_low was accepted on ${lowModel}, which lacks low`), ...expectAgent(state, "/root/plain_low", { reasoning: "low" }));
