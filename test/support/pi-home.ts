@@ -6,16 +6,28 @@
  *   home/   HOME, so ~/.agents/skills and friends of the developer machine stay out
  *   work/   a clean cwd for the child
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnProcess, type ProcessResult, type SpawnOptions, type SpawnedProcess } from "./processes.js";
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/**
+ * The checkout: the nearest folder above this module that holds package.json. A walk rather
+ * than "../..", because scripts/stress-test runs these helpers compiled into build/stress/.
+ */
+export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const REPO_BIN = path.join(REPO_ROOT, "node_modules", ".bin");
 /** The real pi CLI installed as a devDependency. */
 export const REAL_PI = path.join(REPO_BIN, "pi");
+
+function findRepoRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
 
 export interface RetrySettings {
   enabled?: boolean;

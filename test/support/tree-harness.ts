@@ -30,6 +30,8 @@ export interface TreeOptions {
   extraSettings?: Record<string, unknown>;
   /** Extra environment for the root (and so, inherited, the whole tree). */
   env?: Record<string, string>;
+  /** PI_SUBAGENTS_DIR; default `trees/` inside the (temporary) home. scripts/stress-test keeps it. */
+  baseDir?: string;
 }
 
 export interface RunRootOptions {
@@ -151,8 +153,8 @@ export async function startTree(opts: TreeOptions = {}): Promise<TreeHarness> {
     await llm.close();
     throw err;
   }
-  const baseDir = path.join(home.root, "trees");
-  fs.mkdirSync(baseDir);
+  const baseDir = opts.baseDir ?? path.join(home.root, "trees");
+  fs.mkdirSync(baseDir, { recursive: true });
   const tree = routeByAgent(llm, opts.scripts ?? {});
   const marker = `PI_CODING_AGENT_DIR=${home.dir}`;
 
