@@ -51,7 +51,7 @@ export function firstLinePreview(text: string, max = 100): string {
   const line = text.split("\n", 1)[0] ?? "";
   const cut = line.length > max ? `${line.slice(0, max)}…` : line;
   const lines = text.split("\n").length;
-  return lines > 1 || line.length > max ? `${cut}  (${lines} lines, ${formatCount(text.length)} chars)` : cut;
+  return lines > 1 || line.length > max ? `${cut}  (${plural(lines, "line")}, ${plural(text.length, "char")})` : cut;
 }
 
 /** A section header: `── title ──`. */
