@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
-export const SUBCOMMANDS = ["inspect", "tail", "doctor"] as const;
+/** Every word the CLI reads as a command rather than as a meta file. */
+export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "help"] as const;
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -33,7 +34,7 @@ const TARGET_HELP = "a run directory (meta.json, events.jsonl, result.json, logs
  */
 export function subcommandShadowNote(argv: readonly string[], cwd = process.cwd()): string | undefined {
   const word = argv[2];
-  if (!word || !(SUBCOMMANDS as readonly string[]).includes(word)) return undefined;
+  if (!word || !(COMMAND_WORDS as readonly string[]).includes(word)) return undefined;
   try {
     if (!fs.statSync(`${cwd}/${word}`).isFile()) return undefined;
   } catch {
