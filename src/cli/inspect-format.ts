@@ -203,15 +203,7 @@ export function formatInspection(snapshot: RunSnapshot, report: ContractReport |
   if (files.metaError) out.push(field("meta", `${FAIL_MARK} ${files.metaError}`));
   if (meta) out.push(field("task", firstLinePreview(meta.task)));
   const eventsNote = snapshot.eventsExists ? `events.jsonl (${plural(snapshot.events.length, "record")})` : "no events.jsonl";
-  const present = [files.metaPath ? "meta.json" : undefined, eventsNote, snapshot.result !== undefined ? "result.json" : "no result.json"];
-  for (const [name, file] of [
-    ["stdout.log", files.stdoutPath],
-    ["stderr.log", files.stderrPath],
-    ["transcript.md", files.transcriptPath],
-    ["wrapper.log", files.wrapperLogPath],
-  ] as const) {
-    if (file) present.push(name);
-  }
+  const present = [files.metaPath ? "meta.json" : "", eventsNote, snapshot.result !== undefined ? "result.json" : "no result.json", ...snapshot.artifacts];
   out.push(field("files", present.filter(Boolean).join(", ")));
 
   if (options.transcript) {

@@ -197,12 +197,17 @@ export interface RunSnapshot {
   wrapperLogTail?: string;
   /** The child's pid from run_start and whether it is still alive. */
   child?: { pid: number; alive: boolean };
+  /** The optional artifacts that exist on disk (stdout.log, stderr.log, transcript.md, wrapper.log). */
+  artifacts: string[];
   /** When the snapshot was taken (ms since epoch). */
   takenAt: number;
 }
 
 export function readRunSnapshot(files: RunFiles, now = Date.now()): RunSnapshot {
-  const snapshot: RunSnapshot = { files, events: [], eventsExists: false, takenAt: now };
+  const artifacts = [files.stdoutPath, files.stderrPath, files.transcriptPath, files.wrapperLogPath].flatMap((file) =>
+    file && exists(file) ? [path.basename(file)] : [],
+  );
+  const snapshot: RunSnapshot = { files, events: [], eventsExists: false, artifacts, takenAt: now };
   const resultFile = readOptional(files.resultPath);
   if (resultFile.error) snapshot.resultError = resultFile.error;
   if (resultFile.text !== undefined) {

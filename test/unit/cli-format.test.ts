@@ -51,6 +51,7 @@ function snapshot(overrides: Partial<RunSnapshot> = {}): RunSnapshot {
     files: { dir: "/runs/0001-spawn", resultPath: "/runs/0001-spawn/result.json", eventsPath: "/runs/0001-spawn/events.jsonl" },
     events: lines(RECORDS),
     eventsExists: true,
+    artifacts: ["stderr.log"],
     result: RESULT,
     takenAt: T0 + 2000,
     ...overrides,
@@ -104,6 +105,7 @@ describe("inspect screen", () => {
     expect(text).toContain("agent     /root/scout_one · scout\n");
     expect(text).toContain("status    completed (exit 0) · stop reason stop\n");
     expect(text).toContain("usage     2 turns · 1 tool call · 3,000 tokens (in 2,400, out 600, cache read 0, write 0) · $0.0246\n");
+    expect(text).toContain("files     events.jsonl (6 records), result.json, stderr.log\n");
     expect(text).toContain("── transcript (events.jsonl) ──\n# run r1 (pid 4242)\n");
     expect(text).toContain('→ bash {"command":"ls"}\n← bash ok\n');
     expect(text).toContain("## assistant (fake/fast, stop: stop)\nthe answer\nin two lines\n");
