@@ -69,11 +69,11 @@ describe("subagent-wrapper doctor", () => {
     const hung = path.join(home, "hung-pi");
     await writeFile(hung, `#!${process.execPath}\nrequire("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`);
     await chmod(hung, 0o755);
-    const run = await doctor({ PI_SUBAGENTS_PI_BIN: hung }, ["--timeout-ms", "1500", "--json"]);
+    const run = await doctor({ PI_SUBAGENTS_PI_BIN: hung }, ["--timeout-ms", "4000", "--json"]);
     expect(run.code).toBe(1);
     const report = JSON.parse(run.stdout) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
     expect(report.ok).toBe(false);
-    expect(report.checks.find((check) => check.name === "pi --version")).toMatchObject({ ok: false, detail: "no answer within 1500 ms (stopped)" });
+    expect(report.checks.find((check) => check.name === "pi --version")).toMatchObject({ ok: false, detail: "no answer within 4000 ms (stopped)" });
     const pid = Number(await readFile(pidFile, "utf8"));
     expect(pidAlive(pid)).toBe(false);
   });

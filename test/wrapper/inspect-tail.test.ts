@@ -3,6 +3,7 @@
  * what a person sees, the exit codes, and that every file the wrapper writes holds to the
  * published schemas.
  */
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -155,16 +156,23 @@ describe("subagent-wrapper tail", () => {
   it("stops cleanly on Ctrl-C (SIGINT): exit 130, no stack trace", async () => {
     const c = await wrapperCase({ scenario: "slow" });
     const run = c.start();
-    const tail = spawnProcess(process.execPath, [WRAPPER_BIN, "tail", c.dir], { timeoutMs: 25_000 });
-    await waitFor(async () => (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("run_start"));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    tail.kill("SIGINT");
-    const stopped = await tail.done;
-    expect(stopped.code).toBe(130);
-    expect(stopped.stderr).not.toMatch(/at .*\(|Error/);
-    expect(stopped.stdout).toContain("# run run-1");
-    run.kill("SIGTERM");
-    await run.done;
+    // Watch tail's output so the signal comes once it is following (its handler is set).
+    const tail = spawn(process.execPath, [WRAPPER_BIN, "tail", c.dir], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    tail.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
+    tail.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => tail.once("close", (code) => resolve(code)));
+    try {
+      await waitFor(() => stdout.includes("# run run-1"));
+      tail.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(stderr).not.toMatch(/at .*\(|Error/);
+    } finally {
+      if (tail.exitCode === null && tail.signalCode === null) tail.kill("SIGKILL");
+      run.kill("SIGTERM");
+      await run.done;
+    }
   });
 });
 
