@@ -33,6 +33,11 @@ export function formatTailSummary(result: unknown, runEnd: Record<string, unknow
   return "── stopped without result.json ──";
 }
 
+/** When the run's pi is gone and the wrapper wrote nothing more: it died. */
+export function formatStoppedSummary(pid: number | undefined): string {
+  return `── stopped without result.json (its pi process${pid ? `, pid ${pid},` : ""} is gone) ──`;
+}
+
 /** tail's exit code for a finished run: 0 completed, 1 anything else. */
 export function tailExitCode(result: unknown, runEnd: Record<string, unknown> | undefined): number {
   const status = isRecord(result) ? result.status : runEnd?.status;

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { errorText } from "../lib/values.js";
 import { type EventLine, RunNotFoundError, locateRun, parseEventLines, processAlive } from "./run-files.js";
-import { followDecision, formatTailLine, formatTailSummary, tailExitCode } from "./tail-format.js";
+import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "./tail-format.js";
 
 export interface TailFlags {
   fromStart?: boolean;
@@ -16,10 +16,14 @@ export interface TailFlags {
   pollMs?: number;
 }
 
-/** Reads what was appended to a file since the last call, in whole lines. */
+/**
+ * Reads what was appended to a file since the last call, in whole lines. The bytes after the
+ * last newline wait for the rest of their line, undecoded, so a character split between two
+ * reads is never mangled.
+ */
 export class LineFollower {
   private offset = 0;
-  private partial = "";
+  private pending: Buffer = Buffer.alloc(0);
   private nextLine = 1;
 
   constructor(readonly file: string) {}
@@ -37,18 +41,20 @@ export class LineFollower {
       if (size < this.offset) {
         // Replaced or truncated: start over.
         this.offset = 0;
-        this.partial = "";
+        this.pending = Buffer.alloc(0);
         this.nextLine = 1;
       }
       if (size === this.offset) return { raw: [], lines: [] };
-      const buffer = Buffer.alloc(size - this.offset);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
+      const chunk = Buffer.alloc(size - this.offset);
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, this.offset);
       this.offset += bytesRead;
-      const text = this.partial + buffer.subarray(0, bytesRead).toString("utf8");
+      const bytes = Buffer.concat([this.pending, chunk.subarray(0, bytesRead)]);
+      const end = bytes.lastIndexOf(0x0a) + 1;
+      this.pending = bytes.subarray(end);
+      const text = bytes.subarray(0, end).toString("utf8");
       const parsed = parseEventLines(text, this.nextLine);
-      this.partial = parsed.partial;
       this.nextLine = parsed.nextLine;
-      const raw = text.split("\n").slice(0, -1).filter((piece) => piece.trim() !== "");
+      const raw = text.split("\n").filter((piece) => piece.trim() !== "");
       return { raw, lines: parsed.lines };
     } finally {
       await handle.close();
@@ -133,7 +139,7 @@ export async function tailCommand(target: string, flags: TailFlags): Promise<num
         now: Date.now(),
       });
       if (decision !== "wait") {
-        const summary = decision === "stopped" ? `${formatTailSummary(undefined, undefined)} (its pi process, pid ${childPid}, is gone)` : formatTailSummary(result, runEnd);
+        const summary = decision === "stopped" ? formatStoppedSummary(childPid) : formatTailSummary(result, runEnd);
         (flags.json ? note : print)(summary);
         return decision === "stopped" ? 1 : tailExitCode(result, runEnd);
       }

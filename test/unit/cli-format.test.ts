@@ -5,7 +5,7 @@ import { formatDoctorReport, nodeVersionOk, parsePiVersion } from "../../src/cli
 import { checkRunContracts, describeState, formatInspection, runState } from "../../src/cli/inspect-format.js";
 import type { EventLine, RunSnapshot } from "../../src/cli/run-files.js";
 import { parseEventLines } from "../../src/cli/run-files.js";
-import { followDecision, formatTailLine, formatTailSummary, tailExitCode } from "../../src/cli/tail-format.js";
+import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "../../src/cli/tail-format.js";
 import { firstLinePreview, formatCost, formatCount, formatDuration, lastLines, plural } from "../../src/cli/text.js";
 import { emptyUsage } from "../../src/contracts/events.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
@@ -189,6 +189,7 @@ describe("tail lines", () => {
       "── failed (exit 1) · 1.5 s · 2 turns · $0.0246 · boom ──",
     );
     expect(formatTailSummary(undefined, { status: "aborted", exitCode: 1 })).toBe("── aborted (exit 1) · no result.json ──");
+    expect(formatStoppedSummary(4242)).toBe("── stopped without result.json (its pi process, pid 4242, is gone) ──");
     expect(tailExitCode(RESULT, undefined)).toBe(0);
     expect(tailExitCode(undefined, { status: "aborted" })).toBe(1);
     expect(tailExitCode(undefined, undefined)).toBe(1);
