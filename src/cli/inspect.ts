@@ -25,6 +25,7 @@ export async function inspectCommand(target: string, flags: InspectFlags): Promi
     process.stderr.write(`subagent-wrapper inspect: ${err.message}\n`);
     return INSPECT_EXIT.usage;
   }
+  if (files.pickedRun) process.stderr.write(`subagent-wrapper inspect: the agent's latest run: ${files.pickedRun}\n`);
   const snapshot = readRunSnapshot(files);
   const report = flags.check === false ? undefined : checkRunContracts(snapshot, await loadContractChecks());
   const text = flags.json

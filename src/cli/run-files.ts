@@ -41,6 +41,8 @@ export interface RunFiles {
   metaRaw?: unknown;
   /** Why meta.json could not be used, when it could not. */
   metaError?: string;
+  /** Set when an agent folder was named: the run picked in it (its latest). */
+  pickedRun?: string;
 }
 
 const exists = (file: string): boolean => fs.existsSync(file);
@@ -90,8 +92,9 @@ function filesFromMeta(metaPath: string): RunFiles {
 }
 
 /**
- * Where a run's files are. `target` is a run directory, a meta.json file, or one of a run
- * directory's result.json / events.jsonl (which stand for their directory).
+ * Where a run's files are. `target` is a run directory, a meta.json file, one of a run
+ * directory's result.json / events.jsonl (which stand for their directory), or an agent's
+ * folder in a tree directory (its latest run).
  */
 export function locateRun(target: string, cwd = process.cwd()): RunFiles {
   const absolute = path.resolve(cwd, target);
@@ -112,7 +115,29 @@ export function locateRun(target: string, cwd = process.cwd()): RunFiles {
   if (exists(path.join(absolute, RUN_FILE_NAMES.result)) || exists(path.join(absolute, RUN_FILE_NAMES.events))) {
     return conventionalFiles(absolute);
   }
+  const latest = latestRun(absolute);
+  if (latest) return { ...locateRun(latest), pickedRun: latest };
   throw new RunNotFoundError(`${absolute} is not a run directory (no meta.json, result.json or events.jsonl in it)`);
+}
+
+/**
+ * An agent's folder in a tree directory holds `runs/0001-spawn`, `runs/0002-followup`, …,
+ * named to sort in run order: naming the agent means its latest run.
+ */
+function latestRun(agentDir: string): string | undefined {
+  const runs = path.join(agentDir, "runs");
+  let names: string[];
+  try {
+    names = fs
+      .readdirSync(runs, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+  } catch {
+    return undefined;
+  }
+  const last = names.at(-1);
+  return last === undefined ? undefined : path.join(runs, last);
 }
 
 /** One non-empty line of events.jsonl: its 1-based line number and what it holds. */

@@ -81,6 +81,7 @@ export async function tailCommand(target: string, flags: TailFlags): Promise<num
     process.stderr.write(`subagent-wrapper tail: ${err.message}\n`);
     return 2;
   }
+  if (files.pickedRun) process.stderr.write(`subagent-wrapper tail: the agent's latest run: ${files.pickedRun}\n`);
   const pollMs = flags.pollMs ?? 200;
   const follower = new LineFollower(files.eventsPath);
   const print = (text: string) => {
