@@ -29,12 +29,13 @@ function quietWhenStdoutCloses(): void {
 const TARGET_HELP = "a run directory (meta.json, events.jsonl, result.json, logs), a meta.json file,\nor an agent's folder in a tree directory (its latest run)";
 
 /**
- * A bare word that names a subcommand is always that subcommand. When a file of that name
- * sits in the current directory, say how to run it instead, so nobody wonders.
+ * A bare word that names a subcommand is always that subcommand. When it is given alone and
+ * a file of that name sits in the current directory (`subagent-wrapper doctor`, meaning the
+ * meta file ./doctor), say how to run the file instead, so nobody wonders.
  */
 export function subcommandShadowNote(argv: readonly string[], cwd = process.cwd()): string | undefined {
   const word = argv[2];
-  if (!word || !(COMMAND_WORDS as readonly string[]).includes(word)) return undefined;
+  if (argv.length !== 3 || !word || !(COMMAND_WORDS as readonly string[]).includes(word)) return undefined;
   try {
     if (!fs.statSync(`${cwd}/${word}`).isFile()) return undefined;
   } catch {
