@@ -89,7 +89,22 @@ export type EventRecordBody =
   | AbortRecord
   | RunEndRecord;
 
-export type EventRecord = EventRecordBody & { seq: number; ts: number };
+/**
+ * One line of events.jsonl. `schemas/event.schema.json` is generated from this type.
+ */
+export type EventRecord = EventRecordBody & {
+  /**
+   * 1, 2, … in the order written.
+   * @asType integer
+   * @minimum 1
+   */
+  seq: number;
+  /**
+   * When it was written, ms since epoch.
+   * @asType integer
+   */
+  ts: number;
+};
 
 export function emptyUsage(): Usage {
   return {

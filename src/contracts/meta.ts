@@ -6,33 +6,83 @@ export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 /** Default time a child may linger after its terminal message before it is stopped. */
 export const DEFAULT_GRACE_MS = 1000;
 
-/** meta.json, version 1. Paths here are already resolved to absolute paths. */
+/**
+ * A string that must not be empty.
+ * @minLength 1
+ */
+export type NonEmptyString = string;
+
+/**
+ * A positive number of milliseconds.
+ * @exclusiveMinimum 0
+ */
+export type PositiveMs = number;
+
+/**
+ * meta.json, version 1. Paths here are already resolved to absolute paths.
+ * `schemas/meta.schema.json` is generated from this type (`npm run schemas`).
+ */
 export interface MetaV1 {
-  runId: string;
+  /** Id of this run. */
+  runId: NonEmptyString;
+  /** The prompt for the child, delivered verbatim (may be empty). */
   task: string;
-  cwd: string;
-  resultPath: string;
-  eventsPath: string;
+  /** Working directory of the child (an existing directory). */
+  cwd: NonEmptyString;
+  /** Where result.json goes. */
+  resultPath: NonEmptyString;
+  /** Where events.jsonl goes. */
+  eventsPath: NonEmptyString;
+  /** `single` (default), `followup`, …: informational. */
   mode?: string;
+  /** Role name, e.g. `scout`. */
   agent?: string;
+  /** `builtin`, `user` or `project`. */
   agentSource?: string;
+  /** Canonical tree path, e.g. `/root/scout_one`. */
   agentPath?: string;
+  /** `provider/id` the parent asked for. */
   requestedModel?: string;
+  /** `provider/id` the child runs (wins over requestedModel). */
   resolvedModel?: string;
   thinking?: ThinkingLevel;
-  tools?: string[];
-  extensions?: string[];
+  /** Tool allowlist for the child (`[]` = no tools). */
+  tools?: NonEmptyString[];
+  /** Extension paths or package specs loaded into the child (`-e`). */
+  extensions?: NonEmptyString[];
+  /** The child does not discover installed extensions (`-ne`); only `extensions` load. */
   noExtensions?: boolean;
+  /** The child skips AGENTS.md / CLAUDE.md discovery. */
   noContextFiles?: boolean;
+  /** File whose text is appended to the child's system prompt (must exist). */
   systemPromptPath?: string;
+  /** pi session file: a follow-up continues that conversation. */
   sessionPath?: string;
+  /** ISO time the parent asked for the run. */
   startedAt?: string;
+  /** Raw stdout of the child. */
   stdoutPath?: string;
+  /** The child's stderr. */
   stderrPath?: string;
+  /** Readable transcript. */
   transcriptPath?: string;
-  timeoutMs?: number;
-  graceMs?: number;
+  /** Wall-clock limit of the run; absent = no limit. */
+  timeoutMs?: PositiveMs;
+  /** How long a child may linger after its terminal message (default 1000). */
+  graceMs?: PositiveMs;
+  /** Extra environment for the child. */
   env?: Record<string, string>;
+}
+
+/**
+ * meta.json as a writer puts it on disk: relative paths resolve against the folder holding
+ * it, `version` is 1 when present, and unknown fields are ignored (forward compatible).
+ * The file-system checks (cwd is a directory, systemPromptPath exists, resultPath can be
+ * written) are not expressible in JSON Schema and live in the wrapper.
+ */
+export interface MetaFileV1 extends MetaV1 {
+  version?: 1;
+  [field: string]: unknown;
 }
 
 /** A meta.json problem: `message` is the one line shown to the user. */

@@ -24,13 +24,17 @@ export const WRAPPER_EXIT = {
   usage: 2,
 } as const;
 
+/** result.json, version 1. `schemas/result.schema.json` is generated from this type. */
 export interface ResultV1 {
   version: typeof RESULT_VERSION;
   runId: string;
   agent?: string;
   agentPath?: string;
   status: RunStatus;
-  /** The wrapper's exit code: 0 when `status` is `completed`, else non-zero. */
+  /**
+   * The wrapper's exit code: 0 when `status` is `completed`, else non-zero.
+   * @asType integer
+   */
   exitCode: number;
   stopReason?: StopReason;
   rawStopReason?: string;
@@ -39,15 +43,24 @@ export interface ResultV1 {
   abortReason?: string;
   abortSource?: AbortSource;
   usage: Usage;
-  /** Assistant messages received (LLM responses, failed attempts included). */
+  /**
+   * Assistant messages received (LLM responses, failed attempts included).
+   * @asType integer
+   */
   turns: number;
-  /** Tool executions started. */
+  /**
+   * Tool executions started.
+   * @asType integer
+   */
   toolCalls: number;
   requestedModel?: string;
   /** What the child reported (`provider/id`). */
   resolvedModel?: string;
+  /** @format date-time */
   startedAt: string;
+  /** @format date-time */
   endedAt: string;
+  /** @minimum 0 */
   durationMs: number;
   childExitCode: number | null;
   childSignal: string | null;

@@ -56,8 +56,12 @@ export function identityFromEnv(env: NodeJS.ProcessEnv = process.env): Identity 
   return { self: ROOT_PATH, isRoot: true, treeDir: undefined };
 }
 
-/** `<base>/<root session id>`: base is PI_SUBAGENTS_DIR, else `subagents/` beside the session file, else a temp folder. */
+/** Where tree directories go: PI_SUBAGENTS_DIR, else `subagents/` beside the session file, else a temp folder. */
+export function treeBaseDir(sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return env[BASE_DIR_ENV] || (sessionFile ? path.join(path.dirname(sessionFile), "subagents") : path.join(os.tmpdir(), "pi-subagents"));
+}
+
+/** `<base>/<root session id>` (see treeBaseDir). */
 export function rootTreeDir(sessionId: string, sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const base = env[BASE_DIR_ENV] || (sessionFile ? path.join(path.dirname(sessionFile), "subagents") : path.join(os.tmpdir(), "pi-subagents"));
-  return path.join(base, sessionId.replace(/[^A-Za-z0-9_.-]/g, "_"));
+  return path.join(treeBaseDir(sessionFile, env), sessionId.replace(/[^A-Za-z0-9_.-]/g, "_"));
 }

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { Command, CommanderError } from "commander";
+import { addInspectionCommands, subcommandShadowNote } from "../cli/commands.js";
 import { emptyUsage } from "../contracts/events.js";
 import { MetaError } from "../contracts/meta.js";
 import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
@@ -74,9 +75,10 @@ async function runCommand(metaPath: string): Promise<number> {
 }
 
 export function buildProgram(onExitCode: (code: number) => void): Command {
+  const version = packageVersion();
   const program = new Command("subagent-wrapper")
     .description("Run one child `pi --mode json` as meta.json describes; write events.jsonl and result.json.")
-    .version(packageVersion(), "-v, --version")
+    .version(version, "-v, --version")
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith("error:") ? `subagent-wrapper: ${text}` : text) })
     .addHelpText(
@@ -86,12 +88,14 @@ Exit codes: 0 completed, 1 any other recorded outcome (see result.json "status")
             2 usage or meta.json error (no child started).
 Environment: PI_SUBAGENTS_PI_BIN  pi executable (path or name on PATH; default "pi")
              PI_SUBAGENTS_PARENT_PID  stop the run when this process is gone
-A meta file named like a subcommand runs with: subagent-wrapper run <file>`,
+Subcommands have their own --help and exit codes. A bare word that names a subcommand is
+that subcommand: a meta file named like one runs with: subagent-wrapper run <file>`,
     );
   program
     .command("run <meta.json>", { isDefault: true })
     .description("run the child described by meta.json (the default command)")
     .action(async (metaPath: string) => onExitCode(await runCommand(metaPath)));
+  addInspectionCommands(program, version, onExitCode);
   return program;
 }
 
@@ -101,6 +105,8 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram((exitCode) => {
     code = exitCode;
   });
+  const note = subcommandShadowNote(argv);
+  if (note) say(note);
   try {
     await program.parseAsync(argv);
     return code;

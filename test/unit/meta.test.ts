@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MetaError, parseMeta, resolveExtensionEntry } from "../../src/contracts/meta.js";
+import { INVALID_META, BASE_META as base } from "../support/meta-examples.js";
 
-const base = { runId: "r1", task: "do it", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl" };
 
 function errorOf(raw: unknown): MetaError {
   try {
@@ -43,27 +43,7 @@ describe("parseMeta", () => {
     expect(resolveExtensionEntry("../up.ts", "/b/c")).toBe("/b/up.ts");
   });
 
-  it.each([
-    ["not an object", [1, 2], "meta.json must hold a JSON object, not an array"],
-    ["null", null, "meta.json must hold a JSON object, not null"],
-    ["missing runId", { ...base, runId: undefined }, 'meta.json is missing required field "runId"'],
-    ["missing task", { ...base, task: undefined }, 'meta.json is missing required field "task"'],
-    ["missing cwd", { ...base, cwd: undefined }, 'meta.json is missing required field "cwd"'],
-    ["missing eventsPath", { ...base, eventsPath: undefined }, 'meta.json is missing required field "eventsPath"'],
-    ["a numeric task", { ...base, task: 5 }, 'meta.json field "task" must be a string, not a number'],
-    ["an empty cwd", { ...base, cwd: "" }, 'meta.json field "cwd" must not be empty'],
-    ["a numeric model", { ...base, requestedModel: 3 }, 'meta.json field "requestedModel" must be a string, not a number'],
-    ["tools as a string", { ...base, tools: "read,bash" }, 'meta.json field "tools" must be an array of non-empty strings'],
-    ["extensions with a number", { ...base, extensions: ["a", 1] }, 'meta.json field "extensions" must be an array of non-empty strings'],
-    ["noExtensions as a string", { ...base, noExtensions: "yes" }, 'meta.json field "noExtensions" must be a boolean, not a string'],
-    ["a zero timeout", { ...base, timeoutMs: 0 }, 'meta.json field "timeoutMs" must be a positive number of milliseconds, not 0'],
-    ["a negative grace", { ...base, graceMs: -5 }, 'meta.json field "graceMs" must be a positive number of milliseconds, not -5'],
-    ["a string timeout", { ...base, timeoutMs: "100" }, 'meta.json field "timeoutMs" must be a positive number of milliseconds, not "100"'],
-    ["an unknown thinking level", { ...base, thinking: "max" }, 'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"'],
-    ["env as an array", { ...base, env: ["A=1"] }, 'meta.json field "env" must be an object of strings, not an array'],
-    ["a numeric env value", { ...base, env: { A: 1 } }, 'meta.json field "env.A" must be a string, not a number'],
-    ["another version", { ...base, version: 2 }, "meta.json version 2 is not supported (this wrapper reads version 1)"],
-  ])("rejects %s with one clear line", (_name, raw, message) => {
+  it.each(INVALID_META)("rejects %s with one clear line", (_name, raw, message) => {
     const error = errorOf(raw);
     expect(error.message).toBe(message);
     expect(error.message).not.toContain("\n");

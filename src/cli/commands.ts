@@ -1,0 +1,114 @@
+/**
+ * The subcommands beside `run`: inspect, tail, doctor. Only their names, options and help
+ * live here; each one's code is imported when it is called, so `subagent-wrapper run`
+ * never loads it (nor the schema validator that `inspect` uses).
+ */
+import fs from "node:fs";
+import { type Command, InvalidArgumentError } from "commander";
+
+/** Every word the CLI reads as a command rather than as a meta file. */
+export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "help"] as const;
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+/**
+ * A reader that goes away (`| head`) closes stdout under us: end quietly, as other tools
+ * do, rather than with an EPIPE stack trace.
+ */
+function quietWhenStdoutCloses(): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+}
+
+const TARGET_HELP = "a run directory (meta.json, events.jsonl, result.json, logs), a meta.json file,\nor an agent's folder in a tree directory (its latest run)";
+
+/**
+ * A bare word that names a subcommand is always that subcommand. When it is given alone and
+ * a file of that name sits in the current directory (`subagent-wrapper doctor`, meaning the
+ * meta file ./doctor), say how to run the file instead, so nobody wonders.
+ */
+export function subcommandShadowNote(argv: readonly string[], cwd = process.cwd()): string | undefined {
+  const word = argv[2];
+  if (argv.length !== 3 || !word || !(COMMAND_WORDS as readonly string[]).includes(word)) return undefined;
+  try {
+    if (!fs.statSync(`${cwd}/${word}`).isFile()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return `subagent-wrapper: note: "${word}" is the ${word} command; to run the meta file ./${word}, use: subagent-wrapper run ${word}`;
+}
+
+export function addInspectionCommands(program: Command, version: string, onExitCode: (code: number) => void): void {
+  program
+    .command("inspect <run>")
+    .description("show a run's summary and transcript, finished or live, and check its files against the schemas")
+    .version(version, "-v, --version")
+    .option("--json", "print one JSON object (state, files, meta, result, contract findings) instead of text")
+    .option("--no-transcript", "leave the transcript out (the final answer is shown instead)")
+    .option("--no-check", "do not check the files against schemas/*.schema.json")
+    .addHelpText(
+      "after",
+      `
+<run> is ${TARGET_HELP}.
+The transcript comes from events.jsonl, so a run that is still going shows what it did so far.
+Exit codes: 0 shown, and every file holds to its schema
+            1 shown, but a file breaks its contract (not JSON, or a schema violation)
+            2 no run there (one line on stderr)`,
+    )
+    .action(async (target: string, flags: { json?: boolean; transcript?: boolean; check?: boolean }) => {
+      quietWhenStdoutCloses();
+      const { inspectCommand } = await import("./inspect.js");
+      onExitCode(await inspectCommand(target, flags));
+    });
+
+  program
+    .command("tail <run>")
+    .description("follow a run's events.jsonl as it grows; stop when the run ends")
+    .version(version, "-v, --version")
+    .option("--from-start", "print every record so far before following (default: the last --lines)")
+    .option("-n, --lines <count>", "records shown from before the start of following", positiveInt, 10)
+    .option("--json", "print the records as they are written (NDJSON) instead of readable lines")
+    .addHelpText(
+      "after",
+      `
+<run> is ${TARGET_HELP}.
+Waits for events.jsonl to appear, prints each new record, and returns when run_end is
+written or result.json appears (a one-line summary follows, on stderr with --json).
+Exit codes: 0 the run completed
+            1 the run ended with another status, or stopped without result.json
+            2 no run there (one line on stderr)
+            130 stopped with Ctrl-C (SIGINT); 143 with SIGTERM`,
+    )
+    .action(async (target: string, flags: { fromStart?: boolean; lines: number; json?: boolean }) => {
+      quietWhenStdoutCloses();
+      const { tailCommand } = await import("./tail.js");
+      onExitCode(await tailCommand(target, flags));
+    });
+
+  program
+    .command("doctor")
+    .description("check that runs can start here: Node, the pi binary and its version, pi's agent dir, writable run directories")
+    .version(version, "-v, --version")
+    .option("--json", "print the checks as JSON")
+    .option("--timeout-ms <ms>", "how long `pi --version` may take", positiveInt, 10_000)
+    .addHelpText(
+      "after",
+      `
+Environment: PI_SUBAGENTS_PI_BIN   pi executable (path or name on PATH; default "pi")
+             PI_CODING_AGENT_DIR  pi's agent dir (default ~/.pi/agent)
+             PI_SUBAGENTS_DIR     where the extension keeps run directories (default: beside the
+                                  session file, else a temp folder)
+Exit codes: 0 every check passed, 1 a check failed, 2 usage error`,
+    )
+    .action(async (flags: { json?: boolean; timeoutMs: number }) => {
+      quietWhenStdoutCloses();
+      const { doctorCommand } = await import("./doctor.js");
+      onExitCode(await doctorCommand(flags));
+    });
+}

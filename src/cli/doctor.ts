@@ -1,0 +1,166 @@
+/**
+ * `subagent-wrapper doctor`: can runs start here? Node's version, the pi binary (as the
+ * wrapper finds it) and its `pi --version` (with a time limit), pi's agent dir, the base
+ * of the extension's run directories, and the wrapper's own compiled task extension.
+ * Exit codes: 0 every check passed, 1 a check failed.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { treeBaseDir } from "../extension/config.js";
+import { errorText } from "../lib/values.js";
+import { PI_BIN_ENV, PiNotFoundError, TASK_EXTENSION_PATH, resolvePiBinary, signalGroup } from "../wrapper/child.js";
+import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
+
+export interface DoctorFlags {
+  json?: boolean;
+  timeoutMs: number;
+}
+
+export const AGENT_DIR_ENV = "PI_CODING_AGENT_DIR";
+
+/** The pi version this package is tested with (its devDependency), for the report. */
+function testedPiVersion(): string | undefined {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      devDependencies?: Record<string, string>;
+    };
+    return pkg.devDependencies?.["@mariozechner/pi-coding-agent"];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `<bin> --version` in its own process group, which is ended if it overruns. */
+export function runVersion(bin: string, timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean; error?: string }> {
+  return new Promise((resolve) => {
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    const child = spawn(bin, ["--version"], { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false });
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      signalGroup(child.pid, "SIGKILL");
+    }, timeoutMs);
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr, code: null, timedOut, error: errorText(err) });
+    });
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      // Whatever the version command left behind in its group goes with it.
+      signalGroup(child.pid, "SIGKILL");
+      resolve({ stdout, stderr, code, timedOut });
+    });
+  });
+}
+
+function checkNode(): DoctorCheck {
+  const version = process.versions.node;
+  return nodeVersionOk(version)
+    ? { name: "node", ok: true, detail: `${version} (needs ≥ 20)` }
+    : { name: "node", ok: false, detail: `${version} is too old`, hint: "install Node 20 or newer" };
+}
+
+async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
+  const from = env[PI_BIN_ENV] ? `from ${PI_BIN_ENV}` : "from PATH";
+  let bin: string;
+  try {
+    bin = resolvePiBinary(env, process.cwd());
+  } catch (err) {
+    if (!(err instanceof PiNotFoundError)) throw err;
+    // The message already says what to do; there is no version to ask for.
+    return [{ name: "pi", ok: false, detail: err.message }];
+  }
+  const found: DoctorCheck = { name: "pi", ok: true, detail: `${bin} (${from})` };
+  const run = await runVersion(bin, timeoutMs);
+  const tested = testedPiVersion();
+  if (run.timedOut) {
+    return [found, { name: "pi --version", ok: false, detail: `no answer within ${timeoutMs} ms (stopped)`, hint: `check that ${bin} is pi, or raise --timeout-ms` }];
+  }
+  const version = parsePiVersion(run.stdout);
+  if (run.error || run.code !== 0 || !version) {
+    const why = run.error ?? (run.code !== 0 ? `exit ${run.code}` : "printed nothing");
+    const stderr = run.stderr.trim().split("\n")[0];
+    return [found, { name: "pi --version", ok: false, detail: `failed: ${why}${stderr ? ` — ${stderr}` : ""}`, hint: `check that ${bin} is pi` }];
+  }
+  const note = tested && tested !== version ? ` (this package is tested with ${tested})` : "";
+  return [found, { name: "pi --version", ok: true, detail: `${version}${note}` }];
+}
+
+function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
+  const configured = env[AGENT_DIR_ENV];
+  const dir = configured || path.join(os.homedir(), ".pi", "agent");
+  const from = configured ? `from ${AGENT_DIR_ENV}` : "default";
+  const name = "pi agent dir";
+  try {
+    if (!fs.statSync(dir).isDirectory()) return { name, ok: false, detail: `${dir} (${from}) is not a directory` };
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.X_OK);
+    fs.readdirSync(dir);
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+    return {
+      name,
+      ok: false,
+      detail: missing ? `${dir} (${from}) does not exist` : `${dir} (${from}) cannot be read: ${errorText(err)}`,
+      hint: missing ? `run pi once to set it up (models, login), or set ${AGENT_DIR_ENV}` : `fix its permissions, or set ${AGENT_DIR_ENV}`,
+    };
+  }
+  const present = ["settings.json", "models.json", "auth.json"].filter((file) => fs.existsSync(path.join(dir, file)));
+  return {
+    name,
+    ok: true,
+    detail: `${dir} (${from}) is readable`,
+    notes: [present.length > 0 ? `holds ${present.join(", ")}` : "holds no settings.json, models.json or auth.json yet"],
+  };
+}
+
+/** The nearest folder of `dir` that exists (itself, else a parent). */
+function nearestExisting(dir: string): string {
+  let current = dir;
+  while (!fs.existsSync(current)) {
+    const parent = path.dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return current;
+}
+
+/** Writable for real: a probe file is created and removed (permission bits lie for root). */
+function checkRunBase(env: NodeJS.ProcessEnv): DoctorCheck {
+  const base = treeBaseDir(undefined, env);
+  const configured = Boolean(env.PI_SUBAGENTS_DIR);
+  const from = configured ? "from PI_SUBAGENTS_DIR" : "default";
+  const notes = configured ? [] : ["(for unsaved sessions; a saved session keeps its runs in subagents/ beside its file)"];
+  const name = "run directories";
+  const existing = nearestExisting(base);
+  const probe = path.join(existing, `.subagent-wrapper-doctor-${process.pid}`);
+  try {
+    if (!fs.statSync(existing).isDirectory()) throw new Error(`${existing} is not a directory`);
+    fs.writeFileSync(probe, "probe", { flag: "wx" });
+    fs.rmSync(probe, { force: true });
+  } catch (err) {
+    return { name, ok: false, detail: `${base} (${from}) cannot be written: ${errorText(err)}`, hint: "set PI_SUBAGENTS_DIR to a writable folder" };
+  }
+  return { name, ok: true, detail: `${base} (${from}) is writable${existing === base ? "" : " (it will be created)"}`, notes };
+}
+
+function checkTaskExtension(): DoctorCheck {
+  const name = "wrapper build";
+  return fs.existsSync(TASK_EXTENSION_PATH)
+    ? { name, ok: true, detail: `${TASK_EXTENSION_PATH} is there` }
+    : { name, ok: false, detail: `${TASK_EXTENSION_PATH} is missing`, hint: 'run "npm run build" in the package' };
+}
+
+export async function runDoctorChecks(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
+  return [checkNode(), ...(await checkPi(env, timeoutMs)), checkAgentDir(env), checkRunBase(env), checkTaskExtension()];
+}
+
+export async function doctorCommand(flags: DoctorFlags): Promise<number> {
+  const checks = await runDoctorChecks(process.env, flags.timeoutMs);
+  process.stdout.write(flags.json ? `${JSON.stringify({ ok: checks.every((check) => check.ok), checks }, null, 2)}\n` : formatDoctorReport(checks));
+  return checks.every((check) => check.ok) ? 0 : 1;
+}

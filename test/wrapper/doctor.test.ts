@@ -1,0 +1,86 @@
+/** `subagent-wrapper doctor` against the fake pi, a missing pi and a pi that never answers. */
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { killAll, pidAlive, runProcess } from "../support/processes.js";
+import { FAKE_PI_DIR, WRAPPER_BIN } from "../support/wrapper-harness.js";
+
+let home: string;
+beforeEach(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), "psa-doctor-"));
+  await mkdir(path.join(home, "agent"));
+  await writeFile(path.join(home, "agent", "settings.json"), "{}");
+});
+afterEach(async () => {
+  await killAll();
+  await rm(home, { recursive: true, force: true });
+});
+
+function doctor(env: NodeJS.ProcessEnv, args: string[] = []) {
+  const clean = { ...process.env };
+  delete clean.PI_SUBAGENTS_PI_BIN;
+  return runProcess(process.execPath, [WRAPPER_BIN, "doctor", ...args], {
+    timeoutMs: 20_000,
+    env: {
+      ...clean,
+      PATH: `${FAKE_PI_DIR}${path.delimiter}${process.env.PATH ?? ""}`,
+      PI_CODING_AGENT_DIR: path.join(home, "agent"),
+      PI_SUBAGENTS_DIR: path.join(home, "runs"),
+      ...env,
+    },
+  });
+}
+
+describe("subagent-wrapper doctor", () => {
+  it("every check passes with a working pi, agent dir and run base (exit 0)", async () => {
+    const run = await doctor({});
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split("\n");
+    expect(lines[0]).toMatch(/^✓ node +\d+\.\d+\.\d+ \(needs ≥ 20\)$/);
+    expect(run.stdout).toMatch(new RegExp(`✓ pi +${path.join(FAKE_PI_DIR, "pi")} \\(from PATH\\)`));
+    expect(run.stdout).toMatch(/✓ pi --version +0\.73\.1-fake \(this package is tested with 0\.73\.1\)/);
+    expect(run.stdout).toMatch(/✓ pi agent dir +.*agent \(from PI_CODING_AGENT_DIR\) is readable\n +holds settings\.json\n/);
+    expect(run.stdout).toMatch(/✓ run directories +.*runs \(from PI_SUBAGENTS_DIR\) is writable \(it will be created\)/);
+    expect(run.stdout).toMatch(/✓ wrapper build +.*task-extension\.js is there/);
+    expect(run.stdout.endsWith("\nall checks passed\n")).toBe(true);
+  });
+
+  it("names what is wrong and what to do (exit 1): no pi, no agent dir, an unwritable run base", async () => {
+    const notAFolder = path.join(home, "file");
+    await writeFile(notAFolder, "x");
+    const run = await doctor({
+      PI_SUBAGENTS_PI_BIN: path.join(home, "missing-pi"),
+      PI_CODING_AGENT_DIR: path.join(home, "nowhere"),
+      PI_SUBAGENTS_DIR: path.join(notAFolder, "runs"),
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`✗ pi               pi executable ${path.join(home, "missing-pi")} (from PI_SUBAGENTS_PI_BIN) does not exist or is not executable\n`);
+    expect(run.stdout).toContain(`✗ pi agent dir     ${path.join(home, "nowhere")} (from PI_CODING_AGENT_DIR) does not exist\n`);
+    expect(run.stdout).toContain("→ run pi once to set it up (models, login), or set PI_CODING_AGENT_DIR");
+    expect(run.stdout).toMatch(/✗ run directories {2}.*cannot be written: .* is not a directory\n +→ set PI_SUBAGENTS_DIR to a writable folder/);
+    expect(run.stdout).toContain("\n3 checks failed\n");
+    expect(run.stdout).not.toContain("pi --version");
+  });
+
+  it("a pi that never answers --version is stopped after --timeout-ms, with nothing left running", async () => {
+    const pidFile = path.join(home, "hung.pid");
+    const hung = path.join(home, "hung-pi");
+    await writeFile(hung, `#!${process.execPath}\nrequire("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`);
+    await chmod(hung, 0o755);
+    const run = await doctor({ PI_SUBAGENTS_PI_BIN: hung }, ["--timeout-ms", "4000", "--json"]);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.checks.find((check) => check.name === "pi --version")).toMatchObject({ ok: false, detail: "no answer within 4000 ms (stopped)" });
+    const pid = Number(await readFile(pidFile, "utf8"));
+    expect(pidAlive(pid)).toBe(false);
+  });
+
+  it("a bad --timeout-ms is a usage error (exit 2)", async () => {
+    const run = await doctor({}, ["--timeout-ms", "soon"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe("subagent-wrapper: error: option '--timeout-ms <ms>' argument 'soon' is invalid. must be a positive integer\n");
+  });
+});
