@@ -18,6 +18,8 @@ export const KILL_AFTER_MS = 3000;
 const STDOUT_DRAIN_MS = 2000;
 const STDERR_TAIL_CHARS = 2000;
 const PARENT_CHECK_MS = 1000;
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** When set to a pid, the wrapper stops its run once that process is gone. */
 export const PARENT_PID_ENV = "PI_SUBAGENTS_PARENT_PID";
 
@@ -230,10 +232,13 @@ class WrapperRun {
   }
 
   private after(ms: number, fn: () => void): NodeJS.Timeout {
+    // Node fires a timer of more than 2^31-1 ms at once: a long timeoutMs waits in steps.
+    const step = Math.min(ms, MAX_TIMER_MS);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      fn();
-    }, ms);
+      if (ms > step) this.after(ms - step, fn);
+      else fn();
+    }, step);
     this.timers.add(timer);
     return timer;
   }
