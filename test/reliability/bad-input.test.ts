@@ -37,7 +37,7 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["a JSON number", "42", /must hold a JSON object/, false],
   ["a missing resultPath", json({ runId: "r", task: "t", cwd: "." }), /missing required field "resultPath"/, false],
   ["a numeric runId", meta({ runId: 7 }), /"runId" must be a string/, true],
-  ["a task that is an object", meta({ task: { text: "hi" } }), /"task" must be a string/, true],
+  ["a task that is an object", meta({ task: { text: "hi" } }), /"task" must be a string, not an object$/, true],
   ["tools as a string", meta({ tools: "read,bash" }), /"tools" must be an array/, true],
   ["an env value that is a number", meta({ env: { A: 1 } }), /"env.A" must be a string/, true],
   ["an env value holding NUL", meta({ env: { A: "x\u0000y" } }), /environment cannot hold/, true],
