@@ -93,7 +93,11 @@ class WrapperRun {
       this.disposeTimers();
       if (taskFile) await fs.promises.rm(taskFile, { force: true }).catch(() => undefined);
     }
-    return this.finish(startError);
+    try {
+      return await this.finish(startError);
+    } finally {
+      this.disposeHandlers();
+    }
   }
 
   private async openArtifacts(): Promise<void> {
@@ -246,6 +250,10 @@ class WrapperRun {
   private disposeTimers(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+  }
+
+  /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */
+  private disposeHandlers(): void {
     for (const cleanup of this.cleanups.splice(0)) cleanup();
   }
 
