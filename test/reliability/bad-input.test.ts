@@ -70,6 +70,9 @@ describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, o
     else expect(run.result).toBeUndefined();
   });
 
+});
+
+describe("area 1: 4 more meta.json edge cases", () => {
   it("a missing meta file and a directory given as meta file: exit 2, one line", async () => {
     const c = await wrapperCase({ scenario: ECHO });
     for (const target of [path.join(c.dir, "absent.json"), c.dir]) {

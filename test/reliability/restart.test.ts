@@ -49,8 +49,8 @@ async function leftRunning(rc: RuntimeCase, name: string, outcome?: ResultV1): P
   await rc.tree.writeRecord(record);
 }
 
-describe("area 7: restart with 4 children left in 4 states", () => {
-  it("completed / errored from their result.json, interrupted without one, closed kept; 2 notices once, 0 on a second restart", async () => {
+describe("area 7: the parent restarts while children run", () => {
+  it("4 children left in 4 states: completed / errored from their result.json, interrupted without one, closed kept; 2 notices once, 0 on a second restart", async () => {
     const rc = await runtimeCase({ steps: [] });
     try {
       await leftRunning(rc, "done", result("completed", "all good"));
