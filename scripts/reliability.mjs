@@ -272,7 +272,8 @@ async function loadRounds(rounds) {
 async function fuzz(cases) {
   const valid = { runId: "f", task: "t", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", graceMs: 300 };
   // Bad values, and good ones (so some mutants are valid and must run).
-  const values = [null, true, 0, -1, 1e308, "", "x", "../..", "/dev/null", [], ["a", 1], {}, { a: 1 }, "\u0000", "a\u0000b", "meta.json", 2 ** 53,
+  // Only paths inside the case folder: a fuzzed resultPath must never point at the system.
+  const values = [null, true, 0, -1, 1e308, "", "x", "..", "out", [], ["a", 1], {}, { a: 1 }, "\u0000", "a\u0000b", "meta.json", 2 ** 53,
     "out/other.json", 5000, ["read"], { A: "1" }, "low", "-- @x /y", 1, false];
   const keys = [...Object.keys(valid), "tools", "extensions", "env", "thinking", "timeoutMs", "systemPromptPath", "sessionPath", "version", "noExtensions", "stdoutPath"];
   // mulberry32, seeded: the same mutants on every run, so a failure can be replayed.
@@ -292,6 +293,7 @@ async function fuzz(cases) {
       if (rand(4) === 0) delete meta[key];
       else meta[key] = values[rand(values.length)];
     }
+    if (rand(10) === 0) meta.resultPath = "fifo";
     let text = JSON.stringify(meta);
     if (rand(6) === 0) text = text.slice(0, rand(text.length)); // truncation
     if (rand(8) === 0) text = Buffer.concat([Buffer.from(text.slice(0, 5)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(5))]);
@@ -300,6 +302,8 @@ async function fuzz(cases) {
   const tally = { 0: 0, 1: 0, 2: 0, other: 0, multiLine: 0, stack: 0, hung: 0 };
   await pool(texts, async (text) => {
     const dir = makeCase({}, text);
+    // A named pipe: a path that exists and is not a regular file (the wrapper must refuse it as resultPath).
+    spawnSync("mkfifo", [path.join(dir, "fifo")]);
     const exit = await startWrapper(dir, { steps: [{ echoTask: true }] }).done;
     if (exit.hung) tally.hung++;
     if (process.env.RELIABILITY_DEBUG) log(`fuzz ${exit.code}: ${exit.stderr.trim()}`);

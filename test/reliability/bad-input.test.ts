@@ -3,7 +3,8 @@
  * a `failed` result.json whenever its path is known. Garbage on the child's stdout never
  * stops a run from completing correctly.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { lstat, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_META_BYTES } from "../../src/wrapper/load-meta.js";
@@ -72,7 +73,20 @@ describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, o
 
 });
 
-describe("area 1: 4 more meta.json edge cases", () => {
+describe("area 1: 6 more meta.json edge cases", () => {
+  it.each([
+    ["a valid meta", {}],
+    ["an invalid meta (whose failed result.json would go there)", { thinking: "lots" }],
+  ])("%s whose resultPath is a named pipe: exit 2, and the pipe is not replaced", async (_name, overrides) => {
+    const c = await wrapperCase({ meta: defaultMeta({ resultPath: "pipe", ...overrides }), scenario: ECHO });
+    execFileSync("mkfifo", [path.join(c.dir, "pipe")]);
+    const run = await c.run();
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect((await lstat(path.join(c.dir, "pipe"))).isFIFO()).toBe(true);
+    await expect(fakePiRecord(run.dir)).rejects.toThrow();
+  });
+
   it("a missing meta file and a directory given as meta file: exit 2, one line", async () => {
     const c = await wrapperCase({ scenario: ECHO });
     for (const target of [path.join(c.dir, "absent.json"), c.dir]) {
