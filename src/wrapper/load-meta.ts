@@ -59,6 +59,16 @@ export async function loadMeta(metaPath: string): Promise<MetaV1> {
     // The OS cannot carry these; spawn would fail after the run started.
     if (name === "" || /[=\0]/.test(name) || value.includes("\0")) fail(`meta.json field "env" has an entry the environment cannot hold: ${JSON.stringify(name)}`);
   }
+  const artifacts = (["resultPath", "eventsPath", "stdoutPath", "stderrPath", "transcriptPath"] as const).filter((key) => meta[key] !== undefined);
+  for (const a of artifacts) {
+    for (const b of artifacts) {
+      if (a >= b) continue;
+      const [pa, pb] = [meta[a]!, meta[b]!];
+      // Two artifacts in one file, or one inside the other's path, destroy each other mid-run.
+      if (pa === pb) fail(`meta.json ${a} and ${b} name the same file ${pa}`);
+      if (pb.startsWith(`${pa}${path.sep}`) || pa.startsWith(`${pb}${path.sep}`)) fail(`meta.json ${a} and ${b} overlap: ${pa}, ${pb}`);
+    }
+  }
   for (const entry of meta.extensions ?? []) {
     if (path.isAbsolute(entry) && !fs.existsSync(entry)) fail(`meta.json extension ${entry} does not exist`);
   }
