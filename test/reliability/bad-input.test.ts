@@ -52,7 +52,7 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["a local extension that does not exist", meta({ extensions: ["./missing-ext.ts"] }), /extension .*missing-ext\.ts does not exist/, true],
   ["a resultPath below a file", meta({ resultPath: "meta.json/result.json" }), /resultPath .* cannot be written/, false],
   ["resultPath and eventsPath naming one file", meta({ eventsPath: "out/result.json" }), /eventsPath and resultPath name the same file/, true],
-  ["a resultPath that is the folder of the events file", meta({ resultPath: "out" }), /resultPath and \w+ overlap/, false],
+  ["a resultPath that is the folder of the other artifacts", meta({ resultPath: "out" }), /resultPath and \w+ overlap/, false],
   ["invalid UTF-8 in the task", withBytes(meta({ task: "@@" }), "@@", [0xc3, 0x28, 0xff]), /is not valid UTF-8/, false],
   ["a 17 MiB task (over the 16 MiB meta limit)", meta({ task: "x".repeat(MAX_META_BYTES + 1024 * 1024) }), /is too large/, false],
 ];
