@@ -128,7 +128,7 @@ const PATH_FIELDS = [
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  return `a ${typeof value}`;
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 /** The raw resultPath of a parsed-but-maybe-invalid meta object, resolved, if it is usable. */

@@ -34,6 +34,8 @@ export interface RunningTurn {
   /** Resolves once the wrapper has exited, with its result.json (undefined if it wrote none). */
   finished: Promise<ResultV1 | undefined>;
   stop(): void;
+  /** Once finished: how the wrapper process ended ("SIGKILL", "exit code 1", …). */
+  howExited?(): string | undefined;
 }
 
 /**
@@ -108,19 +110,29 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
     detached: true,
   });
   fs.closeSync(wrapperLog);
+  // A restarted parent uses it to wait for a wrapper that outlived the previous process.
+  if (child.pid) fs.writeFileSync(path.join(runDir, WRAPPER_PID_FILE), `${child.pid}\n`);
   // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
   // stops the turn on session_shutdown), so the handle never holds the event loop.
   child.unref();
+  let exitDescription: string | undefined;
   const finished = new Promise<ResultV1 | undefined>((resolve) => {
     const done = () => void readJson<ResultV1>(meta.resultPath).then(resolve);
-    child.once("exit", done);
-    child.once("error", done);
+    child.once("exit", (code, signal) => {
+      exitDescription = signal ?? `exit code ${code}`;
+      done();
+    });
+    child.once("error", (err) => {
+      exitDescription = `could not start: ${err.message}`;
+      done();
+    });
   });
   return {
     runDir,
     runName: name,
     pid: child.pid,
     finished,
+    howExited: () => exitDescription,
     stop: () => {
       if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
       try {
@@ -140,4 +152,35 @@ export async function runPrompt(runDir: string): Promise<string | undefined> {
 
 export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
   return readJson<ResultV1>(path.join(runDir, "result.json"));
+}
+
+const WRAPPER_PID_FILE = "wrapper.pid";
+/**
+ * A wrapper whose parent went away notices within a second, stops pi (SIGKILL 3 s after
+ * SIGTERM) and drains its output (at most 2 s) before it writes result.json.
+ */
+export const ORPHAN_WRAPPER_WAIT_MS = 10_000;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * The result of a run that a previous process started: when its wrapper is still running
+ * (the parent was killed and restarted at once), waits up to `waitMs` for it to finish, so
+ * a restore reports what the run really did instead of guessing.
+ */
+export async function settledRunResult(runDir: string, waitMs = ORPHAN_WRAPPER_WAIT_MS): Promise<ResultV1 | undefined> {
+  const result = await runResult(runDir);
+  if (result) return result;
+  const pid = Number((await fs.promises.readFile(path.join(runDir, WRAPPER_PID_FILE), "utf8").catch(() => "")).trim());
+  if (!Number.isInteger(pid) || pid <= 1) return undefined;
+  const deadline = Date.now() + waitMs;
+  while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  return runResult(runDir);
 }

@@ -10,7 +10,7 @@ import { emptyUsage } from "../contracts/events.js";
 import type { AgentRecordV1 } from "../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../contracts/tree.js";
 import { addUsage } from "../wrapper/normalize.js";
-import { runResult } from "./launcher.js";
+import { settledRunResult } from "./launcher.js";
 import { saveReport } from "./reports.js";
 import type { TreeRuntime } from "./runtime.js";
 
@@ -87,7 +87,7 @@ export async function restore(runtime: TreeRuntime, sessionEntries: readonly unk
 async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean): Promise<void> {
   const lastRun = record.runs.at(-1);
   const runDir = lastRun ? path.join(runtime.tree.agentDir(record.path), "runs", lastRun) : undefined;
-  const result = record.status === "running" && runDir ? await runResult(runDir) : undefined;
+  const result = record.status === "running" && runDir ? await settledRunResult(runDir) : undefined;
   if (result && record.notifiedRun !== lastRun) {
     addUsage(record.usage, result.usage);
     record.lastOutcome = result.status;
@@ -110,6 +110,7 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
     }
   } else {
     if (!result || result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+    if (record.status === "running" && !result) record.lastReason = "the parent went away and the turn's wrapper left no result.json";
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
     record.lastOutcome ??= "interrupted";

@@ -147,7 +147,10 @@ export class TreeRuntime {
     if (running && (!result || result.turns === 0) && stopping) record.undelivered = [...running.parts, ...record.undelivered];
     record.notifiedRun = runName;
     try {
-      await this.settle(state, result, result || stopping ? undefined : "the wrapper exited without writing result.json", stopping);
+      // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
+      // crashed. That is an error of the turn, never an interruption.
+      const lost = `wrapper exited (${running?.howExited?.() ?? "unknown"}) without writing result.json`;
+      await this.settle(state, result, result || stopping ? undefined : lost, stopping);
     } finally {
       state.settling = false;
     }

@@ -8,6 +8,10 @@ import path from "node:path";
  */
 export async function writeFileAtomic(file: string, text: string): Promise<void> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  // The rename would replace whatever is there: never a device, socket or folder (a
+  // resultPath of /dev/null, run as root, would otherwise delete /dev/null).
+  const existing = await fs.promises.lstat(file).catch(() => undefined);
+  if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw new Error(`${file} exists and is not a regular file`);
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   try {
     await fs.promises.writeFile(temp, text, "utf8");

@@ -121,6 +121,7 @@ export async function checkResultPathWritable(resultPath: string): Promise<strin
   try {
     const stat = await fs.promises.stat(resultPath).catch(() => undefined);
     if (stat?.isDirectory()) return `resultPath ${resultPath} is a directory`;
+    if (stat && !stat.isFile()) return `resultPath ${resultPath} exists and is not a regular file`;
     const dir = path.dirname(resultPath);
     await fs.promises.mkdir(dir, { recursive: true });
     await fs.promises.access(dir, fs.constants.W_OK);

@@ -18,6 +18,8 @@ export const KILL_AFTER_MS = 3000;
 const STDOUT_DRAIN_MS = 2000;
 const STDERR_TAIL_CHARS = 2000;
 const PARENT_CHECK_MS = 1000;
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** When set to a pid, the wrapper stops its run once that process is gone. */
 export const PARENT_PID_ENV = "PI_SUBAGENTS_PARENT_PID";
 
@@ -91,7 +93,11 @@ class WrapperRun {
       this.disposeTimers();
       if (taskFile) await fs.promises.rm(taskFile, { force: true }).catch(() => undefined);
     }
-    return this.finish(startError);
+    try {
+      return await this.finish(startError);
+    } finally {
+      this.disposeHandlers();
+    }
   }
 
   private async openArtifacts(): Promise<void> {
@@ -230,10 +236,13 @@ class WrapperRun {
   }
 
   private after(ms: number, fn: () => void): NodeJS.Timeout {
+    // Node fires a timer of more than 2^31-1 ms at once: a long timeoutMs waits in steps.
+    const step = Math.min(ms, MAX_TIMER_MS);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      fn();
-    }, ms);
+      if (ms > step) this.after(ms - step, fn);
+      else fn();
+    }, step);
     this.timers.add(timer);
     return timer;
   }
@@ -241,6 +250,10 @@ class WrapperRun {
   private disposeTimers(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+  }
+
+  /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */
+  private disposeHandlers(): void {
     for (const cleanup of this.cleanups.splice(0)) cleanup();
   }
 
