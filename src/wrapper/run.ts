@@ -56,7 +56,7 @@ class WrapperRun {
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
   private stderrTail = "";
   private forcedExit = false;
-  private graceTimer: NodeJS.Timeout | undefined;
+  private cancelGrace: (() => void) | undefined;
   private stopping = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly cleanups: Array<() => void> = [];
@@ -175,11 +175,10 @@ class WrapperRun {
     for (const record of records) this.record(record);
     if (transition.kind === "decided") {
       if (transition.stopNow) this.stopChild();
-      else this.graceTimer = this.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
-    } else if (transition.kind === "revoked" && this.graceTimer) {
-      clearTimeout(this.graceTimer);
-      this.timers.delete(this.graceTimer);
-      this.graceTimer = undefined;
+      else this.cancelGrace = this.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
+    } else if (transition.kind === "revoked" && this.cancelGrace) {
+      this.cancelGrace();
+      this.cancelGrace = undefined;
     }
   }
 
@@ -235,16 +234,24 @@ class WrapperRun {
     this.cleanups.push(() => clearInterval(timer));
   }
 
-  private after(ms: number, fn: () => void): NodeJS.Timeout {
-    // Node fires a timer of more than 2^31-1 ms at once: a long timeoutMs waits in steps.
-    const step = Math.min(ms, MAX_TIMER_MS);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (ms > step) this.after(ms - step, fn);
-      else fn();
-    }, step);
-    this.timers.add(timer);
-    return timer;
+  /** Runs `fn` after `ms`; the returned function cancels it, whichever step is pending. */
+  private after(ms: number, fn: () => void): () => void {
+    // Node fires a timer of more than 2^31-1 ms at once: a long timeout waits in steps.
+    let pending: NodeJS.Timeout;
+    const wait = (left: number): void => {
+      const step = Math.min(left, MAX_TIMER_MS);
+      pending = setTimeout(() => {
+        this.timers.delete(pending);
+        if (left > step) wait(left - step);
+        else fn();
+      }, step);
+      this.timers.add(pending);
+    };
+    wait(ms);
+    return () => {
+      clearTimeout(pending);
+      this.timers.delete(pending);
+    };
   }
 
   private disposeTimers(): void {
