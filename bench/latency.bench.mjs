@@ -25,7 +25,7 @@ async function latency({ streamBytes = 0, graceMs, linger = false }) {
     const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
     if (result.status !== "completed") throw new Error(`latency run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
     if (linger !== result.forcedExit) throw new Error(`forcedExit ${result.forcedExit} with linger ${linger}`);
-    return (await appeared) - Number(readFileSync(mark, "utf8"));
+    return (await appeared) - JSON.parse(readFileSync(mark, "utf8")).terminalAt;
   } finally {
     cleanup();
   }
