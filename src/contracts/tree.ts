@@ -102,6 +102,22 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
 }
 
+/**
+ * Usage as the tools show it to a model (notices, list_agents): tokens in and out, their
+ * total and the cost. Smaller than pi's shape, so a notice's 8 000 chars go to the report.
+ */
+export interface UsageSummary {
+  input: number;
+  output: number;
+  total_tokens: number;
+  /** Total cost, rounded to a millionth (float noise would only eat budget). */
+  cost: number;
+}
+
+export function summarizeUsage(usage: Usage): UsageSummary {
+  return { input: usage.input, output: usage.output, total_tokens: usage.totalTokens, cost: Math.round(usage.cost.total * 1e6) / 1e6 };
+}
+
 /** One entry of a parent's mailbox, as `wait_agent` returns it. */
 export interface Notice {
   agent_name: string;
@@ -114,7 +130,7 @@ export interface Notice {
   /** The wrapper's status and why, when the turn did not complete. */
   outcome?: string;
   reason?: string;
-  usage?: Usage;
+  usage?: UsageSummary;
   /** Length of the full answer; `get_agent_report` pages it when stored. */
   report_chars: number;
   report_stored: boolean;

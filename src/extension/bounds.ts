@@ -96,24 +96,11 @@ function jsonLength(value: unknown): number {
   return JSON.stringify(value).length;
 }
 
-/** Costs kept to a millionth of a unit: float noise such as 0.0065676800000000005 is budget the report can use. */
-const COST_DECIMALS = 1e6;
-
-function roundCost(usage: Notice["usage"]): Notice["usage"] {
-  if (!usage || !isRecord(usage.cost)) return usage;
-  const cost: Json = { ...usage.cost };
-  for (const [key, value] of Object.entries(cost)) {
-    if (typeof value === "number" && Number.isFinite(value)) cost[key] = Math.round(value * COST_DECIMALS) / COST_DECIMALS;
-  }
-  return { ...usage, cost: cost as unknown as NonNullable<Notice["usage"]>["cost"] };
-}
-
 function capSideFields(notice: Notice, maxChars: number): Notice {
   const out: Json = { ...notice };
   for (const [key, value] of Object.entries(out)) {
     if (key !== "report" && typeof value === "string") out[key] = capText(value, maxChars);
   }
-  if (notice.usage) out.usage = roundCost(notice.usage);
   return out as unknown as Notice;
 }
 

@@ -1,6 +1,6 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS } from "../../contracts/tree.js";
+import { LIMITS, summarizeUsage } from "../../contracts/tree.js";
 import { resolveTarget } from "../paths.js";
 import { type ToolDeps, jsonResult } from "./common.js";
 
@@ -31,7 +31,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
           health: record.health,
           ...(queuePosition !== undefined && { queue_position: queuePosition }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
-          usage: { input: record.usage.input, output: record.usage.output, total_tokens: record.usage.totalTokens, cost: record.usage.cost.total },
+          usage: summarizeUsage(record.usage),
         };
       });
       const result: { agents: typeof agents; omitted?: number } = { agents };

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// What the wrapper costs on a real pi run: the same task run by the real pi directly and
+// through `subagent-wrapper`, alternated, against a loopback LLM that streams answers of
+// growing size. Prints medians.
+import http from "node:http";
+import path from "node:path";
+import { PI, WRAPPER_BIN, benchPiHome, fmt, median, rounds, row, sseBody, timed, writeMeta } from "./support.mjs";
+import { readFileSync } from "node:fs";
+
+const ANSWER = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
+const SIZES = [
+  { label: "2-char answer, 1 delta", text: "hi", deltas: 1 },
+  { label: "4 KB answer, 250 deltas", text: ANSWER.slice(0, 4000), deltas: 250 },
+  { label: "16 KB answer, 1000 deltas", text: ANSWER.slice(0, 16000), deltas: 1000 },
+];
+
+export async function run() {
+  let answer = SIZES[0];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(sseBody(answer));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { home, env, cleanup } = benchPiHome(`http://127.0.0.1:${server.address().port}/v1`);
+  const meta = writeMeta(home, { task: "say hi", stdoutPath: "out/stdout.log", stderrPath: "out/stderr.log", transcriptPath: "out/transcript.md" });
+  const points = [];
+  try {
+    for (const size of SIZES) {
+      answer = size;
+      const samples = { pi: [], wrapper: [] };
+      for (let round = 0; round < rounds(7); round++) {
+        const direct = () => timed(PI, ["--mode", "json", "-np", "--no-session", "say hi"], { cwd: home, env }).then((ms) => samples.pi.push(ms));
+        const wrapped = () => timed(process.execPath, [WRAPPER_BIN, meta], { cwd: home, env }).then((ms) => samples.wrapper.push(ms));
+        for (const step of round % 2 ? [wrapped, direct] : [direct, wrapped]) await step();
+      }
+      const pi = median(samples.pi);
+      const wrapper = median(samples.wrapper);
+      points.push({ input: size.label, value: fmt.ms(wrapper), baseline: fmt.ms(pi), ratio: fmt.x(wrapper / pi), pass: wrapper / pi <= 1.1 });
+    }
+  } finally {
+    server.close();
+    cleanup();
+  }
+  return [
+    row({
+      id: "pi-run",
+      what: "one real pi run through the wrapper",
+      target: "≤ 1.10× pi alone",
+      points,
+      note: `The real pi CLI (node_modules/.bin/pi, ${path.basename(path.dirname(PI))}) against a loopback OpenAI-compatible server in the bench process that streams the answer in the given number of deltas (text from fixtures/reports/long-answer.md). Baseline: \`pi --mode json -np --no-session "say hi"\`. Measured: \`node bin/subagent-wrapper meta.json\` for the same task with the extension's artifacts (events, stdout/stderr logs, transcript), result.json included. Wall time from spawn to exit, alternated, medians.`,
+    }),
+  ];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { printRows } = await import("./report.mjs");
+  printRows(await run());
+}
