@@ -28,6 +28,7 @@ Exit codes: 0 completed, 1 any other recorded outcome (see result.json "status")
             2 usage or meta.json error (no child started).
 Environment: PI_SUBAGENTS_PI_BIN  pi executable (path or name on PATH; default "pi")
              PI_SUBAGENTS_PARENT_PID  stop the run when this process is gone
+             PI_SUBAGENTS_LOG_MAX_BYTES  cap of each raw log (default 8 MiB; "unlimited")
 A meta file named like a subcommand runs with: subagent-wrapper run <file>`,
     );
   program
