@@ -24,9 +24,9 @@ export function printRows(rows) {
 }
 
 /** The machine the figures come from, for the doc. */
-export function machine() {
+export function machine(loadAtStart) {
   const cpus = os.cpus();
-  return `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} at the end`;
+  return `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, 1-minute load average ${loadAtStart.toFixed(1)} at the start and ${os.loadavg()[0].toFixed(1)} at the end`;
 }
 
 /** The markdown table plus one note per row saying exactly what was measured. */

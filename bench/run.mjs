@@ -6,6 +6,7 @@
 //   npm run bench -- --only startup,latency
 // BENCH_ROUNDS_FACTOR=0.5 halves every bench's rounds (quicker, noisier).
 import { readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { markdown, machine, printRows } from "./report.mjs";
 import { REPO_ROOT } from "./support.mjs";
@@ -27,6 +28,7 @@ if (write && only.length !== SUITES.length) {
 }
 
 const started = Date.now();
+const loadAtStart = os.loadavg()[0];
 const rows = [];
 for (const name of only) {
   const suiteStart = Date.now();
@@ -38,7 +40,10 @@ for (const name of only) {
 const seconds = (Date.now() - started) / 1000;
 console.log();
 printRows(rows);
-console.log(`\n${rows.flatMap((r) => r.points).filter((p) => p.pass === false).length} point(s) miss their target; ${seconds.toFixed(0)} s in all.`);
+const judged = rows.flatMap((r) => r.points).filter((p) => p.pass !== undefined);
+const met = judged.filter((p) => p.pass).length;
+const summary = `${met} of ${judged.length} measured points meet their target`;
+console.log(`\n${summary}; ${seconds.toFixed(0)} s in all.`);
 
 if (write) {
   const { table, notes } = markdown(rows);
@@ -48,7 +53,8 @@ if (write) {
   const filled = template
     .replace("{{command}}", command)
     .replace("{{date}}", new Date().toISOString().slice(0, 16).replace("T", " "))
-    .replace("{{machine}}", machine())
+    .replace("{{machine}}", machine(loadAtStart))
+    .replace("{{summary}}", summary)
     .replace("{{duration}}", `${Math.round(seconds)} s`)
     .replace("{{table}}", table)
     .replace("{{notes}}", notes);
