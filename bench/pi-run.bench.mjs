@@ -31,7 +31,7 @@ export async function run() {
     for (const size of SIZES) {
       answer = size;
       const samples = { pi: [], wrapper: [] };
-      for (let round = 0; round < rounds(7); round++) {
+      for (let round = 0; round < rounds(9); round++) {
         const direct = () => timed(PI, ["--mode", "json", "-np", "--no-session", "say hi"], { cwd: home, env }).then((ms) => samples.pi.push(ms));
         const wrapped = () => timed(process.execPath, [WRAPPER_BIN, meta], { cwd: home, env }).then((ms) => samples.wrapper.push(ms));
         for (const step of round % 2 ? [wrapped, direct] : [direct, wrapped]) await step();

@@ -53,29 +53,3 @@ describe("subagent-wrapper: capped raw logs", () => {
     expect(run.stderr).toContain('subagent-wrapper: PI_SUBAGENTS_LOG_MAX_BYTES=lots is not a byte count, 0 or "unlimited"; using 8388608');
   });
 });
-
-describe("subagent-wrapper: the plain path and the full CLI agree", () => {
-  it("`meta.json`, `run meta.json` and `run -- meta.json` (through commander) record the same outcome", async () => {
-    const outcomes = [];
-    for (const args of [(m: string) => [m], (m: string) => ["run", m], (m: string) => ["run", "--", m]]) {
-      const c = await wrapperCase({ scenario: "tool-then-answer" });
-      const run = await c.run({ args: args(c.metaPath) });
-      outcomes.push({ code: run.code, status: run.result?.status, finalText: run.result?.finalText, types: run.events.map((e) => e.type) });
-    }
-    expect(outcomes[0]).toMatchObject({ code: 0, status: "completed", finalText: "final answer" });
-    expect(outcomes[1]).toEqual(outcomes[0]);
-    expect(outcomes[2]).toEqual(outcomes[0]);
-  });
-
-  it("a bad meta.json gets the same one line and exit 2 on both paths", async () => {
-    const lines = [];
-    for (const args of [(m: string) => [m], (m: string) => ["run", "--", m]]) {
-      const c = await wrapperCase({ metaText: "{ not json" });
-      const run = await c.run({ args: args(c.metaPath) });
-      expect(run.code).toBe(2);
-      lines.push(run.stderr.replace(c.dir, "<dir>"));
-    }
-    expect(lines[0]).toMatch(/^subagent-wrapper: meta file <dir>\/meta.json is not valid JSON: .+\n$/);
-    expect(lines[1]).toBe(lines[0]);
-  });
-});
