@@ -77,11 +77,13 @@ describe("bin/subagent-wrapper: the one-file bundle of the run path", () => {
     expect(run.stderr).toBe(`subagent-wrapper: cannot read meta file ${path.join(pkg.dir, "missing.json")}: no such file\n`);
   });
 
-  it("flags and subcommand names never take the bundle", async () => {
+  it("flags, subcommand names and other bare words never take the bundle", async () => {
     const pkg = await packageWithStandInBundle();
     const later = new Date(Date.now() + 60_000);
     await utimes(pkg.bundle, later, later);
-    const run = await pkg.run("run", "--", "m.json");
-    expect(run.stdout).not.toContain("stand-in bundle");
+    for (const args of [["run", "--", "m.json"], ["inspect"], ["doctor"], ["meta"], ["--help"]]) {
+      const run = await pkg.run(...args);
+      expect(run.stdout).not.toContain("stand-in bundle");
+    }
   });
 });
