@@ -3,10 +3,10 @@
 // through `subagent-wrapper`, alternated, against a loopback LLM that streams answers of
 // growing size. Prints medians.
 import http from "node:http";
-import path from "node:path";
 import { PI, WRAPPER_BIN, benchPiHome, fmt, median, rounds, row, runProcess, sseBody, timed, writeMeta } from "./support.mjs";
 import { readFileSync } from "node:fs";
 
+const PI_VERSION = JSON.parse(readFileSync(new URL("../node_modules/@mariozechner/pi-coding-agent/package.json", import.meta.url), "utf8")).version;
 const ANSWER = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
 const SIZES = [
   { label: "2-char answer, 1 delta", text: "hi", deltas: 1 },
@@ -59,7 +59,7 @@ export async function run() {
       what: "one real pi run through the wrapper",
       target: "≤ 1.10× pi alone",
       points,
-      note: `The real pi CLI (node_modules/.bin/pi, ${path.basename(path.dirname(PI))}) against a loopback OpenAI-compatible server in the bench process that streams the answer in the given number of deltas (text from fixtures/reports/long-answer.md). Baseline: \`pi --mode json -np --no-session "say hi"\`. Measured: \`node bin/subagent-wrapper meta.json\` for the same task with the extension's artifacts (events, stdout/stderr logs, transcript), result.json included. Wall time from spawn to exit, alternated, medians. The baseline's stdout goes to /dev/null.`,
+      note: `The real pi CLI (node_modules/.bin/pi, ${PI_VERSION}) against a loopback OpenAI-compatible server in the bench process that streams the answer in the given number of deltas (text from fixtures/reports/long-answer.md). Baseline: \`pi --mode json -np --no-session "say hi"\`. Measured: \`node bin/subagent-wrapper meta.json\` for the same task with the extension's artifacts (events, stdout/stderr logs, transcript), result.json included. Wall time from spawn to exit, alternated, medians. The baseline's stdout goes to /dev/null.`,
     }),
     row({
       id: "pi-run-piped",
