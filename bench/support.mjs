@@ -1,20 +1,92 @@
-// Shared by the benchmark scripts: a loopback SSE answer, a hermetic pi home, timing, medians.
+// Shared by the benchmarks: timing, medians, a loopback SSE answer, a hermetic pi home, and
+// running subagent-wrapper on a meta.json.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const PI = path.join(REPO_ROOT, "node_modules/.bin/pi");
+export const WRAPPER_BIN = path.join(REPO_ROOT, "bin/subagent-wrapper");
+export const STREAM_PI = path.join(REPO_ROOT, "bench/fixtures/stream-pi.mjs");
+export const FAKE_PI = path.join(REPO_ROOT, "fixtures/fake-pi/pi");
+export const MiB = 1024 * 1024;
 
-export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
-/** An OpenAI chat-completions SSE body: text, then tool calls, then the finish chunk. */
-export function sseBody({ text = "", calls = [] }) {
+/** Wall-clock epoch time in fractional ms, comparable across processes on one machine. */
+export const now = () => performance.timeOrigin + performance.now();
+
+/** Rounds from BENCH_ROUNDS (a factor applied to each bench's default), at least 1. */
+export const rounds = (fallback) => Math.max(1, Math.round(fallback * Number(process.env.BENCH_ROUNDS_FACTOR ?? 1)));
+
+export function tempDir(prefix = "psa-bench-") {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Writes a meta.json in `dir` (paths relative to it) and returns its path. */
+export function writeMeta(dir, fields, name = "meta.json") {
+  const meta = path.join(dir, name);
+  writeFileSync(meta, JSON.stringify({ runId: "bench", task: "bench", cwd: dir, resultPath: "out/result.json", eventsPath: "out/events.jsonl", ...fields }));
+  return meta;
+}
+
+/**
+ * Resolves with the epoch time at which `dir/name` appears (it is renamed into place), using
+ * inotify rather than polling. Call before starting the run.
+ */
+export function whenFileAppears(dir, name) {
+  mkdirSync(dir, { recursive: true });
+  return new Promise((resolve) => {
+    const watcher = watch(dir, (_event, file) => {
+      if (file === name && existsSync(path.join(dir, name))) {
+        const at = now();
+        watcher.close();
+        resolve(at);
+      }
+    });
+  });
+}
+
+/** Runs a process to its end: `{ code, signal, ms, stderr }`. Killed after `timeoutMs`. */
+export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = "ignore" } = {}) {
+  return new Promise((resolve, reject) => {
+    const started = now();
+    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", stdout, "pipe"] });
+    let stderr = "";
+    let out = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.stdout?.on("data", (chunk) => (out += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, ms: now() - started, stderr, stdout: out, startedAt: started });
+    });
+  });
+}
+
+/** subagent-wrapper on `meta` with `PI_SUBAGENTS_PI_BIN=piBin`; `nodeArgs` go before the script. */
+export function runWrapper(meta, { piBin, env = {}, nodeArgs = [], cwd } = {}) {
+  return runProcess(process.execPath, [...nodeArgs, WRAPPER_BIN, meta], {
+    cwd: cwd ?? path.dirname(meta),
+    env: { ...process.env, ...(piBin && { PI_SUBAGENTS_PI_BIN: piBin }), ...env },
+  });
+}
+
+/** An OpenAI chat-completions SSE body: text (in `deltas` pieces), then tool calls, then the finish chunk. */
+export function sseBody({ text = "", calls = [], deltas = 1 }) {
   const chunk = (delta, finish, usage) =>
     `data: ${JSON.stringify({ id: "bench", object: "chat.completion.chunk", created: 0, model: "fast", choices: [{ index: 0, delta, finish_reason: finish ?? null }], ...(usage && { usage }) })}\n\n`;
-  let out = chunk({ role: "assistant", content: text });
+  let out = chunk({ role: "assistant", content: "" });
+  const size = Math.max(1, Math.ceil(text.length / deltas));
+  for (let at = 0; at < text.length; at += size) out += chunk({ content: text.slice(at, at + size) });
   calls.forEach(([name, args], index) => {
     out += chunk({ tool_calls: [{ index, id: `call_${index}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] });
   });
@@ -44,19 +116,27 @@ export function benchPiHome(llmUrl) {
 }
 
 /**
- * Wall time of one run in ms. Asynchronous on purpose: the benchmarks' LLM servers live in
- * the same process and must keep answering while the run waits on them.
+ * Wall time of one run in ms (the process must exit 0). Asynchronous on purpose: the
+ * benchmarks' LLM servers live in the same process and must keep answering meanwhile.
  */
-export function timed(cmd, args, { cwd, env }) {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "ignore", "ignore"] });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(Number(process.hrtime.bigint() - started) / 1e6);
-      else reject(new Error(`${cmd} exited ${code}`));
-    });
-  });
+export async function timed(cmd, args, { cwd, env }) {
+  const run = await runProcess(cmd, args, { cwd, env, timeoutMs: 120_000 });
+  if (run.code !== 0) throw new Error(`${cmd} exited ${run.code}: ${run.stderr.slice(-500)}`);
+  return run.ms;
+}
+
+/** Formatting for the tables. */
+export const fmt = {
+  ms: (v) => `${v.toFixed(v < 10 ? 1 : 0)} ms`,
+  s: (v) => `${(v / 1000).toFixed(2)} s`,
+  mib: (v) => `${(v / MiB).toFixed(v < 10 * MiB ? 1 : 0)} MiB`,
+  rate: (v) => `${(v / MiB).toFixed(0)} MiB/s`,
+  pct: (v) => `${(v * 100).toFixed(v < 0.01 ? 3 : 2)} %`,
+  x: (v) => `${v.toFixed(2)}×`,
+  chars: (v) => `${Math.round(v)} chars`,
+};
+
+/** One row of the suite's table: a measured figure at several input sizes. */
+export function row({ id, what, measured, baseline, target, points, note }) {
+  return { id, what, measured, baseline, target, points, note };
 }

@@ -105,14 +105,26 @@ export interface AgentRecordV1 {
 }
 
 /**
- * Usage in the compact shape list_agents, notices and the widget show: tokens as pi counts
- * them (`total_tokens` includes cache reads and writes) and `cost` = pi's `cost.total`.
+/**
+ * Usage in the compact shape list_agents, notices and the widget show to a model: tokens as
+ * pi counts them (`total_tokens` includes cache reads and writes) and `cost` = pi's
+ * `cost.total`. Smaller than pi's shape, so a notice's 8 000 chars go to the report.
  */
 export interface UsageTotals {
   input: number;
   output: number;
   total_tokens: number;
+  /** Rounded to a millionth: float noise would only eat the notice's budget. */
   cost: number;
+}
+
+export function roundCost(cost: number): number {
+  return Math.round(cost * 1e6) / 1e6;
+}
+
+/** pi's usage shape → the compact one. */
+export function usageTotals(usage: Usage): UsageTotals {
+  return { input: usage.input, output: usage.output, total_tokens: usage.totalTokens, cost: roundCost(usage.cost.total) };
 }
 
 /** One entry of a parent's mailbox, as `wait_agent` returns it. */
@@ -127,7 +139,7 @@ export interface Notice {
   /** The wrapper's status and why, when the turn did not complete. */
   outcome?: string;
   reason?: string;
-  usage?: Usage;
+  usage?: UsageTotals;
   /** The agent's usage plus that of every agent below it (its whole subtree). */
   subtree_usage?: UsageTotals;
   /** Length of the full answer; `get_agent_report` pages it when stored. */

@@ -5,9 +5,9 @@
  * switch. Set by the environment, which every process of the tree inherits, so nested
  * agents see the same budget and (through the shared tree directory) the same spend.
  */
-import { ROOT_PATH, type UsageTotals } from "../contracts/tree.js";
+import { ROOT_PATH, type UsageTotals, usageTotals } from "../contracts/tree.js";
 import type { TreeProgress } from "./progress.js";
-import { addTotals, emptyTotals, usageTotals } from "./usage-rollup.js";
+import { addTotals, emptyTotals } from "./usage-rollup.js";
 
 export const BUDGET_TOKENS_ENV = "PI_SUBAGENTS_BUDGET_TOKENS";
 export const BUDGET_COST_ENV = "PI_SUBAGENTS_BUDGET_COST";

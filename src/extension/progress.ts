@@ -7,12 +7,12 @@
 import path from "node:path";
 import type { Usage } from "../contracts/events.js";
 import { emptyUsage } from "../contracts/events.js";
-import type { AgentRecordV1, UsageTotals } from "../contracts/tree.js";
+import { type AgentRecordV1, type UsageTotals, usageTotals } from "../contracts/tree.js";
 import { addUsage } from "../wrapper/normalize.js";
 import { EventsTail, type RunProgress, currentTool } from "./events-tail.js";
 import type { TreeRuntime } from "./runtime.js";
 import type { TreeDir } from "./tree-dir.js";
-import { rollUp, usageTotals } from "./usage-rollup.js";
+import { rollUp } from "./usage-rollup.js";
 
 export interface AgentProgress {
   record: AgentRecordV1;

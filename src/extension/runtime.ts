@@ -5,7 +5,7 @@
  */
 import type { ResultV1, RunStatus } from "../contracts/result.js";
 import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart, UsageTotals } from "../contracts/tree.js";
-import { healthForOutcome, statusForOutcome } from "../contracts/tree.js";
+import { healthForOutcome, statusForOutcome, usageTotals } from "../contracts/tree.js";
 import { errorText } from "../lib/values.js";
 import { addUsage } from "../wrapper/normalize.js";
 import { boundNotice } from "./bounds.js";
@@ -214,7 +214,7 @@ export class TreeRuntime {
       reasoning: record.reasoning,
       ...(extra.outcome && extra.outcome !== "completed" && { outcome: extra.outcome }),
       ...(extra.outcome && extra.outcome !== "completed" && extra.reason && { reason: extra.reason }),
-      usage: record.usage,
+      usage: usageTotals(record.usage),
       ...(extra.subtreeUsage && { subtree_usage: extra.subtreeUsage }),
       report_chars: text.length,
       report_stored: extra.reportStored ?? false,

@@ -3,17 +3,11 @@
  * finished turns (its parent adds each result's usage); a subtree's usage is the agent's
  * own plus every agent below it, read from the tree directory that every process shares.
  */
-import type { Usage } from "../contracts/events.js";
-import type { AgentRecordV1, UsageTotals } from "../contracts/tree.js";
+import { type AgentRecordV1, type UsageTotals, roundCost, usageTotals } from "../contracts/tree.js";
 import type { TreeDir } from "./tree-dir.js";
 
 export function emptyTotals(): UsageTotals {
   return { input: 0, output: 0, total_tokens: 0, cost: 0 };
-}
-
-/** pi's usage shape → the compact one; cost rounded to 1e-6 so sums of floats stay readable. */
-export function usageTotals(usage: Usage): UsageTotals {
-  return { input: usage.input, output: usage.output, total_tokens: usage.totalTokens, cost: roundCost(usage.cost.total) };
 }
 
 export function addTotals(into: UsageTotals, add: UsageTotals): UsageTotals {
@@ -22,10 +16,6 @@ export function addTotals(into: UsageTotals, add: UsageTotals): UsageTotals {
   into.total_tokens += add.total_tokens;
   into.cost = roundCost(into.cost + add.cost);
   return into;
-}
-
-export function roundCost(cost: number): number {
-  return Math.round(cost * 1e6) / 1e6;
 }
 
 /** Whether `agentPath` is `root` or below it. */

@@ -1,7 +1,6 @@
 import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
-import ndjson from "ndjson";
 import type { EventRecord } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
 
@@ -52,55 +51,98 @@ export class ArtifactFile {
   }
 }
 
-/** events.jsonl: records stamped with `seq` and `ts`, one JSON object a line. */
+/**
+ * events.jsonl: records stamped with `seq` and `ts`, one JSON object a line. Each record goes
+ * to the file stream as it is made (no batching), so a reader tailing the file sees it within
+ * one write. Hand-rolled rather than ndjson.stringify: importing ndjson (through2, split2,
+ * readable-stream) cost ~10 ms of every wrapper start for what is `JSON.stringify(x) + "\n"`
+ * (docs/performance.md).
+ */
 export class EventsWriter {
   private seq = 0;
-  private readonly encoder = ndjson.stringify();
 
-  constructor(readonly file: ArtifactFile) {
-    const target = file.writable;
-    if (target) this.encoder.pipe(target, { end: false });
-  }
+  constructor(readonly file: ArtifactFile) {}
 
   append(record: Omit<EventRecord, "seq" | "ts">, now = Date.now()): EventRecord {
     const stamped = { ...record, seq: ++this.seq, ts: now } as EventRecord;
-    if (this.file.writable) this.encoder.write(stamped);
+    this.file.write(`${JSON.stringify(stamped)}\n`);
     return stamped;
   }
 
-  async close(): Promise<void> {
-    if (this.file.writable) {
-      const flushed = once(this.encoder, "end");
-      this.encoder.end();
-      await flushed;
-      this.encoder.unpipe();
-    }
-    await this.file.close();
+  close(): Promise<void> {
+    return this.file.close();
   }
 }
 
-/** Bytes of raw stdout kept before bulky (delta/snapshot) lines start being dropped. */
-export const RAW_LOG_BULKY_CAP = 64 * 1024 * 1024;
+/** Environment variable that sets the raw stdout/stderr log cap in bytes (`0` or `unlimited`: no cap). */
+export const LOG_MAX_BYTES_ENV = "PI_SUBAGENTS_LOG_MAX_BYTES";
+/** Default cap of each raw log (stdout.log, stderr.log). */
+export const DEFAULT_LOG_MAX_BYTES = 8 * 1024 * 1024;
+/** Share of the cap that bulky lines (message deltas and snapshots) may fill. */
+const BULKY_SHARE = 8;
+
+export interface LogCaps {
+  /** Bytes of the log after which bulky pieces are dropped. */
+  bulkyBytes: number;
+  /** Bytes of the log after which everything is dropped. */
+  maxBytes: number;
+}
+
+export const UNCAPPED: LogCaps = { bulkyBytes: Number.POSITIVE_INFINITY, maxBytes: Number.POSITIVE_INFINITY };
 
 /**
- * The child's stdout as it came. Past the cap, bulky lines (message deltas and repeated
- * snapshots) are dropped after one notice; every other line, non-JSON ones included, is kept.
+ * The raw log caps from the environment: `PI_SUBAGENTS_LOG_MAX_BYTES=N` caps each log at N
+ * bytes, bulky lines at N/8; `0` or `unlimited` lifts the cap. Returns an error text for a
+ * value that is neither (the default then applies).
+ */
+export function logCapsFromEnv(env: NodeJS.ProcessEnv): { caps: LogCaps; error?: string } {
+  const raw = env[LOG_MAX_BYTES_ENV]?.trim();
+  const capsOf = (max: number): LogCaps => ({ bulkyBytes: Math.floor(max / BULKY_SHARE), maxBytes: max });
+  if (raw === undefined || raw === "") return { caps: capsOf(DEFAULT_LOG_MAX_BYTES) };
+  if (raw === "0" || raw.toLowerCase() === "unlimited") return { caps: UNCAPPED };
+  const value = Number(raw);
+  if (Number.isSafeInteger(value) && value > 0) return { caps: capsOf(value) };
+  return {
+    caps: capsOf(DEFAULT_LOG_MAX_BYTES),
+    error: `${LOG_MAX_BYTES_ENV}=${raw} is not a byte count, 0 or "unlimited"; using ${DEFAULT_LOG_MAX_BYTES}`,
+  };
+}
+
+/**
+ * The child's stdout (or stderr) as it came, within caps. Past `bulkyBytes`, bulky lines
+ * (message deltas and repeated snapshots) are dropped after one marker line; every other
+ * line, non-JSON ones included, is kept until `maxBytes`, where the log ends with a second
+ * marker line. The markers are the only bytes over the cap.
  */
 export class RawLog {
   private written = 0;
-  private capped = false;
+  private bulkyDropped = false;
+  private full = false;
 
   constructor(
     readonly file: ArtifactFile,
-    private readonly cap = RAW_LOG_BULKY_CAP,
+    private readonly caps: LogCaps = logCapsFromEnv({}).caps,
   ) {}
 
-  write(bytes: Buffer, bulky: boolean): void {
-    if (bulky && this.written >= this.cap) {
-      if (!this.capped) {
-        this.capped = true;
-        this.file.write(`\n[subagent-wrapper: raw log reached ${this.cap} bytes; message deltas and snapshots are omitted from here on]\n`);
+  write(bytes: Buffer, bulky = false): void {
+    if (this.full) return;
+    if (bulky && this.written >= this.caps.bulkyBytes) {
+      if (!this.bulkyDropped) {
+        this.bulkyDropped = true;
+        this.file.write(
+          `\n[subagent-wrapper: raw log reached ${this.caps.bulkyBytes} bytes; message deltas and snapshots are omitted from here on (${LOG_MAX_BYTES_ENV} raises the cap)]\n`,
+        );
       }
+      return;
+    }
+    const room = this.caps.maxBytes - this.written;
+    if (bytes.length > room) {
+      this.full = true;
+      if (room > 0) this.file.write(bytes.subarray(0, room));
+      this.written += Math.max(0, room);
+      this.file.write(
+        `\n[subagent-wrapper: raw log reached its cap of ${this.caps.maxBytes} bytes; the rest is omitted (${LOG_MAX_BYTES_ENV}=unlimited lifts the cap)]\n`,
+      );
       return;
     }
     this.written += bytes.length;

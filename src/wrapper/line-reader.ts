@@ -20,6 +20,7 @@ const WILL_RETRY = /"willRetry"\s*:\s*true/;
 const SKIM_EDGE_BYTES = 256;
 
 const PROBE_BYTES = 40;
+const EMPTY = Buffer.alloc(0);
 
 /** Longest line the wrapper buffers to parse; longer ones are dropped as garbage. */
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -44,7 +45,7 @@ export class PiLineReader {
   private parts: Buffer[] = [];
   private length = 0;
   private skimHead = "";
-  private skimTail = Buffer.alloc(0);
+  private skimTail = EMPTY;
 
   constructor(
     private readonly sink: LineSink,
@@ -63,7 +64,7 @@ export class PiLineReader {
 
   /** The stream ended: a last line without a newline still counts. */
   end(): void {
-    if (this.mode !== "probe" || this.length > 0) this.feed(Buffer.alloc(0), true);
+    if (this.mode !== "probe" || this.length > 0) this.feed(EMPTY, true);
   }
 
   private feed(piece: Buffer, complete: boolean): void {
@@ -78,7 +79,7 @@ export class PiLineReader {
       }
       if (this.mode === "probe") return;
       // classify() or the size check switched to a streaming mode: hand over what we hold.
-      const held = Buffer.concat(this.parts, this.length);
+      const held = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
       this.parts = [];
       this.streamPiece(held);
     } else {
@@ -144,6 +145,6 @@ export class PiLineReader {
     this.parts = [];
     this.length = 0;
     this.skimHead = "";
-    this.skimTail = Buffer.alloc(0);
+    this.skimTail = EMPTY;
   }
 }

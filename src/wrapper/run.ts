@@ -5,7 +5,7 @@ import path from "node:path";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, type MetaV1, effectiveModel } from "../contracts/meta.js";
 import { RESULT_VERSION, type ResultV1, exitCodeForStatus } from "../contracts/result.js";
-import { ArtifactFile, EventsWriter, RawLog, writeResultAtomic } from "./artifacts.js";
+import { ArtifactFile, EventsWriter, RawLog, logCapsFromEnv, writeResultAtomic } from "./artifacts.js";
 import { type ChildProcess, buildChildArgs, resolvePiBinary, signalGroup, spawnChild } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
@@ -50,7 +50,7 @@ class WrapperRun {
   private readonly warnings: string[] = [];
   private events!: EventsWriter;
   private rawLog: RawLog | undefined;
-  private stderrLog: ArtifactFile | undefined;
+  private stderrLog: RawLog | undefined;
   private transcript: ArtifactFile | undefined;
   private child: ChildProcess | undefined;
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
@@ -71,7 +71,9 @@ class WrapperRun {
     if (this.options.handleSignals) this.installSignalHandlers();
     if (this.options.earlySignal) this.interruptBy(`subagent-wrapper received ${this.options.earlySignal}`);
     this.watchParent(env);
-    await this.openArtifacts();
+    // The artifacts open while the task file is written and pi starts: start-up is the
+    // wrapper's whole overhead on a short run (docs/performance.md).
+    const artifactsOpen = this.openArtifacts(env);
     let taskFile: string | undefined;
     let startError: string | undefined;
     try {
@@ -82,10 +84,18 @@ class WrapperRun {
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
-        this.child = spawnChild(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
-        const pid = await this.started(this.child, bin);
+        const child = spawnChild(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
+        this.child = child;
+        // Listened for at once: a child that dies while the artifacts open is not missed.
+        const exited = new Promise<void>((resolve) => {
+          child.once("exit", (exitCode, signal) => {
+            this.childExit = { exitCode, signal };
+            resolve();
+          });
+        });
+        const [pid] = await Promise.all([this.started(child, bin), artifactsOpen]);
         this.record({ type: "run_start", runId: this.meta.runId, pid, argv: args });
-        await this.supervise(this.child);
+        await this.supervise(child, exited);
       }
     } catch (err) {
       startError = errorText(err);
@@ -93,6 +103,7 @@ class WrapperRun {
       this.disposeTimers();
       if (taskFile) await fs.promises.rm(taskFile, { force: true }).catch(() => undefined);
     }
+    await artifactsOpen;
     try {
       return await this.finish(startError);
     } finally {
@@ -100,7 +111,7 @@ class WrapperRun {
     }
   }
 
-  private async openArtifacts(): Promise<void> {
+  private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
     const meta = this.meta;
     const [events, stdout, stderr, transcript] = await Promise.all([
       ArtifactFile.open("events", meta.eventsPath),
@@ -108,15 +119,17 @@ class WrapperRun {
       meta.stderrPath ? ArtifactFile.open("stderr log", meta.stderrPath) : undefined,
       meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath) : undefined,
     ]);
+    const { caps, error } = logCapsFromEnv(env);
+    if (error && (stdout || stderr)) this.options.warn?.(`subagent-wrapper: ${error}`);
     this.events = new EventsWriter(events);
-    this.rawLog = stdout && new RawLog(stdout);
-    this.stderrLog = stderr;
+    this.rawLog = stdout && new RawLog(stdout, caps);
+    this.stderrLog = stderr && new RawLog(stderr, caps);
     this.transcript = transcript;
     this.collectArtifactErrors();
   }
 
   private collectArtifactErrors(): void {
-    const files = [this.events.file, this.rawLog?.file, this.stderrLog, this.transcript];
+    const files = [this.events.file, this.rawLog?.file, this.stderrLog?.file, this.transcript];
     for (const file of files) {
       if (file?.error && !this.warnings.includes(file.error)) {
         this.warnings.push(file.error);
@@ -133,7 +146,7 @@ class WrapperRun {
     });
   }
 
-  private async supervise(child: ChildProcess): Promise<void> {
+  private async supervise(child: ChildProcess, exited: Promise<void>): Promise<void> {
     const reader = new PiLineReader({
       event: (event) => this.apply(this.tracker.observe(event)),
       garbage: () => undefined,
@@ -149,12 +162,6 @@ class WrapperRun {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrLog?.write(chunk);
       this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
-    });
-    const exited = new Promise<void>((resolve) => {
-      child.once("exit", (exitCode, signal) => {
-        this.childExit = { exitCode, signal };
-        resolve();
-      });
     });
     if (this.meta.timeoutMs) {
       this.after(this.meta.timeoutMs, () =>
@@ -281,7 +288,7 @@ class WrapperRun {
         });
     const exitCode = exitCodeForStatus(outcome.status);
     this.record({ type: "run_end", status: outcome.status, exitCode });
-    await Promise.all([this.events.close(), this.rawLog?.file.close(), this.stderrLog?.close(), this.transcript?.close()]);
+    await Promise.all([this.events.close(), this.rawLog?.file.close(), this.stderrLog?.file.close(), this.transcript?.close()]);
     this.collectArtifactErrors();
     const result = this.buildResult(outcome, exitCode);
     try {

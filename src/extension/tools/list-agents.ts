@@ -1,10 +1,10 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS } from "../../contracts/tree.js";
+import { LIMITS, usageTotals } from "../../contracts/tree.js";
 import { budgetState } from "../budget.js";
 import { resolveTarget } from "../paths.js";
 import { progressFields, progressOf } from "../progress.js";
-import { addTotals, emptyTotals, usageTotals } from "../usage-rollup.js";
+import { addTotals, emptyTotals } from "../usage-rollup.js";
 import { type ToolDeps, jsonResult } from "./common.js";
 
 const parameters = Type.Object({

@@ -1,9 +1,8 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS } from "../../contracts/tree.js";
+import { LIMITS, usageTotals } from "../../contracts/tree.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress.js";
 import type { TreeRuntime } from "../runtime.js";
-import { usageTotals } from "../usage-rollup.js";
 import { widgetLines } from "../widget.js";
 import { type ToolDeps, jsonResult, subtreeTarget } from "./common.js";
 

@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LIMITS, type Notice } from "../../../src/contracts/tree.js";
+import { LIMITS, type Notice, usageTotals } from "../../../src/contracts/tree.js";
 import { boundNotice, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/bounds.js";
 
 const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
@@ -13,14 +14,7 @@ function notice(report: string, extra: Partial<Notice> = {}): Notice {
     health: "healthy",
     model: "fake/fast",
     reasoning: "medium",
-    usage: {
-      input: 1200,
-      output: 340,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 1540,
-      cost: { input: 0.001, output: 0.002, cacheRead: 0, cacheWrite: 0, total: 0.003 },
-    },
+    usage: { input: 1200, output: 340, total_tokens: 1540, cost: 0.003 },
     report_chars: report.length,
     report_stored: true,
     report,
@@ -93,6 +87,29 @@ describe("boundNotice", () => {
     expect(JSON.stringify(out).length).toBeGreaterThan(LIMITS.maxMessageChars - 10);
     const omitted = Number(MARKER.exec(out.report)?.[1]);
     expect(omitted).toBe(50_000 - kept);
+  });
+
+  it("keeps at least 7 500 chars of a long markdown answer inline (thinking takes none of the budget)", () => {
+    // A review with headings, paragraphs, lists and inline code, as a model writes it.
+    const answer = readFileSync(new URL("../../../fixtures/reports/long-answer.md", import.meta.url), "utf8");
+    expect(answer.length).toBeGreaterThan(20_000);
+    const usage = usageTotals({
+      input: 123456,
+      output: 23456,
+      cacheRead: 345678,
+      cacheWrite: 0,
+      totalTokens: 492590,
+      cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 },
+    });
+    const out = checkBounded(notice(answer, { agent_name: "/root/review_pipeline", nickname: "Archimedes", model: "deepseek/deepseek-v4-flash", reasoning: "high", usage }));
+    const omitted = Number(MARKER.exec(out.report)?.[1]);
+    expect(answer.length - omitted).toBeGreaterThanOrEqual(7500);
+    expect(JSON.stringify(out).length).toBeGreaterThan(LIMITS.maxMessageChars - 10);
+  });
+
+  it("summarizes usage for notices: tokens in, out, total, and the cost rounded to a millionth", () => {
+    const usage = { input: 5, output: 7, cacheRead: 100, cacheWrite: 3, totalTokens: 115, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.30000000000000004 } };
+    expect(usageTotals(usage)).toEqual({ input: 5, output: 7, total_tokens: 115, cost: 0.3 });
   });
 
   it("returns small notices unchanged", () => {

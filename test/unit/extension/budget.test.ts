@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { budgetFromEnv, budgetRefusal } from "../../../src/extension/budget.js";
-import { addTotals, emptyTotals, rollUp, usageTotals } from "../../../src/extension/usage-rollup.js";
+import { usageTotals } from "../../../src/contracts/tree.js";
+import { addTotals, emptyTotals, rollUp } from "../../../src/extension/usage-rollup.js";
 import { emptyUsage } from "../../../src/contracts/events.js";
 
 const spent = (total_tokens: number, cost: number) => ({ input: 0, output: 0, total_tokens, cost });

@@ -1,0 +1,80 @@
+/**
+ * `subagent-wrapper [run] <meta.json>`: load meta.json, run the child, report. Kept apart
+ * from cli.ts (commander) so bin/subagent-wrapper can run a plain meta file without loading
+ * the argument parser: start-up is the wrapper's whole overhead on a short run
+ * (docs/performance.md).
+ */
+import { emptyUsage } from "../contracts/events.js";
+import { MetaError } from "../contracts/meta.js";
+import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { errorText } from "../lib/values.js";
+import { writeResultAtomic } from "./artifacts.js";
+import { loadMeta } from "./load-meta.js";
+import { runWrapper } from "./run.js";
+
+export const say = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** The result.json of a run that never started because its meta.json was invalid. */
+export function metaErrorResult(error: MetaError, now = new Date()): ResultV1 {
+  return {
+    version: RESULT_VERSION,
+    runId: error.runId ?? "",
+    status: "failed",
+    exitCode: WRAPPER_EXIT.usage,
+    finalText: "",
+    usage: emptyUsage(),
+    turns: 0,
+    toolCalls: 0,
+    startedAt: now.toISOString(),
+    endedAt: now.toISOString(),
+    durationMs: 0,
+    childExitCode: null,
+    childSignal: null,
+    forcedExit: false,
+    errorMessage: error.message,
+  };
+}
+
+const HANDLED_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+
+export async function runCommand(metaPath: string): Promise<number> {
+  // A stop asked for while meta.json is read is remembered, so it is recorded as
+  // `interrupted` rather than killing the wrapper before result.json exists.
+  let earlySignal: NodeJS.Signals | undefined;
+  const remember = (signal: NodeJS.Signals) => {
+    earlySignal ??= signal;
+  };
+  for (const signal of HANDLED_SIGNALS) process.on(signal, remember);
+  const forget = () => {
+    for (const signal of HANDLED_SIGNALS) process.off(signal, remember);
+  };
+  let meta;
+  try {
+    meta = await loadMeta(metaPath);
+  } catch (err) {
+    forget();
+    if (!(err instanceof MetaError)) throw err;
+    say(`subagent-wrapper: ${err.message}`);
+    if (err.resultPath) await writeResultAtomic(err.resultPath, metaErrorResult(err)).catch(() => undefined);
+    return WRAPPER_EXIT.usage;
+  }
+  // runWrapper installs its own handlers before its first await, so none is missed.
+  const running = runWrapper(meta, { warn: say, handleSignals: true, ...(earlySignal && { earlySignal }) });
+  forget();
+  const { result, exitCode } = await running;
+  if (result.status !== "completed" && result.errorMessage) say(`subagent-wrapper: ${result.status}: ${result.errorMessage}`);
+  return exitCode;
+}
+
+
+/** Entry of the fast path: like `main` for a plain `[run] <meta.json>`, never throws. */
+export async function runMetaFile(metaPath: string): Promise<number> {
+  try {
+    return await runCommand(metaPath);
+  } catch (err) {
+    say(`subagent-wrapper: internal error: ${errorText(err)}`);
+    return WRAPPER_EXIT.outcome;
+  }
+}
