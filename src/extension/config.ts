@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { LIMITS, ROOT_PATH } from "../contracts/tree.js";
+import { isCanonicalPath } from "./paths.js";
 
 export const TREE_DIR_ENV = "PI_SUBAGENTS_TREE_DIR";
 export const AGENT_PATH_ENV = "PI_SUBAGENTS_AGENT_PATH";
@@ -52,7 +53,9 @@ export interface Identity {
 export function identityFromEnv(env: NodeJS.ProcessEnv = process.env): Identity {
   const self = env[AGENT_PATH_ENV];
   const treeDir = env[TREE_DIR_ENV];
-  if (self && treeDir && self.startsWith(`${ROOT_PATH}/`)) return { self, isRoot: false, treeDir };
+  // A path that is not canonical (`..`, `/`, upper case) never names a folder in the tree
+  // directory: such a process is a root of its own rather than a child that could escape it.
+  if (self && treeDir && self !== ROOT_PATH && isCanonicalPath(self)) return { self, isRoot: false, treeDir };
   return { self: ROOT_PATH, isRoot: true, treeDir: undefined };
 }
 

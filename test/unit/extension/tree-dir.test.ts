@@ -53,6 +53,9 @@ describe("config", () => {
   it("a child knows its path and tree from its environment; anything else is the root", () => {
     expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/root/mid", PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({ self: "/root/mid", isRoot: false, treeDir: "/t" });
     expect(identityFromEnv({})).toEqual({ self: "/root", isRoot: true, treeDir: undefined });
+    for (const bad of ["/root/../etc", "/root/a//b", "/root/Mid", "/root/", "/rooted/x", "/root"]) {
+      expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: bad, PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({ self: "/root", isRoot: true, treeDir: undefined });
+    }
     expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/elsewhere", PI_SUBAGENTS_TREE_DIR: "/t" }).isRoot).toBe(true);
   });
 
