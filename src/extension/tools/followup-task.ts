@@ -6,7 +6,7 @@ import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you)." }),
-  message: Type.String({ description: "The new task, delivered verbatim in the child's own conversation." }),
+  message: Type.String({ description: "The new task, not empty, delivered verbatim in the child's own conversation." }),
 });
 
 export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
