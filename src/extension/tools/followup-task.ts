@@ -6,7 +6,7 @@ import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you)." }),
-  message: Type.String({ description: "The new task, delivered verbatim in the child's own conversation." }),
+  message: Type.String({ description: "The new task, not empty, delivered verbatim in the child's own conversation." }),
 });
 
 export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -14,7 +14,7 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
     name: "followup_task",
     label: "Follow-up task",
     description:
-      "Give a direct child a new turn in its own conversation (it keeps its earlier context). If its turn is running or queued, the follow-up waits behind it. Messages queued with send_message and any interrupted task are delivered first, in order. Resumes an interrupted child; a shut-down child takes no follow-up, and none starts once the tree's budget is spent. Collect the result with wait_agent.",
+      "Give a direct child a new turn in its own conversation (it keeps its earlier context). If its turn is running, the follow-up waits behind it; if its turn is queued, the follow-up joins that turn. Messages queued with send_message and any interrupted task are delivered first, in order. Resumes an interrupted child; a shut-down child takes no follow-up, and none starts once the tree's budget is spent. Collect the result with wait_agent.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {

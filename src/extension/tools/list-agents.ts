@@ -8,7 +8,7 @@ import { addTotals, emptyTotals } from "../usage-rollup.js";
 import { type ToolDeps, jsonResult } from "./common.js";
 
 const parameters = Type.Object({
-  path_prefix: Type.Optional(Type.String({ description: "Only agents whose canonical path starts with this (a canonical path or one relative to you)." })),
+  path_prefix: Type.Optional(Type.String({ description: "Only agents whose canonical path starts with this prefix, given as a canonical path or one relative to you." })),
 });
 
 export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -16,7 +16,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     name: "list_agents",
     label: "List agents",
     description:
-      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while queued, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB.",
+      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while your child is queued, last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many.",
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();

@@ -6,7 +6,7 @@ import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you), or your parent's path." }),
-  message: Type.String({ description: "The text, delivered verbatim." }),
+  message: Type.String({ description: "The text, delivered verbatim; it must not be empty." }),
 });
 
 export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -14,7 +14,7 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
     name: "send_message",
     label: "Send message",
     description: [
-      "Queue a message for a direct child: it is delivered, in order, with the child's next turn (use followup_task to start one). It starts no turn and does not interrupt a running one.",
+      "Queue a message for a direct child: it is delivered, in order, with the child's next turn (use followup_task to start one). It starts no turn and does not interrupt a running one; a shut-down child takes no messages.",
       `A child may send_message to its parent's path: it lands in the parent's mailbox as a notice of type \`message\` (at most ${LIMITS.maxMessageChars} characters).`,
     ].join(" "),
     parameters,

@@ -7,8 +7,8 @@ import { widgetLines } from "../widget.js";
 import { type ToolDeps, jsonResult, subtreeTarget } from "./common.js";
 
 const parameters = Type.Object({
-  timeout_ms: Type.Optional(Type.Number({ description: `How long to wait for a notice, in ms (default ${LIMITS.waitDefaultMs}; clamped to 0…${LIMITS.waitMaxMs}).` })),
-  target: Type.Optional(Type.String({ description: "Optional agent path; it must exist in your subtree. Waiting is still mailbox-wide: any child's notice returns." })),
+  timeout_ms: Type.Optional(Type.Number({ description: `How long to wait for a notice, in ms (default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look).` })),
+  target: Type.Optional(Type.String({ description: "An agent of your subtree that must exist (canonical path or relative to you), though waiting stays mailbox-wide: any child's notice returns." })),
 });
 
 /** How often a waiting parent looks at its inbox for messages its children sent up. */
@@ -58,7 +58,7 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
     description: [
       "Wait for notices from your child agents: a finished turn (completed, errored, aborted), an interrupt or shutdown, or a message a child sent you.",
       `This is the way to wait — do not poll list_agents. Returns at once when notices are pending (at most ${LIMITS.noticesPerWait} per call, oldest first; \`pending\` says how many remain), at once with idle: true when no child has a running or queued turn, else when one arrives or timeout_ms passes (timed_out: true).`,
-      `While waiting it streams the progress of your running agents (current tool, turns, tokens, cost). Each notice carries agent_name, nickname, type, agent_status, health, the child's effective model and reasoning, outcome and reason when it did not complete, usage and subtree_usage (the agent plus its descendants), and its report (at most ${LIMITS.maxMessageChars} characters; report_chars is the full length, get_agent_report pages it).`,
+      `While waiting it streams the progress of your running and queued agents (elapsed time, current tool, turns, tokens, cost) about once a second. Each notice carries agent_name, nickname, type, agent_status, health, the child's effective model and reasoning, outcome and reason when it did not complete, usage and subtree_usage (the agent plus its descendants; a message notice has neither), and its report (a message notice: the text), the whole notice at most ${LIMITS.maxMessageChars} characters (report_chars is the full length; get_agent_report pages a stored report).`,
     ].join(" "),
     parameters,
     execute: async (_id, params, signal, onUpdate) => {
