@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // How much of a long answer a notice keeps inline at the 8 000-char bound (SPEC 3.4): the
 // extension's boundNotice on a completion notice with realistic side fields, for answers of
-// growing length. Thinking is never relayed, so it takes none of the budget.
+// growing length. Thinking is never relayed, so it takes none of the budget. The notice is a
+// leaf's (no subtree_usage, which a parent whose children spent tokens adds: ~90 chars).
 import { readFileSync } from "node:fs";
 import { fmt, row } from "./support.mjs";
 
@@ -9,7 +10,7 @@ const USER_REPORT_CHARS = 5397;
 const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
 
 /** What a notice keeps of `answer`: chars of the answer itself (the marker line not counted). */
-function keptChars({ boundNotice, summarizeUsage }, answer) {
+function keptChars({ boundNotice, usageTotals }, answer) {
   const notice = boundNotice({
     agent_name: "/root/review_pipeline",
     nickname: "Archimedes",
@@ -19,7 +20,7 @@ function keptChars({ boundNotice, summarizeUsage }, answer) {
     model: "deepseek/deepseek-v4-flash",
     reasoning: "high",
     // As TreeRuntime.noticeFor builds it from the agent's summed usage.
-    usage: summarizeUsage({ input: 123456, output: 23456, cacheRead: 345678, cacheWrite: 0, totalTokens: 492590, cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 } }),
+    usage: usageTotals({ input: 123456, output: 23456, cacheRead: 345678, cacheWrite: 0, totalTokens: 492590, cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 } }),
     report_chars: answer.length,
     report_stored: true,
     report: answer,
@@ -32,8 +33,8 @@ function keptChars({ boundNotice, summarizeUsage }, answer) {
 
 export async function run() {
   const { boundNotice } = await import("../dist/extension/bounds.js");
-  const { summarizeUsage } = await import("../dist/contracts/tree.js");
-  const bound = { boundNotice, summarizeUsage };
+  const { usageTotals } = await import("../dist/contracts/tree.js");
+  const bound = { boundNotice, usageTotals };
   const base = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
   const answerOf = (chars) => base.repeat(Math.ceil(chars / base.length)).slice(0, chars);
   const points = [10_000, 25_000, 65_536].map((chars) => {

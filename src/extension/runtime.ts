@@ -92,6 +92,8 @@ export class TreeRuntime {
     record.undelivered = [];
     record.inbox = [];
     record.forkTranscript = undefined;
+    // A follow-up that joined this turn while it was queued is delivered now, not again later.
+    record.followupQueued = false;
     try {
       const turn = await startTurn({
         record,
@@ -204,6 +206,11 @@ export class TreeRuntime {
     extra: { outcome?: RunStatus; reason?: string; text?: string; reportStored?: boolean; subtreeUsage?: UsageTotals | undefined } = {},
   ): Notice {
     const text = extra.text ?? "";
+    const usage = usageTotals(record.usage);
+    // subtree_usage only when descendants spent something: for a leaf it would repeat `usage`
+    // and take ~90 chars from the report's share of the 8 000.
+    const rolled = extra.subtreeUsage;
+    const descendantsSpent = rolled !== undefined && (rolled.total_tokens !== usage.total_tokens || rolled.cost !== usage.cost);
     return boundNotice({
       agent_name: record.path,
       nickname: record.nickname,
@@ -214,8 +221,8 @@ export class TreeRuntime {
       reasoning: record.reasoning,
       ...(extra.outcome && extra.outcome !== "completed" && { outcome: extra.outcome }),
       ...(extra.outcome && extra.outcome !== "completed" && extra.reason && { reason: extra.reason }),
-      usage: usageTotals(record.usage),
-      ...(extra.subtreeUsage && { subtree_usage: extra.subtreeUsage }),
+      usage,
+      ...(descendantsSpent && { subtree_usage: rolled }),
       report_chars: text.length,
       report_stored: extra.reportStored ?? false,
       report: text,

@@ -3,51 +3,15 @@
  * user's prompts: its children keep working, and a notice that arrives while it is idle is
  * shown to the user without starting a turn; it stays in the mailbox for the next wait_agent.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { signalGroup } from "../../src/wrapper/child.js";
+import { rpcLines } from "../support/rpc-lines.js";
 import { reply } from "../support/scripted-llm.js";
-import { expectNoSurvivors, noticesIn, useTrees, type Json } from "../support/tree-harness-extra.js";
+import { expectNoSurvivors, noticesIn, useTrees } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
-
-/** Lines of pi's rpc stdout, and a way to wait for one that matches. */
-function rpcLines(child: ChildProcessWithoutNullStreams) {
-  const lines: Json[] = [];
-  const waiters = new Set<() => void>();
-  let buffer = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    buffer += chunk;
-    for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      try {
-        lines.push(JSON.parse(line) as Json);
-      } catch {
-        continue;
-      }
-      for (const wake of [...waiters]) wake();
-    }
-  });
-  const waitFor = (match: (line: Json) => boolean, timeoutMs = 30_000) =>
-    new Promise<Json>((resolve, reject) => {
-      const check = () => {
-        const found = lines.find(match);
-        if (!found) return;
-        clearTimeout(timer);
-        waiters.delete(check);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`no rpc line matched within ${timeoutMs} ms; saw ${lines.map((l) => l.type).join(", ")}`));
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  return { lines, waitFor };
-}
 
 describe("an interactive root", () => {
   it(
