@@ -5,9 +5,8 @@
 // run at once, so the ideal is ceil(N/3) × 1 s. Measured from the first child's meta.json
 // `startedAt` (the extension starting its first turn) to the last child's result.json `endedAt`.
 import { readdirSync, readFileSync, existsSync } from "node:fs";
-import http from "node:http";
 import path from "node:path";
-import { PI, REPO_ROOT, benchPiHome, fmt, median, rounds, row, sseBody, timed } from "./support.mjs";
+import { PI, REPO_ROOT, benchPiHome, fmt, median, rounds, row, startBenchLlm, timed } from "./support.mjs";
 
 const CHILD_MS = 1000;
 const SLOTS = 3;
@@ -45,16 +44,8 @@ function runsOf(treesDir) {
 
 export async function run() {
   let answer = answerFor(1);
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(sseBody(answer(JSON.parse(Buffer.concat(chunks).toString("utf8")))));
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${server.address().port}/v1`;
+  const llm = await startBenchLlm((body) => answer(body));
+  const { url } = llm;
   const points = [];
   const parts = { schedule: [], startup: [], child: [] };
   try {
@@ -84,7 +75,7 @@ export async function run() {
       points.push({ input: `${children} children`, value: fmt.s(span), baseline: fmt.s(ideal), ratio: fmt.x(span / ideal), pass: span / ideal <= 1.15 });
     }
   } finally {
-    server.close();
+    await llm.close();
   }
   const ms = (list) => `${median(list).toFixed(0)} ms`;
   return [

@@ -2,8 +2,7 @@
 // What the wrapper costs on a real pi run: the same task run by the real pi directly and
 // through `subagent-wrapper`, alternated, against a loopback LLM that streams answers of
 // growing size. Prints medians.
-import http from "node:http";
-import { PI, WRAPPER_BIN, benchPiHome, fmt, median, rounds, row, runProcess, sseBody, timed, writeMeta } from "./support.mjs";
+import { PI, WRAPPER_BIN, benchPiHome, fmt, median, rounds, row, runProcess, startBenchLlm, timed, writeMeta } from "./support.mjs";
 import { readFileSync } from "node:fs";
 
 const PI_VERSION = JSON.parse(readFileSync(new URL("../node_modules/@mariozechner/pi-coding-agent/package.json", import.meta.url), "utf8")).version;
@@ -16,15 +15,8 @@ const SIZES = [
 
 export async function run() {
   let answer = SIZES[0];
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(sseBody(answer));
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { home, env, cleanup } = benchPiHome(`http://127.0.0.1:${server.address().port}/v1`);
+  const llm = await startBenchLlm(() => answer);
+  const { home, env, cleanup } = benchPiHome(llm.url);
   const meta = writeMeta(home, { task: "say hi", stdoutPath: "out/stdout.log", stderrPath: "out/stderr.log", transcriptPath: "out/transcript.md" });
   const points = [];
   const piped = [];
@@ -50,7 +42,7 @@ export async function run() {
       piped.push({ input: size.label, value: fmt.ms(wrapper), baseline: fmt.ms(pipedPi), ratio: fmt.x(wrapper / pipedPi) });
     }
   } finally {
-    server.close();
+    await llm.close();
     cleanup();
   }
   return [

@@ -1,5 +1,6 @@
 // Shared by the benchmarks: timing, medians, a loopback SSE answer, a hermetic pi home, and
 // running subagent-wrapper on a meta.json.
+import http from "node:http";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -91,6 +92,27 @@ export function sseBody({ text = "", calls = [], deltas = 1 }) {
     out += chunk({ tool_calls: [{ index, id: `call_${index}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] });
   });
   return `${out}${chunk({}, calls.length ? "tool_calls" : "stop", { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })}data: [DONE]\n\n`;
+}
+
+/**
+ * A loopback OpenAI-compatible LLM for the benches: each request's parsed body goes to
+ * `answer(body)`, which returns sseBody's fields plus an optional `delayMs` before replying.
+ * Resolves with its `/v1` url and `close()`.
+ */
+export async function startBenchLlm(answer) {
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const { delayMs = 0, ...body } = answer(JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"));
+      setTimeout(() => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(sseBody(body));
+      }, delayMs);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 /** A throwaway pi config pointing at `llmUrl` (provider fake, model fast); `cleanup()` removes it. */

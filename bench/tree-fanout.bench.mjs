@@ -3,8 +3,7 @@
 // LLM, run (a) as N children of one root through the extension, and (b) one after another as
 // plain `pi --mode json` runs — side by side in one run, alternated, medians. Everything is the
 // real pi; only the LLM is scripted.
-import http from "node:http";
-import { PI, REPO_ROOT, benchPiHome, fmt, median, rounds, row, sseBody, timed } from "./support.mjs";
+import { PI, REPO_ROOT, benchPiHome, fmt, median, rounds, row, startBenchLlm, timed } from "./support.mjs";
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 1500);
 
@@ -26,19 +25,8 @@ function answerFor(children) {
 
 export async function run() {
   let answer = answerFor(1);
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const { delayMs = 0, ...body } = answer(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      setTimeout(() => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.end(sseBody(body));
-      }, delayMs);
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { home, env, cleanup } = benchPiHome(`http://127.0.0.1:${server.address().port}/v1`);
+  const llm = await startBenchLlm((body) => answer(body));
+  const { home, env, cleanup } = benchPiHome(llm.url);
   const points = [];
   try {
     for (const children of [2, 3]) {
@@ -55,7 +43,7 @@ export async function run() {
       points.push({ input: `${children} tasks`, value: fmt.s(tree), baseline: fmt.s(sequential), ratio: fmt.x(tree / sequential) });
     }
   } finally {
-    server.close();
+    await llm.close();
     cleanup();
   }
   return [
