@@ -8,7 +8,11 @@ export class TurnSlots {
   private readonly active = new Set<string>();
   private readonly waiting: Array<{ key: string; start: () => void }> = [];
 
-  constructor(private readonly limit: number) {}
+  /** `onQueueChange` hears the queued keys, in order, after every change to the queue. */
+  constructor(
+    private readonly limit: number,
+    private readonly onQueueChange: (queued: string[]) => void = () => undefined,
+  ) {}
 
   /** Runs `start` now if a slot is free (true), else queues it (false). */
   request(key: string, start: () => void): boolean {
@@ -18,6 +22,7 @@ export class TurnSlots {
       return true;
     }
     this.waiting.push({ key, start });
+    this.onQueueChange(this.queuedKeys());
     return false;
   }
 
@@ -36,17 +41,20 @@ export class TurnSlots {
     const index = this.waiting.findIndex((entry) => entry.key === key);
     if (index === -1) return false;
     this.waiting.splice(index, 1);
+    this.onQueueChange(this.queuedKeys());
     return true;
   }
 
   /** Frees `key`'s slot at once and starts the next queued turn. */
   release(key: string): void {
     if (!this.active.delete(key)) return;
+    const queued = this.waiting.length;
     while (this.active.size < this.limit && this.waiting.length > 0) {
       const next = this.waiting.shift()!;
       this.active.add(next.key);
       next.start();
     }
+    if (this.waiting.length !== queued) this.onQueueChange(this.queuedKeys());
   }
 
   get activeCount(): number {

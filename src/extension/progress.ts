@@ -10,6 +10,7 @@ import { emptyUsage } from "../contracts/events.js";
 import { type AgentRecordV1, type UsageTotals, usageTotals } from "../contracts/tree.js";
 import { addUsage } from "../wrapper/normalize.js";
 import { EventsTail, type RunProgress, currentTool } from "./events-tail.js";
+import { parentOf } from "./paths.js";
 import type { TreeRuntime } from "./runtime.js";
 import type { TreeDir } from "./tree-dir.js";
 import { rollUp } from "./usage-rollup.js";
@@ -54,6 +55,12 @@ function elapsedOf(record: AgentRecordV1, run: RunProgress | undefined, now: num
   return undefined;
 }
 
+function sharedPosition(queues: ReadonlyMap<string, string[]>, record: AgentRecordV1): number | undefined {
+  if (record.status !== "pending_init") return undefined;
+  const index = queues.get(parentOf(record.path) ?? "")?.indexOf(record.path) ?? -1;
+  return index === -1 ? undefined : index + 1;
+}
+
 export class TreeProgress {
   /** One tail per agent: its latest run's events.jsonl. */
   private readonly tails = new Map<string, EventsTail>();
@@ -67,11 +74,12 @@ export class TreeProgress {
   async snapshot(under: string, now: () => number = Date.now): Promise<AgentProgress[]> {
     const records = await this.tree.subtree(under);
     const agents = await Promise.all(records.map((record) => this.progressOf(record)));
+    const queues = await this.sharedQueues(records);
     const at = now();
     const rolled = rollUp(new Map(agents.map(({ record, usage }) => [record.path, usageTotals(usage)])));
     return agents.map(({ record, usage, run }) => {
       const elapsedMs = elapsedOf(record, run, at);
-      const queuePosition = this.queuePosition(record.path);
+      const queuePosition = this.queuePosition(record.path) ?? sharedPosition(queues, record);
       return {
         record,
         usage,
@@ -81,6 +89,22 @@ export class TreeProgress {
         ...(queuePosition !== undefined && { queuePosition }),
       };
     });
+  }
+
+  /**
+   * The queues of the parents of queued agents this process does not schedule itself
+   * (grandchildren and below): each parent's process publishes its queue in the tree directory.
+   */
+  private async sharedQueues(records: AgentRecordV1[]): Promise<Map<string, string[]>> {
+    const parents = new Set<string>();
+    for (const record of records) {
+      if (record.status !== "pending_init" || this.queuePosition(record.path) !== undefined) continue;
+      const parent = parentOf(record.path);
+      if (parent) parents.add(parent);
+    }
+    const queues = new Map<string, string[]>();
+    await Promise.all([...parents].map(async (parent) => queues.set(parent, await this.tree.readQueue(parent))));
+    return queues;
   }
 
   private async progressOf(record: AgentRecordV1): Promise<{ record: AgentRecordV1; usage: Usage; run?: RunProgress }> {

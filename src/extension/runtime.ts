@@ -45,6 +45,8 @@ export class TreeRuntime {
   readonly mailbox = new Mailbox();
   readonly slots: TurnSlots;
   private closing = false;
+  /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
+  private queuePublished: Promise<void> = Promise.resolve();
 
   constructor(
     readonly identity: Identity,
@@ -53,7 +55,12 @@ export class TreeRuntime {
     readonly cwd: string,
     private readonly hooks: RuntimeHooks = {},
   ) {
-    this.slots = new TurnSlots(limits.maxActiveChildTurns);
+    this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
+  }
+
+  /** Lets list_agents in any process of the tree show where this agent's queued children stand. */
+  private publishQueue(queued: string[]): void {
+    this.queuePublished = this.queuePublished.then(() => this.tree.writeQueue(this.self, queued)).catch(() => undefined);
   }
 
   get self(): string {
@@ -318,6 +325,7 @@ export class TreeRuntime {
       }
     }
     await Promise.all(waits);
+    await this.queuePublished;
     this.mailbox.wakeAll();
   }
 

@@ -23,6 +23,8 @@ import { writeFileAtomic } from "../lib/atomic-file.js";
 import { agentFolderSegments } from "./paths.js";
 
 const RECORD_FILE = "agent.json";
+/** A parent's queued child turns, in order, so other processes of the tree can show queue positions. */
+const QUEUE_FILE = "queue.json";
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
@@ -76,6 +78,16 @@ export class TreeDir {
   async writeRecord(record: AgentRecordV1): Promise<void> {
     record.updatedAt = new Date().toISOString();
     await writeJsonAtomic(path.join(this.agentDir(record.path), RECORD_FILE), record);
+  }
+
+  /** Published by the parent's process whenever its queue changes (the queue itself lives there). */
+  async writeQueue(parentPath: string, queued: readonly string[]): Promise<void> {
+    await writeJsonAtomic(path.join(this.agentDir(parentPath), QUEUE_FILE), { queued });
+  }
+
+  async readQueue(parentPath: string): Promise<string[]> {
+    const file = await readJson<{ queued?: unknown }>(path.join(this.agentDir(parentPath), QUEUE_FILE));
+    return Array.isArray(file?.queued) ? file.queued.filter((entry): entry is string => typeof entry === "string") : [];
   }
 
   exists(agentPath: string): boolean {

@@ -24,6 +24,8 @@ describe("a follow-up to a queued child", () => {
       const states = ["a", "b", "c", "d"].map((name) => rc.child(name, `job ${name}`));
       for (const state of states) await rc.runtime.requestTurn(state, "spawn");
       expect(rc.runtime.queuePosition("/root/d")).toBe(1);
+      // The queue is published in the tree directory, for list_agents in other processes.
+      await vi.waitFor(async () => expect(await rc.tree.readQueue("/root")).toEqual(["/root/d"]));
 
       const followup = followupTaskTool({ pi: {} as ExtensionAPI, runtime: () => rc.runtime });
       const result = await followup.execute("call-1", { target: "d", message: "also check the tests" }, undefined, undefined, {} as never);
@@ -49,6 +51,7 @@ describe("a follow-up to a queued child", () => {
       // Leaves: subtree_usage would only repeat usage, so notices leave it out.
       for (const notice of notices) expect(notice.subtree_usage).toBeUndefined();
       expect(d.runs).toHaveLength(1);
+      expect(await rc.tree.readQueue("/root")).toEqual([]);
       expect(d.followupQueued).toBe(false);
       const meta = JSON.parse(await readFile(path.join(rc.tree.agentDir("/root/d"), "runs", d.runs[0]!, "meta.json"), "utf8")) as { task: string };
       expect(meta.task.indexOf("job d")).toBeGreaterThanOrEqual(0);

@@ -38,4 +38,15 @@ describe("TurnSlots: at most N turns of one parent's children at once", () => {
     expect(slots.activeCount).toBe(2);
     expect(slots.queuedCount).toBe(1);
   });
+
+  it("reports the queue, in order, after every change to it (and only then)", () => {
+    const changes: string[][] = [];
+    const slots = new TurnSlots(1, (queued) => changes.push(queued));
+    for (const key of ["a", "b", "c"]) slots.request(key, () => undefined);
+    expect(changes).toEqual([["b"], ["b", "c"]]);
+    slots.dequeue("b");
+    slots.release("a");
+    slots.release("c");
+    expect(changes).toEqual([["b"], ["b", "c"], ["c"], []]);
+  });
 });

@@ -32,6 +32,19 @@ async function appendEvents(agentPath: string, run: string, ...records: object[]
 }
 
 describe("TreeProgress", () => {
+  it("shows a grandchild's queue position from the queue its parent's process publishes", async () => {
+    await tree.writeRecord(agentRecord({ path: "/root/mid", nickname: "Euclid", spawnSeq: 1, status: "running" }));
+    for (const [i, name] of ["a", "b", "c"].entries()) {
+      await tree.writeRecord(agentRecord({ path: `/root/mid/${name}`, nickname: `N${i}`, spawnSeq: 2 + i, status: name === "a" ? "running" : "pending_init" }));
+    }
+    await tree.writeQueue("/root/mid", ["/root/mid/c", "/root/mid/b"]);
+    const positions = async () => new Map((await new TreeProgress(tree).snapshot("/root")).map((a) => [a.record.path, a.queuePosition]));
+    expect(await positions()).toEqual(new Map([["/root/mid", undefined], ["/root/mid/a", undefined], ["/root/mid/b", 2], ["/root/mid/c", 1]]));
+    // A stale entry for an agent that is no longer pending shows no position.
+    await tree.writeRecord(agentRecord({ path: "/root/mid/c", nickname: "N2", spawnSeq: 4, status: "interrupted" }));
+    expect((await positions()).get("/root/mid/c")).toBeUndefined();
+  });
+
   it("adds a running turn's usage so far to its record, rolls usage up per subtree, and tracks tools", async () => {
     // /root/lead finished a turn (100 tokens) and runs another; its child /root/lead/leaf finished (50).
     await tree.writeRecord(agentRecord({ path: "/root/lead", nickname: "Euclid", spawnSeq: 1, status: "running", runs: ["0001-spawn", "0002-followup"], usage: usage(100, 0.1) }));
