@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { REPO_ROOT, median, timed } from "./support.mjs";
+import { median, REPO_ROOT, timed } from "./support.mjs";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BIN = path.join(REPO_ROOT, "bin/subagent-wrapper");
@@ -15,15 +15,22 @@ const FAKE_PI = path.join(REPO_ROOT, "fixtures/fake-pi");
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "psa-bench-cli-"));
 const env = { ...process.env, PATH: `${FAKE_PI}${path.delimiter}${process.env.PATH}`, PI_SUBAGENTS_DIR: path.join(dir, "runs"), PI_CODING_AGENT_DIR: dir };
-writeFileSync(path.join(dir, "meta.json"), JSON.stringify({ runId: "bench", task: "hi", cwd: ".", resultPath: "result.json", eventsPath: "events.jsonl", graceMs: 300 }));
+writeFileSync(
+  path.join(dir, "meta.json"),
+  JSON.stringify({ runId: "bench", task: "hi", cwd: ".", resultPath: "result.json", eventsPath: "events.jsonl", graceMs: 300 }),
+);
 execFileSync(process.execPath, [BIN, "meta.json"], { cwd: dir, env: { ...env, FAKE_PI_SCENARIO: "tool-then-answer" } });
 
 const importOnly = (specifier) =>
   Number(
-    spawnSync(process.execPath, ["--input-type=module", "-e", `const t = performance.now(); await import(${JSON.stringify(specifier)}); console.log(performance.now() - t);`], {
-      cwd: REPO_ROOT,
-      encoding: "utf8",
-    }).stdout,
+    spawnSync(
+      process.execPath,
+      ["--input-type=module", "-e", `const t = performance.now(); await import(${JSON.stringify(specifier)}); console.log(performance.now() - t);`],
+      {
+        cwd: REPO_ROOT,
+        encoding: "utf8",
+      },
+    ).stdout,
   );
 
 const cases = {

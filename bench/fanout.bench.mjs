@@ -4,9 +4,9 @@
 // 1 s after its own process started, run by its own subagent-wrapper. At most 3 child turns
 // run at once, so the ideal is ceil(N/3) × 1 s. Measured from the first child's meta.json
 // `startedAt` (the extension starting its first turn) to the last child's result.json `endedAt`.
-import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { PI, REPO_ROOT, benchPiHome, fmt, median, rounds, row, startBenchLlm, timed } from "./support.mjs";
+import { benchPiHome, fmt, median, PI, REPO_ROOT, rounds, row, startBenchLlm, timed } from "./support.mjs";
 
 const CHILD_MS = 1000;
 const SLOTS = 3;
@@ -58,7 +58,8 @@ export async function run() {
           const childEnv = { ...env, PI_SUBAGENTS_PI_BIN: SLEEP_PI, BENCH_CHILD_MS: String(CHILD_MS) };
           await timed(PI, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env: childEnv });
           const runs = runsOf(env.PI_SUBAGENTS_DIR);
-          if (runs.length !== children || runs.some((r) => r.status !== "completed")) throw new Error(`expected ${children} completed runs, got ${runs.map((r) => r.status).join(",")}`);
+          if (runs.length !== children || runs.some((r) => r.status !== "completed"))
+            throw new Error(`expected ${children} completed runs, got ${runs.map((r) => r.status).join(",")}`);
           spans.push(Math.max(...runs.map((r) => r.endedAt)) - Math.min(...runs.map((r) => r.startedAt)));
           for (const r of runs) {
             parts.startup.push(r.spawnedAt - r.startedAt);

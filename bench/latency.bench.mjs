@@ -5,7 +5,7 @@
 // for growing graceMs.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { MiB, STREAM_PI, fmt, median, rounds, row, runWrapper, tempDir, whenFileAppears, writeMeta } from "./support.mjs";
+import { fmt, MiB, median, rounds, row, runWrapper, STREAM_PI, tempDir, whenFileAppears, writeMeta } from "./support.mjs";
 
 async function latency({ streamBytes = 0, graceMs, linger = false }) {
   const { dir, cleanup } = tempDir();
@@ -33,7 +33,11 @@ async function latency({ streamBytes = 0, graceMs, linger = false }) {
 
 export async function run() {
   const completion = [];
-  for (const [bytes, n] of [[0, rounds(11)], [8 * MiB, rounds(7)], [64 * MiB, rounds(5)]]) {
+  for (const [bytes, n] of [
+    [0, rounds(11)],
+    [8 * MiB, rounds(7)],
+    [64 * MiB, rounds(5)],
+  ]) {
     const samples = [];
     for (let i = 0; i < n; i++) samples.push(await latency({ streamBytes: bytes }));
     const value = median(samples);
@@ -44,7 +48,14 @@ export async function run() {
     const samples = [];
     for (let i = 0; i < rounds(5); i++) samples.push(await latency({ graceMs, linger: true }));
     const value = median(samples);
-    lingering.push({ input: `graceMs ${graceMs}`, value: fmt.ms(value), baseline: fmt.ms(graceMs), ratio: `+${(value - graceMs).toFixed(0)} ms`, pass: value <= graceMs + 100, raw: value });
+    lingering.push({
+      input: `graceMs ${graceMs}`,
+      value: fmt.ms(value),
+      baseline: fmt.ms(graceMs),
+      ratio: `+${(value - graceMs).toFixed(0)} ms`,
+      pass: value <= graceMs + 100,
+      raw: value,
+    });
   }
   return [
     row({

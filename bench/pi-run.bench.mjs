@@ -1,9 +1,9 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 // What the wrapper costs on a real pi run: the same task run by the real pi directly and
 // through `subagent-wrapper`, alternated, against a loopback LLM that streams answers of
 // growing size. Prints medians.
-import { PI, WRAPPER_BIN, benchPiHome, fmt, median, rounds, row, runProcess, startBenchLlm, timed, writeMeta } from "./support.mjs";
-import { readFileSync } from "node:fs";
+import { benchPiHome, fmt, median, PI, rounds, row, runProcess, startBenchLlm, timed, WRAPPER_BIN, writeMeta } from "./support.mjs";
 
 const PI_VERSION = JSON.parse(readFileSync(new URL("../node_modules/@mariozechner/pi-coding-agent/package.json", import.meta.url), "utf8")).version;
 const ANSWER = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");

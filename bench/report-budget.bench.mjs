@@ -20,7 +20,15 @@ function keptChars({ boundNotice, usageTotals }, answer) {
     model: "deepseek/deepseek-v4-flash",
     reasoning: "high",
     // As TreeRuntime.noticeFor builds it from the agent's summed usage.
-    usage: usageTotals({ input: 123456, output: 23456, cacheRead: 345678, cacheWrite: 0, totalTokens: 492590, cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 } }),
+    usage: usageTotals({
+      input: 123456,
+      output: 23456,
+      cacheRead: 345678,
+      cacheWrite: 0,
+      totalTokens: 492590,
+      // biome-ignore lint/correctness/noPrecisionLoss: float noise as pi sums it, on purpose
+      cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 },
+    }),
     report_chars: answer.length,
     report_stored: true,
     report: answer,
@@ -32,14 +40,20 @@ function keptChars({ boundNotice, usageTotals }, answer) {
 }
 
 export async function run() {
-  const { boundNotice } = await import("../dist/extension/bounds.js");
+  const { boundNotice } = await import("../dist/extension/turns/bounds.js");
   const { usageTotals } = await import("../dist/contracts/tree.js");
   const bound = { boundNotice, usageTotals };
   const base = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
   const answerOf = (chars) => base.repeat(Math.ceil(chars / base.length)).slice(0, chars);
   const points = [10_000, 25_000, 65_536].map((chars) => {
     const { kept } = keptChars(bound, answerOf(chars));
-    return { input: `${chars} chars answer`, value: fmt.chars(kept), baseline: fmt.chars(USER_REPORT_CHARS), ratio: fmt.x(kept / USER_REPORT_CHARS), pass: kept >= 7500 };
+    return {
+      input: `${chars} chars answer`,
+      value: fmt.chars(kept),
+      baseline: fmt.chars(USER_REPORT_CHARS),
+      ratio: fmt.x(kept / USER_REPORT_CHARS),
+      pass: kept >= 7500,
+    };
   });
   const code = readFileSync(new URL("../node_modules/@mariozechner/pi-coding-agent/docs/extensions.md", import.meta.url), "utf8");
   const codePoints = [10_000, 25_000, 65_536].map((chars) => {

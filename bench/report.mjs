@@ -7,7 +7,15 @@ function lines(rows) {
   const out = [];
   for (const row of rows) {
     row.points.forEach((point, i) => {
-      out.push([i === 0 ? row.what : "″", point.input, point.value, point.baseline, point.ratio, i === 0 ? row.target : "″", point.pass === undefined ? "—" : point.pass ? "yes" : "NO"]);
+      out.push([
+        i === 0 ? row.what : "″",
+        point.input,
+        point.value,
+        point.baseline,
+        point.ratio,
+        i === 0 ? row.target : "″",
+        point.pass === undefined ? "—" : point.pass ? "yes" : "NO",
+      ]);
     });
   }
   return out;
@@ -31,11 +39,11 @@ export function machine(loadAtStart) {
 
 /** The markdown table plus one note per row saying exactly what was measured. */
 export function markdown(rows) {
-  const escape = (cell) => cell.replaceAll("|", "\\|");
+  const escapeCell = (cell) => cell.replaceAll("|", "\\|");
   const table = [
     `| ${HEADER.join(" | ")} |`,
     `|${HEADER.map(() => "---").join("|")}|`,
-    ...lines(rows).map((cells) => `| ${cells.map(escape).join(" | ")} |`),
+    ...lines(rows).map((cells) => `| ${cells.map(escapeCell).join(" | ")} |`),
   ].join("\n");
   const notes = rows.map((row) => `- **${row.what}.** ${row.note}`).join("\n");
   return { table, notes };

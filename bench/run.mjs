@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { markdown, machine, printRows } from "./report.mjs";
+import { machine, markdown, printRows } from "./report.mjs";
 import { REPO_ROOT } from "./support.mjs";
 
 const SUITES = ["report-budget", "startup", "latency", "stream", "pi-run", "fanout", "tree-fanout"];
@@ -16,7 +16,7 @@ const SUITES = ["report-budget", "startup", "latency", "stream", "pi-run", "fano
 const args = process.argv.slice(2);
 const write = args.includes("--write");
 const onlyIndex = args.indexOf("--only");
-const only = onlyIndex === -1 ? SUITES : args[onlyIndex + 1]?.split(",") ?? [];
+const only = onlyIndex === -1 ? SUITES : (args[onlyIndex + 1]?.split(",") ?? []);
 const unknown = only.filter((name) => !SUITES.includes(name));
 if (unknown.length > 0 || (onlyIndex !== -1 && only.length === 0)) {
   console.error(`bench: unknown suite ${unknown.join(", ") || "(none given)"}; suites: ${SUITES.join(", ")}`);

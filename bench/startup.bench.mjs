@@ -18,7 +18,12 @@ const TRUE_BIN = ["/usr/bin/true", "/bin/true"].find((candidate) => {
 async function startup(taskBytes) {
   const { dir, cleanup } = tempDir();
   try {
-    const meta = writeMeta(dir, { task: "t".repeat(taskBytes), stdoutPath: "out/stdout.log", stderrPath: "out/stderr.log", transcriptPath: "out/transcript.md" });
+    const meta = writeMeta(dir, {
+      task: "t".repeat(taskBytes),
+      stdoutPath: "out/stdout.log",
+      stderrPath: "out/stderr.log",
+      transcriptPath: "out/transcript.md",
+    });
     const started = now();
     await runWrapper(meta, { piBin: TRUE_BIN });
     const first = readFileSync(path.join(dir, "out/events.jsonl"), "utf8").split("\n")[0];
@@ -33,7 +38,11 @@ async function startup(taskBytes) {
 
 export async function run() {
   const points = [];
-  for (const [taskBytes, label] of [[1024, "1 KiB task"], [128 * 1024, "128 KiB task"], [1024 * 1024, "1 MiB task"]]) {
+  for (const [taskBytes, label] of [
+    [1024, "1 KiB task"],
+    [128 * 1024, "128 KiB task"],
+    [1024 * 1024, "1 MiB task"],
+  ]) {
     const wrapper = [];
     const node = [];
     for (let i = 0; i < rounds(15); i++) {

@@ -3,9 +3,9 @@
 // process, alternated), then whole wrapper runs on streams up to 1 GiB: the wrapper's peak
 // RSS against a naive reader that keeps every event, and the bytes of artifacts it writes.
 import { spawnSync } from "node:child_process";
-import { openSync, closeSync, readFileSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { MiB, REPO_ROOT, STREAM_PI, fmt, median, rounds, row, runProcess, runWrapper, tempDir, writeMeta } from "./support.mjs";
+import { fmt, MiB, median, REPO_ROOT, rounds, row, runProcess, runWrapper, STREAM_PI, tempDir, writeMeta } from "./support.mjs";
 
 const READERS = path.join(REPO_ROOT, "bench/fixtures/readers.mjs");
 const PROBE = path.join(REPO_ROOT, "bench/fixtures/rss-probe.mjs");
@@ -30,7 +30,11 @@ function streamFile(dir, bytes) {
 async function throughput(dir) {
   const vsNaive = [];
   const vsNdjson = [];
-  for (const [size, n] of [[64 * MiB, 9], [128 * MiB, 7], [256 * MiB, 5]]) {
+  for (const [size, n] of [
+    [64 * MiB, 9],
+    [128 * MiB, 7],
+    [256 * MiB, 5],
+  ]) {
     const file = streamFile(dir, size);
     const bytes = statSync(file).size;
     const samples = { reader: [], naive: [], ndjson: [] };
@@ -41,7 +45,13 @@ async function throughput(dir) {
     const rate = (kind) => bytes / (median(samples[kind]) / 1000);
     const reader = rate("reader");
     const input = `${fmt.mib(bytes)} stream`;
-    vsNaive.push({ input, value: fmt.rate(reader), baseline: fmt.rate(rate("naive")), ratio: fmt.x(reader / rate("naive")), ...(bytes >= 200e6 && { pass: reader / rate("naive") >= 2 }) });
+    vsNaive.push({
+      input,
+      value: fmt.rate(reader),
+      baseline: fmt.rate(rate("naive")),
+      ratio: fmt.x(reader / rate("naive")),
+      ...(bytes >= 200e6 && { pass: reader / rate("naive") >= 2 }),
+    });
     vsNdjson.push({ input, value: fmt.rate(reader), baseline: fmt.rate(rate("ndjson")), ratio: fmt.x(reader / rate("ndjson")) });
   }
   return { vsNaive, vsNdjson };
@@ -100,7 +110,7 @@ async function wholeRuns() {
   }
   // Flat as the stream grows: the peak at 1 GiB against the peak at 256 MiB.
   const flat = rss.at(-1).raw / rss[0].raw;
-  rss.forEach((point) => (point.pass = point.pass && flat <= 1.2));
+  for (const point of rss) point.pass = point.pass && flat <= 1.2;
   return { rss, artifacts, wrapperRate, flat };
 }
 

@@ -1,8 +1,9 @@
 // Shared by the benchmarks: timing, medians, a loopback SSE answer, a hermetic pi home, and
 // running subagent-wrapper on a meta.json.
-import http from "node:http";
+
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -122,9 +123,22 @@ export function benchPiHome(llmUrl) {
   for (const dir of [agentDir, path.join(home, "tmp"), path.join(home, "trees")]) mkdirSync(dir);
   writeFileSync(
     path.join(agentDir, "models.json"),
-    JSON.stringify({ providers: { fake: { baseUrl: llmUrl, api: "openai-completions", apiKey: "x", compat: { supportsDeveloperRole: false, supportsReasoningEffort: false }, models: [{ id: "fast", reasoning: true }] } } }),
+    JSON.stringify({
+      providers: {
+        fake: {
+          baseUrl: llmUrl,
+          api: "openai-completions",
+          apiKey: "x",
+          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+          models: [{ id: "fast", reasoning: true }],
+        },
+      },
+    }),
   );
-  writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify({ defaultProvider: "fake", defaultModel: "fast", quietStartup: true, retry: { enabled: false } }));
+  writeFileSync(
+    path.join(agentDir, "settings.json"),
+    JSON.stringify({ defaultProvider: "fake", defaultModel: "fast", quietStartup: true, retry: { enabled: false } }),
+  );
   const env = {
     ...process.env,
     HOME: home,

@@ -3,7 +3,7 @@
 // LLM, run (a) as N children of one root through the extension, and (b) one after another as
 // plain `pi --mode json` runs — side by side in one run, alternated, medians. Everything is the
 // real pi; only the LLM is scripted.
-import { PI, REPO_ROOT, benchPiHome, fmt, median, rounds, row, startBenchLlm, timed } from "./support.mjs";
+import { benchPiHome, fmt, median, PI, REPO_ROOT, rounds, row, startBenchLlm, timed } from "./support.mjs";
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 1500);
 

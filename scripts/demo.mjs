@@ -4,7 +4,7 @@
 // a lead, the lead spawns a nested checker, everyone waits for their children, and this
 // prints the tree with each agent's status and report.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,24 +40,37 @@ writeFileSync(
     },
   }),
 );
-writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify({ defaultProvider: "demo", defaultModel: "fast", quietStartup: true, retry: { enabled: false } }));
+writeFileSync(
+  path.join(agentDir, "settings.json"),
+  JSON.stringify({ defaultProvider: "demo", defaultModel: "fast", quietStartup: true, retry: { enabled: false } }),
+);
 
-const env = { ...process.env, HOME: home, TMPDIR: path.join(home, "tmp"), PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SUBAGENTS_DIR: path.join(out, "trees") };
+const env = {
+  ...process.env,
+  HOME: home,
+  TMPDIR: path.join(home, "tmp"),
+  PI_CODING_AGENT_DIR: agentDir,
+  PI_OFFLINE: "1",
+  PI_SUBAGENTS_DIR: path.join(out, "trees"),
+};
 for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
 
-console.log("$ pi --mode json -e . \"Survey this repository with a small team of agents.\"   (scripted loopback LLM, no API key)\n");
+console.log('$ pi --mode json -e . "Survey this repository with a small team of agents."   (scripted loopback LLM, no API key)\n');
 const started = Date.now();
 const code = await new Promise((resolve) => {
-  const child = spawn(pi, ["--mode", "json", "-np", "--session", path.join(out, "root-session.jsonl"), "-e", root, "Survey this repository with a small team of agents."], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    pi,
+    ["--mode", "json", "-np", "--session", path.join(out, "root-session.jsonl"), "-e", root, "Survey this repository with a small team of agents."],
+    {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   let buffer = "";
   child.stdout.on("data", (chunk) => {
     buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf("\n")) !== -1) {
+    for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
       const line = buffer.slice(0, newline);
       buffer = buffer.slice(newline + 1);
       if (!line.startsWith('{"type":"tool_execution_start"')) continue;

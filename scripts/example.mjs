@@ -21,7 +21,10 @@ const run = spawnSync(process.execPath, [path.join(root, "bin/subagent-wrapper")
 });
 
 const result = JSON.parse(readFileSync(path.join(out, "result.json"), "utf8"));
-const events = readFileSync(path.join(out, "events.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+const events = readFileSync(path.join(out, "events.jsonl"), "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line));
 
 console.log(`wrapper exit code: ${run.status}`);
 console.log(`status:     ${result.status}   (stopReason ${result.stopReason}, forcedExit ${result.forcedExit})`);

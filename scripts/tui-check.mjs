@@ -10,7 +10,7 @@
 //                                       1 = it was not, 2 = set-up problem, 3 = no tmux
 // Environment: TMUX_BIN (default: tmux on PATH), TUI_CHECK_TIMEOUT_MS (default 90000).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -162,8 +162,22 @@ let finalPane = "";
 let piPid;
 try {
   const started = tmux(
-    "new-session", "-d", "-s", "check", "-x", "150", "-y", "45", "-c", path.join(home, "work"),
-    pi, "--session", path.join(home, "root-session.jsonl"), "-e", root, "Start the workers and wait for them.",
+    "new-session",
+    "-d",
+    "-s",
+    "check",
+    "-x",
+    "150",
+    "-y",
+    "45",
+    "-c",
+    path.join(home, "work"),
+    pi,
+    "--session",
+    path.join(home, "root-session.jsonl"),
+    "-e",
+    root,
+    "Start the workers and wait for them.",
   );
   if (started.status !== 0) throw new Error(`tmux new-session failed: ${started.stderr.trim()}`);
   piPid = Number(tmux("list-panes", "-t", "check", "-F", "#{pane_pid}").stdout.trim());
@@ -176,7 +190,7 @@ try {
     const running = records().filter((r) => r.status === "running");
     if (running.length < 2) continue;
     const lines = running.map((r) => lineOf(pane, r));
-    const complete = lines.every((line, i) => line && line.includes("running") && line.includes(running[i].model) && /· [1-9]\d*s ·/.test(line));
+    const complete = lines.every((line, i) => line?.includes("running") && line.includes(running[i].model) && /· [1-9]\d*s ·/.test(line));
     if (complete && /agents: \d+ running/.test(pane) && pane.includes("subagents ·")) runningPane = pane;
   }
   if (!runningPane) failures.push("never saw two running agents in the widget with nickname, status, model and elapsed time");
@@ -191,7 +205,10 @@ try {
   }
   if (!finalPane) failures.push("never saw the final tree (3 agents completed, with tokens and cost) and the root's answer");
   if (finalPane) {
-    const beta = lineOf(finalPane, records().find((r) => r.taskName === "beta"));
+    const beta = lineOf(
+      finalPane,
+      records().find((r) => r.taskName === "beta"),
+    );
     if (!/subtree .* tok · \$/.test(beta ?? "")) failures.push(`beta's line shows no subtree roll-up: ${beta}`);
     if (!/agents: 3 done · .* tok · \$/.test(finalPane)) failures.push("the status line does not show 3 done agents with usage and cost");
   }

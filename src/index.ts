@@ -4,8 +4,8 @@
  */
 export * from "./contracts/index.js";
 export { ABORT_MARKER, ABORT_NO_REASON, findAbortMarker } from "./wrapper/abort-marker.js";
-export { type NormalizedStopReason, isTerminalStop, normalizeStopReason } from "./wrapper/stop-reason.js";
-export { type AssistantSummary, type PiEvent, normalizePiEvent, normalizeUsage } from "./wrapper/normalize.js";
+export { loadMeta } from "./wrapper/load-meta.js";
+export { type AssistantSummary, normalizePiEvent, type PiEvent } from "./wrapper/normalize.js";
 export { type ChildExit, type Decision, type Outcome, OutcomeTracker, type Transition } from "./wrapper/outcome.js";
 export { type RunOptions, type RunReport, runWrapper } from "./wrapper/run.js";
-export { loadMeta } from "./wrapper/load-meta.js";
+export { isTerminalStop, type NormalizedStopReason, normalizeStopReason } from "./wrapper/stop-reason.js";

@@ -4,11 +4,15 @@
 import http from "node:http";
 
 const agentOf = (body) => {
-  const system = (body.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
+  const system = (body.messages ?? [])
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)))
+    .join("\n");
   return /You are the agent (\/root\/[a-z0-9_/]+) /.exec(system)?.[1] ?? "/root";
 };
 
-const toolMessages = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+const toolMessages = (body) =>
+  (body.messages ?? []).filter((m) => m.role === "tool").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
 
 /** The demo's script: what each agent says at each of its steps (a step = one LLM call). */
 const SCRIPT = {
@@ -24,8 +28,19 @@ const SCRIPT = {
       return {
         text: "I'll send a scout to survey the repository and a lead to check the wrapper, then wait for both.",
         calls: [
-          ["spawn_agent", { task_name: "survey", agent_type: "scout", fork_turns: "none", message: "List the top-level entries of the working directory and say which look like source code." }],
-          ["spawn_agent", { task_name: "lead", fork_turns: "none", message: "Have a helper confirm that bin/subagent-wrapper exists, then report what it is." }],
+          [
+            "spawn_agent",
+            {
+              task_name: "survey",
+              agent_type: "scout",
+              fork_turns: "none",
+              message: "List the top-level entries of the working directory and say which look like source code.",
+            },
+          ],
+          [
+            "spawn_agent",
+            { task_name: "lead", fork_turns: "none", message: "Have a helper confirm that bin/subagent-wrapper exists, then report what it is." },
+          ],
         ],
       };
     }
@@ -37,7 +52,10 @@ const SCRIPT = {
   "/root/survey": [
     () => ({ calls: [["ls", { path: "." }]] }),
     (body) => {
-      const entries = (toolMessages(body).at(-1) ?? "").split("\n").map((s) => s.trim()).filter(Boolean);
+      const entries = (toolMessages(body).at(-1) ?? "")
+        .split("\n")
+        .map((s) => s.trim())
+        .filter(Boolean);
       const source = entries.filter((e) => /^(src|bin|test|fixtures|scripts|bench)\/?$/.test(e));
       return { text: `The working directory has ${entries.length} entries; source-like: ${source.join(", ") || "none"}.` };
     },

@@ -26,7 +26,8 @@ function quietWhenStdoutCloses(): void {
   });
 }
 
-const TARGET_HELP = "a run directory (meta.json, events.jsonl, result.json, logs), a meta.json file,\nor an agent's folder in a tree directory (its latest run)";
+const TARGET_HELP =
+  "a run directory (meta.json, events.jsonl, result.json, logs), a meta.json file,\nor an agent's folder in a tree directory (its latest run)";
 
 /**
  * A bare word that names a subcommand is always that subcommand. When it is given alone and

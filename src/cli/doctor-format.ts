@@ -1,5 +1,5 @@
 /** Pure: the checks `subagent-wrapper doctor` reports and how they read. */
-import { FAIL_MARK, OK_MARK, indentContinuation } from "./text.js";
+import { FAIL_MARK, indentContinuation, OK_MARK } from "./text.js";
 
 export interface DoctorCheck {
   /** What was checked, e.g. "pi --version". */
@@ -34,6 +34,9 @@ export function nodeVersionOk(version: string, floor = 20): boolean {
 
 /** The version in `pi --version` output (its first line, trimmed). */
 export function parsePiVersion(stdout: string): string | undefined {
-  const line = stdout.split("\n").find((text) => text.trim() !== "")?.trim();
+  const line = stdout
+    .split("\n")
+    .find((text) => text.trim() !== "")
+    ?.trim();
   return line === undefined ? undefined : line.replace(/^pi\s+/i, "").replace(/^v(?=\d)/, "");
 }

@@ -8,9 +8,10 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { treeBaseDir } from "../extension/config.js";
+import { ENV } from "../contracts/env.js";
+import { treeBaseDir } from "../contracts/layout.js";
 import { errorText } from "../lib/values.js";
-import { PI_BIN_ENV, PiNotFoundError, TASK_EXTENSION_PATH, resolvePiBinary, signalGroup } from "../wrapper/child.js";
+import { PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
 
 export interface DoctorFlags {
@@ -33,7 +34,10 @@ function testedPiVersion(): string | undefined {
 }
 
 /** Runs `<bin> --version` in its own process group, which is ended if it overruns. */
-export function runVersion(bin: string, timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean; error?: string }> {
+export function runVersion(
+  bin: string,
+  timeoutMs: number,
+): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean; error?: string }> {
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
@@ -66,7 +70,7 @@ function checkNode(): DoctorCheck {
 }
 
 async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
-  const from = env[PI_BIN_ENV] ? `from ${PI_BIN_ENV}` : "from PATH";
+  const from = env[ENV.piBin] ? `from ${ENV.piBin}` : "from PATH";
   let bin: string;
   try {
     bin = resolvePiBinary(env, process.cwd());
@@ -79,7 +83,10 @@ async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Docto
   const run = await runVersion(bin, timeoutMs);
   const tested = testedPiVersion();
   if (run.timedOut) {
-    return [found, { name: "pi --version", ok: false, detail: `no answer within ${timeoutMs} ms (stopped)`, hint: `check that ${bin} is pi, or raise --timeout-ms` }];
+    return [
+      found,
+      { name: "pi --version", ok: false, detail: `no answer within ${timeoutMs} ms (stopped)`, hint: `check that ${bin} is pi, or raise --timeout-ms` },
+    ];
   }
   const version = parsePiVersion(run.stdout);
   if (run.error || run.code !== 0 || !version) {

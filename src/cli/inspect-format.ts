@@ -3,25 +3,16 @@
  * the transcript (from events.jsonl, so it works while the run is live), and how its files
  * hold up against the published schemas.
  */
-import type { EventRecordBody, Usage } from "../contracts/events.js";
+import type { EventRecordBody } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
+import type { Usage } from "../contracts/usage.js";
+import { formatCost } from "../contracts/usage.js";
+import { isRecord } from "../lib/values.js";
 import { formatTranscriptEntry } from "../wrapper/transcript.js";
 import type { ContractChecks } from "./contract-check.js";
 import { formatIssue } from "./contract-check.js";
 import type { RunSnapshot } from "./run-files.js";
-import {
-  FAIL_MARK,
-  OK_MARK,
-  firstLinePreview,
-  formatCost,
-  formatCount,
-  formatDuration,
-  indentContinuation,
-  lastLines,
-  plural,
-  sectionHeader,
-} from "./text.js";
-import { isRecord } from "../lib/values.js";
+import { FAIL_MARK, firstLinePreview, formatCount, formatDuration, indentContinuation, lastLines, OK_MARK, plural, sectionHeader } from "./text.js";
 
 export type RunState =
   | { kind: "finished"; status: string; exitCode: number | undefined }
@@ -32,8 +23,7 @@ export type RunState =
   | { kind: "stopped"; pid: number }
   | { kind: "not-started" };
 
-const records = (snapshot: RunSnapshot): Record<string, unknown>[] =>
-  snapshot.events.flatMap((line) => ("record" in line ? [line.record] : []));
+const records = (snapshot: RunSnapshot): Record<string, unknown>[] => snapshot.events.flatMap((line) => ("record" in line ? [line.record] : []));
 
 export function runState(snapshot: RunSnapshot): RunState {
   const result = snapshot.result;
@@ -127,7 +117,14 @@ function usageLine(usage: Partial<Usage> | undefined, turns: number, toolCalls: 
 
 /** Usage summed over the assistant records so far (what result.json will say, for a live run). */
 function liveUsage(all: Record<string, unknown>[]): { usage: Usage; turns: number; toolCalls: number } {
-  const usage: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const usage: Usage = {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
   let turns = 0;
   let toolCalls = 0;
   for (const record of all) {

@@ -6,7 +6,7 @@
  */
 import { loadContractChecks } from "./contract-check.js";
 import { checkRunContracts, formatInspection, inspectionJson } from "./inspect-format.js";
-import { RunNotFoundError, locateRun, readRunSnapshot } from "./run-files.js";
+import { locateRun, type RunFiles, RunNotFoundError, readRunSnapshot } from "./run-files.js";
 
 export const INSPECT_EXIT = { ok: 0, contractBroken: 1, usage: 2 } as const;
 
@@ -17,7 +17,7 @@ export interface InspectFlags {
 }
 
 export async function inspectCommand(target: string, flags: InspectFlags): Promise<number> {
-  let files;
+  let files: RunFiles;
   try {
     files = locateRun(target);
   } catch (err) {

@@ -7,22 +7,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { MetaError, type MetaV1, parseMeta, peekResultPath } from "../contracts/meta.js";
 import { errorText, isRecord } from "../lib/values.js";
 
 /** Not a run: one line for the user (exit 2). */
 export class RunNotFoundError extends Error {}
-
-/** The names the extension gives a run's files (src/extension/launcher.ts). */
-export const RUN_FILE_NAMES = {
-  meta: "meta.json",
-  result: "result.json",
-  events: "events.jsonl",
-  stdout: "stdout.log",
-  stderr: "stderr.log",
-  transcript: "transcript.md",
-  wrapperLog: "wrapper.log",
-} as const;
 
 export interface RunFiles {
   /** The run directory (meta.json's folder when a meta file was named). */
@@ -52,12 +42,12 @@ function conventionalFiles(dir: string, resultPath?: string): RunFiles {
   const optional = (name: string) => (exists(at(name)) ? at(name) : undefined);
   return {
     dir,
-    resultPath: resultPath ?? at(RUN_FILE_NAMES.result),
-    eventsPath: at(RUN_FILE_NAMES.events),
-    stdoutPath: optional(RUN_FILE_NAMES.stdout),
-    stderrPath: optional(RUN_FILE_NAMES.stderr),
-    transcriptPath: optional(RUN_FILE_NAMES.transcript),
-    wrapperLogPath: optional(RUN_FILE_NAMES.wrapperLog),
+    resultPath: resultPath ?? at(RUN_FILES.result),
+    eventsPath: at(RUN_FILES.events),
+    stdoutPath: optional(RUN_FILES.stdout),
+    stderrPath: optional(RUN_FILES.stderr),
+    transcriptPath: optional(RUN_FILES.transcript),
+    wrapperLogPath: optional(RUN_FILES.wrapperLog),
   };
 }
 
@@ -72,7 +62,7 @@ function filesFromMeta(metaPath: string): RunFiles {
   }
   try {
     const meta = parseMeta(raw, dir);
-    const wrapperLog = path.join(dir, RUN_FILE_NAMES.wrapperLog);
+    const wrapperLog = path.join(dir, RUN_FILES.wrapperLog);
     return {
       dir,
       metaPath,
@@ -106,13 +96,13 @@ export function locateRun(target: string, cwd = process.cwd()): RunFiles {
   }
   if (stat.isFile()) {
     const name = path.basename(absolute);
-    if (name === RUN_FILE_NAMES.result || name === RUN_FILE_NAMES.events) return locateRun(path.dirname(absolute));
+    if (name === RUN_FILES.result || name === RUN_FILES.events) return locateRun(path.dirname(absolute));
     return filesFromMeta(absolute);
   }
   if (!stat.isDirectory()) throw new RunNotFoundError(`${absolute} is neither a run directory nor a meta file`);
-  const metaPath = path.join(absolute, RUN_FILE_NAMES.meta);
+  const metaPath = path.join(absolute, RUN_FILES.meta);
   if (exists(metaPath)) return filesFromMeta(metaPath);
-  if (exists(path.join(absolute, RUN_FILE_NAMES.result)) || exists(path.join(absolute, RUN_FILE_NAMES.events))) {
+  if (exists(path.join(absolute, RUN_FILES.result)) || exists(path.join(absolute, RUN_FILES.events))) {
     return conventionalFiles(absolute);
   }
   const latest = latestRun(absolute);
@@ -125,7 +115,7 @@ export function locateRun(target: string, cwd = process.cwd()): RunFiles {
  * named to sort in run order: naming the agent means its latest run.
  */
 function latestRun(agentDir: string): string | undefined {
-  const runs = path.join(agentDir, "runs");
+  const runs = path.join(agentDir, TREE_FILES.runs);
   let names: string[];
   try {
     names = fs

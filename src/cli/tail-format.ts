@@ -2,10 +2,12 @@
  * Pure: the lines `subagent-wrapper tail` prints — each record as the transcript words it,
  * stamped with its time — the closing summary, and when to stop waiting.
  */
-import type { EventLine } from "./run-files.js";
-import { transcriptEntry } from "./inspect-format.js";
-import { clockTime, formatCost, formatDuration, indentContinuation, plural } from "./text.js";
+
+import { formatCost } from "../contracts/usage.js";
 import { isRecord } from "../lib/values.js";
+import { transcriptEntry } from "./inspect-format.js";
+import type { EventLine } from "./run-files.js";
+import { clockTime, formatDuration, indentContinuation, plural } from "./text.js";
 
 const PAD = " ".repeat(9);
 

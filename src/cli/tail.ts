@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import { errorText } from "../lib/values.js";
-import { type EventLine, RunNotFoundError, locateRun, parseEventLines, processAlive } from "./run-files.js";
+import { type EventLine, locateRun, parseEventLines, processAlive, type RunFiles, RunNotFoundError } from "./run-files.js";
 import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "./tail-format.js";
 
 export interface TailFlags {
@@ -73,7 +73,7 @@ function readResult(file: string): unknown {
 const EXIT_ON_SIGNAL = { SIGINT: 130, SIGTERM: 143 } as const;
 
 export async function tailCommand(target: string, flags: TailFlags): Promise<number> {
-  let files;
+  let files: RunFiles;
   try {
     files = locateRun(target);
   } catch (err) {
@@ -127,8 +127,8 @@ export async function tailCommand(target: string, flags: TailFlags): Promise<num
       }
       // Like tail -f: what was there before following started is cut to the last --lines.
       const keep = first && !flags.fromStart ? flags.lines : Infinity;
-      if (flags.json) raw.slice(-keep).forEach((text) => print(text));
-      else lines.slice(-keep).forEach((line) => print(formatTailLine(line)));
+      if (flags.json) for (const text of raw.slice(-keep)) print(text);
+      else for (const line of lines.slice(-keep)) print(formatTailLine(line));
 
       if (stoppedBy) return EXIT_ON_SIGNAL[stoppedBy];
       const result = resultBefore ?? readResult(files.resultPath);

@@ -21,12 +21,6 @@ export function formatCount(n: number): string {
     .replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-/** Dollars with enough digits for small runs: 0.0012 → "$0.0012", 1.5 → "$1.50". */
-export function formatCost(dollars: number): string {
-  if (!Number.isFinite(dollars)) return "?";
-  return `$${dollars >= 1 ? dollars.toFixed(2) : dollars.toFixed(4)}`;
-}
-
 /** The local wall-clock time of a ms-since-epoch stamp, HH:MM:SS. */
 export function clockTime(ts: number): string {
   const date = new Date(ts);

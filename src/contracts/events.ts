@@ -3,18 +3,10 @@
  * Every record carries `type`, `seq` (1, 2, …) and `ts` (ms since epoch).
  */
 
+import type { Usage } from "./usage.js";
+
 /** Canonical stop reasons; `undefined` means pi sent one we do not know (never terminal). */
 export type StopReason = "stop" | "length" | "toolUse" | "aborted" | "error";
-
-/** Token usage in pi's shape. */
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  totalTokens: number;
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
-}
 
 export type AbortSource = "marker" | "child";
 
@@ -80,14 +72,7 @@ export interface RunEndRecord {
 }
 
 /** A record before the writer stamps it with `seq` and `ts`. */
-export type EventRecordBody =
-  | RunStartRecord
-  | AssistantTextRecord
-  | ToolCallRecord
-  | ToolResultRecord
-  | RetryRecord
-  | AbortRecord
-  | RunEndRecord;
+export type EventRecordBody = RunStartRecord | AssistantTextRecord | ToolCallRecord | ToolResultRecord | RetryRecord | AbortRecord | RunEndRecord;
 
 /**
  * One line of events.jsonl. `schemas/event.schema.json` is generated from this type.
@@ -105,14 +90,3 @@ export type EventRecord = EventRecordBody & {
    */
   ts: number;
 };
-
-export function emptyUsage(): Usage {
-  return {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-}

@@ -114,16 +114,7 @@ const OPTIONAL_STRINGS = [
   "stderrPath",
   "transcriptPath",
 ] as const;
-const PATH_FIELDS = [
-  "cwd",
-  "resultPath",
-  "eventsPath",
-  "systemPromptPath",
-  "sessionPath",
-  "stdoutPath",
-  "stderrPath",
-  "transcriptPath",
-] as const;
+const PATH_FIELDS = ["cwd", "resultPath", "eventsPath", "systemPromptPath", "sessionPath", "stdoutPath", "stderrPath", "transcriptPath"] as const;
 
 function describe(value: unknown): string {
   if (value === null) return "null";

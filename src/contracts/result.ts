@@ -1,17 +1,10 @@
-import type { AbortSource, StopReason, Usage } from "./events.js";
+import type { AbortSource, StopReason } from "./events.js";
+import type { Usage } from "./usage.js";
 
 export const RESULT_VERSION = 1 as const;
 
 /** Every outcome a run can record in result.json. */
-export const RUN_STATUSES = [
-  "completed",
-  "truncated",
-  "aborted",
-  "interrupted",
-  "timed_out",
-  "incomplete",
-  "failed",
-] as const;
+export const RUN_STATUSES = ["completed", "truncated", "aborted", "interrupted", "timed_out", "incomplete", "failed"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** The wrapper's own process exit codes. */

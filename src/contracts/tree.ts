@@ -2,9 +2,10 @@
  * The agent tree's shared language, version 1: what the extension stores in the tree
  * directory (read by every process of the tree) and what its tools return.
  */
-import type { Usage } from "./events.js";
+
 import type { ThinkingLevel } from "./meta.js";
 import type { RunStatus } from "./result.js";
+import type { Usage, UsageTotals } from "./usage.js";
 
 export const AGENT_STATUSES = ["pending_init", "running", "completed", "errored", "aborted", "interrupted", "shutdown"] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -102,29 +103,6 @@ export interface AgentRecordV1 {
   forkTranscript?: string;
   /** Run directory whose result has been turned into a notice (restore never repeats it). */
   notifiedRun?: string;
-}
-
-/**
-/**
- * Usage in the compact shape list_agents, notices and the widget show to a model: tokens as
- * pi counts them (`total_tokens` includes cache reads and writes) and `cost` = pi's
- * `cost.total`. Smaller than pi's shape, so a notice's 8 000 chars go to the report.
- */
-export interface UsageTotals {
-  input: number;
-  output: number;
-  total_tokens: number;
-  /** Rounded to a millionth: float noise would only eat the notice's budget. */
-  cost: number;
-}
-
-export function roundCost(cost: number): number {
-  return Math.round(cost * 1e6) / 1e6;
-}
-
-/** pi's usage shape → the compact one. */
-export function usageTotals(usage: Usage): UsageTotals {
-  return { input: usage.input, output: usage.output, total_tokens: usage.totalTokens, cost: roundCost(usage.cost.total) };
 }
 
 /** One entry of a parent's mailbox, as `wait_agent` returns it. */

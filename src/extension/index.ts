@@ -3,14 +3,13 @@
  * agents. Wires the parts together; the logic lives in the modules beside it.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { rootTreeDir } from "../contracts/layout.js";
 import type { Notice } from "../contracts/tree.js";
-import { loadRoleCatalog } from "./agent-definitions.js";
-import { budgetFromEnv } from "./budget.js";
-import { identityFromEnv, rootTreeDir, treeLimits } from "./config.js";
-import { ENTRY_TYPE, agentEntry, restore } from "./persistence.js";
-import { progressOf } from "./progress.js";
-import { definitionWarnings, describeRegistry } from "./roles.js";
-import { TreeRuntime } from "./runtime.js";
+import { identityFromEnv, treeLimits } from "./config.js";
+import { budgetFromEnv } from "./progress/budget.js";
+import { progressOf } from "./progress/progress.js";
+import { loadRoleCatalog } from "./roles/agent-definitions.js";
+import { definitionWarnings, describeRegistry } from "./roles/roles.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
 import { followupTaskTool } from "./tools/followup-task.js";
@@ -21,8 +20,10 @@ import { listModelsTool } from "./tools/list-models.js";
 import { sendMessageTool } from "./tools/send-message.js";
 import { spawnAgentTool } from "./tools/spawn-agent.js";
 import { waitAgentTool } from "./tools/wait-agent.js";
-import { TreeDir } from "./tree-dir.js";
-import { TreeDisplay } from "./widget.js";
+import { agentEntry, ENTRY_TYPE, restore } from "./tree/persistence.js";
+import { TreeDir } from "./tree/tree-dir.js";
+import { TreeRuntime } from "./turns/runtime.js";
+import { TreeDisplay } from "./ui/widget.js";
 
 /** How often an interactive root looks for messages its children sent while it is idle. */
 const IDLE_INBOX_POLL_MS = 1000;
@@ -107,7 +108,12 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
       }, IDLE_INBOX_POLL_MS);
       inboxTimer.unref();
       // The tree at a glance: nickname, status, model, elapsed, current tool, usage and cost.
-      display = new TreeDisplay(ctx.ui, rt.self, () => progressOf(rt).snapshot(rt.self), () => budgetFromEnv());
+      display = new TreeDisplay(
+        ctx.ui,
+        rt.self,
+        () => progressOf(rt).snapshot(rt.self),
+        () => budgetFromEnv(),
+      );
       display.start(DISPLAY_REFRESH_MS);
     }
   });

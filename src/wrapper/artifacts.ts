@@ -1,9 +1,9 @@
 import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
+import { ENV } from "../contracts/env.js";
 import type { EventRecord } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
-
 import { writeFileAtomic } from "../lib/atomic-file.js";
 import { errorText } from "../lib/values.js";
 
@@ -74,8 +74,6 @@ export class EventsWriter {
   }
 }
 
-/** Environment variable that sets the raw stdout/stderr log cap in bytes (`0` or `unlimited`: no cap). */
-export const LOG_MAX_BYTES_ENV = "PI_SUBAGENTS_LOG_MAX_BYTES";
 /** Default cap of each raw log (stdout.log, stderr.log). */
 export const DEFAULT_LOG_MAX_BYTES = 8 * 1024 * 1024;
 /** Share of the cap that bulky lines (message deltas and snapshots) may fill. */
@@ -96,7 +94,7 @@ export const UNCAPPED: LogCaps = { bulkyBytes: Number.POSITIVE_INFINITY, maxByte
  * value that is neither (the default then applies).
  */
 export function logCapsFromEnv(env: NodeJS.ProcessEnv): { caps: LogCaps; error?: string } {
-  const raw = env[LOG_MAX_BYTES_ENV]?.trim();
+  const raw = env[ENV.logMaxBytes]?.trim();
   const capsOf = (max: number): LogCaps => ({ bulkyBytes: Math.floor(max / BULKY_SHARE), maxBytes: max });
   if (raw === undefined || raw === "") return { caps: capsOf(DEFAULT_LOG_MAX_BYTES) };
   if (raw === "0" || raw.toLowerCase() === "unlimited") return { caps: UNCAPPED };
@@ -104,7 +102,7 @@ export function logCapsFromEnv(env: NodeJS.ProcessEnv): { caps: LogCaps; error?:
   if (Number.isSafeInteger(value) && value > 0) return { caps: capsOf(value) };
   return {
     caps: capsOf(DEFAULT_LOG_MAX_BYTES),
-    error: `${LOG_MAX_BYTES_ENV}=${raw} is not a byte count, 0 or "unlimited"; using ${DEFAULT_LOG_MAX_BYTES}`,
+    error: `${ENV.logMaxBytes}=${raw} is not a byte count, 0 or "unlimited"; using ${DEFAULT_LOG_MAX_BYTES}`,
   };
 }
 
@@ -130,7 +128,7 @@ export class RawLog {
       if (!this.bulkyDropped) {
         this.bulkyDropped = true;
         this.file.write(
-          `\n[subagent-wrapper: raw log reached ${this.caps.bulkyBytes} bytes; message deltas and snapshots are omitted from here on (${LOG_MAX_BYTES_ENV} raises the cap)]\n`,
+          `\n[subagent-wrapper: raw log reached ${this.caps.bulkyBytes} bytes; message deltas and snapshots are omitted from here on (${ENV.logMaxBytes} raises the cap)]\n`,
         );
       }
       return;
@@ -141,7 +139,7 @@ export class RawLog {
       if (room > 0) this.file.write(bytes.subarray(0, room));
       this.written += Math.max(0, room);
       this.file.write(
-        `\n[subagent-wrapper: raw log reached its cap of ${this.caps.maxBytes} bytes; the rest is omitted (${LOG_MAX_BYTES_ENV}=unlimited lifts the cap)]\n`,
+        `\n[subagent-wrapper: raw log reached its cap of ${this.caps.maxBytes} bytes; the rest is omitted (${ENV.logMaxBytes}=unlimited lifts the cap)]\n`,
       );
       return;
     }

@@ -1,12 +1,11 @@
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
-import { type MetaV1, effectiveModel } from "../contracts/meta.js";
-import { TASK_FILE_ENV, TASK_PLACEHOLDER, WRAPPER_PID_ENV } from "./task-extension.js";
-
-export const PI_BIN_ENV = "PI_SUBAGENTS_PI_BIN";
+import { fileURLToPath } from "node:url";
+import { ENV } from "../contracts/env.js";
+import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { TASK_PLACEHOLDER } from "./task-extension.js";
 
 /** The compiled task-delivery extension that sits beside this module. */
 export const TASK_EXTENSION_PATH = fileURLToPath(new URL("./task-extension.js", import.meta.url));
@@ -28,19 +27,19 @@ function isExecutableFile(candidate: string): boolean {
  * Looked up here rather than left to the spawn so a missing binary gets a clear message.
  */
 export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
-  const configured = env[PI_BIN_ENV];
+  const configured = env[ENV.piBin];
   const name = configured && configured.trim() !== "" ? configured : "pi";
   if (name.includes("/")) {
     const absolute = path.resolve(cwd, name);
     if (isExecutableFile(absolute)) return absolute;
-    throw new PiNotFoundError(`pi executable ${absolute} (from ${PI_BIN_ENV}) does not exist or is not executable`);
+    throw new PiNotFoundError(`pi executable ${absolute} (from ${ENV.piBin}) does not exist or is not executable`);
   }
   for (const dir of (env.PATH ?? "").split(path.delimiter)) {
     if (dir === "") continue;
     const candidate = path.resolve(cwd, dir, name);
     if (isExecutableFile(candidate)) return candidate;
   }
-  const hint = configured ? `(from ${PI_BIN_ENV})` : `(install @mariozechner/pi-coding-agent or set ${PI_BIN_ENV})`;
+  const hint = configured ? `(from ${ENV.piBin})` : `(install @mariozechner/pi-coding-agent or set ${ENV.piBin})`;
   throw new PiNotFoundError(`pi executable "${name}" was not found on PATH ${hint}`);
 }
 
@@ -75,14 +74,10 @@ export type ChildProcess = ChildProcessByStdio<null, Readable, Readable>;
  * the run needs none of execa's buffering or promise, and importing execa cost 56 ms of
  * every wrapper start (docs/architecture.md).
  */
-export function spawnChild(
-  bin: string,
-  args: string[],
-  options: { cwd: string; env: Record<string, string>; taskFile: string },
-): ChildProcess {
+export function spawnChild(bin: string, args: string[], options: { cwd: string; env: Record<string, string>; taskFile: string }): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
-    env: { ...options.env, [TASK_FILE_ENV]: options.taskFile, [WRAPPER_PID_ENV]: String(process.pid) },
+    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid) },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     shell: false,

@@ -1,9 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MetaError, type MetaV1, parseMeta } from "../contracts/meta.js";
-import { checkResultPathWritable } from "./artifacts.js";
 import { errorText } from "../lib/values.js";
-
+import { checkResultPathWritable } from "./artifacts.js";
 
 /**
  * The largest meta.json read (the task is most of it). Far above any prompt a model takes;
@@ -57,7 +56,8 @@ export async function loadMeta(metaPath: string): Promise<MetaV1> {
   }
   for (const [name, value] of Object.entries(meta.env ?? {})) {
     // The OS cannot carry these; spawn would fail after the run started.
-    if (name === "" || /[=\0]/.test(name) || value.includes("\0")) fail(`meta.json field "env" has an entry the environment cannot hold: ${JSON.stringify(name)}`);
+    if (name === "" || /[=\0]/.test(name) || value.includes("\0"))
+      fail(`meta.json field "env" has an entry the environment cannot hold: ${JSON.stringify(name)}`);
   }
   const artifacts = (["resultPath", "eventsPath", "stdoutPath", "stderrPath", "transcriptPath"] as const).filter((key) => meta[key] !== undefined);
   for (const a of artifacts) {
@@ -76,5 +76,3 @@ export async function loadMeta(metaPath: string): Promise<MetaV1> {
   if (unwritable) throw new MetaError(`meta.json ${unwritable}`, undefined, meta.runId);
   return meta;
 }
-
-

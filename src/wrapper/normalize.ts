@@ -1,5 +1,6 @@
-import type { EventRecordBody, StopReason, Usage } from "../contracts/events.js";
-import { emptyUsage } from "../contracts/events.js";
+import type { EventRecordBody, StopReason } from "../contracts/events.js";
+import type { Usage } from "../contracts/usage.js";
+import { normalizeUsage } from "../contracts/usage.js";
 import { isRecord } from "../lib/values.js";
 import { normalizeStopReason } from "./stop-reason.js";
 
@@ -21,42 +22,9 @@ export interface AssistantSummary {
   errorMessage: string | undefined;
 }
 
-
 const asString = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 const asNumber = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
-
-/** pi's usage shape with every missing number read as 0. */
-export function normalizeUsage(value: unknown): Usage {
-  const usage = emptyUsage();
-  if (!isRecord(value)) return usage;
-  usage.input = asNumber(value.input);
-  usage.output = asNumber(value.output);
-  usage.cacheRead = asNumber(value.cacheRead);
-  usage.cacheWrite = asNumber(value.cacheWrite);
-  usage.totalTokens = asNumber(value.totalTokens);
-  if (isRecord(value.cost)) {
-    usage.cost.input = asNumber(value.cost.input);
-    usage.cost.output = asNumber(value.cost.output);
-    usage.cost.cacheRead = asNumber(value.cost.cacheRead);
-    usage.cost.cacheWrite = asNumber(value.cost.cacheWrite);
-    usage.cost.total = asNumber(value.cost.total);
-  }
-  return usage;
-}
-
-export function addUsage(into: Usage, add: Usage): void {
-  into.input += add.input;
-  into.output += add.output;
-  into.cacheRead += add.cacheRead;
-  into.cacheWrite += add.cacheWrite;
-  into.totalTokens += add.totalTokens;
-  into.cost.input += add.cost.input;
-  into.cost.output += add.cost.output;
-  into.cost.cacheRead += add.cost.cacheRead;
-  into.cost.cacheWrite += add.cost.cacheWrite;
-  into.cost.total += add.cost.total;
-}
 
 /** The assistant message of a `message_end` event, or `undefined` for any other event. */
 export function assistantFromEvent(event: PiEvent): AssistantSummary | undefined {
@@ -65,9 +33,7 @@ export function assistantFromEvent(event: PiEvent): AssistantSummary | undefined
   }
   const message = event.message;
   const content = Array.isArray(message.content) ? message.content.filter(isRecord) : [];
-  const textBlocks = content
-    .filter((block) => block.type === "text" && typeof block.text === "string")
-    .map((block) => block.text as string);
+  const textBlocks = content.filter((block) => block.type === "text" && typeof block.text === "string").map((block) => block.text as string);
   const provider = asString(message.provider);
   const modelId = asString(message.model);
   return {

@@ -1,8 +1,9 @@
-import type { AbortSource, EventRecordBody, StopReason, Usage } from "../contracts/events.js";
-import { emptyUsage } from "../contracts/events.js";
+import type { AbortSource, EventRecordBody, StopReason } from "../contracts/events.js";
 import type { RunStatus } from "../contracts/result.js";
+import type { Usage } from "../contracts/usage.js";
+import { addUsage, emptyUsage } from "../contracts/usage.js";
 import { findAbortMarker } from "./abort-marker.js";
-import { type AssistantSummary, type PiEvent, addUsage, assistantFromEvent, normalizePiEvent } from "./normalize.js";
+import { type AssistantSummary, assistantFromEvent, normalizePiEvent, type PiEvent } from "./normalize.js";
 import { isTerminalStop } from "./stop-reason.js";
 
 /** What decided a run. The first decision wins; later messages and signals change nothing. */

@@ -4,9 +4,10 @@
  * the argument parser: start-up is the wrapper's whole overhead on a short run
  * (docs/performance.md).
  */
-import { emptyUsage } from "../contracts/events.js";
-import { MetaError } from "../contracts/meta.js";
+
+import { MetaError, type MetaV1 } from "../contracts/meta.js";
 import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { emptyUsage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { writeResultAtomic } from "./artifacts.js";
 import { loadMeta } from "./load-meta.js";
@@ -50,7 +51,7 @@ export async function runCommand(metaPath: string): Promise<number> {
   const forget = () => {
     for (const signal of HANDLED_SIGNALS) process.off(signal, remember);
   };
-  let meta;
+  let meta: MetaV1;
   try {
     meta = await loadMeta(metaPath);
   } catch (err) {
@@ -67,7 +68,6 @@ export async function runCommand(metaPath: string): Promise<number> {
   if (result.status !== "completed" && result.errorMessage) say(`subagent-wrapper: ${result.status}: ${result.errorMessage}`);
   return exitCode;
 }
-
 
 /** Entry of the fast path: like `main` for a plain `[run] <meta.json>`, never throws. */
 export async function runMetaFile(metaPath: string): Promise<number> {

@@ -2,15 +2,16 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { ENV } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
-import { DEFAULT_GRACE_MS, type MetaV1, effectiveModel } from "../contracts/meta.js";
-import { RESULT_VERSION, type ResultV1, exitCodeForStatus } from "../contracts/result.js";
-import { ArtifactFile, EventsWriter, RawLog, logCapsFromEnv, writeResultAtomic } from "./artifacts.js";
-import { type ChildProcess, buildChildArgs, resolvePiBinary, signalGroup, spawnChild } from "./child.js";
+import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { exitCodeForStatus, RESULT_VERSION, type ResultV1 } from "../contracts/result.js";
+import { errorText } from "../lib/values.js";
+import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, writeResultAtomic } from "./artifacts.js";
+import { buildChildArgs, type ChildProcess, resolvePiBinary, signalGroup, spawnChild } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { formatTranscriptEntry } from "./transcript.js";
-import { errorText } from "../lib/values.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
@@ -20,8 +21,6 @@ const STDERR_TAIL_CHARS = 2000;
 const PARENT_CHECK_MS = 1000;
 /** The longest delay setTimeout honours. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-/** When set to a pid, the wrapper stops its run once that process is gone. */
-export const PARENT_PID_ENV = "PI_SUBAGENTS_PARENT_PID";
 
 export interface RunReport {
   result: ResultV1;
@@ -38,7 +37,6 @@ export interface RunOptions {
   earlySignal?: NodeJS.Signals;
   env?: NodeJS.ProcessEnv;
 }
-
 
 /**
  * One child run: starting → running → (draining after the terminal message | stopping) →
@@ -227,7 +225,7 @@ class WrapperRun {
   }
 
   private watchParent(env: NodeJS.ProcessEnv): void {
-    const parentPid = Number(env[PARENT_PID_ENV]);
+    const parentPid = Number(env[ENV.parentPid]);
     if (!Number.isInteger(parentPid) || parentPid <= 1) return;
     const timer = setInterval(() => {
       try {
@@ -280,12 +278,12 @@ class WrapperRun {
   private async finish(startError: string | undefined): Promise<RunReport> {
     const outcome: Outcome =
       startError && !this.tracker.decided
-      ? { status: "failed", finalText: "", errorMessage: startError }
-      : this.tracker.finish({
-          exitCode: this.childExit?.exitCode ?? null,
-          signal: this.childExit?.signal ?? null,
-          stderrTail: this.stderrTail,
-        });
+        ? { status: "failed", finalText: "", errorMessage: startError }
+        : this.tracker.finish({
+            exitCode: this.childExit?.exitCode ?? null,
+            signal: this.childExit?.signal ?? null,
+            stderrTail: this.stderrTail,
+          });
     const exitCode = exitCodeForStatus(outcome.status);
     this.record({ type: "run_end", status: outcome.status, exitCode });
     await Promise.all([this.events.close(), this.rawLog?.file.close(), this.stderrLog?.file.close(), this.transcript?.close()]);
@@ -338,4 +336,3 @@ class WrapperRun {
 export function runWrapper(meta: MetaV1, options: RunOptions = {}): Promise<RunReport> {
   return new WrapperRun(meta, options).run();
 }
-

@@ -8,12 +8,11 @@
  *   expands it afterwards);
  * - stops the child when its wrapper is gone (the child runs in its own process group, so a
  *   wrapper killed with SIGKILL would otherwise leave it running).
- * Only node built-ins: pi loads this file as it is.
+ * Only node built-ins and the contracts' names: pi loads this compiled file as it is.
  */
 import fs from "node:fs";
+import { ENV } from "../contracts/env.js";
 
-export const TASK_FILE_ENV = "PI_SUBAGENT_TASK_FILE";
-export const WRAPPER_PID_ENV = "PI_SUBAGENT_WRAPPER_PID";
 export const TASK_PLACEHOLDER = "(subagent task: delivered by the pi-subagent-tree task extension)";
 const ORPHAN_CHECK_MS = 1000;
 
@@ -27,11 +26,11 @@ interface MinimalExtensionApi {
 }
 
 export default function taskExtension(pi: MinimalExtensionApi): void {
-  const taskFile = process.env[TASK_FILE_ENV];
-  const wrapperPid = Number(process.env[WRAPPER_PID_ENV]);
+  const taskFile = process.env[ENV.taskFile];
+  const wrapperPid = Number(process.env[ENV.wrapperPid]);
   // Tools this child runs (bash, nested pi) must not see the wrapper's private channel.
-  delete process.env[TASK_FILE_ENV];
-  delete process.env[WRAPPER_PID_ENV];
+  delete process.env[ENV.taskFile];
+  delete process.env[ENV.wrapperPid];
 
   let delivered = false;
   pi.on("input", (event) => {

@@ -18,14 +18,17 @@ let out: string;
 
 beforeAll(async () => {
   // The script runs the compiled harness: build it from the sources under test.
-  const build = await runProcess(path.join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", path.join(REPO_ROOT, "tsconfig.stress.json")], { timeoutMs: 60_000 });
+  const build = await runProcess(path.join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", path.join(REPO_ROOT, "tsconfig.stress.json")], {
+    timeoutMs: 60_000,
+  });
   expect(build.code, build.stdout + build.stderr).toBe(0);
   out = fs.mkdtempSync(path.join(os.tmpdir(), "stress-test-"));
 }, 70_000);
 
 afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
-const stressTest = (args: string[], timeoutMs = 100_000, env?: NodeJS.ProcessEnv) => runProcess(process.execPath, [SCRIPT, ...args], { cwd: out, timeoutMs, ...(env && { env }) });
+const stressTest = (args: string[], timeoutMs = 100_000, env?: NodeJS.ProcessEnv) =>
+  runProcess(process.execPath, [SCRIPT, ...args], { cwd: out, timeoutMs, ...(env && { env }) });
 
 describe("scripts/stress-test", () => {
   it("runs scenarios 01, 03 and 09 against the loopback LLM and writes a log per scenario and summary.json", async () => {
@@ -55,7 +58,11 @@ describe("scripts/stress-test", () => {
     expect(log).toContain("ERROR agent task path already exists: /root/attempt_5");
     expect(log).toMatch(/\| STRESS_09_OK\n/);
     expect(log).toContain("=== verdict: PASS");
-    const events = fs.readFileSync(path.join(out, "ok", "01-basic-spawn-wait", "root-stdout.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string });
+    const events = fs
+      .readFileSync(path.join(out, "ok", "01-basic-spawn-wait", "root-stdout.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events[0]!.type).toBe("session");
     expect(events.some((e) => e.type === "message_update")).toBe(false);
     expect(fs.existsSync(path.join(out, "ok", "01-basic-spawn-wait", "session.jsonl"))).toBe(true);

@@ -9,11 +9,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../src/contracts/meta.js";
-import { reply, systemText, type ChatRequest } from "../support/scripted-llm.js";
-import { Program, expectCleanExit, expectNoSurvivors, rootResult, rootText, spawn, toolNames, useTrees, waitForAll } from "../support/tree-harness-extra.js";
 import { signalGroup } from "../../src/wrapper/child.js";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { type ChatRequest, reply, systemText } from "../support/scripted-llm.js";
 import { readRecords, type TreeHarness } from "../support/tree-harness.js";
+import { expectCleanExit, expectNoSurvivors, Program, rootResult, rootText, spawn, toolNames, useTrees, waitForAll } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
 
@@ -51,7 +51,8 @@ function writeFile(file: string, text: string): string {
 
 function agentTypeText(req: ChatRequest): string {
   const spawnTool = req.tools?.find((t) => t.function.name === "spawn_agent");
-  return ((spawnTool?.function.parameters as { properties: { agent_type: { description: string } } }).properties.agent_type.description);
+  if (!spawnTool) throw new Error("the request lists no spawn_agent tool");
+  return (spawnTool.function.parameters as { properties: { agent_type: { description: string } } }).properties.agent_type.description;
 }
 
 function runMeta(h: TreeHarness, agent: string, run: string): MetaV1 {
@@ -80,7 +81,12 @@ describe("agent definitions", () => {
     expect(described).toContain("`reviewer` (user: Reviews a change for bugs without editing anything.)");
     expect(described).toContain(`${broken}: unknown field "colour"`);
 
-    expect(rootResult(h, "spawn_agent", { task_name: "rev" })).toMatchObject({ agent_name: "/root/rev", role: "reviewer", model: "fake/deep", reasoning: "high" });
+    expect(rootResult(h, "spawn_agent", { task_name: "rev" })).toMatchObject({
+      agent_name: "/root/rev",
+      role: "reviewer",
+      model: "fake/deep",
+      reasoning: "high",
+    });
     expect(rootText(h, "spawn_agent", { task_name: "aud" })).toBe(
       `unknown agent_type: auditor — agent definition ${broken} was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning)`,
     );
@@ -98,7 +104,8 @@ describe("agent definitions", () => {
     }
     const [record] = await h.readRecords();
     expect(record).toMatchObject({ role: "reviewer", agentSource: "user", activeTools: ["read", "ls"], reasoning: "high" });
-    for (const name of record!.runs) expect(runMeta(h, "rev", name)).toMatchObject({ agent: "reviewer", agentSource: "user", tools: ["read", "ls"], thinking: "high" });
+    for (const name of record!.runs)
+      expect(runMeta(h, "rev", name)).toMatchObject({ agent: "reviewer", agentSource: "user", tools: ["read", "ls"], thinking: "high" });
     await expectNoSurvivors(h);
   });
 
@@ -171,7 +178,9 @@ describe("agent definitions in an interactive session", () => {
 
 /** wait_agent until the second report of /root/rev (the follow-up's) arrived. */
 function waitUntilTwoReports() {
-  return { loop: (req: ChatRequest) => (JSON.stringify(req.messages).includes("REVIEW TWO") ? undefined : reply.toolCall("wait_agent", { timeout_ms: 20_000 })) };
+  return {
+    loop: (req: ChatRequest) => (JSON.stringify(req.messages).includes("REVIEW TWO") ? undefined : reply.toolCall("wait_agent", { timeout_ms: 20_000 })),
+  };
 }
 
 /** Records of every tree directory (two root runs without --session make two trees). */

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { reply, userTexts } from "../support/scripted-llm.js";
-import { expectCleanExit, expectNoSurvivors, useTrees, waitForAll, Program } from "../support/tree-harness-extra.js";
+import { expectCleanExit, expectNoSurvivors, Program, useTrees, waitForAll } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
 
@@ -28,7 +28,11 @@ describe("fork_turns on the parent's first turn", () => {
     );
     // Nothing was written for pi to continue: the child's session is pi's own, started fresh.
     const session = path.join(h.treeDir(), "agents", "helper", "session.jsonl");
-    const entries = fs.readFileSync(session, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    const entries = fs
+      .readFileSync(session, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string });
     expect(entries.filter((e) => e.type === "session")).toHaveLength(1);
     await expectNoSurvivors(h);
   });

@@ -5,8 +5,8 @@
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { signalGroup } from "../../src/wrapper/child.js";
+import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { rpcLines } from "../support/rpc-lines.js";
 import { reply } from "../support/scripted-llm.js";
 import { expectNoSurvivors, noticesIn, useTrees } from "../support/tree-harness-extra.js";
@@ -14,53 +14,49 @@ import { expectNoSurvivors, noticesIn, useTrees } from "../support/tree-harness-
 const tree = useTrees();
 
 describe("an interactive root", () => {
-  it(
-    "keeps its children working between prompts and shows an idle-time notice to the user without starting a turn",
-    async () => {
-      const h = await tree({
-        scripts: {
-          "/root": [
-            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
-            reply.text("Started a worker; back to you."),
-            reply.toolCall("wait_agent", { timeout_ms: 1000 }),
-            reply.text("ROOT DONE"),
-          ],
-          "/root/worker": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("worker finished its job")],
-        },
-      });
-      const root = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
-        cwd: h.home.cwd,
-        env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: true,
-      });
-      try {
-        const rpc = rpcLines(root);
-        root.stdin.write(`${JSON.stringify({ type: "prompt", message: "start a worker" })}\n`);
-        await rpc.waitFor((line) => line.type === "agent_end");
-        expect(h.requestsOf("/root")).toHaveLength(2);
+  it("keeps its children working between prompts and shows an idle-time notice to the user without starting a turn", async () => {
+    const h = await tree({
+      scripts: {
+        "/root": [
+          reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
+          reply.text("Started a worker; back to you."),
+          reply.toolCall("wait_agent", { timeout_ms: 1000 }),
+          reply.text("ROOT DONE"),
+        ],
+        "/root/worker": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("worker finished its job")],
+      },
+    });
+    const root = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
+      cwd: h.home.cwd,
+      env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    try {
+      const rpc = rpcLines(root);
+      root.stdin.write(`${JSON.stringify({ type: "prompt", message: "start a worker" })}\n`);
+      await rpc.waitFor((line) => line.type === "agent_end");
+      expect(h.requestsOf("/root")).toHaveLength(2);
 
-        const shown = await rpc.waitFor((line) => line.type === "extension_ui_request" && line.method === "notify");
-        expect(shown.message).toContain("/root/worker");
-        expect(shown.message).toContain("completed");
-        expect(shown.message).toContain("worker finished its job");
-        // Shown, not sent to the model: the root made no request of its own.
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(h.requestsOf("/root")).toHaveLength(2);
+      const shown = await rpc.waitFor((line) => line.type === "extension_ui_request" && line.method === "notify");
+      expect(shown.message).toContain("/root/worker");
+      expect(shown.message).toContain("completed");
+      expect(shown.message).toContain("worker finished its job");
+      // Shown, not sent to the model: the root made no request of its own.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(h.requestsOf("/root")).toHaveLength(2);
 
-        root.stdin.write(`${JSON.stringify({ type: "prompt", message: "collect the result" })}\n`);
-        await rpc.waitFor((line) => line.type === "agent_end" && rpc.lines.filter((l) => l.type === "agent_end").length >= 2);
-        const notices = noticesIn(h.requestsOf("/root").at(-1)!);
-        expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
-      } finally {
-        root.stdin.end();
-        await new Promise((resolve) => {
-          const timer = setTimeout(() => signalGroup(root.pid, "SIGKILL"), 10_000);
-          root.once("exit", () => resolve(clearTimeout(timer)));
-        });
-      }
-      await expectNoSurvivors(h);
-    },
-    120_000,
-  );
+      root.stdin.write(`${JSON.stringify({ type: "prompt", message: "collect the result" })}\n`);
+      await rpc.waitFor((line) => line.type === "agent_end" && rpc.lines.filter((l) => l.type === "agent_end").length >= 2);
+      const notices = noticesIn(h.requestsOf("/root").at(-1)!);
+      expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
+    } finally {
+      root.stdin.end();
+      await new Promise((resolve) => {
+        const timer = setTimeout(() => signalGroup(root.pid, "SIGKILL"), 10_000);
+        root.once("exit", () => resolve(clearTimeout(timer)));
+      });
+    }
+    await expectNoSurvivors(h);
+  }, 120_000);
 });

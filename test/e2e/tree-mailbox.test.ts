@@ -5,16 +5,16 @@
 import { describe, expect, it } from "vitest";
 import { reply } from "../support/scripted-llm.js";
 import {
-  Program,
   allNotices,
   expectCleanExit,
   expectNoSurvivors,
+  type Json,
   lastList,
+  Program,
   rootResult,
   spawn,
   useTrees,
   waitForAll,
-  type Json,
 } from "../support/tree-harness-extra.js";
 import { lastToolResult } from "../support/tree-llm.js";
 
@@ -66,7 +66,7 @@ describe("the mailbox and capacity", () => {
       });
       expectCleanExit(await h.runRoot("go", { timeoutMs: 100_000 }));
       const requests = h.requestsOf("/root");
-      const spawned = (requests[1]!.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content))) as Json[]);
+      const spawned = requests[1]!.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content))) as Json[];
       expect(spawned.map((s) => s.agent_status)).toEqual(["running", "running", "running", "pending_init"]);
       expect(rootResult(h, "interrupt_agent", { target: "a" })).toMatchObject({ previous_status: "running", agent_status: "interrupted" });
       const afterInterrupt = lastList(h, requests[3]!);

@@ -10,18 +10,18 @@ import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { rpcLines } from "../support/rpc-lines.js";
 import { reply } from "../support/scripted-llm.js";
 import {
-  Program,
   allNotices,
   expectCleanExit,
   expectNoSurvivors,
+  type Json,
   lastRootRequest,
+  Program,
   rootResult,
   rootText,
   spawn,
   toolResultFor,
   useTrees,
   waitForAll,
-  type Json,
 } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
@@ -108,7 +108,11 @@ describe("live progress and cost", () => {
           "/root": root.steps(),
           // Its first answer alone spends 35 tokens: its own spawn is refused while its turn still runs.
           "/root/first": [
-            reply.toolCall("spawn_agent", { task_name: "sub", fork_turns: "none", message: "x" }, { usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 } }),
+            reply.toolCall(
+              "spawn_agent",
+              { task_name: "sub", fork_turns: "none", message: "x" },
+              { usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 } },
+            ),
             reply.text("could not delegate"),
           ],
         },
@@ -142,12 +146,19 @@ describe("live progress and cost", () => {
         detached: true,
       });
       let exitCode: number | null | undefined;
-      const exited = new Promise<void>((resolve) => root.once("exit", (code) => resolve(void (exitCode = code))));
+      const exited = new Promise<void>((resolve) =>
+        root.once("exit", (code) => {
+          exitCode = code;
+          resolve();
+        }),
+      );
       try {
         const rpc = rpcLines(root);
         root.stdin.write(`${JSON.stringify({ type: "prompt", message: "start a worker" })}\n`);
         const ui = (method: string, match: RegExp) => (line: Json) =>
-          line.type === "extension_ui_request" && line.method === method && match.test(method === "setWidget" ? (line.widgetLines ?? []).join("\n") : (line.statusText ?? ""));
+          line.type === "extension_ui_request" &&
+          line.method === method &&
+          match.test(method === "setWidget" ? (line.widgetLines ?? []).join("\n") : (line.statusText ?? ""));
         const busy = await rpc.waitFor(ui("setWidget", /└─ worker \(\w+\) · running · fake\/fast · \d+s · bash/));
         expect(busy.widgetKey).toBe("pi-subagents");
         expect(busy.widgetLines[0]).toMatch(/^subagents · 1 agent, 1 running · \d+ tok · \$0\.0000 \(budget \$5\.0000\)$/);

@@ -11,10 +11,11 @@ import { REPO_ROOT } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import {
-  Program,
   allNotices,
   expectCleanExit,
   expectNoSurvivors,
+  type Json,
+  Program,
   readJsonl,
   readWholeReport,
   rootResult,
@@ -26,7 +27,6 @@ import {
   waitForAll,
   waitUntil,
   waitWhile,
-  type Json,
 } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();

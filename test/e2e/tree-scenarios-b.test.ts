@@ -8,15 +8,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { reply, systemText, userTexts, type ChatRequest } from "../support/scripted-llm.js";
+import { type ChatRequest, reply, systemText, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import {
-  Program,
   agentEntries,
   allNotices,
   expectCleanExit,
   expectNoSurvivors,
+  type Json,
   lastList,
+  Program,
   rootResult,
   rootText,
   sinceLastPrompt,
@@ -28,7 +29,6 @@ import {
   waitForAll,
   waitUntil,
   waitWhile,
-  type Json,
 } from "../support/tree-harness-extra.js";
 import { lastToolResult } from "../support/tree-llm.js";
 
@@ -77,8 +77,18 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(deep).toMatchObject({ agent_name: "/root/deep_child", role: "specialist", model: "fake/deep", reasoning: "high" });
 
     const notices = allNotices(h);
-    expect(notices.find((n) => n.agent_name === "/root/alt_child")).toMatchObject({ type: "completed", model: "other/alt", reasoning: "off", report: "ALT REPORT" });
-    expect(notices.find((n) => n.agent_name === "/root/deep_child")).toMatchObject({ type: "completed", model: "fake/deep", reasoning: "high", report: "DEEP REPORT" });
+    expect(notices.find((n) => n.agent_name === "/root/alt_child")).toMatchObject({
+      type: "completed",
+      model: "other/alt",
+      reasoning: "off",
+      report: "ALT REPORT",
+    });
+    expect(notices.find((n) => n.agent_name === "/root/deep_child")).toMatchObject({
+      type: "completed",
+      model: "fake/deep",
+      reasoning: "high",
+      report: "DEEP REPORT",
+    });
     expect(notices).toHaveLength(2);
 
     const list = lastList(h);
@@ -183,7 +193,10 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       env: { PI_SUBAGENTS_MAX_DEPTH: "1", PI_SUBAGENTS_MAX_SPAWNS: "2" },
       scripts: {
         "/root": root.steps(),
-        "/root/a": [spawn({ task_name: "b", message: "TOO DEEP", fork_turns: "none" }), (req: ChatRequest) => reply.text(`A GOT: ${String(lastToolResult(req))}`)],
+        "/root/a": [
+          spawn({ task_name: "b", message: "TOO DEEP", fork_turns: "none" }),
+          (req: ChatRequest) => reply.text(`A GOT: ${String(lastToolResult(req))}`),
+        ],
         "/root/second": [reply.text("SECOND REPORT")],
       },
     });
@@ -194,9 +207,7 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     const message = (task_name: string, extra: Json = {}) => rootText(h, "spawn_agent", { task_name, ...extra });
     expect(message("Bad-Name")).toBe("agent_name must use only lowercase letters, digits, and underscores");
     expect(message("scout_all")).toBe("scout agents require fork_turns `none`");
-    expect(message("impl_default")).toBe(
-      "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
-    );
+    expect(message("impl_default")).toBe("Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.");
     expect(message("ghost_role")).toBe("unknown agent_type: nonexistent_role");
     expect(message("bad_model")).toBe("unknown model: fake/nope");
     expect(message("bad_level")).toBe("unknown reasoning_effort: turbo");
@@ -241,11 +252,7 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       reply.toolCall("list_agents", {}),
       reply.text("ROOT DONE"),
     ]);
-    const a = new Program([
-      spawn({ task_name: "b", message: "LEAF TASK", fork_turns: "none" }),
-      waitForAll(["/root/a/b"]),
-      reply.text("A DONE"),
-    ]);
+    const a = new Program([spawn({ task_name: "b", message: "LEAF TASK", fork_turns: "none" }), waitForAll(["/root/a/b"]), reply.text("A DONE")]);
     const h = await tree({
       scripts: { "/root": root.steps(), "/root/a": a.steps(), "/root/a/b": [reply.text("B REPORT")] },
     });
@@ -334,7 +341,11 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(rootResult(h, "get_agent_report", { target: "/root/worker" }, b)).toMatchObject({ available: true, text: "WORKER REPORT 1", next_offset: null });
     expect(rootResult(h, "followup_task", { target: "/root/worker" }, b)).toMatchObject({ agent_name: "/root/worker" });
     expect(rootResult(h, "followup_task", { target: "slow" }, b)).toMatchObject({ agent_name: "/root/slow" });
-    expect(allNotices(h, b).map((n) => [n.agent_name, n.type, n.report]).sort()).toEqual([
+    expect(
+      allNotices(h, b)
+        .map((n) => [n.agent_name, n.type, n.report])
+        .sort(),
+    ).toEqual([
       ["/root/slow", "completed", "SLOW RESUMED"],
       ["/root/worker", "completed", "WORKER REPORT 2"],
     ]);
@@ -381,7 +392,17 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expectCleanExit(run);
     expect(root.remaining).toBe(0);
 
-    const coordination = ["close_agent", "followup_task", "get_agent_report", "interrupt_agent", "list_agents", "list_models", "send_message", "spawn_agent", "wait_agent"];
+    const coordination = [
+      "close_agent",
+      "followup_task",
+      "get_agent_report",
+      "interrupt_agent",
+      "list_agents",
+      "list_models",
+      "send_message",
+      "spawn_agent",
+      "wait_agent",
+    ];
     const rootTools = toolNames(h.requestsOf("/root")[0]!);
     expect(rootTools).toEqual(expect.arrayContaining(["probe_tool", ...coordination]));
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { REPO_ROOT, makePiHome } from "../support/pi-home.js";
+import { makePiHome, REPO_ROOT } from "../support/pi-home.js";
 import { killAll } from "../support/processes.js";
 import { reply, startScriptedLlm } from "../support/scripted-llm.js";
 import { lastToolResult, routeByAgent } from "../support/tree-llm.js";
@@ -26,7 +26,10 @@ describe("extension smoke", () => {
       ],
       "/root/scout_one": [reply.text("child report: # hello")],
     });
-    const run = await home.runPi(["--mode", "json", "-np", "-e", REPO_ROOT, "go"], { timeoutMs: 60_000, env: { ...home.env, PI_SUBAGENTS_DIR: `${home.root}/trees` } });
+    const run = await home.runPi(["--mode", "json", "-np", "-e", REPO_ROOT, "go"], {
+      timeoutMs: 60_000,
+      env: { ...home.env, PI_SUBAGENTS_DIR: `${home.root}/trees` },
+    });
     const root = tree.requests.get("/root")!;
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     expect(lastToolResult(root[1]!)).toMatchObject({ agent_name: "/root/scout_one", role: "scout" });
@@ -45,6 +48,18 @@ describe("loading the extension", () => {
     const run = await home.runPi(["--mode", "json", "-np", "hi"], { timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(0);
     const offered = (llm.requests[0]!.tools ?? []).map((tool) => tool.function.name);
-    expect(offered).toEqual(expect.arrayContaining(["spawn_agent", "wait_agent", "list_agents", "send_message", "followup_task", "interrupt_agent", "close_agent", "list_models", "get_agent_report"]));
+    expect(offered).toEqual(
+      expect.arrayContaining([
+        "spawn_agent",
+        "wait_agent",
+        "list_agents",
+        "send_message",
+        "followup_task",
+        "interrupt_agent",
+        "close_agent",
+        "list_models",
+        "get_agent_report",
+      ]),
+    );
   });
 });

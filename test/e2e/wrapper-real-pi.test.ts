@@ -2,7 +2,7 @@
  * The wrapper running the REAL pi CLI (devDependency) against the scripted LLM on 127.0.0.1:
  * what a script sees in result.json and events.jsonl, and what the model was actually sent.
  */
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makePiHome, type PiHomeOptions } from "../support/pi-home.js";

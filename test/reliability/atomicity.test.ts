@@ -4,15 +4,15 @@
  * the extension's launcher does) while it is rewritten never parses half a file.
  * scripts/reliability.mjs runs the same trials 200+ times; here a quicker sample.
  */
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RUN_STATUSES } from "../../src/contracts/result.js";
-import { runResult } from "../../src/extension/launcher.js";
+import { runResult } from "../../src/extension/turns/launcher.js";
 import { writeResultAtomic } from "../../src/wrapper/artifacts.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
-import { LOAD_TASK_EXTENSION, killLeftovers, settleLeftovers } from "./support.js";
+import { killLeftovers, LOAD_TASK_EXTENSION, settleLeftovers } from "./support.js";
 
 afterEach(async () => {
   await killAll();
@@ -23,7 +23,13 @@ afterEach(async () => {
 const TRIALS = 24;
 const CONCURRENCY = 4;
 /** A run of a few hundred ms with plenty of output, so kills land in every phase. */
-const BUSY = { steps: [{ tool: { id: "t1", name: "bash", args: { command: "ls" } } }, { bigLine: { type: "garbage", bytes: 200_000 } }, { assistant: { text: "done", stopReason: "stop" }, partials: 20 }] };
+const BUSY = {
+  steps: [
+    { tool: { id: "t1", name: "bash", args: { command: "ls" } } },
+    { bigLine: { type: "garbage", bytes: 200_000 } },
+    { assistant: { text: "done", stopReason: "stop" }, partials: 20 },
+  ],
+};
 
 type Verdict = "absent" | "complete";
 let tempFilesLeft = 0;
@@ -59,7 +65,9 @@ describe(`area 4: ${TRIALS} SIGKILLs at random moments → result.json absent or
       verdicts.push(...(await Promise.all(delays.slice(i, i + CONCURRENCY).map(trial))));
     }
     const complete = verdicts.filter((v) => v === "complete").length;
-    console.log(`[reliability] ${TRIALS} kill trials: ${complete} complete result.json, ${TRIALS - complete} absent, 0 partial, ${tempFilesLeft} temp files left`);
+    console.log(
+      `[reliability] ${TRIALS} kill trials: ${complete} complete result.json, ${TRIALS - complete} absent, 0 partial, ${tempFilesLeft} temp files left`,
+    );
     expect(verdicts).toHaveLength(TRIALS);
     expect(await settleLeftovers(8000)).toEqual([]);
   });
@@ -78,7 +86,7 @@ describe("area 4: a reader never sees a half-written result.json", () => {
       while (writing) {
         const result = await runResult(c.dir);
         reads++;
-        if (!result || result.finalText.length !== 300_000) partial++;
+        if (result?.finalText.length !== 300_000) partial++;
       }
     })();
     for (let n = 1; n <= 500; n++) await writeResultAtomic(file, big(n) as never);

@@ -72,7 +72,6 @@ describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, o
     if (resultExpected) expect(run.result).toMatchObject({ version: 1, status: "failed", exitCode: 2 });
     else expect(run.result).toBeUndefined();
   });
-
 });
 
 describe("area 1: 6 more meta.json edge cases", () => {
@@ -115,10 +114,23 @@ const END = messageEnd("the answer");
 const GARBAGE: Array<[string, Buffer]> = [
   ["non-JSON lines", Buffer.from(`hello\n{not json\n\u0000\u0001binary\n${END}\n`)],
   ["JSON that is not an event (numbers, null, arrays, strings)", Buffer.from(`42\nnull\n[1,2]\n"str"\n{}\n${END}\n`)],
-  ["unknown event types and odd fields", Buffer.from(`${json({ type: "from_the_future", x: 1 })}\n${json({ type: "message_end", message: null })}\n${json({ type: "message_end", message: { role: "assistant", content: "not an array", usage: "lots" } })}\n${json({ type: "tool_execution_start" })}\n${END}\n`)],
+  [
+    "unknown event types and odd fields",
+    Buffer.from(
+      `${json({ type: "from_the_future", x: 1 })}\n${json({ type: "message_end", message: null })}\n${json({ type: "message_end", message: { role: "assistant", content: "not an array", usage: "lots" } })}\n${json({ type: "tool_execution_start" })}\n${END}\n`,
+    ),
+  ],
   ["a 10 MB garbage line", Buffer.concat([Buffer.from("garbage:"), Buffer.alloc(10 * 1024 * 1024, 0x78), Buffer.from(`\n${END}\n`)])],
-  ["a 10 MB message_update line", Buffer.from(`${json({ type: "message_update", message: { role: "assistant", content: [{ type: "text", text: "y".repeat(10 * 1024 * 1024) }] } })}\n${END}\n`)],
-  ["invalid UTF-8 on its own line and inside a JSON string", Buffer.concat([Buffer.from([0xff, 0xfe, 0x0a]), withBytes(`${json({ type: "mystery", v: "@@" })}\n`, "@@", [0xc3, 0x28]), Buffer.from(`${END}\n`)])],
+  [
+    "a 10 MB message_update line",
+    Buffer.from(
+      `${json({ type: "message_update", message: { role: "assistant", content: [{ type: "text", text: "y".repeat(10 * 1024 * 1024) }] } })}\n${END}\n`,
+    ),
+  ],
+  [
+    "invalid UTF-8 on its own line and inside a JSON string",
+    Buffer.concat([Buffer.from([0xff, 0xfe, 0x0a]), withBytes(`${json({ type: "mystery", v: "@@" })}\n`, "@@", [0xc3, 0x28]), Buffer.from(`${END}\n`)]),
+  ],
   ["the terminal line without its final newline", Buffer.from(`${json({ type: "agent_start" })}\n${END}`)],
   ["a truncated last line after the answer", Buffer.from(`${END}\n{"type":"message_end","message":{"role":"assi`)],
 ];

@@ -4,14 +4,14 @@
  * key or secret from the environment is written to any artifact by the wrapper or the
  * extension; agent names cannot escape the tree directory.
  */
-import { readFile, readdir, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PendingPart } from "../../src/contracts/tree.js";
-import { turnPrompt } from "../../src/extension/envelope.js";
-import { resolveTarget } from "../../src/extension/paths.js";
-import { TreeDir } from "../../src/extension/tree-dir.js";
-import { validateSpawn } from "../../src/extension/validate.js";
+import { validateSpawn } from "../../src/extension/spawn/validate.js";
+import { resolveTarget } from "../../src/extension/tree/paths.js";
+import { TreeDir } from "../../src/extension/tree/tree-dir.js";
+import { turnPrompt } from "../../src/extension/turns/envelope.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, fakePiRecord, wrapperCase } from "../support/wrapper-harness.js";
 import { killLeftovers, runtimeCase, settleLeftovers } from "./support.js";
@@ -23,6 +23,7 @@ afterEach(async () => {
 });
 
 const HOSTILE: Array<[string, string]> = [
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${HOME} is the point of the case
   ["shell substitution", "$(touch /tmp/psa-pwned) `touch /tmp/psa-pwned2` ${HOME}"],
   ["shell operators", "a; rm -rf ~ && echo x | cat > /tmp/psa-pwned3 || true &"],
   ["a leading dash option", "--help"],
@@ -104,7 +105,13 @@ async function filesContaining(files: string[], needles: string[]): Promise<stri
 
 describe("area 6: no secret from the environment lands in an artifact", () => {
   it(`${Object.keys(SECRETS).length} API keys in the wrapper's environment and 1 in meta.env → 0 artifacts hold them`, async () => {
-    const scenario = { steps: [{ tool: { id: "t1", name: "bash", args: { command: "ls" } } }, { stderr: "warning: something" }, { assistant: { text: "done", stopReason: "stop" } }] };
+    const scenario = {
+      steps: [
+        { tool: { id: "t1", name: "bash", args: { command: "ls" } } },
+        { stderr: "warning: something" },
+        { assistant: { text: "done", stopReason: "stop" } },
+      ],
+    };
     const c = await wrapperCase({ meta: defaultMeta({ env: { MY_SERVICE_TOKEN: META_SECRET } }), scenario });
     const run = await c.run({ env: SECRETS });
     expect(run.result?.status).toBe("completed");
@@ -144,16 +151,19 @@ const ESCAPES = ["..", "../x", "../../etc", "/etc/passwd", "/root/../x", "a/b", 
 
 describe(`area 6: ${ESCAPES.length} agent names that try to escape the run directory are refused`, () => {
   it.each(ESCAPES)("%j", (name) => {
-    const checked = validateSpawn({ task_name: name, message: "hi" }, {
-      callerPath: "/root",
-      parentModel: { provider: "fake", id: "fast", reasoning: true },
-      parentReasoning: "medium",
-      findModel: () => undefined,
-      pathExists: () => false,
-      spawnCount: 0,
-      maxDepth: 3,
-      maxSpawns: 64,
-    });
+    const checked = validateSpawn(
+      { task_name: name, message: "hi" },
+      {
+        callerPath: "/root",
+        parentModel: { provider: "fake", id: "fast", reasoning: true },
+        parentReasoning: "medium",
+        findModel: () => undefined,
+        pathExists: () => false,
+        spawnCount: 0,
+        maxDepth: 3,
+        maxSpawns: 64,
+      },
+    );
     expect(checked).toEqual({ ok: false, error: "agent_name must use only lowercase letters, digits, and underscores" });
     const tree = new TreeDir("/tmp/psa-tree");
     // Whatever path a name could form, its folder is refused or stays inside the tree.

@@ -23,10 +23,21 @@ const SPAWNS = 30;
 
 /** Most intervals overlapping at one instant. */
 function maxOverlap(intervals: Array<[number, number]>): number {
-  const edges = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as Array<[number, number]>).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = intervals
+    .flatMap(
+      ([start, end]) =>
+        [
+          [start, 1],
+          [end, -1],
+        ] as Array<[number, number]>,
+    )
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let now = 0;
   let most = 0;
-  for (const [, delta] of edges) most = Math.max(most, (now += delta));
+  for (const [, delta] of edges) {
+    now += delta;
+    most = Math.max(most, now);
+  }
   return most;
 }
 
@@ -46,7 +57,7 @@ describe(`area 5: ${WRAPPERS} wrappers at once`, () => {
       expect(run.events.filter((e) => e.type === "assistant_text")).toHaveLength(1);
     });
     const transcripts = await Promise.all(runs.map((run) => run.read("out/transcript.md")));
-    transcripts.forEach((text, i) => expect(text).toContain(`task number ${i}`));
+    for (const [i, text] of transcripts.entries()) expect(text).toContain(`task number ${i}`);
     expect(await settleLeftovers()).toEqual([]);
   });
 });
@@ -84,7 +95,9 @@ describe(`area 5: the extension with ${SPAWNS} turns requested at once`, () => {
       }
       // The wrappers' own clocks: no instant with more than 3 runs alive.
       const results = await Promise.all(
-        states.map(async (s) => JSON.parse(await readFile(path.join(rc.tree.agentDir(s.record.path), "runs", "0001-spawn", "result.json"), "utf8")) as ResultV1),
+        states.map(
+          async (s) => JSON.parse(await readFile(path.join(rc.tree.agentDir(s.record.path), "runs", "0001-spawn", "result.json"), "utf8")) as ResultV1,
+        ),
       );
       const overlap = maxOverlap(results.map((r) => [Date.parse(r.startedAt), Date.parse(r.endedAt)]));
       console.log(`[reliability] ${SPAWNS} spawns: at most ${mostActive} active slots sampled, ${overlap} wrapper runs overlapping, ${notices.length} notices`);

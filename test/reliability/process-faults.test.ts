@@ -20,11 +20,35 @@ const grandchild = { spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } };
 
 /** [name, scenario, meta overrides, expected status, bound on the run's wall time in ms]. */
 const FAULTS: Array<[string, object, Record<string, unknown>, Partial<{ status: RunStatus; forcedExit: boolean; childSignal: string | null }>, number]> = [
-  ["crashes (SIGSEGV) mid-stream after asking for a tool", { steps: [grandchild, answer("let me look", "toolUse"), { crash: "SIGSEGV" }] }, {}, { status: "incomplete", childSignal: "SIGSEGV" }, 10_000],
+  [
+    "crashes (SIGSEGV) mid-stream after asking for a tool",
+    { steps: [grandchild, answer("let me look", "toolUse"), { crash: "SIGSEGV" }] },
+    {},
+    { status: "incomplete", childSignal: "SIGSEGV" },
+    10_000,
+  ],
   ["is SIGKILLed before any answer", { steps: [grandchild, { crash: "SIGKILL" }] }, {}, { status: "failed", childSignal: "SIGKILL" }, 10_000],
-  ["hangs forever without output (timeoutMs 800)", { steps: [grandchild, { linger: null }] }, { timeoutMs: 800 }, { status: "timed_out", forcedExit: true }, 10_000],
-  ["lingers after its last message (graceMs 300)", { steps: [grandchild, answer("done"), { linger: null }] }, {}, { status: "completed", forcedExit: true }, 10_000],
-  ["ignores SIGTERM while lingering", { ignoreSigterm: true, steps: [grandchild, answer("done"), { linger: null }] }, {}, { status: "completed", forcedExit: true, childSignal: "SIGKILL" }, 12_000],
+  [
+    "hangs forever without output (timeoutMs 800)",
+    { steps: [grandchild, { linger: null }] },
+    { timeoutMs: 800 },
+    { status: "timed_out", forcedExit: true },
+    10_000,
+  ],
+  [
+    "lingers after its last message (graceMs 300)",
+    { steps: [grandchild, answer("done"), { linger: null }] },
+    {},
+    { status: "completed", forcedExit: true },
+    10_000,
+  ],
+  [
+    "ignores SIGTERM while lingering",
+    { ignoreSigterm: true, steps: [grandchild, answer("done"), { linger: null }] },
+    {},
+    { status: "completed", forcedExit: true, childSignal: "SIGKILL" },
+    12_000,
+  ],
 ];
 
 describe(`area 2: ${FAULTS.length} child process faults → right status, bounded time, 0 processes left`, () => {

@@ -7,15 +7,15 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { emptyUsage } from "../../src/contracts/events.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { TERMINAL_STATUSES } from "../../src/contracts/tree.js";
+import { emptyUsage } from "../../src/contracts/usage.js";
+import { restore } from "../../src/extension/tree/persistence.js";
+import { TreeRuntime } from "../../src/extension/turns/runtime.js";
 import { writeResultAtomic } from "../../src/wrapper/artifacts.js";
-import { restore } from "../../src/extension/persistence.js";
-import { TreeRuntime } from "../../src/extension/runtime.js";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { killAll } from "../support/processes.js";
-import { killLeftovers, runtimeCase, settleLeftovers, type RuntimeCase } from "./support.js";
+import { killLeftovers, type RuntimeCase, runtimeCase, settleLeftovers } from "./support.js";
 
 afterEach(async () => {
   await killAll();
@@ -33,7 +33,22 @@ async function restarted(rc: RuntimeCase): Promise<TreeRuntime> {
 
 function result(status: ResultV1["status"], finalText: string): ResultV1 {
   const now = new Date().toISOString();
-  return { version: 1, runId: "r", status, exitCode: status === "completed" ? 0 : 1, finalText, usage: emptyUsage(), turns: 1, toolCalls: 0, startedAt: now, endedAt: now, durationMs: 1, childExitCode: 0, childSignal: null, forcedExit: false };
+  return {
+    version: 1,
+    runId: "r",
+    status,
+    exitCode: status === "completed" ? 0 : 1,
+    finalText,
+    usage: emptyUsage(),
+    turns: 1,
+    toolCalls: 0,
+    startedAt: now,
+    endedAt: now,
+    durationMs: 1,
+    childExitCode: 0,
+    childSignal: null,
+    forcedExit: false,
+  };
 }
 
 /** Writes `name` as the previous process left it: running its first turn. */
@@ -91,8 +106,8 @@ describe("area 7: the parent restarts while children run", () => {
       const template = rc.child("slowpoke").record;
       rc.runtime.children.clear();
       const script = `
-        const { TreeDir } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/tree-dir.js"))});
-        const { TreeRuntime } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/runtime.js"))});
+        const { TreeDir } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/tree/tree-dir.js"))});
+        const { TreeRuntime } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/turns/runtime.js"))});
         const tree = new TreeDir(${JSON.stringify(rc.tree.root)});
         const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, ${JSON.stringify(LIMITS)}, ${JSON.stringify(rc.dir)});
         const state = { record: JSON.parse(process.env.TEMPLATE_RECORD) };
@@ -101,7 +116,10 @@ describe("area 7: the parent restarts while children run", () => {
         console.log("started");
         setInterval(() => {}, 1000);
       `;
-      const parent = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, TEMPLATE_RECORD: JSON.stringify(template) } });
+      const parent = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env, TEMPLATE_RECORD: JSON.stringify(template) },
+      });
       await new Promise<void>((resolve, reject) => {
         parent.stdout.on("data", (d: Buffer) => d.toString().includes("started") && resolve());
         parent.once("exit", (code) => reject(new Error(`parent exited early (${code})`)));

@@ -5,12 +5,12 @@
  * launcher, wrapper and fake pi.
  */
 import { randomUUID } from "node:crypto";
-import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { TreeDir } from "../../src/extension/tree-dir.js";
-import { TreeRuntime } from "../../src/extension/runtime.js";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
+import { TreeDir } from "../../src/extension/tree/tree-dir.js";
+import { TreeRuntime } from "../../src/extension/turns/runtime.js";
 import { agentRecord } from "../support/records.js";
 import { FAKE_PI_DIR } from "../support/wrapper-harness.js";
 

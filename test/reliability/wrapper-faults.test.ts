@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { killAll, spawnProcess } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, fakePiRecord, wrapperCase } from "../support/wrapper-harness.js";
-import { LOAD_TASK_EXTENSION, killLeftovers, leftoverProcesses, runtimeCase, settleLeftovers } from "./support.js";
+import { killLeftovers, LOAD_TASK_EXTENSION, leftoverProcesses, runtimeCase, settleLeftovers } from "./support.js";
 
 afterEach(async () => {
   await killAll();
@@ -79,7 +79,13 @@ describe("area 3: SIGKILL to the wrapper", () => {
       process.kill(running.pid!, "SIGKILL");
       await vi.waitFor(() => expect(rc.runtime.mailbox.pending).toBe(1), { timeout: 15_000 });
       const [notice] = rc.runtime.mailbox.take(5);
-      expect(notice).toMatchObject({ agent_name: "/root/victim", type: "errored", agent_status: "errored", outcome: "failed", reason: "wrapper exited (SIGKILL) without writing result.json" });
+      expect(notice).toMatchObject({
+        agent_name: "/root/victim",
+        type: "errored",
+        agent_status: "errored",
+        outcome: "failed",
+        reason: "wrapper exited (SIGKILL) without writing result.json",
+      });
       expect(state.record).toMatchObject({ status: "errored", health: "unhealthy" });
       expect(rc.runtime.hasActiveTurns()).toBe(false);
       expect(await settleLeftovers(5000)).toEqual([]);
@@ -114,8 +120,8 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
     try {
       // A stand-in parent: a separate node process that runs the real runtime and launcher.
       const script = `
-        const { TreeDir } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/tree-dir.js"))});
-        const { TreeRuntime } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/runtime.js"))});
+        const { TreeDir } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/tree/tree-dir.js"))});
+        const { TreeRuntime } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/turns/runtime.js"))});
         const tree = new TreeDir(${JSON.stringify(rc.tree.root)});
         const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60000 }, ${JSON.stringify(rc.dir)});
         for (const name of ["a", "b", "c"]) {
@@ -130,7 +136,10 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
       `;
       const template = rc.child("template").record;
       rc.runtime.children.clear();
-      const parent = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, TEMPLATE_RECORD: JSON.stringify(template) } });
+      const parent = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env, TEMPLATE_RECORD: JSON.stringify(template) },
+      });
       await new Promise<void>((resolve, reject) => {
         parent.stdout.on("data", (d: Buffer) => d.toString().includes("started") && resolve());
         parent.once("exit", (code) => reject(new Error(`parent exited early (${code})`)));

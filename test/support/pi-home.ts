@@ -7,11 +7,11 @@
  *   work/   a clean cwd for the child
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { spawnProcess, type ProcessResult, type SpawnOptions, type SpawnedProcess } from "./processes.js";
+import { type ProcessResult, type SpawnedProcess, type SpawnOptions, spawnProcess } from "./processes.js";
 
 /**
  * The checkout: the nearest folder above this module that holds package.json. A walk rather

@@ -3,7 +3,7 @@
  * loose on purpose so a test asserts on what it cares about.
  */
 
-import type { Usage } from "../../src/contracts/events.js";
+import type { Usage } from "../../src/contracts/usage.js";
 
 export type PiContent =
   | { type: "text"; text: string }

@@ -3,7 +3,7 @@
  * or `killAll()`, is killed through that group's pid — never by name — so a pi child and the
  * bash tool's grandchildren go together and nothing else on the machine is touched.
  */
-import { spawn, type StdioOptions } from "node:child_process";
+import { type StdioOptions, spawn } from "node:child_process";
 import { signalGroup } from "../../src/wrapper/child.js";
 
 export interface SpawnOptions {

@@ -1,5 +1,5 @@
-import { emptyUsage } from "../../src/contracts/events.js";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
+import { emptyUsage } from "../../src/contracts/usage.js";
 
 /** A complete agent record for `/root/worker`; override what a test is about. */
 export function agentRecord(overrides: Partial<AgentRecordV1> = {}): AgentRecordV1 {

@@ -1,6 +1,7 @@
 /** The JSON lines of a `pi --mode rpc` process's stdout, and a way to wait for one that matches. */
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 
+// biome-ignore lint/suspicious/noExplicitAny: RPC lines are untyped JSON read by tests
 export type RpcLine = Record<string, any>;
 
 export function rpcLines(child: ChildProcessWithoutNullStreams) {

@@ -144,7 +144,7 @@ export async function startScriptedLlm(opts: { defaultReply?: Reply } = {}): Pro
       if (req.method !== "POST" || !path.endsWith("/chat/completions")) {
         return sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "not_found" } });
       }
-      if (!body || body.stream !== true) {
+      if (body?.stream !== true) {
         return sendJson(res, 400, { error: { message: "scripted-llm only implements stream:true", type: "invalid_request_error" } });
       }
       const index = requests.length;
@@ -168,7 +168,9 @@ export async function startScriptedLlm(opts: { defaultReply?: Reply } = {}): Pro
     requests,
     allRequests,
     script: (replies) => void queue.push(...replies),
-    onRequest: (h) => void (handler = h),
+    onRequest: (h) => {
+      handler = h;
+    },
     pending: () => queue.length,
     waitForRequests(count, timeoutMs = 10_000) {
       return new Promise<void>((resolve, reject) => {
@@ -210,9 +212,7 @@ export function systemText(req: ChatRequest): string {
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
-    return content
-      .map((p: { type?: string; text?: string }) => (p?.type === "text" && typeof p.text === "string" ? p.text : ""))
-      .join("");
+    return content.map((p: { type?: string; text?: string }) => (p?.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
   }
   return "";
 }

@@ -31,15 +31,20 @@ export function noticesOf(h: TreeHarness, agent = "/root"): Json[] {
 /** The run records of one agent's runs, from events.jsonl: [run_start ts, run_end ts]. */
 export function runSpans(treeDir: string, agentFolder: string): Array<{ run: string; start: number; end: number }> {
   const runsDir = path.join(treeDir, "agents", agentFolder, "runs");
-  return fs.readdirSync(runsDir).sort().map((run) => {
-    const lines = fs.readFileSync(path.join(runsDir, run, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Json);
-    return { run, start: lines.find((l) => l.type === "run_start")!.ts, end: lines.find((l) => l.type === "run_end")!.ts };
-  });
+  return fs
+    .readdirSync(runsDir)
+    .sort()
+    .map((run) => {
+      const lines = fs
+        .readFileSync(path.join(runsDir, run, "events.jsonl"), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Json);
+      return { run, start: lines.find((l) => l.type === "run_start")!.ts, end: lines.find((l) => l.type === "run_end")!.ts };
+    });
 }
 
 /** Live processes of the scenario whose command line contains `needle`. */
 export function scenarioProcs(h: TreeHarness, needle: string): number[] {
   return h.scenarioPids().filter((pid) => describePid(pid).includes(needle));
 }
-
-

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, expect } from "vitest";
 import type { ChatRequest } from "./scripted-llm.js";
 import { describePid, startTree, type TreeHarness, type TreeOptions } from "./tree-harness.js";
-import { noticesIn, toolResultFor, type Json } from "./tree-program.js";
+import { type Json, noticesIn, toolResultFor } from "./tree-program.js";
 
 export * from "./tree-program.js";
 
@@ -72,4 +72,3 @@ export function lastList(h: TreeHarness, req = lastRootRequest(h)): Json[] {
   const lists = toolResultFor(req, "list_agents");
   return (JSON.parse(lists.at(-1)!) as Json).agents as Json[];
 }
-

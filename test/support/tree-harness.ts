@@ -17,10 +17,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
-import { REPO_ROOT, makePiHome, type PiHome, type PiHomeOptions } from "./pi-home.js";
+import { makePiHome, type PiHome, type PiHomeOptions, REPO_ROOT } from "./pi-home.js";
 import { killAll, type ProcessResult } from "./processes.js";
-import { startScriptedLlm, type ChatRequest, type ScriptedLlm } from "./scripted-llm.js";
-import { lastToolResult, routeByAgent, toolResults, type AgentStep, type TreeScript } from "./tree-llm.js";
+import { type ChatRequest, type ScriptedLlm, startScriptedLlm } from "./scripted-llm.js";
+import { type AgentStep, lastToolResult, routeByAgent, type TreeScript, toolResults } from "./tree-llm.js";
 
 export interface TreeOptions {
   /** Steps per agent path (`/root`, `/root/scout_one`, …), see routeByAgent. */

@@ -11,9 +11,10 @@
  *   (tool errors are plain text), and the session files pi wrote.
  */
 import fs from "node:fs";
-import { reply, type ChatRequest, type Reply } from "./scripted-llm.js";
-import { lastToolResult, toolResults, type AgentStep } from "./tree-llm.js";
+import { type ChatRequest, type Reply, reply } from "./scripted-llm.js";
+import { type AgentStep, lastToolResult, toolResults } from "./tree-llm.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: scripted programs read untyped JSON tool results
 export type Json = Record<string, any>;
 
 /** Answers while it returns a reply; the program moves on once it returns undefined. */
@@ -175,6 +176,5 @@ export function twoProviders(url: string): unknown {
     },
   };
 }
-
 
 export const spawn = (args: Json): Reply => reply.toolCall("spawn_agent", args);

@@ -53,9 +53,7 @@ export function defaultMeta(overrides: Record<string, unknown> = {}): Record<str
  * A temp dir with meta.json. `scenario` (a fake-pi scenario name or inline object) goes in
  * the environment; `metaText` replaces meta.json's text entirely (for bad-input tests).
  */
-export async function wrapperCase(
-  options: { meta?: Record<string, unknown>; scenario?: string | object; metaText?: string } = {},
-): Promise<WrapperCase> {
+export async function wrapperCase(options: { meta?: Record<string, unknown>; scenario?: string | object; metaText?: string } = {}): Promise<WrapperCase> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "psa-wrapper-test-"));
   const meta = options.meta ?? defaultMeta();
   const metaPath = path.join(dir, "meta.json");
@@ -115,6 +113,8 @@ export async function cleanupWrapperCases(): Promise<void> {
 }
 
 /** What the fake pi recorded about how it was started. */
-export async function fakePiRecord(dir: string): Promise<{ argv: string[]; task: string; stdin: string; env: Record<string, string>; pid: number; cwd: string }> {
+export async function fakePiRecord(
+  dir: string,
+): Promise<{ argv: string[]; task: string; stdin: string; env: Record<string, string>; pid: number; cwd: string }> {
   return JSON.parse(await readFile(path.join(dir, "fake-pi-record.json"), "utf8"));
 }

@@ -6,9 +6,9 @@ import { checkRunContracts, describeState, formatInspection, runState } from "..
 import type { EventLine, RunSnapshot } from "../../src/cli/run-files.js";
 import { parseEventLines } from "../../src/cli/run-files.js";
 import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "../../src/cli/tail-format.js";
-import { firstLinePreview, formatCost, formatCount, formatDuration, lastLines, plural } from "../../src/cli/text.js";
-import { emptyUsage } from "../../src/contracts/events.js";
+import { firstLinePreview, formatCount, formatDuration, lastLines, plural } from "../../src/cli/text.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
+import { emptyUsage, formatCost } from "../../src/contracts/usage.js";
 
 const T0 = 1_796_046_533_000;
 const usage = { ...emptyUsage(), input: 1200, output: 300, totalTokens: 1500, cost: { ...emptyUsage().cost, total: 0.0123 } };
@@ -90,7 +90,11 @@ describe("run state", () => {
     ["finished", {}, "completed (exit 0)"],
     ["live", { result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: true } }, "running (pi pid 4242, 2.0 s so far)"],
     ["run_end but no result.json", { result: undefined }, "ended completed, but result.json is not there (yet)"],
-    ["child gone without a result", { result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: false } }, "stopped without result.json (its pi process, pid 4242, is gone)"],
+    [
+      "child gone without a result",
+      { result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: false } },
+      "stopped without result.json (its pi process, pid 4242, is gone)",
+    ],
     ["nothing yet", { result: undefined, events: [], eventsExists: false }, "not started (no events and no result.json yet)"],
   ])("%s", (_name, overrides, text) => {
     expect(describeState(runState(snapshot(overrides)))).toBe(text);

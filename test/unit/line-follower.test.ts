@@ -19,7 +19,7 @@ describe("LineFollower", () => {
     expect(await follower.read()).toEqual({ raw: [], lines: [] });
     writeFileSync(file, '{"seq":1}\n{"seq":2');
     expect(await follower.read()).toEqual({ raw: ['{"seq":1}'], lines: [{ line: 1, record: { seq: 1 } }] });
-    appendFileSync(file, '}\n\nnot json\n');
+    appendFileSync(file, "}\n\nnot json\n");
     expect(await follower.read()).toEqual({
       raw: ['{"seq":2}', "not json"],
       lines: [

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MetaError, parseMeta, resolveExtensionEntry } from "../../src/contracts/meta.js";
-import { INVALID_META, BASE_META as base } from "../support/meta-examples.js";
-
+import { BASE_META as base, INVALID_META } from "../support/meta-examples.js";
 
 function errorOf(raw: unknown): MetaError {
   try {
@@ -27,7 +26,7 @@ describe("parseMeta", () => {
   });
 
   it("keeps the task verbatim, an empty one included", () => {
-    const task = "  -x\n@file\n/template \"quoted\" ünïcödé  \n";
+    const task = '  -x\n@file\n/template "quoted" ünïcödé  \n';
     expect(parseMeta({ ...base, task }, "/b").task).toBe(task);
     expect(parseMeta({ ...base, task: "" }, "/b").task).toBe("");
   });

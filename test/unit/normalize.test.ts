@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { normalizePiEvent, normalizeUsage } from "../../src/wrapper/normalize.js";
-import { USAGE, assistantEnd, retryStart, toolEnd, toolStart } from "../support/pi-events.js";
+import { normalizeUsage } from "../../src/contracts/usage.js";
+import { normalizePiEvent } from "../../src/wrapper/normalize.js";
+import { assistantEnd, retryStart, toolEnd, toolStart, USAGE } from "../support/pi-events.js";
 
 describe("normalizePiEvent", () => {
   it.each([
@@ -41,11 +42,7 @@ describe("normalizePiEvent", () => {
     ],
     ["a tool start", toolStart("call_1", "bash", { command: "ls" }), [{ type: "tool_call", toolCallId: "call_1", toolName: "bash", args: { command: "ls" } }]],
     ["a tool end", toolEnd("call_1", "bash", true), [{ type: "tool_result", toolCallId: "call_1", toolName: "bash", isError: true }]],
-    [
-      "a retry start",
-      retryStart(2),
-      [{ type: "retry", phase: "start", attempt: 2, maxAttempts: 3, delayMs: 2000, errorMessage: "429 rate limited" }],
-    ],
+    ["a retry start", retryStart(2), [{ type: "retry", phase: "start", attempt: 2, maxAttempts: 3, delayMs: 2000, errorMessage: "429 rate limited" }]],
     [
       "a retry end",
       { type: "auto_retry_end", success: false, attempt: 3, finalError: "gave up" },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { OutcomeTracker, type Transition } from "../../src/wrapper/outcome.js";
 import type { PiEvent } from "../../src/wrapper/normalize.js";
+import { OutcomeTracker, type Transition } from "../../src/wrapper/outcome.js";
 import { assistantEnd, retryStart, toolEnd, toolStart } from "../support/pi-events.js";
 
 const NO_EXIT = { exitCode: 0, signal: null, stderrTail: "" };
@@ -125,9 +125,7 @@ describe("OutcomeTracker: [ABORT]", () => {
   });
 
   it("a marker in a toolUse message ends the run too", () => {
-    const { tracker, transitions } = feed([
-      assistantEnd({ text: "[ABORT] no credentials", stopReason: "toolUse", toolCalls: [{ id: "c", name: "bash" }] }),
-    ]);
+    const { tracker, transitions } = feed([assistantEnd({ text: "[ABORT] no credentials", stopReason: "toolUse", toolCalls: [{ id: "c", name: "bash" }] })]);
     expect(transitions).toEqual(["decided"]);
     expect(tracker.finish(NO_EXIT).status).toBe("aborted");
   });

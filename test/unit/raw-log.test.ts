@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ArtifactFile, DEFAULT_LOG_MAX_BYTES, LOG_MAX_BYTES_ENV, RawLog, UNCAPPED, logCapsFromEnv } from "../../src/wrapper/artifacts.js";
+import { ENV } from "../../src/contracts/env.js";
+import { ArtifactFile, DEFAULT_LOG_MAX_BYTES, logCapsFromEnv, RawLog, UNCAPPED } from "../../src/wrapper/artifacts.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -32,15 +33,15 @@ describe("logCapsFromEnv", () => {
   });
 
   it("takes a byte count, and 0 or unlimited lifts the cap", () => {
-    expect(logCapsFromEnv({ [LOG_MAX_BYTES_ENV]: "800" }).caps).toEqual({ maxBytes: 800, bulkyBytes: 100 });
-    expect(logCapsFromEnv({ [LOG_MAX_BYTES_ENV]: "0" }).caps).toBe(UNCAPPED);
-    expect(logCapsFromEnv({ [LOG_MAX_BYTES_ENV]: " Unlimited " }).caps).toBe(UNCAPPED);
+    expect(logCapsFromEnv({ [ENV.logMaxBytes]: "800" }).caps).toEqual({ maxBytes: 800, bulkyBytes: 100 });
+    expect(logCapsFromEnv({ [ENV.logMaxBytes]: "0" }).caps).toBe(UNCAPPED);
+    expect(logCapsFromEnv({ [ENV.logMaxBytes]: " Unlimited " }).caps).toBe(UNCAPPED);
   });
 
   it("names a bad value and keeps the default", () => {
-    const { caps, error } = logCapsFromEnv({ [LOG_MAX_BYTES_ENV]: "lots" });
+    const { caps, error } = logCapsFromEnv({ [ENV.logMaxBytes]: "lots" });
     expect(caps.maxBytes).toBe(DEFAULT_LOG_MAX_BYTES);
-    expect(error).toBe(`${LOG_MAX_BYTES_ENV}=lots is not a byte count, 0 or "unlimited"; using ${DEFAULT_LOG_MAX_BYTES}`);
+    expect(error).toBe(`${ENV.logMaxBytes}=lots is not a byte count, 0 or "unlimited"; using ${DEFAULT_LOG_MAX_BYTES}`);
   });
 });
 
@@ -59,14 +60,14 @@ describe("RawLog", () => {
     expect(out).toContain("not json\n");
     expect(out).toContain('{"type":"message_end"}\n');
     expect(out.match(/raw log reached 20 bytes; message deltas and snapshots are omitted from here on/g)).toHaveLength(1);
-    expect(out).toContain(LOG_MAX_BYTES_ENV);
+    expect(out).toContain(ENV.logMaxBytes);
   });
 
   it("stops at the hard cap with one marker line, cutting the line that crosses it", async () => {
     const { log, text } = await logWith({ bulkyBytes: 50, maxBytes: 50 });
     for (let i = 0; i < 10; i++) log.write(line(`garbage line ${i}`), false);
     const out = await text();
-    const marker = `\n[subagent-wrapper: raw log reached its cap of 50 bytes; the rest is omitted (${LOG_MAX_BYTES_ENV}=unlimited lifts the cap)]\n`;
+    const marker = `\n[subagent-wrapper: raw log reached its cap of 50 bytes; the rest is omitted (${ENV.logMaxBytes}=unlimited lifts the cap)]\n`;
     expect(out.endsWith(marker)).toBe(true);
     expect(out.length - marker.length).toBe(50);
     expect(out.startsWith("garbage line 0\ngarbage line 1\ngarbage line 2\ngarb")).toBe(true);

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RunNotFoundError, locateRun, readRunSnapshot } from "../../src/cli/run-files.js";
+import { locateRun, RunNotFoundError, readRunSnapshot } from "../../src/cli/run-files.js";
 
 let root: string;
 beforeEach(() => {
@@ -37,7 +37,12 @@ describe("locateRun", () => {
   it("a folder with artifacts but no meta.json, or one of its artifacts: the conventional names", () => {
     put("out/events.jsonl", "");
     put("out/stderr.log", "oops\n");
-    const expected = { dir: path.join(root, "out"), resultPath: path.join(root, "out/result.json"), stderrPath: path.join(root, "out/stderr.log"), stdoutPath: undefined };
+    const expected = {
+      dir: path.join(root, "out"),
+      resultPath: path.join(root, "out/result.json"),
+      stderrPath: path.join(root, "out/stderr.log"),
+      stdoutPath: undefined,
+    };
     expect(locateRun(path.join(root, "out"))).toMatchObject(expected);
     expect(locateRun("events.jsonl", path.join(root, "out"))).toMatchObject(expected);
   });

@@ -56,7 +56,9 @@ describe("subagent-wrapper doctor", () => {
       PI_SUBAGENTS_DIR: path.join(notAFolder, "runs"),
     });
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(`✗ pi               pi executable ${path.join(home, "missing-pi")} (from PI_SUBAGENTS_PI_BIN) does not exist or is not executable\n`);
+    expect(run.stdout).toContain(
+      `✗ pi               pi executable ${path.join(home, "missing-pi")} (from PI_SUBAGENTS_PI_BIN) does not exist or is not executable\n`,
+    );
     expect(run.stdout).toContain(`✗ pi agent dir     ${path.join(home, "nowhere")} (from PI_CODING_AGENT_DIR) does not exist\n`);
     expect(run.stdout).toContain("→ run pi once to set it up (models, login), or set PI_CODING_AGENT_DIR");
     expect(run.stdout).toMatch(/✗ run directories {2}.*cannot be written: .* is not a directory\n +→ set PI_SUBAGENTS_DIR to a writable folder/);
@@ -67,7 +69,10 @@ describe("subagent-wrapper doctor", () => {
   it("a pi that never answers --version is stopped after --timeout-ms, with nothing left running", async () => {
     const pidFile = path.join(home, "hung.pid");
     const hung = path.join(home, "hung-pi");
-    await writeFile(hung, `#!${process.execPath}\nrequire("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`);
+    await writeFile(
+      hung,
+      `#!${process.execPath}\nrequire("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`,
+    );
     await chmod(hung, 0o755);
     const run = await doctor({ PI_SUBAGENTS_PI_BIN: hung }, ["--timeout-ms", "4000", "--json"]);
     expect(run.code).toBe(1);

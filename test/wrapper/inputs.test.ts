@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll } from "../support/processes.js";
@@ -8,7 +8,6 @@ afterEach(async () => {
   await killAll();
   await cleanupWrapperCases();
 });
-
 
 const ECHO = { steps: [{ echoTask: true }] };
 
@@ -120,19 +119,19 @@ describe("subagent-wrapper: flags and environment from meta", () => {
     const run = await c.run({ env: { FAKE_PI_RECORD_ENV: "SUBAGENT_FLAVOUR" } });
     expect(run.code).toBe(0);
     const { argv, cwd, env } = await fakePiRecord(c.dir);
-    const valueOf = (flag: string) => argv[argv.indexOf(flag) + 1];
+    const flagValue = (flag: string) => argv[argv.indexOf(flag) + 1];
     expect(cwd).toBe(path.join(c.dir, "work"));
-    expect(valueOf("--mode")).toBe("json");
-    expect(valueOf("--model")).toBe("fake/deep");
-    expect(valueOf("--thinking")).toBe("high");
-    expect(valueOf("--tools")).toBe("read,grep,find,ls");
+    expect(flagValue("--mode")).toBe("json");
+    expect(flagValue("--model")).toBe("fake/deep");
+    expect(flagValue("--thinking")).toBe("high");
+    expect(flagValue("--tools")).toBe("read,grep,find,ls");
     expect(argv).toContain("--no-extensions");
     expect(argv).toContain("--no-context-files");
     expect(argv).toContain("--no-prompt-templates");
     expect(argv).toContain(path.join(c.dir, "ext/tool.ts"));
     expect(argv).toContain("npm:pi-some-package");
-    expect(valueOf("--append-system-prompt")).toBe(path.join(c.dir, "prompt.md"));
-    expect(valueOf("--session")).toBe(path.join(c.dir, "sessions/child.jsonl"));
+    expect(flagValue("--append-system-prompt")).toBe(path.join(c.dir, "prompt.md"));
+    expect(flagValue("--session")).toBe(path.join(c.dir, "sessions/child.jsonl"));
     expect(env).toMatchObject({ SUBAGENT_FLAVOUR: "mint", PI_SUBAGENT_TEST: "yes" });
     expect(run.result).toMatchObject({ requestedModel: "fake/fast", resolvedModel: "fake/deep" });
     // run_start shows the child's argv without the task text
@@ -160,9 +159,7 @@ describe("subagent-wrapper: flags and environment from meta", () => {
     const c = await wrapperCase({ scenario: ECHO });
     const run = await c.run({ env: { PATH: "/nonexistent-bin-dir" } });
     expect(run.result?.status).toBe("failed");
-    expect(run.result!.errorMessage).toBe(
-      'pi executable "pi" was not found on PATH (install @mariozechner/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)',
-    );
+    expect(run.result!.errorMessage).toBe('pi executable "pi" was not found on PATH (install @mariozechner/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)');
   });
 
   it("`run` is the default command, and a meta file named like a subcommand runs with `run`", async () => {

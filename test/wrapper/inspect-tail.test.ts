@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, runProcess, spawnProcess } from "../support/processes.js";
-import { WRAPPER_BIN, cleanupWrapperCases, wrapperCase } from "../support/wrapper-harness.js";
+import { cleanupWrapperCases, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -89,7 +89,9 @@ describe("subagent-wrapper inspect", () => {
   });
 
   it("a meta.json the wrapper refused: the one-line reason and the failed result", async () => {
-    const c = await wrapperCase({ metaText: JSON.stringify({ runId: "bad", task: "x", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", thinking: "max" }) });
+    const c = await wrapperCase({
+      metaText: JSON.stringify({ runId: "bad", task: "x", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", thinking: "max" }),
+    });
     expect((await c.run()).code).toBe(2);
     const shown = await cli(["inspect", c.metaPath, "--no-transcript"]);
     expect(shown.stdout).toContain('meta      ✗ meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"\n');
@@ -132,7 +134,15 @@ describe("subagent-wrapper tail", () => {
     const followed = await tail.done;
     expect(followed.code).toBe(0);
     const out = followed.stdout;
-    const order = ["# run run-1 (pid", "## assistant (fake/fast, stop: toolUse)", "→ bash", "← bash ok", "## assistant (fake/fast, stop: stop)", "# end: completed (exit 0)", "── completed (exit 0) ·"];
+    const order = [
+      "# run run-1 (pid",
+      "## assistant (fake/fast, stop: toolUse)",
+      "→ bash",
+      "← bash ok",
+      "## assistant (fake/fast, stop: stop)",
+      "# end: completed (exit 0)",
+      "── completed (exit 0) ·",
+    ];
     const positions = order.map((text) => out.indexOf(text));
     expect(positions.every((position) => position >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -145,7 +155,10 @@ describe("subagent-wrapper tail", () => {
     expect(run.code).toBe(1);
     const last = await cli(["tail", c.dir, "-n", "1"]);
     expect(last.code).toBe(1);
-    expect(last.stdout.trim().split("\n")).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d # end: aborted \(exit 1\)$/), expect.stringMatching(/^── aborted \(exit 1\) · /)]);
+    expect(last.stdout.trim().split("\n")).toEqual([
+      expect.stringMatching(/^\d\d:\d\d:\d\d # end: aborted \(exit 1\)$/),
+      expect.stringMatching(/^── aborted \(exit 1\) · /),
+    ]);
     const all = await cli(["tail", c.dir, "--from-start"]);
     expect(all.stdout).toContain("# run run-1");
     const json = await cli(["tail", c.dir, "--json", "--from-start"]);
@@ -196,7 +209,14 @@ describe("subcommands beside run", () => {
   it("a meta file named like a subcommand runs with `run <file>` or a path; the bare word is the subcommand, with a note", async () => {
     const c = await wrapperCase({ scenario: "default" });
     await mkdir(path.join(c.dir, "sub"), { recursive: true });
-    const metaText = JSON.stringify({ runId: "named-inspect", task: "hi", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", graceMs: 300 });
+    const metaText = JSON.stringify({
+      runId: "named-inspect",
+      task: "hi",
+      cwd: ".",
+      resultPath: "out/result.json",
+      eventsPath: "out/events.jsonl",
+      graceMs: 300,
+    });
     await writeFile(path.join(c.dir, "inspect"), metaText);
     const ran = await c.run({ args: ["run", "inspect"] });
     expect(ran.code).toBe(0);
@@ -205,7 +225,9 @@ describe("subcommands beside run", () => {
     expect(byPath.code).toBe(0);
     const bare = await cli(["inspect"], c.dir);
     expect(bare.code).toBe(2);
-    expect(bare.stderr).toContain('subagent-wrapper: note: "inspect" is the inspect command; to run the meta file ./inspect, use: subagent-wrapper run inspect\n');
+    expect(bare.stderr).toContain(
+      'subagent-wrapper: note: "inspect" is the inspect command; to run the meta file ./inspect, use: subagent-wrapper run inspect\n',
+    );
     expect(bare.stderr).toContain("missing required argument 'run'");
   });
 });

@@ -18,7 +18,13 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promi
 }
 
 /** Resolves once the fake pi has started (it writes its record before any event). */
-const childStarted = (dir: string) => waitFor(async () => fakePiRecord(dir).then(() => true, () => false));
+const childStarted = (dir: string) =>
+  waitFor(async () =>
+    fakePiRecord(dir).then(
+      () => true,
+      () => false,
+    ),
+  );
 
 describe("subagent-wrapper against the fake pi: lifecycle", () => {
   it("a child lingering after its answer gets SIGTERM after graceMs and the run stays completed", async () => {
@@ -87,11 +93,7 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
   it("stopping the child ends its whole process group, grandchildren included", async () => {
     const pidFile = "grandchild.pid";
     const scenario = {
-      steps: [
-        { spawnGrandchild: { sleepMs: 60_000, pidFile } },
-        { assistant: { text: "[ABORT] stop everything", stopReason: "stop" } },
-        { linger: null },
-      ],
+      steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile } }, { assistant: { text: "[ABORT] stop everything", stopReason: "stop" } }, { linger: null }],
     };
     const c = await wrapperCase({ scenario });
     const run = await c.run();

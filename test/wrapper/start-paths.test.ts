@@ -51,7 +51,8 @@ describe("bin/subagent-wrapper: the one-file bundle of the run path", () => {
     await cp(path.join(REPO_ROOT, "dist"), path.join(dir, "dist"), { recursive: true });
     await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
     const bundle = path.join(dir, "dist/wrapper/run-command.bundle.cjs");
-    await writeFile(bundle, 'exports.runMetaFile = async (meta) => { process.stdout.write(`stand-in bundle ran ${meta}\\n`); return 0; };\n');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the stand-in bundle's own template literal
+    await writeFile(bundle, "exports.runMetaFile = async (meta) => { process.stdout.write(`stand-in bundle ran ${meta}\\n`); return 0; };\n");
     const run = (...args: string[]) => runProcess(process.execPath, [path.join(dir, "bin/subagent-wrapper"), ...args], { timeoutMs: 10_000 });
     return { dir, bundle, run };
   }

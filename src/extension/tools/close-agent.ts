@@ -1,6 +1,6 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { type ToolDeps, directChild, jsonResult } from "./common.js";
+import { directChild, jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you)." }),

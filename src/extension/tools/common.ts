@@ -1,7 +1,6 @@
-import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { parentOf, resolveTarget, isStrictDescendant } from "../paths.js";
-import type { ChildState, TreeRuntime } from "../runtime.js";
+import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { isStrictDescendant, parentOf, resolveTarget } from "../tree/paths.js";
+import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 
 /** Every tool answers with one JSON object, as text for the model and as details for scripts. */
 export function jsonResult<T extends object>(value: T): AgentToolResult<T> {

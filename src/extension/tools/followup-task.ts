@@ -1,8 +1,8 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { assertBudgetLeft } from "../budget.js";
-import { progressOf } from "../progress.js";
-import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js";
+import { assertBudgetLeft } from "../progress/budget.js";
+import { progressOf } from "../progress/progress.js";
+import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you)." }),

@@ -1,12 +1,14 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
-import { readReportPage } from "../reports.js";
-import { type ToolDeps, jsonResult, subtreeTarget } from "./common.js";
+import { readReportPage } from "../turns/reports.js";
+import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
   target: Type.String({ description: "An agent in your subtree (canonical path or relative to you)." }),
-  offset: Type.Optional(Type.Number({ description: "Character offset to read from, a non-negative integer (default 0; pass the previous page's next_offset)." })),
+  offset: Type.Optional(
+    Type.Number({ description: "Character offset to read from, a non-negative integer (default 0; pass the previous page's next_offset)." }),
+  ),
   turn: Type.Optional(Type.Number({ description: "Which turn's report, a non-negative integer: 0 = the latest (default), 1 = the one before, …" })),
 });
 

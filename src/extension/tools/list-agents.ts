@@ -1,14 +1,16 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS, usageTotals } from "../../contracts/tree.js";
-import { budgetState } from "../budget.js";
-import { resolveTarget } from "../paths.js";
-import { progressFields, progressOf } from "../progress.js";
-import { addTotals, emptyTotals } from "../usage-rollup.js";
-import { type ToolDeps, jsonResult } from "./common.js";
+import { LIMITS } from "../../contracts/tree.js";
+import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
+import { budgetState } from "../progress/budget.js";
+import { progressFields, progressOf } from "../progress/progress.js";
+import { resolveTarget } from "../tree/paths.js";
+import { jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
-  path_prefix: Type.Optional(Type.String({ description: "Only agents whose canonical path starts with this prefix, given as a canonical path or one relative to you." })),
+  path_prefix: Type.Optional(
+    Type.String({ description: "Only agents whose canonical path starts with this prefix, given as a canonical path or one relative to you." }),
+  ),
 });
 
 export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {

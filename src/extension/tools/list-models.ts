@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { type ModelInfo, listModels, scopePatterns } from "../models.js";
-import { type ToolDeps, jsonResult } from "./common.js";
+import { listModels, type ModelInfo, scopePatterns } from "../roles/models.js";
+import { jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({});
 

@@ -1,8 +1,8 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
-import { resolveTarget } from "../paths.js";
-import { type ToolDeps, directChild, jsonResult, requireText } from "./common.js";
+import { resolveTarget } from "../tree/paths.js";
+import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you), or your parent's path." }),

@@ -1,21 +1,38 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { ENV } from "../../contracts/env.js";
 import { LIMITS } from "../../contracts/tree.js";
-import { BUDGET_COST_ENV, BUDGET_TOKENS_ENV, assertBudgetLeft } from "../budget.js";
 import { type TreeLimits, treeLimits } from "../config.js";
-import { progressOf } from "../progress.js";
-import { BUILTIN_CATALOG, type RoleCatalog, describeAgentTypes } from "../roles.js";
-import { spawnAgent } from "../spawn.js";
-import { type ToolDeps, jsonResult } from "./common.js";
+import { assertBudgetLeft } from "../progress/budget.js";
+import { progressOf } from "../progress/progress.js";
+import { BUILTIN_CATALOG, describeAgentTypes, type RoleCatalog } from "../roles/roles.js";
+import { spawnAgent } from "../spawn/spawn.js";
+import { jsonResult, type ToolDeps } from "./common.js";
 
-const spawnParameters = (roles: RoleCatalog) => Type.Object({
-  task_name: Type.String({ description: "Short name of the task (lowercase letters, digits and underscores, unique among your children) that becomes the last segment of the child's canonical path, <your path>/<task_name>." }),
-  message: Type.String({ description: "The task for the child, complete, self-contained and not empty, delivered verbatim as its first message." }),
-  agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),
-  fork_turns: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: "How much of your conversation the child starts with — `none`, `all` (default) or a positive integer N of your most recent turns — where a role (agent_type) needs `none` or N and a scout needs `none`." })),
-  model: Type.Optional(Type.String({ description: "Model as provider/id, one list_models shows (default: the role's model when its definition file names one, else yours)." })),
-  reasoning_effort: Type.Optional(Type.String({ description: "off, minimal, low, medium, high or xhigh, supported by the child's model (default: the role's level, else yours, clamped silently to what the model supports)." })),
-});
+const spawnParameters = (roles: RoleCatalog) =>
+  Type.Object({
+    task_name: Type.String({
+      description:
+        "Short name of the task (lowercase letters, digits and underscores, unique among your children) that becomes the last segment of the child's canonical path, <your path>/<task_name>.",
+    }),
+    message: Type.String({ description: "The task for the child, complete, self-contained and not empty, delivered verbatim as its first message." }),
+    agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),
+    fork_turns: Type.Optional(
+      Type.Union([Type.String(), Type.Integer()], {
+        description:
+          "How much of your conversation the child starts with — `none`, `all` (default) or a positive integer N of your most recent turns — where a role (agent_type) needs `none` or N and a scout needs `none`.",
+      }),
+    ),
+    model: Type.Optional(
+      Type.String({ description: "Model as provider/id, one list_models shows (default: the role's model when its definition file names one, else yours)." }),
+    ),
+    reasoning_effort: Type.Optional(
+      Type.String({
+        description:
+          "off, minimal, low, medium, high or xhigh, supported by the child's model (default: the role's level, else yours, clamped silently to what the model supports).",
+      }),
+    ),
+  });
 
 type SpawnParameters = ReturnType<typeof spawnParameters>;
 
@@ -30,7 +47,11 @@ export function describeDuration(ms: number): string {
  * anew. `limits` are the ones the runtime applies (the environment can change the defaults),
  * so the model is told the limits it will meet.
  */
-export function spawnAgentTool({ pi, runtime }: ToolDeps, roles: RoleCatalog = BUILTIN_CATALOG, limits: TreeLimits = treeLimits()): ToolDefinition<SpawnParameters> {
+export function spawnAgentTool(
+  { pi, runtime }: ToolDeps,
+  roles: RoleCatalog = BUILTIN_CATALOG,
+  limits: TreeLimits = treeLimits(),
+): ToolDefinition<SpawnParameters> {
   const parameters = spawnParameters(roles);
   return {
     name: "spawn_agent",
@@ -39,7 +60,7 @@ export function spawnAgentTool({ pi, runtime }: ToolDeps, roles: RoleCatalog = B
       "Start a child agent (a separate pi process) on a task and return at once; collect its result with wait_agent.",
       "Returns agent_name (its canonical path, e.g. /root/scout_one — a coordination id in the agent tree, not a filesystem path), nickname, role, the effective model and reasoning, agent_status, and queue_position (1 = next) when it waits for capacity.",
       `Limits: ${limits.maxActiveChildTurns} turns of your children run at once (more are queued, not refused), ${limits.maxDepth} levels below the root, ${limits.maxSpawns} spawns per tree (finished agents count), each turn at most ${describeDuration(limits.turnTimeoutMs)} (then it ends errored, timed_out).`,
-      `When the tree has a budget (${BUDGET_TOKENS_ENV} / ${BUDGET_COST_ENV}) and its agents have spent it, spawning is refused.`,
+      `When the tree has a budget (${ENV.budgetTokens} / ${ENV.budgetCost}) and its agents have spent it, spawning is refused.`,
       `The child's final answer comes back in a notice of at most ${LIMITS.maxMessageChars} characters (a long report keeps its head and tail; get_agent_report pages the full text).`,
     ].join(" "),
     parameters,
@@ -49,7 +70,10 @@ export function spawnAgentTool({ pi, runtime }: ToolDeps, roles: RoleCatalog = B
       await assertBudgetLeft(progressOf(rt));
       const spawned = await spawnAgent(rt, pi, ctx, params);
       // The call returns at once; this one update shows the new child while pi renders the result.
-      onUpdate?.({ content: [{ type: "text", text: `${spawned.agent_name} (${spawned.nickname}) ${spawned.agent_status} on ${spawned.model}` }], details: spawned });
+      onUpdate?.({
+        content: [{ type: "text", text: `${spawned.agent_name} (${spawned.nickname}) ${spawned.agent_status} on ${spawned.model}` }],
+        details: spawned,
+      });
       return jsonResult(spawned);
     },
   };

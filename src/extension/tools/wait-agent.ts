@@ -1,14 +1,22 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS, usageTotals } from "../../contracts/tree.js";
-import { type AgentProgress, progressFields, progressOf } from "../progress.js";
-import type { TreeRuntime } from "../runtime.js";
-import { widgetLines } from "../widget.js";
-import { type ToolDeps, jsonResult, subtreeTarget } from "./common.js";
+import { LIMITS } from "../../contracts/tree.js";
+import { usageTotals } from "../../contracts/usage.js";
+import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
+import type { TreeRuntime } from "../turns/runtime.js";
+import { widgetLines } from "../ui/widget.js";
+import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
-  timeout_ms: Type.Optional(Type.Number({ description: `How long to wait for a notice, in ms (default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look).` })),
-  target: Type.Optional(Type.String({ description: "An agent of your subtree that must exist (canonical path or relative to you), though waiting stays mailbox-wide: any child's notice returns." })),
+  timeout_ms: Type.Optional(
+    Type.Number({ description: `How long to wait for a notice, in ms (default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look).` }),
+  ),
+  target: Type.Optional(
+    Type.String({
+      description:
+        "An agent of your subtree that must exist (canonical path or relative to you), though waiting stays mailbox-wide: any child's notice returns.",
+    }),
+  ),
 });
 
 /** How often a waiting parent looks at its inbox for messages its children sent up. */

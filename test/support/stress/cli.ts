@@ -30,7 +30,9 @@ interface CliOptions {
 
 function buildProgram(): Command {
   return new Command("stress-test")
-    .description("Run the 11 stress scenarios of the user's report against the real pi with this extension, judge each by its strict marker line and the tree's state, and write a log per scenario and summary.json.")
+    .description(
+      "Run the 11 stress scenarios of the user's report against the real pi with this extension, judge each by its strict marker line and the tree's state, and write a log per scenario and summary.json.",
+    )
     .option("--live", "use your own pi, providers and keys instead of the scripted loopback LLM (spawns real agents: costs tokens)")
     .option("--only <ids>", "comma-separated scenario ids or names, e.g. 03,07 or nested-chain")
     .option("--out <dir>", "artifacts folder (default: stress-output/<mode>-<time>/)")
@@ -82,7 +84,8 @@ function optionsFrom(cli: CliOptions, say: (line: string) => void): StressOption
   const seconds = cli.timeout === undefined ? (cli.live ? 900 : 180) : Number(cli.timeout);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout ${cli.timeout}: expected a positive number of seconds`);
   if (!cli.live && !fs.existsSync(REAL_PI)) throw new UsageError(`${REAL_PI} is missing: run "npm install" first`);
-  if (!fs.existsSync(path.join(REPO_ROOT, "dist", "extension", "index.js"))) throw new UsageError('dist/ is missing: run "npm install" (or "npm run build") first');
+  if (!fs.existsSync(path.join(REPO_ROOT, "dist", "extension", "index.js")))
+    throw new UsageError('dist/ is missing: run "npm install" (or "npm run build") first');
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return {
     mode,
@@ -111,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const say = (line: string) => process.stdout.write(`${line}\n`);
   let opts: StressOptions;
-  let scenarios;
+  let scenarios: ReturnType<typeof selectScenarios>;
   try {
     opts = optionsFrom(cli, cli.quiet ? () => {} : say);
     scenarios = selectScenarios(cli.only);
@@ -124,6 +127,8 @@ export async function main(argv: string[]): Promise<number> {
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   opts.say?.(`stress-test: ${scenarios.length} scenario(s), ${opts.mode}${opts.model ? ` on ${opts.model}` : ""}; artifacts in ${opts.out}`);
   const summary = await runStress(scenarios, opts);
-  say(`stress-test: ${summary.totals.passed}/${summary.totals.scenarios} passed in ${(summary.durationMs / 1000).toFixed(1)} s — ${path.join(opts.out, "summary.json")}`);
+  say(
+    `stress-test: ${summary.totals.passed}/${summary.totals.scenarios} passed in ${(summary.durationMs / 1000).toFixed(1)} s — ${path.join(opts.out, "summary.json")}`,
+  );
   return summary.totals.failed === 0 ? 0 : 1;
 }

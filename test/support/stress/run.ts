@@ -10,10 +10,10 @@ import path from "node:path";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { errorText } from "../../../src/lib/values.js";
 import { REPO_ROOT } from "../pi-home.js";
-import { pidAlive, runProcess, type ProcessResult } from "../processes.js";
+import { type ProcessResult, pidAlive, runProcess } from "../processes.js";
 import { describePid, pidsWithEnv, readRecords, readRunPids, startTree } from "../tree-harness.js";
 import { readMarker } from "./markers.js";
-import { README_LINE, parseRootStdout, type PhaseRun, type ScenarioState, type StressScenario } from "./scenario.js";
+import { type PhaseRun, parseRootStdout, README_LINE, type ScenarioState, type StressScenario } from "./scenario.js";
 
 /** Every process of one scenario's tree carries this variable (inherited), so leftovers are found by it. */
 export const RUN_ENV = "PI_SUBAGENTS_STRESS_RUN";
@@ -174,7 +174,20 @@ async function runLive(scenario: StressScenario, opts: StressOptions, state: Sce
   const phases: PhaseRun[] = [];
   for (const [i, prompt] of scenario.prompts.entries()) {
     // -ne: only this checkout's extension (and the scenario's), not a copy the user installed.
-    const args = ["--mode", "json", "-ne", "-np", "-e", REPO_ROOT, ...(opts.model ? ["--model", opts.model] : []), ...(opts.thinking ? ["--thinking", opts.thinking] : []), "--session", state.sessionFile, ...extraArgs, prompt.text];
+    const args = [
+      "--mode",
+      "json",
+      "-ne",
+      "-np",
+      "-e",
+      REPO_ROOT,
+      ...(opts.model ? ["--model", opts.model] : []),
+      ...(opts.thinking ? ["--thinking", opts.thinking] : []),
+      "--session",
+      state.sessionFile,
+      ...extraArgs,
+      prompt.text,
+    ];
     const startedAt = new Date().toISOString();
     const result = await runProcess(opts.piBin ?? "pi", args, { cwd: work, env, timeoutMs: opts.timeoutMs });
     phases.push(phaseRun(prompt, [opts.piBin ?? "pi", ...args], startedAt, result, state.dir, i));
@@ -211,7 +224,9 @@ async function leftovers(marker: string, baseDir: string): Promise<string[]> {
 function phaseRun(prompt: PhaseRun["prompt"], argv: string[], startedAt: string, result: ProcessResult, dir: string, index: number): PhaseRun {
   const suffix = index === 0 ? "" : `-${index + 1}`;
   // The stream without message_update / tool_execution_update, which repeat whole messages.
-  const events = result.stdout.split("\n").filter((line) => line && !line.startsWith('{"type":"message_update"') && !line.startsWith('{"type":"tool_execution_update"'));
+  const events = result.stdout
+    .split("\n")
+    .filter((line) => line && !line.startsWith('{"type":"message_update"') && !line.startsWith('{"type":"tool_execution_update"'));
   fs.writeFileSync(path.join(dir, `root-stdout${suffix}.jsonl`), events.length > 0 ? `${events.join("\n")}\n` : "");
   fs.writeFileSync(path.join(dir, `root-stderr${suffix}.txt`), result.stderr);
   return {
@@ -242,7 +257,11 @@ const clip = (text: string, max: number): string => (text.length <= max ? text :
 const quote = (arg: string): string => (/^[\w./:=@-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
 function renderLog(scenario: StressScenario, state: ScenarioState, summary: ScenarioSummary, opts: StressOptions): string {
-  const lines = [`scenario ${summary.dir}: ${scenario.title}`, `mode ${opts.mode}${opts.mode === "live" ? `, model ${opts.model ?? "(pi's default)"}` : " (real pi, scripted loopback LLM)"}`, ""];
+  const lines = [
+    `scenario ${summary.dir}: ${scenario.title}`,
+    `mode ${opts.mode}${opts.mode === "live" ? `, model ${opts.model ?? "(pi's default)"}` : " (real pi, scripted loopback LLM)"}`,
+    "",
+  ];
   state.phases.forEach((phase, i) => {
     const suffix = i === 0 ? "" : `-${i + 1}`;
     lines.push(
@@ -252,17 +271,36 @@ function renderLog(scenario: StressScenario, state: ScenarioState, summary: Scen
       `(events: root-stdout${suffix}.jsonl, stderr: root-stderr${suffix}.txt, session: session.jsonl)`,
       "",
       "tool calls of the root:",
-      ...(phase.toolCalls.length === 0 ? ["  (none)"] : phase.toolCalls.map((c) => `  ${c.name} ${JSON.stringify(c.args)}\n    ${c.isError ? "ERROR " : "→ "}${clip(c.text.replace(/\n/g, "\\n"), 600)}`)),
+      ...(phase.toolCalls.length === 0
+        ? ["  (none)"]
+        : phase.toolCalls.map((c) => `  ${c.name} ${JSON.stringify(c.args)}\n    ${c.isError ? "ERROR " : "→ "}${clip(c.text.replace(/\n/g, "\\n"), 600)}`)),
       "",
       "final answer of the root:",
       ...(phase.finalText ? phase.finalText.split("\n").map((l) => `  | ${l}`) : ["  (none)"]),
       "",
     );
-    if (phase.stderr.trim()) lines.push("stderr (tail):", ...phase.stderr.trim().split("\n").slice(-15).map((l) => `  ${l}`), "");
+    if (phase.stderr.trim())
+      lines.push(
+        "stderr (tail):",
+        ...phase.stderr
+          .trim()
+          .split("\n")
+          .slice(-15)
+          .map((l) => `  ${l}`),
+        "",
+      );
   });
   lines.push(`=== tree ${state.treeDir ?? "(none created)"} ===`);
-  for (const r of state.records) lines.push(`  ${r.path}  ${r.nickname}  ${r.role}  ${r.status}/${r.health}  ${r.model} ${r.reasoning}  runs ${r.runs.join(",")}  tools ${r.activeTools.join(",")}`);
+  for (const r of state.records)
+    lines.push(
+      `  ${r.path}  ${r.nickname}  ${r.role}  ${r.status}/${r.health}  ${r.model} ${r.reasoning}  runs ${r.runs.join(",")}  tools ${r.activeTools.join(",")}`,
+    );
   if (state.records.length === 0) lines.push("  (no agents)");
-  lines.push("", `=== verdict: ${summary.verdict.toUpperCase()} in ${(summary.durationMs / 1000).toFixed(1)} s ===`, ...summary.reasons.map((r) => `  - ${r}`), "");
+  lines.push(
+    "",
+    `=== verdict: ${summary.verdict.toUpperCase()} in ${(summary.durationMs / 1000).toFixed(1)} s ===`,
+    ...summary.reasons.map((r) => `  - ${r}`),
+    "",
+  );
   return lines.join("\n");
 }

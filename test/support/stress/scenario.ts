@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ResultV1 } from "../../../src/contracts/result.js";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
-import { reply, type ChatRequest } from "../scripted-llm.js";
+import { type ChatRequest, reply } from "../scripted-llm.js";
 import type { TreeHarness } from "../tree-harness.js";
 import type { AgentStep } from "../tree-llm.js";
 import type { Json } from "../tree-program.js";
@@ -101,7 +101,12 @@ export function parseRootStdout(stdout: string): { toolCalls: ToolCallSeen[]; fi
       call.text = Array.isArray(content) ? content.map((c: Json) => (c?.type === "text" ? String(c.text) : "")).join("") : "";
     } else if (event.type === "message_end" && event.message?.role === "assistant") {
       const content = event.message.content;
-      finalText = Array.isArray(content) ? content.filter((c: Json) => c?.type === "text").map((c: Json) => String(c.text)).join("\n") : String(content ?? "");
+      finalText = Array.isArray(content)
+        ? content
+            .filter((c: Json) => c?.type === "text")
+            .map((c: Json) => String(c.text))
+            .join("\n")
+        : String(content ?? "");
     }
   }
   return { toolCalls, finalText };

@@ -3,27 +3,27 @@
  * interrupts, failure isolation. Each has the natural-language prompt of a live run, the
  * scripted models of a loopback run, and the checks that judge either.
  */
-import { reply, type ChatRequest } from "../scripted-llm.js";
+import { type ChatRequest, reply } from "../scripted-llm.js";
 import type { TreeHarness } from "../tree-harness.js";
-import { Program, noticesIn, spawn, toolResultFor, waitForAll, waitWhile, type Json } from "../tree-program.js";
+import { type Json, noticesIn, Program, spawn, toolResultFor, waitForAll, waitWhile } from "../tree-program.js";
 import { markerInstruction } from "./markers.js";
 import {
-  README_LINE,
-  SCOUT_TOOLS,
   agentOf,
   callsOf,
   expectAgent,
   listsSeen,
   noticesSeen,
   preamble,
+  README_LINE,
   resultJson,
   runEvents,
   runMeta,
   runResults,
+  SCOUT_TOOLS,
+  type StressScenario,
   sortedTools,
   verdict,
   when,
-  type StressScenario,
 } from "./scenario.js";
 
 /** The parsed results of the root's `name` calls in a request (errors stay strings). */
@@ -76,7 +76,12 @@ export const basicSpawnWait: StressScenario = {
       single(h, {
         "/root": new Program([
           reply.toolCall("list_models", {}),
-          spawn({ task_name: "scout_one", agent_type: "scout", fork_turns: "none", message: "Read the first line of README.md in your working directory and report it verbatim." }),
+          spawn({
+            task_name: "scout_one",
+            agent_type: "scout",
+            fork_turns: "none",
+            message: "Read the first line of README.md in your working directory and report it verbatim.",
+          }),
           waitForAll(["/root/scout_one"]),
           reply.toolCall("list_agents", {}),
           verdict("01", (req) => [
@@ -90,9 +95,15 @@ export const basicSpawnWait: StressScenario = {
   check: (state) => [
     ...expectAgent(state, "/root/scout_one", { role: "scout", status: "completed", health: "healthy" }),
     // F-02: the scout has the role's whole read-only tool set, although pi leaves grep/find/ls inactive.
-    ...when(JSON.stringify(sortedTools(agentOf(state, "/root/scout_one"))) === JSON.stringify(SCOUT_TOOLS), `/root/scout_one has tools ${JSON.stringify(sortedTools(agentOf(state, "/root/scout_one")))}, expected ${JSON.stringify(SCOUT_TOOLS)} (F-02)`),
+    ...when(
+      JSON.stringify(sortedTools(agentOf(state, "/root/scout_one"))) === JSON.stringify(SCOUT_TOOLS),
+      `/root/scout_one has tools ${JSON.stringify(sortedTools(agentOf(state, "/root/scout_one")))}, expected ${JSON.stringify(SCOUT_TOOLS)} (F-02)`,
+    ),
     ...when(((resultJson(callsOf(state, "list_models")[0])?.models as Json[] | undefined)?.length ?? 0) > 0, "list_models returned no model to the root"),
-    ...when(listsSeen(state).some((agents) => agents.some((a) => a.agent_name === "/root/scout_one" && a.agent_status === "completed")), "no list_agents result showed /root/scout_one completed"),
+    ...when(
+      listsSeen(state).some((agents) => agents.some((a) => a.agent_name === "/root/scout_one" && a.agent_status === "completed")),
+      "no list_agents result showed /root/scout_one completed",
+    ),
   ],
 };
 
@@ -113,7 +124,12 @@ export const parallelSpawns: StressScenario = {
       const scouts = PARALLEL.map((n) => `/root/${n}`);
       const scripts: Record<string, Array<Parameters<TreeHarness["tree"]["add"]>[1]>> = {
         "/root": new Program([
-          reply.toolCalls(PARALLEL.map((n) => ({ name: "spawn_agent", args: { task_name: n, agent_type: "scout", fork_turns: "none", message: "List your working directory with the ls tool and report the entries." } }))),
+          reply.toolCalls(
+            PARALLEL.map((n) => ({
+              name: "spawn_agent",
+              args: { task_name: n, agent_type: "scout", fork_turns: "none", message: "List your working directory with the ls tool and report the entries." },
+            })),
+          ),
           waitForAll(scouts),
           reply.toolCall("list_agents", {}),
           verdict("02", (req) => completedIn(req, scouts)),
@@ -129,7 +145,12 @@ export const parallelSpawns: StressScenario = {
     // The per-parent limit held: never more than 3 of the root's children ran at once.
     const spans = PARALLEL.flatMap((n) => {
       const record = agentOf(state, `/root/${n}`);
-      return record ? runEvents(state, record).map((events) => ({ start: events.find((e) => e.type === "run_start")?.ts as number, end: events.find((e) => e.type === "run_end")?.ts as number })) : [];
+      return record
+        ? runEvents(state, record).map((events) => ({
+            start: events.find((e) => e.type === "run_start")?.ts as number,
+            end: events.find((e) => e.type === "run_end")?.ts as number,
+          }))
+        : [];
     });
     const most = Math.max(0, ...spans.map((s) => spans.filter((o) => o.start <= s.start && o.end > s.start).length));
     return [...reasons, ...when(most <= 3, `${most} scout runs overlapped; the limit is 3 per parent`)];
@@ -154,7 +175,10 @@ export const nestedChain: StressScenario = {
           waitForAll(["/root/mid"]),
           reply.toolCall("list_agents", {}),
           // The leaf's notice goes to mid, not to the root: the root sees the leaf in list_agents.
-          verdict("03", (req) => [...completedIn(req, ["/root/mid"]), ...when(listedStatus(req, "/root/mid/leaf") === "completed", "list_agents does not show the leaf completed")]),
+          verdict("03", (req) => [
+            ...completedIn(req, ["/root/mid"]),
+            ...when(listedStatus(req, "/root/mid/leaf") === "completed", "list_agents does not show the leaf completed"),
+          ]),
         ]).steps(),
         "/root/mid": new Program([
           spawn({ task_name: "leaf", fork_turns: "none", message: "Read the first line of README.md in your working directory and report it verbatim." }),
@@ -192,11 +216,25 @@ export const queueFollowup: StressScenario = {
       single(h, {
         "/root": new Program([
           reply.toolCalls([
-            { name: "spawn_agent", args: { task_name: "worker", agent_type: "implementation", fork_turns: "none", message: "Run sleep 5 with the bash tool, then answer first turn done." } },
+            {
+              name: "spawn_agent",
+              args: {
+                task_name: "worker",
+                agent_type: "implementation",
+                fork_turns: "none",
+                message: "Run sleep 5 with the bash tool, then answer first turn done.",
+              },
+            },
             { name: "send_message", args: { target: "worker", message: "NOTE: this note must arrive before the second task." } },
-            { name: "followup_task", args: { target: "worker", message: "SECOND TASK: answer followup_received and say which messages you got since your first task, in order." } },
+            {
+              name: "followup_task",
+              args: { target: "worker", message: "SECOND TASK: answer followup_received and say which messages you got since your first task, in order." },
+            },
           ]),
-          { loop: (req) => (noticesIn(req).filter((n) => n.agent_name === "/root/worker").length < 2 ? reply.toolCall("wait_agent", { timeout_ms: 30_000 }) : undefined) },
+          {
+            loop: (req) =>
+              noticesIn(req).filter((n) => n.agent_name === "/root/worker").length < 2 ? reply.toolCall("wait_agent", { timeout_ms: 30_000 }) : undefined,
+          },
           reply.toolCall("list_agents", {}),
           verdict("04", (req) => {
             const notices = noticesIn(req).filter((n) => n.agent_name === "/root/worker");
@@ -207,7 +245,11 @@ export const queueFollowup: StressScenario = {
             ];
           }),
         ]).steps(),
-        "/root/worker": [reply.toolCall("bash", { command: "sleep 2" }), reply.text("first turn done"), reply.text("followup_received: NOTE, then SECOND TASK")],
+        "/root/worker": [
+          reply.toolCall("bash", { command: "sleep 2" }),
+          reply.text("first turn done"),
+          reply.text("followup_received: NOTE, then SECOND TASK"),
+        ],
       }),
   },
   check: (state) => {
@@ -216,9 +258,15 @@ export const queueFollowup: StressScenario = {
     return [
       ...expectAgent(state, "/root/worker", { role: "implementation", status: "completed", health: "healthy" }),
       ...when((worker?.runs.length ?? 0) >= 2, `/root/worker ran ${worker?.runs.length ?? 0} turn(s); the follow-up needs a second`),
-      ...when(callsOf(state, "send_message").some((c) => resultJson(c)?.delivered === "queued"), "send_message to the busy worker was not queued"),
+      ...when(
+        callsOf(state, "send_message").some((c) => resultJson(c)?.delivered === "queued"),
+        "send_message to the busy worker was not queued",
+      ),
       // The second turn got the note and the follow-up, in the order sent.
-      ...when(second.includes("[MESSAGE from /root") && second.indexOf("NOTE") < second.indexOf("SECOND TASK") && second.indexOf("NOTE") >= 0, "the worker's second turn did not get NOTE before SECOND TASK"),
+      ...when(
+        second.includes("[MESSAGE from /root") && second.indexOf("NOTE") < second.indexOf("SECOND TASK") && second.indexOf("NOTE") >= 0,
+        "the worker's second turn did not get NOTE before SECOND TASK",
+      ),
     ];
   },
 };
@@ -237,10 +285,17 @@ export const interruptResume: StressScenario = {
     script: (h) => {
       // The child sleeps on its first task and answers at once when followed up.
       const slowpoke = (req: ChatRequest) =>
-        JSON.stringify(req.messages.at(-1)?.content ?? "").includes("FOLLOWUP_TASK") ? reply.text("back_online") : reply.toolCall("bash", { command: "sleep 60" });
+        JSON.stringify(req.messages.at(-1)?.content ?? "").includes("FOLLOWUP_TASK")
+          ? reply.text("back_online")
+          : reply.toolCall("bash", { command: "sleep 60" });
       return single(h, {
         "/root": new Program([
-          spawn({ task_name: "slowpoke", agent_type: "implementation", fork_turns: "none", message: "Run sleep 60 with the bash tool, then answer back_online." }),
+          spawn({
+            task_name: "slowpoke",
+            agent_type: "implementation",
+            fork_turns: "none",
+            message: "Run sleep 60 with the bash tool, then answer back_online.",
+          }),
           reply.toolCall("wait_agent", { timeout_ms: 1000 }),
           // Interrupt once the child really works on its task.
           waitWhile(() => h.requestsOf("/root/slowpoke").length === 0, 250),
@@ -255,7 +310,10 @@ export const interruptResume: StressScenario = {
               ...when(resultsIn(req, "wait_agent", { timeout_ms: 1000 })[0]?.timed_out === true, "the first wait did not time out"),
               ...when(resultsIn(req, "interrupt_agent")[0]?.previous_status === "running", "interrupt_agent did not report previous_status running"),
               ...when(lists[0] === "interrupted" && lists.at(-1) === "completed", `list_agents showed ${lists.join(" then ")}`),
-              ...when(noticeOf(req, "/root/slowpoke") !== undefined && noticesIn(req).some((n) => n.type === "completed"), "no completed notice after the follow-up"),
+              ...when(
+                noticeOf(req, "/root/slowpoke") !== undefined && noticesIn(req).some((n) => n.type === "completed"),
+                "no completed notice after the follow-up",
+              ),
             ];
           }),
         ]).steps(),
@@ -271,10 +329,19 @@ export const interruptResume: StressScenario = {
       ...expectAgent(state, "/root/slowpoke", { status: "completed", health: "healthy" }),
       ...when(results[0]?.status === "interrupted", `slowpoke's first run ended ${results[0]?.status ?? "without result.json"}, expected interrupted`),
       ...when(results.at(-1)?.status === "completed", "slowpoke's last run did not complete"),
-      ...when(callsOf(state, "wait_agent").some((c) => resultJson(c)?.timed_out === true), "no wait_agent timed out"),
-      ...when(callsOf(state, "interrupt_agent").some((c) => resultJson(c)?.previous_status === "running"), "interrupt_agent never stopped a running turn"),
+      ...when(
+        callsOf(state, "wait_agent").some((c) => resultJson(c)?.timed_out === true),
+        "no wait_agent timed out",
+      ),
+      ...when(
+        callsOf(state, "interrupt_agent").some((c) => resultJson(c)?.previous_status === "running"),
+        "interrupt_agent never stopped a running turn",
+      ),
       ...when(lists.includes("interrupted"), "list_agents never showed slowpoke interrupted"),
-      ...when(noticesSeen(state).some((n) => n.agent_name === "/root/slowpoke" && n.type === "interrupted"), "no interrupted notice reached the root"),
+      ...when(
+        noticesSeen(state).some((n) => n.agent_name === "/root/slowpoke" && n.type === "interrupted"),
+        "no interrupted notice reached the root",
+      ),
     ];
   },
 };
@@ -294,8 +361,19 @@ export const failureIsolation: StressScenario = {
       single(h, {
         "/root": new Program([
           reply.toolCalls([
-            { name: "spawn_agent", args: { task_name: "doomed", agent_type: "implementation", fork_turns: "none", message: "Read missing-file.txt, then run exit 1, then report both errors." } },
-            { name: "spawn_agent", args: { task_name: "healthy", agent_type: "scout", fork_turns: "none", message: "Read the first line of README.md and report it verbatim." } },
+            {
+              name: "spawn_agent",
+              args: {
+                task_name: "doomed",
+                agent_type: "implementation",
+                fork_turns: "none",
+                message: "Read missing-file.txt, then run exit 1, then report both errors.",
+              },
+            },
+            {
+              name: "spawn_agent",
+              args: { task_name: "healthy", agent_type: "scout", fork_turns: "none", message: "Read the first line of README.md and report it verbatim." },
+            },
           ]),
           waitForAll(["/root/doomed", "/root/healthy"]),
           reply.toolCall("list_agents", {}),
@@ -305,19 +383,30 @@ export const failureIsolation: StressScenario = {
             ...when(noticeOf(req, "/root/doomed") !== undefined, "no notice from doomed"),
           ]),
         ]).steps(),
-        "/root/doomed": [reply.toolCall("read", { path: "missing-file.txt" }), reply.toolCall("bash", { command: "exit 1" }), reply.text("Both failed: the file is missing and exit 1 failed.")],
+        "/root/doomed": [
+          reply.toolCall("read", { path: "missing-file.txt" }),
+          reply.toolCall("bash", { command: "exit 1" }),
+          reply.text("Both failed: the file is missing and exit 1 failed."),
+        ],
         "/root/healthy": [reply.toolCall("read", { path: "README.md", limit: 1 }), reply.text(README_LINE)],
       }),
   },
   check: (state) => {
     const doomed = agentOf(state, "/root/doomed");
-    const errors = doomed ? runEvents(state, doomed).flat().filter((e) => e.type === "tool_result" && e.isError === true).length : 0;
+    const errors = doomed
+      ? runEvents(state, doomed)
+          .flat()
+          .filter((e) => e.type === "tool_result" && e.isError === true).length
+      : 0;
     return [
       // Failed work is not a failed agent: doomed still answered, so it completed healthy.
       ...expectAgent(state, "/root/doomed", { status: "completed", health: "healthy" }),
       ...expectAgent(state, "/root/healthy", { role: "scout", status: "completed", health: "healthy" }),
       ...when(errors > 0, "doomed hit no tool error (its task was to fail)"),
-      ...when(noticesSeen(state).some((n) => n.agent_name === "/root/healthy" && String(n.report).includes(README_LINE)), "healthy's notice lacks the README line"),
+      ...when(
+        noticesSeen(state).some((n) => n.agent_name === "/root/healthy" && String(n.report).includes(README_LINE)),
+        "healthy's notice lacks the README line",
+      ),
     ];
   },
 };

@@ -5,12 +5,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { reply } from "../scripted-llm.js";
-import { Program, agentEntries, noticesIn, spawn, twoProviders, waitForAll, waitUntil, type Json } from "../tree-program.js";
+import { agentEntries, type Json, noticesIn, Program, spawn, twoProviders, waitForAll, waitUntil } from "../tree-program.js";
 import { markerInstruction } from "./markers.js";
-import { completedIn, listedStatus, noticeOf, resultsIn } from "./scenarios-a.js";
 import {
-  README_LINE,
-  SCOUT_TOOLS,
   agentOf,
   callsOf,
   expectAgent,
@@ -18,13 +15,16 @@ import {
   listsSeen,
   noticesSeen,
   preamble,
+  README_LINE,
   resultJson,
   runEvents,
+  SCOUT_TOOLS,
+  type StressScenario,
   sortedTools,
   verdict,
   when,
-  type StressScenario,
 } from "./scenario.js";
+import { completedIn, listedStatus, noticeOf, resultsIn } from "./scenarios-a.js";
 
 const READ_LINE_1 = "Read the first line of README.md in your working directory and report it verbatim.";
 
@@ -52,7 +52,10 @@ export const crossProvider: StressScenario = {
             reply.toolCall("list_agents", {}),
             verdict("07", (req) => [
               ...completedIn(req, ["/root/child_a", "/root/child_b"]),
-              ...when(noticeOf(req, "/root/child_a")?.model === "other/alt" && noticeOf(req, "/root/child_b")?.model === "fake/deep", "a notice names another model"),
+              ...when(
+                noticeOf(req, "/root/child_a")?.model === "other/alt" && noticeOf(req, "/root/child_b")?.model === "fake/deep",
+                "a notice names another model",
+              ),
             ]),
           ]).steps(),
         );
@@ -69,7 +72,10 @@ export const crossProvider: StressScenario = {
       ...expectAgent(state, "/root/child_a", { status: "completed", health: "healthy", model: asked("child_a") }),
       ...expectAgent(state, "/root/child_b", { role: "scout", status: "completed", health: "healthy", model: asked("child_b") }),
       ...when(!a || !b || a.model !== b.model, "both children ran on the same model"),
-      ...when(!a || !b || a.model.split("/")[0] !== b.model.split("/")[0] || state.mode === "live", `both children ran on provider ${a?.model.split("/")[0]} (the scripted run has two)`),
+      ...when(
+        !a || !b || a.model.split("/")[0] !== b.model.split("/")[0] || state.mode === "live",
+        `both children ran on provider ${a?.model.split("/")[0]} (the scripted run has two)`,
+      ),
     ];
   },
 };
@@ -119,15 +125,30 @@ export const modelReasoningOverrides: StressScenario = {
       ...expectAgent(state, "/root/scout_clamped", { role: "scout", status: "completed" }),
     ];
     const clamped = agentOf(state, "/root/scout_clamped");
-    if (clamped) reasons.push(...when(levelsOf(clamped.model).includes(clamped.reasoning), `scout_clamped runs at ${clamped.reasoning}, not one of ${clamped.model}'s levels ${JSON.stringify(levelsOf(clamped.model))}`));
+    if (clamped)
+      reasons.push(
+        ...when(
+          levelsOf(clamped.model).includes(clamped.reasoning),
+          `scout_clamped runs at ${clamped.reasoning}, not one of ${clamped.model}'s levels ${JSON.stringify(levelsOf(clamped.model))}`,
+        ),
+      );
     // Every child's effective model and reasoning agree across spawn result, notice, list and record (F-03, F-04).
     for (const record of state.records) {
-      const spawned = callsOf(state, "spawn_agent").map(resultJson).find((r) => r?.agent_name === record.path);
+      const spawned = callsOf(state, "spawn_agent")
+        .map(resultJson)
+        .find((r) => r?.agent_name === record.path);
       const notice = noticesSeen(state).find((n) => n.agent_name === record.path && n.type !== "message");
-      const listed = listsSeen(state).at(-1)?.find((a) => a.agent_name === record.path);
-      for (const [where, seen] of [["spawn_agent", spawned], ["notice", notice], ["list_agents", listed]] as const) {
+      const listed = listsSeen(state)
+        .at(-1)
+        ?.find((a) => a.agent_name === record.path);
+      for (const [where, seen] of [
+        ["spawn_agent", spawned],
+        ["notice", notice],
+        ["list_agents", listed],
+      ] as const) {
         if (!seen) reasons.push(`${record.path}: no ${where} result`);
-        else if (seen.model !== record.model || seen.reasoning !== record.reasoning) reasons.push(`${record.path}: ${where} shows ${seen.model}/${seen.reasoning}, it runs ${record.model}/${record.reasoning}`);
+        else if (seen.model !== record.model || seen.reasoning !== record.reasoning)
+          reasons.push(`${record.path}: ${where} shows ${seen.model}/${seen.reasoning}, it runs ${record.model}/${record.reasoning}`);
       }
     }
     // plain_low: refused exactly when its model cannot do low.
@@ -135,8 +156,13 @@ export const modelReasoningOverrides: StressScenario = {
     // Without a model of its own, plain_low runs the root's model, as scout_high does.
     const lowModel = (lowCall?.args.model as string | undefined) || agentOf(state, "/root/scout_high")?.model;
     if (!lowCall) reasons.push("plain_low was never attempted");
-    else if (lowCall.isError) reasons.push(...when(LOW_REFUSED.test(lowCall.text) && !agentOf(state, "/root/plain_low"), `plain_low refused with ${JSON.stringify(lowCall.text)}`));
-    else reasons.push(...when(levelsOf(lowModel).includes("low") || models.length === 0, `plain_low was accepted on ${lowModel}, which lacks low`), ...expectAgent(state, "/root/plain_low", { reasoning: "low" }));
+    else if (lowCall.isError)
+      reasons.push(...when(LOW_REFUSED.test(lowCall.text) && !agentOf(state, "/root/plain_low"), `plain_low refused with ${JSON.stringify(lowCall.text)}`));
+    else
+      reasons.push(
+        ...when(levelsOf(lowModel).includes("low") || models.length === 0, `plain_low was accepted on ${lowModel}, which lacks low`),
+        ...expectAgent(state, "/root/plain_low", { reasoning: "low" }),
+      );
     if (state.mode === "scripted") reasons.push(...when(lowCall?.isError === true, "plain_low on fake/deep (no low) was not refused"));
     return reasons;
   },
@@ -148,7 +174,10 @@ const INVALID_SPAWNS: Array<{ args: Json; error: string }> = [
   { args: { task_name: "attempt_2", agent_type: "nonexistent_role", fork_turns: "none" }, error: "unknown agent_type: nonexistent_role" },
   { args: { task_name: "attempt_3", agent_type: "scout", fork_turns: "all" }, error: "scout agents require fork_turns `none`" },
   { args: { task_name: "attempt_4", model: "nonexistent/model-xyz", fork_turns: "none" }, error: "unknown model: nonexistent/model-xyz" },
-  { args: { task_name: "attempt_6", agent_type: "implementation" }, error: "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork." },
+  {
+    args: { task_name: "attempt_6", agent_type: "implementation" },
+    error: "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
+  },
 ];
 const DUPLICATE_ERROR = "agent task path already exists: /root/attempt_5";
 
@@ -177,10 +206,15 @@ export const limitBehavior: StressScenario = {
             reply.toolCall("list_agents", {}),
             verdict("09", (req) => {
               const errors = [...INVALID_SPAWNS.map((s) => s.error), DUPLICATE_ERROR];
-              const seen = resultsIn(req, "spawn_agent").map((r) => r.error).filter(Boolean);
+              const seen = resultsIn(req, "spawn_agent")
+                .map((r) => r.error)
+                .filter(Boolean);
               return [
                 ...errors.filter((e) => !seen.includes(e)).map((e) => `missing error: ${e}`),
-                ...when(JSON.stringify((resultsIn(req, "list_agents").at(-1)?.agents as Json[] | undefined)?.map((a) => a.agent_name)) === '["/root/attempt_5"]', "list_agents shows more than attempt_5"),
+                ...when(
+                  JSON.stringify((resultsIn(req, "list_agents").at(-1)?.agents as Json[] | undefined)?.map((a) => a.agent_name)) === '["/root/attempt_5"]',
+                  "list_agents shows more than attempt_5",
+                ),
               ];
             }),
           ]).steps(),
@@ -190,9 +224,13 @@ export const limitBehavior: StressScenario = {
     ],
   },
   check: (state) => {
-    const errors = callsOf(state, "spawn_agent").filter((c) => c.isError).map((c) => c.text);
+    const errors = callsOf(state, "spawn_agent")
+      .filter((c) => c.isError)
+      .map((c) => c.text);
     return [
-      ...[...INVALID_SPAWNS.map((s) => s.error), DUPLICATE_ERROR].filter((e) => !errors.includes(e)).map((e) => `the root never got the error ${JSON.stringify(e)}`),
+      ...[...INVALID_SPAWNS.map((s) => s.error), DUPLICATE_ERROR]
+        .filter((e) => !errors.includes(e))
+        .map((e) => `the root never got the error ${JSON.stringify(e)}`),
       ...expectOnlyAgents(state, ["/root/attempt_5"]),
       ...expectAgent(state, "/root/attempt_5", { status: "completed" }),
     ];
@@ -245,10 +283,16 @@ export const restartResume: StressScenario = {
     const record = agentOf(state, "/root/persisted_worker");
     const entries = fs.existsSync(state.sessionFile) ? agentEntries(state.sessionFile).filter((e) => e.path === "/root/persisted_worker") : [];
     return [
-      ...when(firstListB?.agent_status === "completed", `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"} (F-01)`),
+      ...when(
+        firstListB?.agent_status === "completed",
+        `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"} (F-01)`,
+      ),
       ...expectAgent(state, "/root/persisted_worker", { status: "completed", health: "healthy" }),
       ...when((record?.runs.length ?? 0) >= 2, "persisted_worker was not resumed for a second turn"),
-      ...when(callsOf(state, "get_agent_report", 1).some((c) => resultJson(c)?.available === true), "get_agent_report had no stored report after the restart"),
+      ...when(
+        callsOf(state, "get_agent_report", 1).some((c) => resultJson(c)?.available === true),
+        "get_agent_report had no stored report after the restart",
+      ),
       ...when(entries.at(-1)?.status === "completed", `the session's last record of persisted_worker says ${entries.at(-1)?.status ?? "nothing"} (F-01)`),
     ];
   },
@@ -291,8 +335,14 @@ export const extensionInheritance: StressScenario = {
           "/root",
           ...new Program([
             reply.toolCalls([
-              { name: "spawn_agent", args: { task_name: "plain_child", fork_turns: "none", message: "Call the probe_tool tool with word ping and report its output verbatim." } },
-              { name: "spawn_agent", args: { task_name: "scout_child", agent_type: "scout", fork_turns: "none", message: "List the names of every tool you have, then answer." } },
+              {
+                name: "spawn_agent",
+                args: { task_name: "plain_child", fork_turns: "none", message: "Call the probe_tool tool with word ping and report its output verbatim." },
+              },
+              {
+                name: "spawn_agent",
+                args: { task_name: "scout_child", agent_type: "scout", fork_turns: "none", message: "List the names of every tool you have, then answer." },
+              },
             ]),
             waitForAll(["/root/plain_child", "/root/scout_child"]),
             verdict("11", (req) => [
@@ -301,7 +351,9 @@ export const extensionInheritance: StressScenario = {
             ]),
           ]).steps(),
         );
-        h.tree.add("/root/plain_child", reply.toolCall("probe_tool", { word: "ping" }), (req) => reply.text(`The probe answered: ${String(req.messages.at(-1)?.content ?? "")}`));
+        h.tree.add("/root/plain_child", reply.toolCall("probe_tool", { word: "ping" }), (req) =>
+          reply.text(`The probe answered: ${String(req.messages.at(-1)?.content ?? "")}`),
+        );
         h.tree.add("/root/scout_child", (req) => reply.text(`My tools: ${(req.tools ?? []).map((t) => t.function.name).join(", ")}`));
       },
     ],
@@ -309,15 +361,26 @@ export const extensionInheritance: StressScenario = {
   check: (state) => {
     const plain = agentOf(state, "/root/plain_child");
     const scout = agentOf(state, "/root/scout_child");
-    const probeCalls = plain ? runEvents(state, plain).flat().filter((e) => e.type === "tool_call" && e.toolName === "probe_tool") : [];
-    const probeOk = plain ? runEvents(state, plain).flat().some((e) => e.type === "tool_result" && e.toolName === "probe_tool" && e.isError === false) : false;
+    const probeCalls = plain
+      ? runEvents(state, plain)
+          .flat()
+          .filter((e) => e.type === "tool_call" && e.toolName === "probe_tool")
+      : [];
+    const probeOk = plain
+      ? runEvents(state, plain)
+          .flat()
+          .some((e) => e.type === "tool_result" && e.toolName === "probe_tool" && e.isError === false)
+      : false;
     return [
       ...expectAgent(state, "/root/plain_child", { role: "default", status: "completed" }),
       ...expectAgent(state, "/root/scout_child", { role: "scout", status: "completed" }),
       ...when(plain?.activeTools.includes("probe_tool") === true, "plain_child did not get probe_tool"),
       ...when(plain?.extensions.includes(probeFile(state.dir)) === true, "plain_child was not given the probe extension"),
       ...when(probeCalls.length > 0 && probeOk, "plain_child never ran probe_tool successfully"),
-      ...when(JSON.stringify(sortedTools(scout)) === JSON.stringify(SCOUT_TOOLS), `scout_child has tools ${JSON.stringify(sortedTools(scout))}; role limits must drop extension tools`),
+      ...when(
+        JSON.stringify(sortedTools(scout)) === JSON.stringify(SCOUT_TOOLS),
+        `scout_child has tools ${JSON.stringify(sortedTools(scout))}; role limits must drop extension tools`,
+      ),
     ];
   },
 };

@@ -1,7 +1,8 @@
 /** The user's 11 stress scenarios (seeds/003), in their order. */
+
+import type { StressScenario } from "./scenario.js";
 import { basicSpawnWait, failureIsolation, interruptResume, nestedChain, parallelSpawns, queueFollowup } from "./scenarios-a.js";
 import { crossProvider, extensionInheritance, limitBehavior, modelReasoningOverrides, restartResume } from "./scenarios-b.js";
-import type { StressScenario } from "./scenario.js";
 
 export const STRESS_SCENARIOS: readonly StressScenario[] = [
   basicSpawnWait,
@@ -20,7 +21,10 @@ export const STRESS_SCENARIOS: readonly StressScenario[] = [
 /** `3`, `03` or `interrupt-resume`-style names → scenarios; throws with the unknown ones named. */
 export function selectScenarios(only: string | undefined): StressScenario[] {
   if (!only) return [...STRESS_SCENARIOS];
-  const wanted = only.split(",").map((s) => s.trim()).filter(Boolean);
+  const wanted = only
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown: string[] = [];
   const picked = wanted.flatMap((w) => {
     const id = /^\d{1,2}$/.test(w) ? w.padStart(2, "0") : undefined;

@@ -4,18 +4,18 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
-  MAX_DEFINITION_BYTES,
-  type ParsedDefinition,
   definitionDirs,
   discoverAgentDefinitions,
   findProjectAgentsDir,
   loadRoleCatalog,
+  MAX_DEFINITION_BYTES,
   mergeDefinitions,
+  type ParsedDefinition,
   parseAgentDefinition,
   projectAgentsEnabled,
   userAgentsDir,
-} from "../../../src/extension/agent-definitions.js";
-import { RESERVED_ROLE_NAMES, describeRegistry, lookupRole } from "../../../src/extension/roles.js";
+} from "../../../src/extension/roles/agent-definitions.js";
+import { describeRegistry, lookupRole, RESERVED_ROLE_NAMES } from "../../../src/extension/roles/roles.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const FILE = "/u/agents/reviewer.md";
@@ -28,7 +28,11 @@ const doc = (frontmatter: string, body = "You review code.") => `---\n${frontmat
 
 describe("parseAgentDefinition: files that work", () => {
   it("reads name, description, a comma list of tools, model, reasoning and the body", () => {
-    expect(parse(doc("name: reviewer\ndescription: Reviews a diff.\ntools: read, grep , find\nmodel: fake/deep\nreasoning: high", "\nYou review code.\n\nBe terse.\n"))).toEqual({
+    expect(
+      parse(
+        doc("name: reviewer\ndescription: Reviews a diff.\ntools: read, grep , find\nmodel: fake/deep\nreasoning: high", "\nYou review code.\n\nBe terse.\n"),
+      ),
+    ).toEqual({
       ok: true,
       definition: {
         name: "reviewer",
@@ -73,7 +77,10 @@ describe("the documented examples", () => {
   it.each(["README.md", "docs/agents.md"])("the first markdown example in %s is a valid definition", (doc) => {
     const example = /```markdown\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(REPO, doc), "utf8"))?.[1];
     expect(example).toBeDefined();
-    expect(parse(example!)).toMatchObject({ ok: true, definition: { name: "reviewer", tools: ["read", "grep", "find", "ls"], model: "anthropic/claude-sonnet-4-5", reasoning: "high" } });
+    expect(parse(example!)).toMatchObject({
+      ok: true,
+      definition: { name: "reviewer", tools: ["read", "grep", "find", "ls"], model: "anthropic/claude-sonnet-4-5", reasoning: "high" },
+    });
   });
 });
 
@@ -95,14 +102,30 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
     ["no description", doc("name: r"), "missing `description:` in the frontmatter"],
     ["a blank description", doc('name: r\ndescription: "  "'), "description must be a non-empty string"],
     ["a description that is a list", doc("name: r\ndescription: [a]"), "description must be a non-empty string"],
-    ["an unknown field (a typo of tools)", doc("name: r\ndescription: d\ntool: read"), 'unknown field "tool" (allowed: name, description, tools, model, reasoning)'],
-    ["several unknown fields", doc("name: r\ndescription: d\ncolor: blue\nreasoning_effort: high"), 'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning)'],
-    ["`tools:` with no value", doc("name: r\ndescription: d\ntools:"), /^tools is empty: list tool names, write `tools: \[\]` for no tools, or leave the field out/],
-    ["`tools: \"\"`", doc('name: r\ndescription: d\ntools: ""'), /^tools is empty/],
+    [
+      "an unknown field (a typo of tools)",
+      doc("name: r\ndescription: d\ntool: read"),
+      'unknown field "tool" (allowed: name, description, tools, model, reasoning)',
+    ],
+    [
+      "several unknown fields",
+      doc("name: r\ndescription: d\ncolor: blue\nreasoning_effort: high"),
+      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning)',
+    ],
+    [
+      "`tools:` with no value",
+      doc("name: r\ndescription: d\ntools:"),
+      /^tools is empty: list tool names, write `tools: \[\]` for no tools, or leave the field out/,
+    ],
+    ['`tools: ""`', doc('name: r\ndescription: d\ntools: ""'), /^tools is empty/],
     ["tools as a mapping", doc("name: r\ndescription: d\ntools:\n  read: true"), "tools must be a comma-separated list (`tools: read, grep`) or a YAML list"],
     ["a number among the tools", doc("name: r\ndescription: d\ntools: [read, 5]"), "tools holds 5, which is not a tool name"],
     ["an empty name in a comma list", doc("name: r\ndescription: d\ntools: read,,grep"), 'tools holds "", which is not a tool name'],
-    ["a model without provider", doc("name: r\ndescription: d\nmodel: claude-haiku-4-5"), 'model "claude-haiku-4-5" must be written provider/id (as list_models shows it) or `inherit`'],
+    [
+      "a model without provider",
+      doc("name: r\ndescription: d\nmodel: claude-haiku-4-5"),
+      'model "claude-haiku-4-5" must be written provider/id (as list_models shows it) or `inherit`',
+    ],
     ["a model that is a number", doc("name: r\ndescription: d\nmodel: 4"), /^model 4 must be written provider\/id/],
     ["an unknown reasoning level", doc("name: r\ndescription: d\nreasoning: max"), 'reasoning "max" must be one of off, minimal, low, medium, high, xhigh'],
     ["reasoning in capitals", doc("name: r\ndescription: d\nreasoning: High"), /^reasoning "High" must be one of/],
@@ -130,7 +153,9 @@ describe("mergeDefinitions", () => {
     const set = mergeDefinitions([ok("zeta", "user"), ok("alpha", "user"), bad], [ok("alpha", "project")], RESERVED_ROLE_NAMES);
     expect(set.definitions.map((d) => `${d.name}@${d.filePath}`)).toEqual(["alpha@/project/alpha.md", "zeta@/user/zeta.md"]);
     expect(set.rejected).toEqual([bad.rejected]);
-    expect(set.overrides).toEqual([{ project: (ok("alpha", "project") as { definition: unknown }).definition, user: (ok("alpha", "user") as { definition: unknown }).definition }]);
+    expect(set.overrides).toEqual([
+      { project: (ok("alpha", "project") as { definition: unknown }).definition, user: (ok("alpha", "user") as { definition: unknown }).definition },
+    ]);
   });
 
   it("refuses every file of a name defined twice in one directory", () => {

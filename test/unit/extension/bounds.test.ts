@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LIMITS, type Notice, usageTotals } from "../../../src/contracts/tree.js";
-import { boundNotice, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/bounds.js";
+import { LIMITS, type Notice } from "../../../src/contracts/tree.js";
+import { usageTotals } from "../../../src/contracts/usage.js";
+import { boundNotice, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/turns/bounds.js";
 
 const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
 
@@ -99,16 +100,26 @@ describe("boundNotice", () => {
       cacheRead: 345678,
       cacheWrite: 0,
       totalTokens: 492590,
+      // biome-ignore lint/correctness/noPrecisionLoss: float noise as pi sums it, on purpose
       cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 },
     });
-    const out = checkBounded(notice(answer, { agent_name: "/root/review_pipeline", nickname: "Archimedes", model: "deepseek/deepseek-v4-flash", reasoning: "high", usage }));
+    const out = checkBounded(
+      notice(answer, { agent_name: "/root/review_pipeline", nickname: "Archimedes", model: "deepseek/deepseek-v4-flash", reasoning: "high", usage }),
+    );
     const omitted = Number(MARKER.exec(out.report)?.[1]);
     expect(answer.length - omitted).toBeGreaterThanOrEqual(7500);
     expect(JSON.stringify(out).length).toBeGreaterThan(LIMITS.maxMessageChars - 10);
   });
 
   it("summarizes usage for notices: tokens in, out, total, and the cost rounded to a millionth", () => {
-    const usage = { input: 5, output: 7, cacheRead: 100, cacheWrite: 3, totalTokens: 115, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.30000000000000004 } };
+    const usage = {
+      input: 5,
+      output: 7,
+      cacheRead: 100,
+      cacheWrite: 3,
+      totalTokens: 115,
+      cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.30000000000000004 },
+    };
     expect(usageTotals(usage)).toEqual({ input: 5, output: 7, total_tokens: 115, cost: 0.3 });
   });
 
@@ -140,13 +151,13 @@ describe("boundNotice", () => {
 
   it("stays within the bound when side fields are full of escaped characters", () => {
     const nasty = "\u0001".repeat(5000);
-    const input = notice(makeReport(30_000, "\n\""), { reason: nasty, outcome: nasty, model: nasty, nickname: nasty });
+    const input = notice(makeReport(30_000, '\n"'), { reason: nasty, outcome: nasty, model: nasty, nickname: nasty });
     const out = checkBounded(input);
     expect(MARKER.test(out.report)).toBe(true);
   });
 
   it("respects a smaller maxChars", () => {
-    for (const length of [0, 500, 3000, 10_000]) checkBounded(notice(makeReport(length, "ab\"🙂\n")), 2000);
+    for (const length of [0, 500, 3000, 10_000]) checkBounded(notice(makeReport(length, 'ab"🙂\n')), 2000);
   });
 });
 

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { budgetFromEnv, budgetRefusal } from "../../../src/extension/budget.js";
-import { usageTotals } from "../../../src/contracts/tree.js";
-import { addTotals, emptyTotals, rollUp } from "../../../src/extension/usage-rollup.js";
-import { emptyUsage } from "../../../src/contracts/events.js";
+import { addTotals, emptyTotals, emptyUsage, usageTotals } from "../../../src/contracts/usage.js";
+import { budgetFromEnv, budgetRefusal } from "../../../src/extension/progress/budget.js";
+import { rollUp } from "../../../src/extension/tree/usage-rollup.js";
 
 const spent = (total_tokens: number, cost: number) => ({ input: 0, output: 0, total_tokens, cost });
 

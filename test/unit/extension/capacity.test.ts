@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TurnSlots } from "../../../src/extension/capacity.js";
+import { TurnSlots } from "../../../src/extension/turns/capacity.js";
 
 describe("TurnSlots: at most N turns of one parent's children at once", () => {
   it("starts up to the limit at once and queues the rest in order, with positions", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { childInstructions, envelope, turnPrompt, withRolePrompt } from "../../../src/extension/envelope.js";
+import { childInstructions, envelope, turnPrompt, withRolePrompt } from "../../../src/extension/turns/envelope.js";
 import { agentRecord } from "../../support/records.js";
 
 const record = agentRecord({
@@ -13,7 +13,7 @@ const record = agentRecord({
 
 describe("envelopes", () => {
   it("say what the message is, who sent it and its task, then the payload verbatim", () => {
-    const payload = "  -x @y\n/z \"q\"  ";
+    const payload = '  -x @y\n/z "q"  ';
     expect(envelope("NEW_TASK", "/root", "scout_high", payload)).toBe(`[NEW_TASK from /root · task scout_high]\n${payload}`);
   });
 

@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { EventsTail, applyRecord, currentTool, emptyRunProgress } from "../../../src/extension/events-tail.js";
+import { applyRecord, currentTool, EventsTail, emptyRunProgress } from "../../../src/extension/progress/events-tail.js";
 
 const usage = (input: number, output: number, cost: number) => ({
   input,
@@ -82,7 +82,10 @@ describe("EventsTail", () => {
 
   it("skips a damaged line and starts over when the file is replaced by a shorter one", async () => {
     const tail = new EventsTail(file);
-    await writeFile(file, `not json\n${line({ type: "assistant_text", ts: 1, text: "", usage: usage(1, 1, 0) })}${line({ type: "assistant_text", ts: 2, text: "" })}`);
+    await writeFile(
+      file,
+      `not json\n${line({ type: "assistant_text", ts: 1, text: "", usage: usage(1, 1, 0) })}${line({ type: "assistant_text", ts: 2, text: "" })}`,
+    );
     expect((await tail.poll()).turns).toBe(2);
     await writeFile(file, line({ type: "run_end", ts: 9, status: "failed", exitCode: 1 }));
     const p = await tail.poll();

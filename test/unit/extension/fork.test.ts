@@ -4,7 +4,7 @@ import path from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/contracts/tree.js";
-import { forkMessages, hasAssistant, renderForkTranscript, splitTurns, writeForkSession } from "../../../src/extension/fork.js";
+import { forkMessages, hasAssistant, renderForkTranscript, splitTurns, writeForkSession } from "../../../src/extension/spawn/fork.js";
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 let clock = 1_000;
@@ -73,12 +73,7 @@ function texts(messages: unknown[]): string[] {
 describe("forkMessages", () => {
   it("splits into turns at user messages and keeps only user/assistant/toolResult", () => {
     const all = forkMessages(parentBranch(), { kind: "all" }, { childProvider: "fake" });
-    expect(splitTurns(all).map((turn) => texts(turn)[0])).toEqual([
-      "user:turn one",
-      "user:turn two",
-      "user:turn three",
-      "user:turn four: spawn a kid",
-    ]);
+    expect(splitTurns(all).map((turn) => texts(turn)[0])).toEqual(["user:turn one", "user:turn two", "user:turn three", "user:turn four: spawn a kid"]);
     expect(all.map((m) => (m as { role: string }).role)).not.toContain("custom");
     expect(all.map((m) => (m as { role: string }).role)).not.toContain("bashExecution");
   });
@@ -207,7 +202,10 @@ describe("writeForkSession", () => {
     const file = path.join(dir, "agents", "kid", "session.jsonl");
     await writeForkSession(file, messages, { cwd: dir, parentSession: "/parent/session.jsonl" });
 
-    const lines = (await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = (await readFile(file, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ type: "session", version: 3, cwd: dir, parentSession: "/parent/session.jsonl" });
     expect(lines[0].id).toMatch(/^[0-9a-f-]{36}$/);
     expect(lines[1]).toMatchObject({ type: "message", parentId: null });
@@ -222,7 +220,10 @@ describe("writeForkSession", () => {
 
     // pi continues the file: a new message is appended once, with no second header.
     session.appendMessage({ role: "user", content: "next task", timestamp: Date.now() });
-    const after = (await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const after = (await readFile(file, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(after.filter((e) => e.type === "session")).toHaveLength(1);
     expect(after).toHaveLength(lines.length + 1);
     expect(after.at(-1)).toMatchObject({ parentId: lines.at(-1).id });

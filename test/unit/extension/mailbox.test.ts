@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Notice } from "../../../src/contracts/tree.js";
-import { Mailbox } from "../../../src/extension/mailbox.js";
+import { Mailbox } from "../../../src/extension/turns/mailbox.js";
 
 const notice = (name: string): Notice => ({
   agent_name: `/root/${name}`,

@@ -4,13 +4,13 @@ import {
   inScope,
   isThinkingLevel,
   listModels,
+  type ModelInfo,
   modelRef,
   parseModelRef,
   resolveScope,
   scopePatterns,
   supportedLevels,
-  type ModelInfo,
-} from "../../../src/extension/models.js";
+} from "../../../src/extension/roles/models.js";
 
 const plain: ModelInfo = { provider: "fake", id: "fast", reasoning: true, contextWindow: 128_000 };
 const noReasoning: ModelInfo = { provider: "fake", id: "dumb", reasoning: false };
@@ -142,16 +142,8 @@ describe("scope matching (pi's resolveModelScope)", () => {
     ["** crosses segments", ["openrouter/**"], ["openrouter/openai/gpt-5.4"]],
     ["? and classes", ["gpt-5.?", "deepseek-[rx]*/*"], ["openai/gpt-5.4", "deepseek-responses/deepseek-v4-flash"]],
     ["case-insensitive globs", ["ANTHROPIC/*OPUS*"], ["anthropic/claude-opus-4-7"]],
-    [
-      "pattern order, no duplicates",
-      ["gpt-5.4", "openai/*", "claude-opus-4-7"],
-      ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "anthropic/claude-opus-4-7"],
-    ],
-    [
-      "a negated class",
-      ["[!a]*/*"],
-      ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "deepseek/deepseek-v4-flash", "deepseek-responses/deepseek-v4-flash"],
-    ],
+    ["pattern order, no duplicates", ["gpt-5.4", "openai/*", "claude-opus-4-7"], ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "anthropic/claude-opus-4-7"]],
+    ["a negated class", ["[!a]*/*"], ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "deepseek/deepseek-v4-flash", "deepseek-responses/deepseek-v4-flash"]],
     ["no match", ["llama"], []],
   ])("%s", (_label, patterns, expected) => {
     expect(refs(patterns)).toEqual(expected);

@@ -10,7 +10,7 @@ import {
   pickNickname,
   resolveTarget,
   TASK_NAME_PATTERN,
-} from "../../../src/extension/paths.js";
+} from "../../../src/extension/tree/paths.js";
 
 describe("task names and canonical paths", () => {
   it.each([

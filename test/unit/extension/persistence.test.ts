@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ENTRY_TYPE, agentEntry, recordsFromEntries } from "../../../src/extension/persistence.js";
-import { buildMeta, currentPiBinary, runName } from "../../../src/extension/launcher.js";
+import { runName } from "../../../src/contracts/layout.js";
+import { agentEntry, ENTRY_TYPE, recordsFromEntries } from "../../../src/extension/tree/persistence.js";
+import { buildMeta, currentPiBinary } from "../../../src/extension/turns/launcher.js";
 import { agentRecord } from "../../support/records.js";
 
 const record = agentRecord({
@@ -49,7 +50,16 @@ describe("launcher", () => {
 
   it("meta.json asks the wrapper for the agent's model, reasoning, tools, extensions, session and tree identity", () => {
     const meta = buildMeta(
-      { record, agentDir: "/tree/agents/worker", treeDir: "/tree", prompt: "[NEW_TASK from /root · task worker]\ngo", kind: "spawn", cwd: "/work", instructions: "", timeoutMs: 1000 },
+      {
+        record,
+        agentDir: "/tree/agents/worker",
+        treeDir: "/tree",
+        prompt: "[NEW_TASK from /root · task worker]\ngo",
+        kind: "spawn",
+        cwd: "/work",
+        instructions: "",
+        timeoutMs: 1000,
+      },
       "/tree/agents/worker/runs/0001-spawn",
     );
     expect(meta).toMatchObject({

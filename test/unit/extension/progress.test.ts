@@ -2,10 +2,10 @@ import { appendFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { emptyUsage } from "../../../src/contracts/events.js";
-import { treeSpend } from "../../../src/extension/budget.js";
-import { TreeProgress, progressFields } from "../../../src/extension/progress.js";
-import { TreeDir } from "../../../src/extension/tree-dir.js";
+import { emptyUsage } from "../../../src/contracts/usage.js";
+import { treeSpend } from "../../../src/extension/progress/budget.js";
+import { progressFields, TreeProgress } from "../../../src/extension/progress/progress.js";
+import { TreeDir } from "../../../src/extension/tree/tree-dir.js";
 import { agentRecord } from "../../support/records.js";
 
 let dir: string;
@@ -39,7 +39,14 @@ describe("TreeProgress", () => {
     }
     await tree.writeQueue("/root/mid", ["/root/mid/c", "/root/mid/b"]);
     const positions = async () => new Map((await new TreeProgress(tree).snapshot("/root")).map((a) => [a.record.path, a.queuePosition]));
-    expect(await positions()).toEqual(new Map([["/root/mid", undefined], ["/root/mid/a", undefined], ["/root/mid/b", 2], ["/root/mid/c", 1]]));
+    expect(await positions()).toEqual(
+      new Map([
+        ["/root/mid", undefined],
+        ["/root/mid/a", undefined],
+        ["/root/mid/b", 2],
+        ["/root/mid/c", 1],
+      ]),
+    );
     // A stale entry for an agent that is no longer pending shows no position.
     await tree.writeRecord(agentRecord({ path: "/root/mid/c", nickname: "N2", spawnSeq: 4, status: "interrupted" }));
     expect((await positions()).get("/root/mid/c")).toBeUndefined();
@@ -47,11 +54,27 @@ describe("TreeProgress", () => {
 
   it("adds a running turn's usage so far to its record, rolls usage up per subtree, and tracks tools", async () => {
     // /root/lead finished a turn (100 tokens) and runs another; its child /root/lead/leaf finished (50).
-    await tree.writeRecord(agentRecord({ path: "/root/lead", nickname: "Euclid", spawnSeq: 1, status: "running", runs: ["0001-spawn", "0002-followup"], usage: usage(100, 0.1) }));
-    await tree.writeRecord(agentRecord({ path: "/root/lead/leaf", nickname: "Hypatia", spawnSeq: 2, status: "completed", runs: ["0001-spawn"], usage: usage(50, 0.05) }));
+    await tree.writeRecord(
+      agentRecord({ path: "/root/lead", nickname: "Euclid", spawnSeq: 1, status: "running", runs: ["0001-spawn", "0002-followup"], usage: usage(100, 0.1) }),
+    );
+    await tree.writeRecord(
+      agentRecord({ path: "/root/lead/leaf", nickname: "Hypatia", spawnSeq: 2, status: "completed", runs: ["0001-spawn"], usage: usage(50, 0.05) }),
+    );
     await tree.writeRecord(agentRecord({ path: "/root/queued", nickname: "Ptolemy", spawnSeq: 3, status: "pending_init" }));
-    await appendEvents("/root/lead", "0002-followup", { type: "run_start", ts: 10_000 }, { type: "assistant_text", ts: 10_500, text: "", usage: usage(30, 0.03) }, { type: "tool_call", ts: 10_600, toolCallId: "c", toolName: "bash", args: {} });
-    await appendEvents("/root/lead/leaf", "0001-spawn", { type: "run_start", ts: 1_000 }, { type: "assistant_text", ts: 2_000, text: "", usage: usage(50, 0.05) }, { type: "run_end", ts: 4_000, status: "completed", exitCode: 0 });
+    await appendEvents(
+      "/root/lead",
+      "0002-followup",
+      { type: "run_start", ts: 10_000 },
+      { type: "assistant_text", ts: 10_500, text: "", usage: usage(30, 0.03) },
+      { type: "tool_call", ts: 10_600, toolCallId: "c", toolName: "bash", args: {} },
+    );
+    await appendEvents(
+      "/root/lead/leaf",
+      "0001-spawn",
+      { type: "run_start", ts: 1_000 },
+      { type: "assistant_text", ts: 2_000, text: "", usage: usage(50, 0.05) },
+      { type: "run_end", ts: 4_000, status: "completed", exitCode: 0 },
+    );
 
     const progress = new TreeProgress(tree, (p) => (p === "/root/queued" ? 2 : undefined));
     const snap = await progress.snapshot("/root", () => 13_000);
@@ -69,7 +92,12 @@ describe("TreeProgress", () => {
     expect(await treeSpend(progress)).toMatchObject({ total_tokens: 180, cost: 0.18 });
 
     // The running turn goes on: the next snapshot reads only what was appended.
-    await appendEvents("/root/lead", "0002-followup", { type: "tool_result", ts: 11_000, toolCallId: "c", toolName: "bash", isError: false }, { type: "assistant_text", ts: 12_000, text: "", usage: usage(20, 0.02) });
+    await appendEvents(
+      "/root/lead",
+      "0002-followup",
+      { type: "tool_result", ts: 11_000, toolCallId: "c", toolName: "bash", isError: false },
+      { type: "assistant_text", ts: 12_000, text: "", usage: usage(20, 0.02) },
+    );
     const later = (await progress.snapshot("/root/lead", () => 14_000)).map((a) => a.record.path);
     expect(later).toEqual(["/root/lead/leaf"]);
     const again = (await progress.snapshot("/root")).find((a) => a.record.path === "/root/lead")!;

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/contracts/tree.js";
-import { readReportPage, saveReport } from "../../../src/extension/reports.js";
+import { readReportPage, saveReport } from "../../../src/extension/turns/reports.js";
 
 let agentDir: string;
 

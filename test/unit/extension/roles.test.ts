@@ -1,20 +1,20 @@
 import { describe, expect, it } from "vitest";
-import type { AgentDefinition, DiscoveredDefinitions, RejectedDefinition } from "../../../src/extension/agent-definitions.js";
+import type { AgentDefinition, DiscoveredDefinitions, RejectedDefinition } from "../../../src/extension/roles/agent-definitions.js";
 import {
   BUILTIN_CATALOG,
-  DESCRIBED_ROLES_MAX,
   buildRoleCatalog,
+  DESCRIBED_ROLES_MAX,
   definitionToolsProblem,
   definitionWarnings,
   describeAgentTypes,
   describeRegistry,
   getRole,
   lookupRole,
-  resolveChildTools,
-  ROLE_NAMES,
   type RegistryTool,
+  ROLE_NAMES,
   type Role,
-} from "../../../src/extension/roles.js";
+  resolveChildTools,
+} from "../../../src/extension/roles/roles.js";
 
 const OWN = "/pkg/pi-subagent-tree/src/extension/index.ts";
 const builtin = (name: string) => ({
@@ -72,7 +72,11 @@ describe("describeRegistry (getAllTools sourceInfo)", () => {
     ["a non-object sourceInfo", { name: "x", sourceInfo: "weird" }, { name: "x", builtin: false }],
     ["builtin by path only", { name: "x", sourceInfo: { path: "<builtin:x>" } }, { name: "x", builtin: true }],
     ["an inline extension", { name: "x", sourceInfo: { path: "<inline>", source: "inline" } }, { name: "x", builtin: false }],
-    ["a package extension", { name: "x", sourceInfo: { path: "/n/pkg/ext.ts", source: "npm:pkg" } }, { name: "x", sourcePath: "/n/pkg/ext.ts", builtin: false }],
+    [
+      "a package extension",
+      { name: "x", sourceInfo: { path: "/n/pkg/ext.ts", source: "npm:pkg" } },
+      { name: "x", sourcePath: "/n/pkg/ext.ts", builtin: false },
+    ],
   ])("%s", (_label, tool, expected) => {
     expect(describeRegistry([tool])).toEqual([expected]);
   });
@@ -163,7 +167,11 @@ describe("definitionToolsProblem (against pi's full registry)", () => {
     ["the parent's tools", "parent", undefined],
     ["no tools", [], undefined],
     ["inactive built-ins and extension tools", ["grep", "ls", "jira", "spawn_agent"], undefined],
-    ["one unknown tool", ["read", "Read"], "unknown tool Read (pi's tools here: ast_grep_run, ast_grep_scan, bash, edit, find, grep, jira, ls, read, sdk_tool, spawn_agent, wait_agent, write)"],
+    [
+      "one unknown tool",
+      ["read", "Read"],
+      "unknown tool Read (pi's tools here: ast_grep_run, ast_grep_scan, bash, edit, find, grep, jira, ls, read, sdk_tool, spawn_agent, wait_agent, write)",
+    ],
     ["several unknown tools", ["web", "read", "mcp"], expect.stringMatching(/^unknown tools web, mcp \(pi's tools here: /) as unknown as string],
     ["an SDK tool no child can load", ["sdk_tool"], "tool sdk_tool comes from no extension file a child can load"],
   ])("%s", (_label, tools, expected) => {
@@ -174,9 +182,19 @@ describe("definitionToolsProblem (against pi's full registry)", () => {
 describe("buildRoleCatalog and lookupRole", () => {
   it("adds usable definitions after the built-ins and refuses one with an unknown tool", () => {
     const catalog = buildRoleCatalog(found([definition("reviewer", { tools: ["read", "grep"] }), definition("web", { tools: ["browse"] })]), REGISTRY);
-    expect(catalog.roles.map((role) => `${role.name}:${role.source}`)).toEqual(["scout:builtin", "implementation:builtin", "specialist:builtin", "reviewer:user"]);
-    expect(catalog.rejected).toEqual([{ filePath: "/u/agents/web.md", source: "user", name: "web", problem: expect.stringMatching(/^unknown tool browse \(pi's tools here: /) }]);
-    expect(lookupRole(catalog, "web")).toEqual({ ok: false, error: expect.stringMatching(/^unknown agent_type: web — agent definition \/u\/agents\/web\.md was rejected: unknown tool browse \(/) });
+    expect(catalog.roles.map((role) => `${role.name}:${role.source}`)).toEqual([
+      "scout:builtin",
+      "implementation:builtin",
+      "specialist:builtin",
+      "reviewer:user",
+    ]);
+    expect(catalog.rejected).toEqual([
+      { filePath: "/u/agents/web.md", source: "user", name: "web", problem: expect.stringMatching(/^unknown tool browse \(pi's tools here: /) },
+    ]);
+    expect(lookupRole(catalog, "web")).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^unknown agent_type: web — agent definition \/u\/agents\/web\.md was rejected: unknown tool browse \(/),
+    });
   });
 
   it("checks tool names only once a registry is given", () => {
@@ -184,25 +202,43 @@ describe("buildRoleCatalog and lookupRole", () => {
   });
 
   it("turns a definition into a role: its model, reasoning, prompt and file", () => {
-    const catalog = buildRoleCatalog(found([definition("reviewer", { model: "fake/deep", reasoning: "high", prompt: "Review.", source: "project", filePath: "/p/.pi/agents/r.md" })]), REGISTRY);
+    const catalog = buildRoleCatalog(
+      found([definition("reviewer", { model: "fake/deep", reasoning: "high", prompt: "Review.", source: "project", filePath: "/p/.pi/agents/r.md" })]),
+      REGISTRY,
+    );
     expect(lookupRole(catalog, "reviewer")).toEqual({
       ok: true,
-      role: { name: "reviewer", description: "reviewer does things.", tools: "parent", model: "fake/deep", reasoning: "high", prompt: "Review.", requiresForkNone: false, source: "project", filePath: "/p/.pi/agents/r.md" },
+      role: {
+        name: "reviewer",
+        description: "reviewer does things.",
+        tools: "parent",
+        model: "fake/deep",
+        reasoning: "high",
+        prompt: "Review.",
+        requiresForkNone: false,
+        source: "project",
+        filePath: "/p/.pi/agents/r.md",
+      },
     });
   });
 
   it("keeps the SPEC message exact for a name no file mentions", () => {
-    const catalog = buildRoleCatalog(found([], [{ filePath: "/u/agents/other.md", source: "user", name: "other", problem: "missing `name:` in the frontmatter" }]));
+    const catalog = buildRoleCatalog(
+      found([], [{ filePath: "/u/agents/other.md", source: "user", name: "other", problem: "missing `name:` in the frontmatter" }]),
+    );
     expect(lookupRole(catalog, "wizard")).toEqual({ ok: false, error: "unknown agent_type: wizard" });
     expect(lookupRole(BUILTIN_CATALOG, "scout")).toEqual({ ok: true, role: getRole("scout") });
   });
 
   it("says why every file of that name was refused", () => {
     const catalog = buildRoleCatalog(
-      found([], [
-        { filePath: "/u/agents/a.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /u/agents/b.md; rename one of them' },
-        { filePath: "/u/agents/b.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /u/agents/a.md; rename one of them' },
-      ]),
+      found(
+        [],
+        [
+          { filePath: "/u/agents/a.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /u/agents/b.md; rename one of them' },
+          { filePath: "/u/agents/b.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /u/agents/a.md; rename one of them' },
+        ],
+      ),
     );
     expect(lookupRole(catalog, "dup")).toEqual({
       ok: false,
@@ -231,7 +267,10 @@ describe("describeAgentTypes (spawn_agent's agent_type text)", () => {
 
   it("lists defined roles with their source and refused files with their problem", () => {
     const catalog = buildRoleCatalog(
-      found([definition("reviewer", { description: "Reviews diffs." })], [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }]),
+      found(
+        [definition("reviewer", { description: "Reviews diffs." })],
+        [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }],
+      ),
     );
     const text = describeAgentTypes(catalog);
     expect(text).toContain("Defined by the user's agent files: `reviewer` (user: Reviews diffs.).");
@@ -252,7 +291,9 @@ describe("definitionWarnings (shown at session start)", () => {
     const user = definition("reviewer");
     const project = definition("reviewer", { source: "project", filePath: "/p/.pi/agents/reviewer.md" });
     const catalog = buildRoleCatalog(
-      found([project], [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }], { overrides: [{ project, user }] }),
+      found([project], [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }], {
+        overrides: [{ project, user }],
+      }),
     );
     expect(definitionWarnings(catalog)).toEqual([
       "pi-subagent-tree: agent definition /u/agents/bad.md is not used: missing `name:` in the frontmatter",

@@ -7,14 +7,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { emptyUsage } from "../../../src/contracts/events.js";
 import type { ResultV1 } from "../../../src/contracts/result.js";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
-import { TreeDir } from "../../../src/extension/tree-dir.js";
+import { emptyUsage } from "../../../src/contracts/usage.js";
+import { TreeDir } from "../../../src/extension/tree/tree-dir.js";
 import { agentRecord } from "../../support/records.js";
 
 let finishTurn: ((result: ResultV1 | undefined) => void) | undefined;
-vi.mock("../../../src/extension/launcher.js", () => ({
+vi.mock("../../../src/extension/turns/launcher.js", () => ({
   startTurn: async () => ({
     runDir: "/nowhere",
     runName: "0001-spawn",
@@ -24,7 +24,7 @@ vi.mock("../../../src/extension/launcher.js", () => ({
   }),
 }));
 
-const { TreeRuntime } = await import("../../../src/extension/runtime.js");
+const { TreeRuntime } = await import("../../../src/extension/turns/runtime.js");
 
 /** A tree directory whose record writes can be held. */
 class SlowTree extends TreeDir {
@@ -56,7 +56,12 @@ describe("a finished turn being recorded", () => {
     dirs.push(root);
     const tree = new SlowTree(root);
     await tree.init("session");
-    const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, tree, { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60_000 }, root);
+    const rt = new TreeRuntime(
+      { self: "/root", isRoot: true, treeDir: root },
+      tree,
+      { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60_000 },
+      root,
+    );
     const state = { record: record() };
     rt.children.set(state.record.path, state);
     await rt.requestTurn(state, "spawn");

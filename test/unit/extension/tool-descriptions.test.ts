@@ -1,6 +1,7 @@
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/contracts/tree.js";
+import { BUILTIN_CATALOG } from "../../../src/extension/roles/roles.js";
 import { closeAgentTool } from "../../../src/extension/tools/close-agent.js";
 import type { ToolDeps } from "../../../src/extension/tools/common.js";
 import { followupTaskTool } from "../../../src/extension/tools/followup-task.js";
@@ -11,7 +12,6 @@ import { listModelsTool } from "../../../src/extension/tools/list-models.js";
 import { sendMessageTool } from "../../../src/extension/tools/send-message.js";
 import { describeDuration, spawnAgentTool } from "../../../src/extension/tools/spawn-agent.js";
 import { waitAgentTool } from "../../../src/extension/tools/wait-agent.js";
-import { BUILTIN_CATALOG } from "../../../src/extension/roles.js";
 
 const deps: ToolDeps = {
   pi: {} as ExtensionAPI,
@@ -20,9 +20,17 @@ const deps: ToolDeps = {
   },
 };
 
-const tools = [listModelsTool, spawnAgentTool, waitAgentTool, listAgentsTool, sendMessageTool, followupTaskTool, interruptAgentTool, closeAgentTool, getAgentReportTool].map(
-  (make) => make(deps) as { name: string; description: string; parameters: { properties: Record<string, { description?: string }> } },
-);
+const tools = [
+  listModelsTool,
+  spawnAgentTool,
+  waitAgentTool,
+  listAgentsTool,
+  sendMessageTool,
+  followupTaskTool,
+  interruptAgentTool,
+  closeAgentTool,
+  getAgentReportTool,
+].map((make) => make(deps) as { name: string; description: string; parameters: { properties: Record<string, { description?: string }> } });
 
 describe("the tool descriptions the model reads", () => {
   it("describe every tool and every parameter", () => {

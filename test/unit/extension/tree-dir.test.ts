@@ -2,8 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { identityFromEnv, rootTreeDir, treeLimits } from "../../../src/extension/config.js";
-import { TreeDir } from "../../../src/extension/tree-dir.js";
+import { rootTreeDir } from "../../../src/contracts/layout.js";
+import { identityFromEnv, treeLimits } from "../../../src/extension/config.js";
+import { TreeDir } from "../../../src/extension/tree/tree-dir.js";
 import { agentRecord } from "../../support/records.js";
 
 let dir: string;
@@ -25,7 +26,13 @@ describe("TreeDir", () => {
   });
 
   it("lists a subtree in spawn order, grandchildren included, the caller excluded", async () => {
-    for (const [p, seq] of [["/root/b", 2], ["/root/a", 1], ["/root/a/leaf", 3], ["/root/b/x", 4]] as const) await tree.writeRecord(record(p, seq));
+    for (const [p, seq] of [
+      ["/root/b", 2],
+      ["/root/a", 1],
+      ["/root/a/leaf", 3],
+      ["/root/b/x", 4],
+    ] as const)
+      await tree.writeRecord(record(p, seq));
     expect((await tree.subtree("/root")).map((r) => r.path)).toEqual(["/root/a", "/root/b", "/root/a/leaf", "/root/b/x"]);
     expect((await tree.subtree("/root/a")).map((r) => r.path)).toEqual(["/root/a/leaf"]);
   });

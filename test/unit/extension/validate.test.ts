@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ModelInfo } from "../../../src/extension/models.js";
-import { BUILTIN_CATALOG, getRole, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles.js";
-import { parseFork, validateSpawn, type SpawnEnv, type SpawnRequest } from "../../../src/extension/validate.js";
+import type { ModelInfo } from "../../../src/extension/roles/models.js";
+import { BUILTIN_CATALOG, getRole, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles/roles.js";
+import { parseFork, type SpawnEnv, type SpawnRequest, validateSpawn } from "../../../src/extension/spawn/validate.js";
 
 const fast: ModelInfo = { provider: "fake", id: "fast", reasoning: true };
 // The seed report's DeepSeek V4 Flash (F-03): only high and xhigh (sent as max).
@@ -56,7 +56,11 @@ describe("validateSpawn: one row per SPEC 3.2 rule, exact messages", () => {
     ["6 reasoning_effort in capitals", { ...base, reasoning_effort: "High" }, "unknown reasoning_effort: High"],
     ["7 unsupported explicit level", { ...base, model: "fake/deep", reasoning_effort: "low" }, "reasoning_effort low is not supported by fake/deep"],
     ["7 xhigh on a model without it", { ...base, reasoning_effort: "xhigh" }, "reasoning_effort xhigh is not supported by fake/fast"],
-    ["7 any level but off on a non-reasoning model", { ...base, model: "fake/dumb", reasoning_effort: "minimal" }, "reasoning_effort minimal is not supported by fake/dumb"],
+    [
+      "7 any level but off on a non-reasoning model",
+      { ...base, model: "fake/dumb", reasoning_effort: "minimal" },
+      "reasoning_effort minimal is not supported by fake/dumb",
+    ],
     ["8 fork_turns 0", { ...base, fork_turns: 0 }, BAD_FORK],
     ["8 fork_turns negative", { ...base, fork_turns: -2 }, BAD_FORK],
     ["8 fork_turns a fraction", { ...base, fork_turns: 1.5 }, BAD_FORK],
@@ -83,7 +87,11 @@ describe("validateSpawn: order", () => {
     ["unknown agent_type (4) beats unknown model (5)", { ...base, agent_type: "wizard", fork_turns: "none", model: "x/y" }, "unknown agent_type: wizard"],
     ["unknown model (5) beats unknown reasoning (6)", { ...base, model: "x/y", reasoning_effort: "max" }, "unknown model: x/y"],
     ["unknown reasoning (6) beats a bad fork (8)", { ...base, reasoning_effort: "max", fork_turns: 0 }, "unknown reasoning_effort: max"],
-    ["unsupported reasoning (7) beats a bad fork (8)", { ...base, reasoning_effort: "xhigh", fork_turns: 0 }, "reasoning_effort xhigh is not supported by fake/fast"],
+    [
+      "unsupported reasoning (7) beats a bad fork (8)",
+      { ...base, reasoning_effort: "xhigh", fork_turns: 0 },
+      "reasoning_effort xhigh is not supported by fake/fast",
+    ],
     ["a bad fork (8) beats a missing message", { task_name: "worker", fork_turns: 0 }, BAD_FORK],
     ["a missing message beats an existing path (9)", { task_name: "taken" }, "message must be a non-empty string"],
   ])("%s", (_label, req, message) => {
@@ -210,11 +218,26 @@ describe("validateSpawn: plans", () => {
   it.each<[string, SpawnRequest, Partial<SpawnEnv>, object]>([
     ["explicit level, kept as given", { ...base, reasoning_effort: "minimal" }, {}, { reasoning: "minimal", reasoningSource: "explicit" }],
     ["explicit off on a non-reasoning model", { ...base, model: "fake/dumb", reasoning_effort: "off" }, {}, { model: dumb, reasoning: "off" }],
-    ["parent level clamped to the child's model", { ...base, model: "fake/deep" }, { parentReasoning: "medium" }, { reasoning: "high", reasoningSource: "parent" }],
+    [
+      "parent level clamped to the child's model",
+      { ...base, model: "fake/deep" },
+      { parentReasoning: "medium" },
+      { reasoning: "high", reasoningSource: "parent" },
+    ],
     ["parent level on a non-reasoning model", { ...base, model: "fake/dumb" }, { parentReasoning: "high" }, { reasoning: "off", reasoningSource: "parent" }],
-    ["specialist high clamped down on a non-reasoning model", { ...base, model: "fake/dumb", agent_type: "specialist", fork_turns: 2 }, {}, { role: "specialist", reasoning: "off", reasoningSource: "role", fork: { kind: "recent", turns: 2 } }],
+    [
+      "specialist high clamped down on a non-reasoning model",
+      { ...base, model: "fake/dumb", agent_type: "specialist", fork_turns: 2 },
+      {},
+      { role: "specialist", reasoning: "off", reasoningSource: "role", fork: { kind: "recent", turns: 2 } },
+    ],
     ["implementation with a clean context", { ...base, agent_type: "implementation", fork_turns: "none" }, {}, { role: "implementation", reasoning: "medium" }],
-    ["empty strings count as absent", { ...base, agent_type: "", model: "", reasoning_effort: "", fork_turns: "" }, { parentModel: deep, parentReasoning: "xhigh" }, { role: "default", model: deep, reasoning: "xhigh", fork: { kind: "all" } }],
+    [
+      "empty strings count as absent",
+      { ...base, agent_type: "", model: "", reasoning_effort: "", fork_turns: "" },
+      { parentModel: deep, parentReasoning: "xhigh" },
+      { role: "default", model: deep, reasoning: "xhigh", fork: { kind: "all" } },
+    ],
     ["the message is kept verbatim", { ...base, message: "  spaced\n" }, {}, { message: "  spaced\n" }],
   ])("%s", (_label, req, overrides, expected) => {
     expect(plan(req, env(overrides))).toMatchObject(expected);
@@ -222,7 +245,14 @@ describe("validateSpawn: plans", () => {
 });
 
 describe("validateSpawn: user-defined roles (agent-definition files)", () => {
-  const reviewer: Role = { name: "reviewer", description: "Reviews.", tools: ["read"], requiresForkNone: false, source: "user", filePath: "/u/agents/reviewer.md" };
+  const reviewer: Role = {
+    name: "reviewer",
+    description: "Reviews.",
+    tools: ["read"],
+    requiresForkNone: false,
+    source: "user",
+    filePath: "/u/agents/reviewer.md",
+  };
   const catalog: RoleCatalog = {
     ...BUILTIN_CATALOG,
     roles: [
@@ -232,7 +262,14 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
       { ...reviewer, name: "ghost_model", model: "fake/gone" },
       { ...reviewer, name: "terse", reasoning: "minimal", source: "project" },
     ],
-    rejected: [{ filePath: "/u/agents/broken.md", source: "user", name: "broken", problem: 'unknown field "colour" (allowed: name, description, tools, model, reasoning)' }],
+    rejected: [
+      {
+        filePath: "/u/agents/broken.md",
+        source: "user",
+        name: "broken",
+        problem: 'unknown field "colour" (allowed: name, description, tools, model, reasoning)',
+      },
+    ],
   };
   const withRoles = env({ findRole: (name) => lookupRole(catalog, name) });
   const req = (agent_type: string, extra: SpawnRequest = {}): SpawnRequest => ({ ...base, agent_type, fork_turns: "none", ...extra });
@@ -260,7 +297,13 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
   });
 
   it("the role's model and reasoning are defaults; reasoning is clamped to the model silently", () => {
-    expect(plan(req("deep_thinker"))).toMatchObject({ role: "deep_thinker", roleInfo: { source: "user" }, model: deep, reasoning: "high", reasoningSource: "role" });
+    expect(plan(req("deep_thinker"))).toMatchObject({
+      role: "deep_thinker",
+      roleInfo: { source: "user" },
+      model: deep,
+      reasoning: "high",
+      reasoningSource: "role",
+    });
     expect(plan(req("terse"))).toMatchObject({ model: fast, reasoning: "minimal", reasoningSource: "role", roleInfo: { source: "project" } });
     expect(error(req("deep_thinker", { reasoning_effort: "low" }), withRoles)).toBe("reasoning_effort low is not supported by fake/deep");
   });

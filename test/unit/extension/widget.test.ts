@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
-import { emptyUsage } from "../../../src/contracts/events.js";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
-import { emptyRunProgress } from "../../../src/extension/events-tail.js";
-import type { AgentProgress } from "../../../src/extension/progress.js";
-import { DISPLAY_KEY, TreeDisplay, formatElapsed, formatTokens, statusLine, widgetLines } from "../../../src/extension/widget.js";
+import { emptyUsage } from "../../../src/contracts/usage.js";
+import { emptyRunProgress } from "../../../src/extension/progress/events-tail.js";
+import type { AgentProgress } from "../../../src/extension/progress/progress.js";
+import { DISPLAY_KEY, formatElapsed, formatTokens, statusLine, TreeDisplay, widgetLines } from "../../../src/extension/ui/widget.js";
 import { agentRecord } from "../../support/records.js";
 
 function agent(overrides: Partial<AgentRecordV1>, extra: Partial<AgentProgress> = {}): AgentProgress {
@@ -35,7 +35,10 @@ describe("the widget and the status line", () => {
   const run = { ...emptyRunProgress(), turns: 3, toolCalls: 2 };
   run.openTools.set("c", "bash");
   const tree = [
-    agent({ path: "/root/lead", nickname: "Euclid", status: "running", spawnSeq: 1 }, { run, elapsedMs: 12_000, subtreeUsage: { input: 0, output: 0, total_tokens: 2400, cost: 0.0072 } }),
+    agent(
+      { path: "/root/lead", nickname: "Euclid", status: "running", spawnSeq: 1 },
+      { run, elapsedMs: 12_000, subtreeUsage: { input: 0, output: 0, total_tokens: 2400, cost: 0.0072 } },
+    ),
     agent({ path: "/root/scout", nickname: "Hypatia", status: "pending_init", spawnSeq: 2 }, { queuePosition: 1 }),
     agent({ path: "/root/lead/check", nickname: "Ptolemy", status: "completed", model: "fake/deep", spawnSeq: 3 }, { elapsedMs: 4_000 }),
   ];
@@ -53,7 +56,9 @@ describe("the widget and the status line", () => {
   });
 
   it("stays within pi's 10 widget lines, keeping running agents and saying how many are hidden", () => {
-    const many = Array.from({ length: 14 }, (_, i) => agent({ path: `/root/a${i}`, nickname: `N${i}`, spawnSeq: i + 1, status: i === 12 ? "running" : "completed" }));
+    const many = Array.from({ length: 14 }, (_, i) =>
+      agent({ path: `/root/a${i}`, nickname: `N${i}`, spawnSeq: i + 1, status: i === 12 ? "running" : "completed" }),
+    );
     const lines = widgetLines("/root", many)!;
     expect(lines).toHaveLength(10);
     expect(lines.some((l) => l.includes("a12 (N12) · running"))).toBe(true);

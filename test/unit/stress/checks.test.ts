@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { agentRecord } from "../../support/records.js";
-import { parseRootStdout, type PhaseRun, type ScenarioState, type ToolCallSeen } from "../../support/stress/scenario.js";
+import { type PhaseRun, parseRootStdout, type ScenarioState, type ToolCallSeen } from "../../support/stress/scenario.js";
 import { basicSpawnWait } from "../../support/stress/scenarios-a.js";
 import { limitBehavior, restartResume } from "../../support/stress/scenarios-b.js";
 
@@ -31,11 +31,21 @@ const phase = (toolCalls: ToolCallSeen[]): PhaseRun => ({
   finalText: "",
 });
 
-const state = (phases: PhaseRun[], records: AgentRecordV1[]): ScenarioState => ({ mode: "live", dir: "/nowhere", sessionFile: "/nowhere/session.jsonl", phases, treeDir: undefined, records });
+const state = (phases: PhaseRun[], records: AgentRecordV1[]): ScenarioState => ({
+  mode: "live",
+  dir: "/nowhere",
+  sessionFile: "/nowhere/session.jsonl",
+  phases,
+  treeDir: undefined,
+  records,
+});
 
 describe("stress scenario checks", () => {
   it("01 fails a scout that only got read (F-02) and passes the full read-only set", () => {
-    const calls = [call("list_models", {}, { models: [{ model: "p/m" }] }), call("list_agents", {}, { agents: [{ agent_name: "/root/scout_one", agent_status: "completed" }] })];
+    const calls = [
+      call("list_models", {}, { models: [{ model: "p/m" }] }),
+      call("list_agents", {}, { agents: [{ agent_name: "/root/scout_one", agent_status: "completed" }] }),
+    ];
     const scout = (activeTools: string[]) => agentRecord({ path: "/root/scout_one", role: "scout", activeTools });
     expect(basicSpawnWait.check(state([phase(calls)], [scout(["read"])]))).toEqual([
       '/root/scout_one has tools ["read"], expected ["find","grep","ls","read"] (F-02)',
@@ -51,7 +61,10 @@ describe("stress scenario checks", () => {
 
   it("09 names every refusal the root never got verbatim, and extra agents", () => {
     const reasons = limitBehavior.check(
-      state([phase([call("spawn_agent", { task_name: "bad-name" }, "invalid task_name", true)])], [agentRecord({ path: "/root/attempt_5" }), agentRecord({ path: "/root/bad_name" })]),
+      state(
+        [phase([call("spawn_agent", { task_name: "bad-name" }, "invalid task_name", true)])],
+        [agentRecord({ path: "/root/attempt_5" }), agentRecord({ path: "/root/bad_name" })],
+      ),
     );
     expect(reasons).toContain('the root never got the error "agent_name must use only lowercase letters, digits, and underscores"');
     expect(reasons).toContain('the root never got the error "agent task path already exists: /root/attempt_5"');
@@ -69,9 +82,25 @@ describe("stress scenario checks", () => {
     const lines = [
       { type: "session", id: "s" },
       { type: "tool_execution_start", toolCallId: "c1", toolName: "spawn_agent", args: { task_name: "x" } },
-      { type: "tool_execution_end", toolCallId: "c1", toolName: "spawn_agent", result: { content: [{ type: "text", text: "unknown model: a/b" }] }, isError: true },
+      {
+        type: "tool_execution_end",
+        toolCallId: "c1",
+        toolName: "spawn_agent",
+        result: { content: [{ type: "text", text: "unknown model: a/b" }] },
+        isError: true,
+      },
       { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "first" }] } },
-      { type: "message_end", message: { role: "assistant", content: [{ type: "thinking", thinking: "t" }, { type: "text", text: "done" }, { type: "text", text: "STRESS_01_OK" }] } },
+      {
+        type: "message_end",
+        message: {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "t" },
+            { type: "text", text: "done" },
+            { type: "text", text: "STRESS_01_OK" },
+          ],
+        },
+      },
     ];
     const parsed = parseRootStdout(`${lines.map((l) => JSON.stringify(l)).join("\n")}\nnot json\n`);
     expect(parsed.toolCalls).toEqual([{ id: "c1", name: "spawn_agent", args: { task_name: "x" }, text: "unknown model: a/b", isError: true }]);

@@ -5,11 +5,11 @@
  * which also travel over RPC); `TreeDisplay` refreshes it on an unref'd timer that
  * `stop()` clears, so pi can always exit.
  */
-import { type AgentStatus, type UsageTotals, usageTotals } from "../contracts/tree.js";
-import { type TreeBudget, formatCost } from "./budget.js";
-import { currentTool } from "./events-tail.js";
-import type { AgentProgress } from "./progress.js";
-import { addTotals, emptyTotals } from "./usage-rollup.js";
+import type { AgentStatus } from "../../contracts/tree.js";
+import { addTotals, emptyTotals, formatCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import type { TreeBudget } from "../progress/budget.js";
+import { currentTool } from "../progress/events-tail.js";
+import type { AgentProgress } from "../progress/progress.js";
 
 export const DISPLAY_KEY = "pi-subagents";
 /** pi shows at most 10 widget lines; one is the header. */

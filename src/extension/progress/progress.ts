@@ -5,15 +5,15 @@
  * directory; no wrapper or child cooperates beyond writing its events as they happen.
  */
 import path from "node:path";
-import type { Usage } from "../contracts/events.js";
-import { emptyUsage } from "../contracts/events.js";
-import { type AgentRecordV1, type UsageTotals, usageTotals } from "../contracts/tree.js";
-import { addUsage } from "../wrapper/normalize.js";
-import { EventsTail, type RunProgress, currentTool } from "./events-tail.js";
-import { parentOf } from "./paths.js";
-import type { TreeRuntime } from "./runtime.js";
-import type { TreeDir } from "./tree-dir.js";
-import { rollUp } from "./usage-rollup.js";
+import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import type { Usage } from "../../contracts/usage.js";
+import { addUsage, emptyUsage, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import { parentOf } from "../tree/paths.js";
+import type { TreeDir } from "../tree/tree-dir.js";
+import { rollUp } from "../tree/usage-rollup.js";
+import type { TreeRuntime } from "../turns/runtime.js";
+import { currentTool, EventsTail, type RunProgress } from "./events-tail.js";
 
 export interface AgentProgress {
   record: AgentRecordV1;
@@ -111,7 +111,7 @@ export class TreeProgress {
     const usage = structuredClone(record.usage ?? emptyUsage());
     const latest = record.runs.at(-1);
     if (!latest) return { record, usage };
-    const file = path.join(this.tree.agentDir(record.path), "runs", latest, "events.jsonl");
+    const file = path.join(this.tree.agentDir(record.path), TREE_FILES.runs, latest, RUN_FILES.events);
     let tail = this.tails.get(record.path);
     if (!tail || tail.file !== file) {
       tail = new EventsTail(file);

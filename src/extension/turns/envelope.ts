@@ -2,7 +2,7 @@
  * What a child reads: short envelopes around every message from the tree, and the
  * instructions appended to its system prompt. Pure text.
  */
-import type { AgentRecordV1, EnvelopeKind, PendingPart } from "../contracts/tree.js";
+import type { AgentRecordV1, EnvelopeKind, PendingPart } from "../../contracts/tree.js";
 
 /**
  * One envelope: what it is, who sent it and the task it belongs to, then the payload

@@ -5,8 +5,9 @@
  */
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { LIMITS } from "../contracts/tree.js";
-import { writeFileAtomic } from "../lib/atomic-file.js";
+import { TREE_FILES } from "../../contracts/layout.js";
+import { LIMITS } from "../../contracts/tree.js";
+import { writeFileAtomic } from "../../lib/atomic-file.js";
 
 export interface StoredReportV1 {
   version: 1;
@@ -46,11 +47,10 @@ export interface ReportPage {
   turn_number?: number;
 }
 
-const REPORTS_DIR = "reports";
 const REPORT_FILE = /^(\d+)\.json$/;
 
 function reportsDir(agentDir: string): string {
-  return path.join(agentDir, REPORTS_DIR);
+  return path.join(agentDir, TREE_FILES.reports);
 }
 
 /** Zero-padded so a plain directory listing sorts in turn order too. */

@@ -5,12 +5,11 @@
  * switch. Set by the environment, which every process of the tree inherits, so nested
  * agents see the same budget and (through the shared tree directory) the same spend.
  */
-import { ROOT_PATH, type UsageTotals, usageTotals } from "../contracts/tree.js";
-import type { TreeProgress } from "./progress.js";
-import { addTotals, emptyTotals } from "./usage-rollup.js";
 
-export const BUDGET_TOKENS_ENV = "PI_SUBAGENTS_BUDGET_TOKENS";
-export const BUDGET_COST_ENV = "PI_SUBAGENTS_BUDGET_COST";
+import { ENV } from "../../contracts/env.js";
+import { ROOT_PATH } from "../../contracts/tree.js";
+import { addTotals, emptyTotals, formatCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import type { TreeProgress } from "./progress.js";
 
 export interface TreeBudget {
   /** Limit on the tree's total_tokens. */
@@ -31,8 +30,8 @@ function parseLimit(env: NodeJS.ProcessEnv, name: string, integer: boolean): num
 
 /** The budget the environment sets; an invalid value is an error (a budget is never silently dropped). */
 export function budgetFromEnv(env: NodeJS.ProcessEnv = process.env): TreeBudget {
-  const tokens = parseLimit(env, BUDGET_TOKENS_ENV, true);
-  const cost = parseLimit(env, BUDGET_COST_ENV, false);
+  const tokens = parseLimit(env, ENV.budgetTokens, true);
+  const cost = parseLimit(env, ENV.budgetCost, false);
   return { ...(tokens !== undefined && { tokens }), ...(cost !== undefined && { cost }) };
 }
 
@@ -40,17 +39,13 @@ export function hasBudget(budget: TreeBudget): boolean {
   return budget.tokens !== undefined || budget.cost !== undefined;
 }
 
-export function formatCost(cost: number): string {
-  return `$${cost.toFixed(4)}`;
-}
-
 /** The refusal when `spent` has reached the budget, else undefined. */
 export function budgetRefusal(budget: TreeBudget, spent: UsageTotals): string | undefined {
   if (budget.tokens !== undefined && spent.total_tokens >= budget.tokens) {
-    return `tree budget spent: this tree's agents have used ${spent.total_tokens} tokens of its ${budget.tokens}-token budget (${BUDGET_TOKENS_ENV}); no new turns start`;
+    return `tree budget spent: this tree's agents have used ${spent.total_tokens} tokens of its ${budget.tokens}-token budget (${ENV.budgetTokens}); no new turns start`;
   }
   if (budget.cost !== undefined && spent.cost >= budget.cost) {
-    return `tree budget spent: this tree's agents have used ${formatCost(spent.cost)} of its ${formatCost(budget.cost)} budget (${BUDGET_COST_ENV}); no new turns start`;
+    return `tree budget spent: this tree's agents have used ${formatCost(spent.cost)} of its ${formatCost(budget.cost)} budget (${ENV.budgetCost}); no new turns start`;
   }
   return undefined;
 }

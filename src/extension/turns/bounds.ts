@@ -2,11 +2,10 @@
  * Size bounds for whatever the tree relays between agents (SPEC 3.4): notices in a parent's
  * mailbox and whole messages copied into a child's history. Pure functions, no I/O.
  */
-import { LIMITS, type Notice } from "../contracts/tree.js";
-import { isRecord } from "../lib/values.js";
+import { LIMITS, type Notice } from "../../contracts/tree.js";
+import { isRecord } from "../../lib/values.js";
 
 type Json = Record<string, unknown>;
-
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;

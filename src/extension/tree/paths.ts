@@ -5,7 +5,7 @@
  * directory are named after it, so every function that builds or accepts a path checks each
  * segment against TASK_NAME_PATTERN and nothing like `..` can slip through.
  */
-import { ROOT_PATH } from "../contracts/tree.js";
+import { ROOT_PATH } from "../../contracts/tree.js";
 
 export const TASK_NAME_PATTERN = /^[a-z0-9_]+$/;
 
@@ -14,7 +14,10 @@ const ROOT_PREFIX = `${ROOT_PATH}/`;
 export function isCanonicalPath(s: string): boolean {
   if (s === ROOT_PATH) return true;
   if (!s.startsWith(ROOT_PREFIX)) return false;
-  return s.slice(ROOT_PREFIX.length).split("/").every((segment) => TASK_NAME_PATTERN.test(segment));
+  return s
+    .slice(ROOT_PREFIX.length)
+    .split("/")
+    .every((segment) => TASK_NAME_PATTERN.test(segment));
 }
 
 function assertCanonical(path: string): void {

@@ -3,21 +3,22 @@
  * slots and the mailbox. Every state change is written to the tree directory (the source
  * of truth shared with nested agents' processes) before anything is reported.
  */
-import type { ResultV1, RunStatus } from "../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart, UsageTotals } from "../contracts/tree.js";
-import { healthForOutcome, statusForOutcome, usageTotals } from "../contracts/tree.js";
-import { errorText } from "../lib/values.js";
-import { addUsage } from "../wrapper/normalize.js";
+import type { ResultV1, RunStatus } from "../../contracts/result.js";
+import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart } from "../../contracts/tree.js";
+import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
+import type { UsageTotals } from "../../contracts/usage.js";
+import { addUsage, usageTotals } from "../../contracts/usage.js";
+import { errorText } from "../../lib/values.js";
+import type { Identity, TreeLimits } from "../config.js";
+import { parentOf } from "../tree/paths.js";
+import type { TreeDir } from "../tree/tree-dir.js";
+import { subtreeUsage } from "../tree/usage-rollup.js";
 import { boundNotice } from "./bounds.js";
 import { TurnSlots } from "./capacity.js";
-import type { Identity, TreeLimits } from "./config.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
 import { type RunningTurn, startTurn } from "./launcher.js";
 import { Mailbox } from "./mailbox.js";
-import { parentOf } from "./paths.js";
 import { saveReport } from "./reports.js";
-import type { TreeDir } from "./tree-dir.js";
-import { subtreeUsage } from "./usage-rollup.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 const STOP_WAIT_MS = 8000;

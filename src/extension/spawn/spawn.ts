@@ -6,17 +6,18 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { emptyUsage } from "../contracts/events.js";
-import type { ThinkingLevel } from "../contracts/meta.js";
-import type { AgentRecordV1 } from "../contracts/tree.js";
-import { loadRoleCatalog } from "./agent-definitions.js";
-import { EXTENSION_ENTRY } from "./config.js";
+import { TREE_FILES } from "../../contracts/layout.js";
+import type { ThinkingLevel } from "../../contracts/meta.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { emptyUsage } from "../../contracts/usage.js";
+import { EXTENSION_ENTRY } from "../config.js";
+import { loadRoleCatalog } from "../roles/agent-definitions.js";
+import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
+import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
+import { COORDINATION_TOOLS } from "../roles/tool-names.js";
+import { pickNickname } from "../tree/paths.js";
+import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
-import { type ModelInfo, modelRef, parseModelRef } from "./models.js";
-import { pickNickname } from "./paths.js";
-import { ROLE_PROMPT_FILE, describeRegistry, lookupRole, resolveChildTools } from "./roles.js";
-import type { ChildState, TreeRuntime } from "./runtime.js";
-import { COORDINATION_TOOLS } from "./tool-names.js";
 import { type SpawnRequest, validateSpawn } from "./validate.js";
 
 export interface SpawnResult {
@@ -84,10 +85,10 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
       ownExtensionPath: EXTENSION_ENTRY,
     });
     const agentDir = tree.agentDir(plan.path);
-    const sessionPath = path.join(agentDir, "session.jsonl");
+    const sessionPath = path.join(agentDir, TREE_FILES.session);
     // A snapshot: every turn of this agent keeps the role text it was spawned with.
     if (plan.roleInfo?.prompt !== undefined) {
-      await fs.writeFile(path.join(agentDir, ROLE_PROMPT_FILE), plan.roleInfo.prompt, "utf8");
+      await fs.writeFile(path.join(agentDir, TREE_FILES.rolePrompt), plan.roleInfo.prompt, "utf8");
     }
     let forkTranscript: string | undefined;
     if (plan.fork.kind !== "none") {
@@ -144,4 +145,3 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     throw err;
   }
 }
-

@@ -6,13 +6,13 @@
  * `interrupted` when there is none, and its notice is given once.
  */
 import path from "node:path";
-import { emptyUsage } from "../contracts/events.js";
-import type { AgentRecordV1 } from "../contracts/tree.js";
-import { healthForOutcome, statusForOutcome } from "../contracts/tree.js";
-import { addUsage } from "../wrapper/normalize.js";
-import { settledRunResult } from "./launcher.js";
-import { saveReport } from "./reports.js";
-import type { TreeRuntime } from "./runtime.js";
+import { TREE_FILES } from "../../contracts/layout.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
+import { addUsage, emptyUsage } from "../../contracts/usage.js";
+import { settledRunResult } from "../turns/launcher.js";
+import { saveReport } from "../turns/reports.js";
+import type { TreeRuntime } from "../turns/runtime.js";
 
 export const ENTRY_TYPE = "pi-subagents";
 
@@ -86,7 +86,7 @@ export async function restore(runtime: TreeRuntime, sessionEntries: readonly unk
 
 async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean): Promise<void> {
   const lastRun = record.runs.at(-1);
-  const runDir = lastRun ? path.join(runtime.tree.agentDir(record.path), "runs", lastRun) : undefined;
+  const runDir = lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
   const result = record.status === "running" && runDir ? await settledRunResult(runDir) : undefined;
   if (result && record.notifiedRun !== lastRun) {
     addUsage(record.usage, result.usage);
@@ -106,7 +106,14 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       text: result.finalText,
     }).catch(() => undefined);
     if (direct) {
-      runtime.notify(runtime.noticeFor(record, record.status as "completed", { outcome: result.status, reason: record.lastReason, text: result.finalText, reportStored: report !== undefined }));
+      runtime.notify(
+        runtime.noticeFor(record, record.status as "completed", {
+          outcome: result.status,
+          reason: record.lastReason,
+          text: result.finalText,
+          reportStored: report !== undefined,
+        }),
+      );
     }
   } else {
     if (!result || result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];

@@ -6,10 +6,9 @@
  */
 import fs from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { emptyUsage, type Usage } from "../contracts/events.js";
-import type { RunStatus } from "../contracts/result.js";
-import { isRecord } from "../lib/values.js";
-import { addUsage, normalizeUsage } from "../wrapper/normalize.js";
+import type { RunStatus } from "../../contracts/result.js";
+import { addUsage, emptyUsage, normalizeUsage, type Usage } from "../../contracts/usage.js";
+import { isRecord } from "../../lib/values.js";
 
 export interface RunProgress {
   /** `ts` of run_start (ms since epoch). */

@@ -2,7 +2,7 @@
  * Roles — the built-in ones and those users define in agent-definition files — and the tool
  * set a child gets (SPEC 3.3, seed report F-02).
  */
-import type { ThinkingLevel } from "../contracts/meta.js";
+import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { AgentDefinition, DefinitionSource, DiscoveredDefinitions, RejectedDefinition } from "./agent-definitions.js";
 
 export type RoleSource = "builtin" | DefinitionSource;
@@ -29,8 +29,7 @@ export interface Role {
 const ROLES: readonly Role[] = [
   {
     name: "scout",
-    description:
-      "Cheap read-only recon (read, grep, find, ls; low reasoning) for finding files and facts; needs fork_turns `none`.",
+    description: "Cheap read-only recon (read, grep, find, ls; low reasoning) for finding files and facts; needs fork_turns `none`.",
     tools: ["read", "grep", "find", "ls"],
     reasoning: "low",
     requiresForkNone: true,
@@ -38,8 +37,7 @@ const ROLES: readonly Role[] = [
   },
   {
     name: "implementation",
-    description:
-      "Makes code changes with read, write, edit, bash, grep, find and ls at medium reasoning; no extension tools.",
+    description: "Makes code changes with read, write, edit, bash, grep, find and ls at medium reasoning; no extension tools.",
     tools: ["read", "write", "edit", "bash", "grep", "find", "ls"],
     reasoning: "medium",
     requiresForkNone: false,
@@ -54,9 +52,6 @@ const ROLES: readonly Role[] = [
     source: "builtin",
   },
 ];
-
-/** In an agent's folder: the role text its turns append to their instructions. */
-export const ROLE_PROMPT_FILE = "role-prompt.md";
 
 export const ROLE_NAMES: readonly string[] = ROLES.map((role) => role.name);
 /** Names no agent-definition file may take: the built-ins, and `default` (a plain child). */
@@ -203,7 +198,9 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
   const defined = catalog.roles.filter((role) => role.source !== "builtin");
   const parts = [`Role: ${builtin.map((role) => `\`${role.name}\` (${role.description})`).join("; ")}.`];
   if (defined.length > 0) {
-    const described = defined.slice(0, DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\` (${role.source}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`);
+    const described = defined
+      .slice(0, DESCRIBED_ROLES_MAX)
+      .map((role) => `\`${role.name}\` (${role.source}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`);
     const rest = defined.slice(DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\``);
     parts.push(`Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`);
   }
@@ -211,7 +208,9 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
   if (catalog.rejected.length > 0) {
     const listed = catalog.rejected.slice(0, LISTED_REJECTIONS_MAX).map((entry) => `${entry.filePath}: ${cut(entry.problem, ROLE_DESCRIPTION_CHARS)}`);
     const more = catalog.rejected.length - listed.length;
-    parts.push(`Agent definition files that were refused (tell the user if they ask for these roles): ${listed.join("; ")}${more > 0 ? `; and ${more} more` : ""}.`);
+    parts.push(
+      `Agent definition files that were refused (tell the user if they ask for these roles): ${listed.join("; ")}${more > 0 ? `; and ${more} more` : ""}.`,
+    );
   }
   return parts.join(" ");
 }
@@ -220,7 +219,9 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
 export function definitionWarnings(catalog: RoleCatalog): string[] {
   return [
     ...catalog.rejected.map((entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`),
-    ...catalog.overrides.map(({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`),
+    ...catalog.overrides.map(
+      ({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`,
+    ),
   ];
 }
 

@@ -11,9 +11,9 @@
  * never larger than the parent's context.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { writeFileAtomic } from "../lib/atomic-file.js";
-import { isRecord } from "../lib/values.js";
-import { capText, dropThinking, stripSignatures } from "./bounds.js";
+import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { isRecord } from "../../lib/values.js";
+import { capText, dropThinking, stripSignatures } from "../turns/bounds.js";
 
 export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };
 
@@ -24,7 +24,6 @@ const KEPT_ROLES = new Set(["user", "assistant", "toolResult"]);
 const COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 const COMPACTION_SUFFIX = "\n</summary>";
 const TRANSCRIPT_TOOL_CHARS = 2000;
-
 
 function roleOf(message: unknown): string | undefined {
   return isRecord(message) && typeof message.role === "string" ? message.role : undefined;

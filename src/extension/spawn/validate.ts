@@ -7,10 +7,10 @@
  * default fork is told about the fork (rule 3) before the role (rule 4), as the user's
  * original extension did (seed report §4, scenario 09).
  */
-import type { ThinkingLevel } from "../contracts/meta.js";
-import { clampLevel, isThinkingLevel, modelRef, supportedLevels, type ModelInfo } from "./models.js";
-import { childPath, depthOf, TASK_NAME_PATTERN } from "./paths.js";
-import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "./roles.js";
+import type { ThinkingLevel } from "../../contracts/meta.js";
+import { clampLevel, isThinkingLevel, type ModelInfo, modelRef, supportedLevels } from "../roles/models.js";
+import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "../roles/roles.js";
+import { childPath, depthOf, TASK_NAME_PATTERN } from "../tree/paths.js";
 
 export interface SpawnRequest {
   task_name?: unknown;
@@ -105,9 +105,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
 
   // 3. A full-history fork continues the parent's conversation, so it cannot take a new role.
   if (roleName !== undefined && fork?.kind === "all") {
-    return fail(
-      "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
-    );
+    return fail("Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.");
   }
 
   // 4. A user-defined role's file that was refused says why after the SPEC text.

@@ -20,10 +20,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getAgentDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { THINKING_LEVELS, type ThinkingLevel } from "../contracts/meta.js";
-import { errorText, isRecord } from "../lib/values.js";
+import { ENV } from "../../contracts/env.js";
+import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
+import { errorText, isRecord } from "../../lib/values.js";
 import { isThinkingLevel, parseModelRef } from "./models.js";
-import { RESERVED_ROLE_NAMES, type RegistryTool, type RoleCatalog, buildRoleCatalog } from "./roles.js";
+import { buildRoleCatalog, RESERVED_ROLE_NAMES, type RegistryTool, type RoleCatalog } from "./roles.js";
 
 export type DefinitionSource = "user" | "project";
 
@@ -52,7 +53,6 @@ export interface RejectedDefinition {
 
 export type ParsedDefinition = { ok: true; definition: AgentDefinition } | { ok: false; rejected: RejectedDefinition };
 
-export const PROJECT_AGENTS_ENV = "PI_SUBAGENTS_PROJECT_AGENTS";
 export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning"] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -88,10 +88,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
 
   if (fm.name === undefined || fm.name === null) return reject("missing `name:` in the frontmatter");
   if (typeof fm.name !== "string" || !DEFINITION_NAME_PATTERN.test(fm.name)) {
-    return reject(
-      `name ${JSON.stringify(fm.name)} must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter`,
-      declared,
-    );
+    return reject(`name ${JSON.stringify(fm.name)} must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter`, declared);
   }
   const name = fm.name;
 
@@ -196,7 +193,12 @@ export function mergeDefinitions(user: ParsedDefinition[], project: ParsedDefini
       }
       for (const def of defs) {
         const others = defs.filter((other) => other !== def).map((other) => other.filePath);
-        rejected.push({ filePath: def.filePath, source: def.source, name, problem: `name "${name}" is also defined by ${others.join(", ")}; rename one of them` });
+        rejected.push({
+          filePath: def.filePath,
+          source: def.source,
+          name,
+          problem: `name "${name}" is also defined by ${others.join(", ")}; rename one of them`,
+        });
       }
     }
     return unique;
@@ -230,7 +232,7 @@ export function userAgentsDir(): string {
 }
 
 export function projectAgentsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = env[PROJECT_AGENTS_ENV]?.trim().toLowerCase();
+  const value = env[ENV.projectAgents]?.trim().toLowerCase();
   return value === "1" || value === "true" || value === "yes";
 }
 
@@ -285,7 +287,11 @@ export interface DiscoveredDefinitions extends DefinitionSet {
 }
 
 /** Everything the agent-definition files of this cwd and environment say, right now. */
-export function discoverAgentDefinitions(cwd: string, reservedNames: readonly string[] = RESERVED_ROLE_NAMES, env: NodeJS.ProcessEnv = process.env): DiscoveredDefinitions {
+export function discoverAgentDefinitions(
+  cwd: string,
+  reservedNames: readonly string[] = RESERVED_ROLE_NAMES,
+  env: NodeJS.ProcessEnv = process.env,
+): DiscoveredDefinitions {
   const dirs = definitionDirs(cwd, env);
   const user = readDefinitionDir(dirs.user, "user");
   const project = dirs.project ? readDefinitionDir(dirs.project, "project") : [];
@@ -304,7 +310,10 @@ export function loadRoleCatalog(cwd: string, registry?: readonly RegistryTool[],
 /** `*.md` entries of `dir`, sorted; none when it cannot be read. */
 function markdownNames(dir: string): string[] {
   try {
-    return fs.readdirSync(dir).filter((name) => name.toLowerCase().endsWith(".md")).sort();
+    return fs
+      .readdirSync(dir)
+      .filter((name) => name.toLowerCase().endsWith(".md"))
+      .sort();
   } catch {
     return [];
   }

@@ -1,15 +1,15 @@
 import fs from "node:fs";
 import { Command, CommanderError } from "commander";
-import { addInspectionCommands, subcommandShadowNote } from "../cli/commands.js";
-import { WRAPPER_EXIT } from "../contracts/result.js";
-import { errorText } from "../lib/values.js";
-import { runCommand, say } from "./run-command.js";
+import { addInspectionCommands, subcommandShadowNote } from "./cli/commands.js";
+import { WRAPPER_EXIT } from "./contracts/result.js";
+import { errorText } from "./lib/values.js";
+import { runCommand, say } from "./wrapper/run-command.js";
 
-export { metaErrorResult } from "./run-command.js";
+export { metaErrorResult } from "./wrapper/run-command.js";
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+    const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
     return pkg.version ?? "unknown";
   } catch {
     return "unknown";

@@ -5,15 +5,14 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import type { MetaV1 } from "../contracts/meta.js";
-import type { ResultV1 } from "../contracts/result.js";
-import type { AgentRecordV1 } from "../contracts/tree.js";
-import { PI_BIN_ENV } from "../wrapper/child.js";
-import { PARENT_PID_ENV } from "../wrapper/run.js";
-import { AGENT_PATH_ENV, TREE_DIR_ENV, WRAPPER_BIN } from "./config.js";
+import { ENV } from "../../contracts/env.js";
+import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
+import type { MetaV1 } from "../../contracts/meta.js";
+import type { ResultV1 } from "../../contracts/result.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { WRAPPER_BIN } from "../config.js";
+import { readJson, writeJsonAtomic } from "../tree/tree-dir.js";
 import { withRolePrompt } from "./envelope.js";
-import { ROLE_PROMPT_FILE } from "./roles.js";
-import { readJson, writeJsonAtomic } from "./tree-dir.js";
 
 export interface TurnSpec {
   record: AgentRecordV1;
@@ -43,7 +42,7 @@ export interface RunningTurn {
  * (started as node_modules/.bin/pi or by absolute path). An explicit PI_SUBAGENTS_PI_BIN wins.
  */
 export function currentPiBinary(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = process.argv): string | undefined {
-  if (env[PI_BIN_ENV]) return env[PI_BIN_ENV];
+  if (env[ENV.piBin]) return env[ENV.piBin];
   const script = argv[1];
   if (!script) return undefined;
   try {
@@ -55,22 +54,17 @@ export function currentPiBinary(env: NodeJS.ProcessEnv = process.env, argv: read
   }
 }
 
-/** Run directory names sort in run order: `0001-spawn`, `0002-followup`, … */
-export function runName(index: number, kind: string): string {
-  return `${String(index).padStart(4, "0")}-${kind}`;
-}
-
 export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
   const { record } = spec;
   return {
     runId: `${record.nickname.replace(/\W+/g, "-")}-${path.basename(runDir)}`,
     task: spec.prompt,
     cwd: spec.cwd,
-    resultPath: path.join(runDir, "result.json"),
-    eventsPath: path.join(runDir, "events.jsonl"),
-    stdoutPath: path.join(runDir, "stdout.log"),
-    stderrPath: path.join(runDir, "stderr.log"),
-    transcriptPath: path.join(runDir, "transcript.md"),
+    resultPath: path.join(runDir, RUN_FILES.result),
+    eventsPath: path.join(runDir, RUN_FILES.events),
+    stdoutPath: path.join(runDir, RUN_FILES.stdout),
+    stderrPath: path.join(runDir, RUN_FILES.stderr),
+    transcriptPath: path.join(runDir, RUN_FILES.transcript),
     mode: spec.kind === "spawn" ? "single" : "followup",
     agent: record.role,
     agentSource: record.agentSource ?? "builtin",
@@ -81,37 +75,37 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     tools: record.activeTools,
     extensions: record.extensions,
     noExtensions: true,
-    systemPromptPath: path.join(runDir, "instructions.md"),
+    systemPromptPath: path.join(runDir, RUN_FILES.instructions),
     sessionPath: record.sessionPath,
     startedAt: new Date().toISOString(),
     timeoutMs: spec.timeoutMs,
-    env: { [TREE_DIR_ENV]: spec.treeDir, [AGENT_PATH_ENV]: record.path },
+    env: { [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
   };
 }
 
 /** Writes the run directory and starts the wrapper (its own process group, no shell). */
 export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const name = runName(spec.record.runs.length + 1, spec.kind);
-  const runDir = path.join(spec.agentDir, "runs", name);
+  const runDir = path.join(spec.agentDir, TREE_FILES.runs, name);
   await fs.promises.mkdir(runDir, { recursive: true });
   // A user-defined role's text, snapshotted at spawn, follows the tree instructions every turn.
-  const rolePrompt = await fs.promises.readFile(path.join(spec.agentDir, ROLE_PROMPT_FILE), "utf8").catch(() => undefined);
-  await fs.promises.writeFile(path.join(runDir, "instructions.md"), withRolePrompt(spec.instructions, spec.record.role, rolePrompt), "utf8");
+  const rolePrompt = await fs.promises.readFile(path.join(spec.agentDir, TREE_FILES.rolePrompt), "utf8").catch(() => undefined);
+  await fs.promises.writeFile(path.join(runDir, RUN_FILES.instructions), withRolePrompt(spec.instructions, spec.record.role, rolePrompt), "utf8");
   const meta = buildMeta(spec, runDir);
-  const metaPath = path.join(runDir, "meta.json");
+  const metaPath = path.join(runDir, RUN_FILES.meta);
   await writeJsonAtomic(metaPath, meta);
 
   const piBinary = currentPiBinary();
-  const wrapperLog = fs.openSync(path.join(runDir, "wrapper.log"), "a");
+  const wrapperLog = fs.openSync(path.join(runDir, RUN_FILES.wrapperLog), "a");
   const child = spawn(process.execPath, [WRAPPER_BIN, "run", metaPath], {
     cwd: spec.cwd,
-    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid), ...(piBinary && { [PI_BIN_ENV]: piBinary }) },
+    env: { ...process.env, [ENV.parentPid]: String(process.pid), ...(piBinary && { [ENV.piBin]: piBinary }) },
     stdio: ["ignore", "ignore", wrapperLog],
     detached: true,
   });
   fs.closeSync(wrapperLog);
   // A restarted parent uses it to wait for a wrapper that outlived the previous process.
-  if (child.pid) fs.writeFileSync(path.join(runDir, WRAPPER_PID_FILE), `${child.pid}\n`);
+  if (child.pid) fs.writeFileSync(path.join(runDir, RUN_FILES.wrapperPid), `${child.pid}\n`);
   // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
   // stops the turn on session_shutdown), so the handle never holds the event loop.
   child.unref();
@@ -151,10 +145,9 @@ export async function runPrompt(runDir: string): Promise<string | undefined> {
 }
 
 export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
-  return readJson<ResultV1>(path.join(runDir, "result.json"));
+  return readJson<ResultV1>(path.join(runDir, RUN_FILES.result));
 }
 
-const WRAPPER_PID_FILE = "wrapper.pid";
 /**
  * A wrapper whose parent went away notices within a second, stops pi (SIGKILL 3 s after
  * SIGTERM) and drains its output (at most 2 s) before it writes result.json.
@@ -178,7 +171,7 @@ function alive(pid: number): boolean {
 export async function settledRunResult(runDir: string, waitMs = ORPHAN_WRAPPER_WAIT_MS): Promise<ResultV1 | undefined> {
   const result = await runResult(runDir);
   if (result) return result;
-  const pid = Number((await fs.promises.readFile(path.join(runDir, WRAPPER_PID_FILE), "utf8").catch(() => "")).trim());
+  const pid = Number((await fs.promises.readFile(path.join(runDir, RUN_FILES.wrapperPid), "utf8").catch(() => "")).trim());
   if (!Number.isInteger(pid) || pid <= 1) return undefined;
   const deadline = Date.now() + waitMs;
   while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));

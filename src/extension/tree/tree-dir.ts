@@ -17,14 +17,11 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { AgentRecordV1, Notice } from "../contracts/tree.js";
-import { ROOT_PATH } from "../contracts/tree.js";
-import { writeFileAtomic } from "../lib/atomic-file.js";
+import { AGENT_SUBFOLDERS, TREE_FILES } from "../../contracts/layout.js";
+import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
+import { ROOT_PATH } from "../../contracts/tree.js";
+import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { agentFolderSegments } from "./paths.js";
-
-const RECORD_FILE = "agent.json";
-/** A parent's queued child turns, in order, so other processes of the tree can show queue positions. */
-const QUEUE_FILE = "queue.json";
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
@@ -55,43 +52,47 @@ export class TreeDir {
   constructor(readonly root: string) {}
 
   async init(rootSession: string): Promise<void> {
-    await Promise.all(["spawns", "nicknames", "inbox", "agents"].map((dir) => fs.promises.mkdir(path.join(this.root, dir), { recursive: true })));
-    const marker = path.join(this.root, "tree.json");
+    await Promise.all(
+      [TREE_FILES.spawns, TREE_FILES.nicknames, TREE_FILES.inbox, TREE_FILES.agents].map((dir) =>
+        fs.promises.mkdir(path.join(this.root, dir), { recursive: true }),
+      ),
+    );
+    const marker = path.join(this.root, TREE_FILES.marker);
     if (!fs.existsSync(marker)) await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString() });
   }
 
   /** The folder of an agent (`/root` is the tree directory itself). */
   agentDir(agentPath: string): string {
     if (agentPath === ROOT_PATH) return this.root;
-    return path.join(this.root, "agents", ...agentFolderSegments(agentPath));
+    return path.join(this.root, TREE_FILES.agents, ...agentFolderSegments(agentPath));
   }
 
   inboxDir(agentPath: string): string {
-    return path.join(this.agentDir(agentPath), "inbox");
+    return path.join(this.agentDir(agentPath), TREE_FILES.inbox);
   }
 
   async readRecord(agentPath: string): Promise<AgentRecordV1 | undefined> {
     if (agentPath === ROOT_PATH) return undefined;
-    return readJson<AgentRecordV1>(path.join(this.agentDir(agentPath), RECORD_FILE));
+    return readJson<AgentRecordV1>(path.join(this.agentDir(agentPath), TREE_FILES.record));
   }
 
   async writeRecord(record: AgentRecordV1): Promise<void> {
     record.updatedAt = new Date().toISOString();
-    await writeJsonAtomic(path.join(this.agentDir(record.path), RECORD_FILE), record);
+    await writeJsonAtomic(path.join(this.agentDir(record.path), TREE_FILES.record), record);
   }
 
   /** Published by the parent's process whenever its queue changes (the queue itself lives there). */
   async writeQueue(parentPath: string, queued: readonly string[]): Promise<void> {
-    await writeJsonAtomic(path.join(this.agentDir(parentPath), QUEUE_FILE), { queued });
+    await writeJsonAtomic(path.join(this.agentDir(parentPath), TREE_FILES.queue), { queued });
   }
 
   async readQueue(parentPath: string): Promise<string[]> {
-    const file = await readJson<{ queued?: unknown }>(path.join(this.agentDir(parentPath), QUEUE_FILE));
+    const file = await readJson<{ queued?: unknown }>(path.join(this.agentDir(parentPath), TREE_FILES.queue));
     return Array.isArray(file?.queued) ? file.queued.filter((entry): entry is string => typeof entry === "string") : [];
   }
 
   exists(agentPath: string): boolean {
-    return fs.existsSync(path.join(this.agentDir(agentPath), RECORD_FILE));
+    return fs.existsSync(path.join(this.agentDir(agentPath), TREE_FILES.record));
   }
 
   /** Creates the agent's folder; false when another spawn already took this path. */
@@ -112,43 +113,43 @@ export class TreeDir {
   }
 
   async spawnCount(): Promise<number> {
-    return (await fs.promises.readdir(path.join(this.root, "spawns")).catch(() => [])).length;
+    return (await fs.promises.readdir(path.join(this.root, TREE_FILES.spawns)).catch(() => [])).length;
   }
 
   /** Takes the next spawn number, or undefined when the cap is reached. */
   async claimSpawn(maxSpawns: number, agentPath: string): Promise<number | undefined> {
     for (let n = (await this.spawnCount()) + 1; n <= maxSpawns; n++) {
-      if (await exclusiveCreate(path.join(this.root, "spawns", String(n).padStart(6, "0")), agentPath)) return n;
+      if (await exclusiveCreate(path.join(this.root, TREE_FILES.spawns, String(n).padStart(6, "0")), agentPath)) return n;
     }
     return undefined;
   }
 
   async releaseSpawn(seq: number): Promise<void> {
-    await fs.promises.rm(path.join(this.root, "spawns", String(seq).padStart(6, "0")), { force: true });
+    await fs.promises.rm(path.join(this.root, TREE_FILES.spawns, String(seq).padStart(6, "0")), { force: true });
   }
 
   async takenNicknames(): Promise<Set<string>> {
-    return new Set(await fs.promises.readdir(path.join(this.root, "nicknames")).catch(() => []));
+    return new Set(await fs.promises.readdir(path.join(this.root, TREE_FILES.nicknames)).catch(() => []));
   }
 
   async claimNickname(name: string, agentPath: string): Promise<boolean> {
-    return exclusiveCreate(path.join(this.root, "nicknames", name), agentPath);
+    return exclusiveCreate(path.join(this.root, TREE_FILES.nicknames, name), agentPath);
   }
 
   async releaseNickname(name: string): Promise<void> {
-    await fs.promises.rm(path.join(this.root, "nicknames", name), { force: true });
+    await fs.promises.rm(path.join(this.root, TREE_FILES.nicknames, name), { force: true });
   }
 
   /** Every record at or below `agentPath` (the caller excluded), in spawn order. */
   async subtree(agentPath: string): Promise<AgentRecordV1[]> {
     const records: AgentRecordV1[] = [];
-    const start = agentPath === ROOT_PATH ? path.join(this.root, "agents") : this.agentDir(agentPath);
+    const start = agentPath === ROOT_PATH ? path.join(this.root, TREE_FILES.agents) : this.agentDir(agentPath);
     const walk = async (dir: string, depth: number): Promise<void> => {
       const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
       for (const entry of entries) {
-        if (!entry.isDirectory() || ["runs", "reports", "inbox"].includes(entry.name)) continue;
+        if (!entry.isDirectory() || AGENT_SUBFOLDERS.has(entry.name)) continue;
         const child = path.join(dir, entry.name);
-        const record = await readJson<AgentRecordV1>(path.join(child, RECORD_FILE));
+        const record = await readJson<AgentRecordV1>(path.join(child, TREE_FILES.record));
         if (record) records.push(record);
         if (depth < 16) await walk(child, depth + 1);
       }

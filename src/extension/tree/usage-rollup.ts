@@ -3,20 +3,9 @@
  * finished turns (its parent adds each result's usage); a subtree's usage is the agent's
  * own plus every agent below it, read from the tree directory that every process shares.
  */
-import { type AgentRecordV1, type UsageTotals, roundCost, usageTotals } from "../contracts/tree.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { addTotals, emptyTotals, type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import type { TreeDir } from "./tree-dir.js";
-
-export function emptyTotals(): UsageTotals {
-  return { input: 0, output: 0, total_tokens: 0, cost: 0 };
-}
-
-export function addTotals(into: UsageTotals, add: UsageTotals): UsageTotals {
-  into.input += add.input;
-  into.output += add.output;
-  into.total_tokens += add.total_tokens;
-  into.cost = roundCost(into.cost + add.cost);
-  return into;
-}
 
 /** Whether `agentPath` is `root` or below it. */
 export function inSubtree(root: string, agentPath: string): boolean {

@@ -6,7 +6,7 @@
  * resolve from this package. The rules are copied from pi-ai 0.73 `models.js` and pi's
  * `core/model-resolver.js`; the tests pin them.
  */
-import { THINKING_LEVELS, type ThinkingLevel } from "../contracts/meta.js";
+import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
 
 /** The fields of pi-ai's `Model` this extension needs (a `Model` is assignable to it). */
 export interface ModelInfo {
@@ -101,7 +101,10 @@ export function scopePatterns(argv: readonly string[], settings: { enabledModels
     if (arg === "--models" && i + 1 < argv.length) {
       fromArgs = argv[++i]!.split(",").map((s) => s.trim());
     } else if (arg.startsWith("--models=")) {
-      fromArgs = arg.slice("--models=".length).split(",").map((s) => s.trim());
+      fromArgs = arg
+        .slice("--models=".length)
+        .split(",")
+        .map((s) => s.trim());
     } else if (VALUE_OPTIONS.has(arg)) {
       i++;
     }
@@ -160,10 +163,7 @@ export interface ListedModel {
  * The `list_models` result. A scope that matches no model is no scope, as in pi (its model
  * cycling then falls back to every model).
  */
-export function listModels(
-  available: readonly ModelInfo[],
-  patterns: readonly string[] | undefined,
-): { models: ListedModel[]; scoped?: true } {
+export function listModels(available: readonly ModelInfo[], patterns: readonly string[] | undefined): { models: ListedModel[]; scoped?: true } {
   const scoped = patterns && patterns.length > 0 ? resolveScope(available, patterns) : [];
   const chosen = scoped.length > 0 ? scoped : available;
   const models = chosen.map((m) => ({
@@ -225,9 +225,7 @@ function tryMatchModel(pattern: string, available: readonly ModelInfo[]): ModelI
   const exact = exactReference(pattern, available);
   if (exact) return exact;
   const needle = pattern.toLowerCase();
-  const matches = available.filter(
-    (m) => m.id.toLowerCase().includes(needle) || (m.name?.toLowerCase().includes(needle) ?? false),
-  );
+  const matches = available.filter((m) => m.id.toLowerCase().includes(needle) || (m.name?.toLowerCase().includes(needle) ?? false));
   if (matches.length === 0) return undefined;
   const aliases = matches.filter((m) => isAlias(m.id));
   const pool = aliases.length > 0 ? aliases : matches;
@@ -244,7 +242,10 @@ function exactReference(reference: string, available: readonly ModelInfo[]): Mod
   const slash = trimmed.indexOf("/");
   if (slash !== -1) {
     const provider = trimmed.slice(0, slash).trim().toLowerCase();
-    const id = trimmed.slice(slash + 1).trim().toLowerCase();
+    const id = trimmed
+      .slice(slash + 1)
+      .trim()
+      .toLowerCase();
     if (provider && id) {
       const byParts = available.filter((m) => m.provider.toLowerCase() === provider && m.id.toLowerCase() === id);
       if (byParts.length > 0) return byParts.length === 1 ? byParts[0] : undefined;

@@ -1,0 +1,44 @@
+/**
+ * Every environment variable the package reads or sets, in one place. Users set the
+ * `PI_SUBAGENTS_*` ones (README, Configuration); the extension and the wrapper set the rest
+ * for the processes they start. `PI_SUBAGENT_*` (singular) are the wrapper's private channel
+ * to the task extension inside its child; the task extension removes them from its own
+ * environment, so the child's tools never see them.
+ */
+export const ENV = {
+  // --- the wrapper -------------------------------------------------------------------------
+  /** The pi executable: a path, or a name looked up on PATH (default `pi`). */
+  piBin: "PI_SUBAGENTS_PI_BIN",
+  /** A pid: the wrapper stops its run (outcome `interrupted`) once that process is gone. */
+  parentPid: "PI_SUBAGENTS_PARENT_PID",
+  /** Cap of each raw log (stdout.log, stderr.log) in bytes, or `unlimited` (default 8 MiB). */
+  logMaxBytes: "PI_SUBAGENTS_LOG_MAX_BYTES",
+  /** Set by the wrapper for its child: the file holding the task text (read once, then removed). */
+  taskFile: "PI_SUBAGENT_TASK_FILE",
+  /** Set by the wrapper for its child: the wrapper's pid (the child stops when it changes). */
+  wrapperPid: "PI_SUBAGENT_WRAPPER_PID",
+
+  // --- the extension: where this process sits in the tree ---------------------------------
+  /** The tree directory; set for every child by its parent's launcher. */
+  treeDir: "PI_SUBAGENTS_TREE_DIR",
+  /** The child's canonical path (`/root/a/b`); set for every child by its parent's launcher. */
+  agentPath: "PI_SUBAGENTS_AGENT_PATH",
+  /** The folder that holds tree directories (default: `subagents/` beside the root's session file). */
+  baseDir: "PI_SUBAGENTS_DIR",
+
+  // --- the extension: limits and budget ----------------------------------------------------
+  maxActiveChildTurns: "PI_SUBAGENTS_MAX_ACTIVE_CHILD_TURNS",
+  maxDepth: "PI_SUBAGENTS_MAX_DEPTH",
+  maxSpawns: "PI_SUBAGENTS_MAX_SPAWNS",
+  turnTimeoutMs: "PI_SUBAGENTS_TURN_TIMEOUT_MS",
+  /** A token budget for the whole tree: once spent, no new turn starts. */
+  budgetTokens: "PI_SUBAGENTS_BUDGET_TOKENS",
+  /** A cost budget for the whole tree (pi's cost.total units). */
+  budgetCost: "PI_SUBAGENTS_BUDGET_COST",
+
+  // --- the extension: roles ----------------------------------------------------------------
+  /** `1`: also read agent definitions from the project's `.pi/agents/`. */
+  projectAgents: "PI_SUBAGENTS_PROJECT_AGENTS",
+} as const;
+
+export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -1,0 +1,67 @@
+/**
+ * File names inside a run directory and a tree directory: the on-disk layout every process
+ * of a tree and the CLI agree on (docs/architecture.md, "On-disk layout").
+ */
+import os from "node:os";
+import path from "node:path";
+import { ENV } from "./env.js";
+
+/** The files of one run (one wrapper process). */
+export const RUN_FILES = {
+  meta: "meta.json",
+  result: "result.json",
+  events: "events.jsonl",
+  stdout: "stdout.log",
+  stderr: "stderr.log",
+  transcript: "transcript.md",
+  /** The wrapper's own stderr (written by the process that started it). */
+  wrapperLog: "wrapper.log",
+  /** The wrapper's pid, so a restarted parent can wait for a wrapper that outlived it. */
+  wrapperPid: "wrapper.pid",
+  /** The child's system-prompt addition. */
+  instructions: "instructions.md",
+} as const;
+
+/** Entries of a tree directory (`<base>/<root session id>/`) and of each agent's folder in it. */
+export const TREE_FILES = {
+  /** Who the root is (its session). */
+  marker: "tree.json",
+  /** One claim file per spawn: the per-tree cap, race-free. */
+  spawns: "spawns",
+  /** One claim file per nickname: unique in the tree. */
+  nicknames: "nicknames",
+  /** Messages posted to an agent (the root's is at the top) by its children. */
+  inbox: "inbox",
+  /** The agents' folders, one per path segment. */
+  agents: "agents",
+  /** A parent's queued child turns, published by its process. */
+  queue: "queue.json",
+  /** One agent's record. */
+  record: "agent.json",
+  /** One agent's pi session. */
+  session: "session.jsonl",
+  /** A user-defined role's text, snapshotted at spawn. */
+  rolePrompt: "role-prompt.md",
+  /** Every turn's final answer. */
+  reports: "reports",
+  /** One folder per turn. */
+  runs: "runs",
+} as const;
+
+/** Folders inside an agent's folder that are not child agents. */
+export const AGENT_SUBFOLDERS: ReadonlySet<string> = new Set([TREE_FILES.runs, TREE_FILES.reports, TREE_FILES.inbox]);
+
+/** Run directory names sort in run order: `0001-spawn`, `0002-followup`, … */
+export function runName(index: number, kind: string): string {
+  return `${String(index).padStart(4, "0")}-${kind}`;
+}
+
+/** Where tree directories go: PI_SUBAGENTS_DIR, else `subagents/` beside the session file, else a temp folder. */
+export function treeBaseDir(sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return env[ENV.baseDir] || (sessionFile ? path.join(path.dirname(sessionFile), "subagents") : path.join(os.tmpdir(), "pi-subagents"));
+}
+
+/** `<base>/<root session id>` (see treeBaseDir). */
+export function rootTreeDir(sessionId: string, sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(treeBaseDir(sessionFile, env), sessionId.replace(/[^A-Za-z0-9_.-]/g, "_"));
+}
