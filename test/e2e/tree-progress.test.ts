@@ -161,11 +161,11 @@ describe("live progress and cost", () => {
           match.test(method === "setWidget" ? (line.widgetLines ?? []).join("\n") : (line.statusText ?? ""));
         const busy = await rpc.waitFor(ui("setWidget", /└─ worker \(\w+\) · running · fake\/fast · \d+s · bash/));
         expect(busy.widgetKey).toBe("pi-subagents");
-        expect(busy.widgetLines[0]).toMatch(/^subagents · 1 agent, 1 running · \d+ tok · \$0\.0000 \(budget \$5\.0000\)$/);
+        expect(busy.widgetLines[0]).toMatch(/^subagents · 1 agent, 1 running · \d+ tok · \$0\.0000 \(budget \$5\.00\)$/);
         await rpc.waitFor(ui("setStatus", /^agents: 1 running · /));
         const done = await rpc.waitFor(ui("setWidget", /└─ worker \(\w+\) · completed · fake\/fast · \d+s · 2 turns · 30 tok · \$0\.0000/));
         expect(done.widgetLines).toHaveLength(2);
-        await rpc.waitFor(ui("setStatus", /^agents: 1 done · 30 tok · \$0\.0000 \(budget \$5\.0000\)$/));
+        await rpc.waitFor(ui("setStatus", /^agents: 1 done · 30 tok · \$0\.0000 \(budget \$5\.00\)$/));
       } finally {
         // Session over: the display's timer must not keep pi alive.
         root.stdin.end();
