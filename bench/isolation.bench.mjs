@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+// What `isolation: "worktree"` costs a spawn: snapshotWorkingState + createWorktree against a
+// plain `git worktree add` of HEAD, in committed repositories of ~1 000, ~10 000 and ~30 000
+// small files whose working tree is dirty (50 tracked files modified, 50 untracked added,
+// 10 deleted). Median of BENCH_ROUNDS (default 5) rounds; the two alternate round by round.
+// Target (SPEC 4.4 issue): at most 1 s extra at 10 000 files.
+//
+// Imports the compiled module from dist/extension/isolation (npm run build first), or from
+// ISOLATION_BUILD=<dir> when only these files were compiled elsewhere. Everything it creates
+// lives in one temp dir, removed at the end; git runs with no global or system config.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const BUILD = process.env.ISOLATION_BUILD ?? path.join(REPO_ROOT, "dist/extension/isolation");
+const { createWorktree, removeWorktree, snapshotWorkingState } = await import(pathToFileURL(path.join(BUILD, "index.js")).href);
+
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,30000").split(",").map(Number);
+const PER_DIR = 100;
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const fmt = (ms) => `${Math.round(ms)}`;
+
+const sandbox = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "psa-bench-isolation-")));
+const env = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("GIT_"))),
+  HOME: sandbox,
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+};
+const git = (cwd, args) => execFileSync("git", args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 * 1024 * 1024 });
+const fileOf = (repo, i) => path.join(repo, `dir_${String(Math.floor(i / PER_DIR)).padStart(4, "0")}`, `file_${String(i % PER_DIR).padStart(3, "0")}.txt`);
+
+function makeRepo(files) {
+  const repo = path.join(sandbox, `repo-${files}`);
+  fs.mkdirSync(repo);
+  git(repo, ["init", "-q", "-b", "main"]);
+  for (let i = 0; i < files; i++) {
+    const file = fileOf(repo, i);
+    if (i % PER_DIR === 0) fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `file ${i}\n${"x".repeat(64)}\n`);
+  }
+  git(repo, ["add", "-A"]);
+  git(repo, ["-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "initial"]);
+  // Dirty: 50 modified, 50 untracked, 10 deleted, spread over the tree.
+  const step = Math.floor(files / 60);
+  for (let k = 0; k < 50; k++) fs.appendFileSync(fileOf(repo, k * step), "modified\n");
+  for (let k = 0; k < 50; k++) fs.writeFileSync(path.join(path.dirname(fileOf(repo, k * step)), `untracked_${k}.txt`), `new ${k}\n`);
+  for (let k = 50; k < 60; k++) fs.rmSync(fileOf(repo, k * step));
+  return repo;
+}
+
+async function isolation(repo, round) {
+  const worktreePath = path.join(sandbox, "worktrees", `iso-${path.basename(repo)}-${round}`);
+  const branch = `subagent/0000bench-r${round}`;
+  const t0 = performance.now();
+  const base = await snapshotWorkingState(repo, { env });
+  const t1 = performance.now();
+  await createWorktree({ topLevel: repo, worktreePath, branch, base, env });
+  const t2 = performance.now();
+  await removeWorktree({ topLevel: repo, worktreePath, branch, base, env });
+  return { snapshot: t1 - t0, total: t2 - t0 };
+}
+
+function plainAdd(repo, round) {
+  const worktreePath = path.join(sandbox, "worktrees", `plain-${path.basename(repo)}-${round}`);
+  const t0 = performance.now();
+  git(repo, ["worktree", "add", "-q", "-b", `plain-r${round}`, worktreePath, "HEAD"]);
+  const ms = performance.now() - t0;
+  git(repo, ["worktree", "remove", "--force", worktreePath]);
+  git(repo, ["branch", "-q", "-D", `plain-r${round}`]);
+  return ms;
+}
+
+const rows = [];
+try {
+  for (const files of SIZES) {
+    const built = performance.now();
+    const repo = makeRepo(files);
+    process.stderr.write(`${files} files: repository ready in ${fmt(performance.now() - built)} ms\n`);
+    const snapshot = [];
+    const total = [];
+    const plain = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) plain.push(plainAdd(repo, round));
+      const result = await isolation(repo, round);
+      snapshot.push(result.snapshot);
+      total.push(result.total);
+      if (round % 2 === 1) plain.push(plainAdd(repo, round));
+    }
+    if (git(repo, ["status", "--porcelain"]).split("\n").filter(Boolean).length !== 110) throw new Error("the parent's working tree changed");
+    rows.push({ files, snapshot: median(snapshot), total: median(total), plain: median(plain) });
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+} finally {
+  fs.rmSync(sandbox, { recursive: true, force: true });
+}
+
+const reference = rows.find((row) => row.files === 10000) ?? rows[0];
+console.log(
+  `\nIsolation overhead, median of ${ROUNDS} rounds (git ${execFileSync("git", ["--version"], { encoding: "utf8" })
+    .trim()
+    .replace(/^git version /, "")}, ${os.cpus().length} CPUs)\n`,
+);
+console.log("| files | snapshotWorkingState ms | snapshot + createWorktree ms | plain `git worktree add` ms | extra ms | isolation vs 10 000 files |");
+console.log("|---:|---:|---:|---:|---:|---:|");
+for (const row of rows) {
+  console.log(
+    `| ${row.files} | ${fmt(row.snapshot)} | ${fmt(row.total)} | ${fmt(row.plain)} | ${fmt(row.total - row.plain)} | ${(row.total / reference.total).toFixed(2)}× |`,
+  );
+}
+const ten = rows.find((row) => row.files === 10000);
+if (ten) console.log(`\nExtra at 10 000 files: ${fmt(ten.total - ten.plain)} ms (target ≤ 1000 ms): ${ten.total - ten.plain <= 1000 ? "met" : "NOT met"}`);

@@ -1,0 +1,35 @@
+/**
+ * Git mechanics of `isolation: "worktree"` (SPEC 4.4), for spawn, turn end, close and
+ * restore. The life of an isolated child:
+ *
+ *   const repo = await findRepository(parentCwd)            // undefined → error 13 of 3.2
+ *   const base = await snapshotWorkingState(repo.topLevel)  // base_commit
+ *   const wt = await createWorktree({ topLevel: repo.topLevel, worktreePath: worktreePathFor(treeDir, path),
+ *                                     branch: branchName(tag, path), base, subdir: repo.subdir })
+ *   await runSetupCommand({ command, cwd: wt.path, timeoutMs })   // when configured
+ *   …turn runs in wt.cwd…
+ *   const { head } = await commitTurn({ worktreePath: wt.path, message })
+ *   const summary = await worktreeSummary({ worktreePath: wt.path, base, head })
+ *   …close: await removeWorktree({ topLevel, worktreePath: wt.path, branch, base })
+ *   …restore: await ensureWorktree({ topLevel, worktreePath, branch, subdir })
+ *
+ * Every function settles: each git call has a time limit (`timeoutMs`, default 60 s), and
+ * each takes an optional `env` (default process.env) that git starts from.
+ */
+export { FALLBACK_IDENTITY, GIT_TIMEOUT_MS, type GitCallOptions, GitError, LOCK_WAIT_MS, type LockOptions } from "./git.js";
+export { branchName, isTreeTag, treeTag, worktreeCwd, worktreeName, worktreePathFor } from "./names.js";
+export { findRepository, headCommit, type Repository, type SnapshotOptions, snapshotWorkingState } from "./repository.js";
+export { runSetupCommand, type SetupCommandOptions } from "./setup.js";
+export { type CommitTurnOptions, commitTurn, type SummaryOptions, type TurnCommit, type WorktreeSummary, worktreeSummary } from "./turn.js";
+export {
+  branchCommit,
+  type CreateWorktreeOptions,
+  createWorktree,
+  type EnsureWorktreeOptions,
+  ensureWorktree,
+  listWorktrees,
+  type RemoveWorktreeOptions,
+  removeWorktree,
+  type Worktree,
+  type WorktreeEntry,
+} from "./worktree.js";

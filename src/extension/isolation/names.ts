@@ -1,0 +1,59 @@
+/**
+ * Names of an isolated agent's worktree and branch (SPEC 4.4), from its canonical path.
+ *
+ * Path segments use only [a-z0-9_], so joining them with "-" is unambiguous: `/root/a_b/c`
+ * and `/root/a/b_c` stay apart. The tree tag keeps branches of different trees in one
+ * repository apart; it is random, not the first characters of the tree id (a UUIDv7 starts
+ * with a timestamp that trees started in the same minute share).
+ *
+ * The path check is local on purpose (the same rule as the extension's canonical paths) so
+ * this folder depends on nothing that may move.
+ */
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+
+const ROOT = "/root";
+const SEGMENT = /^[a-z0-9_]+$/;
+const TREE_TAG = /^[0-9a-f]{8}$/;
+
+/** 8 random lowercase hex characters, drawn once per tree. */
+export function treeTag(): string {
+  return randomBytes(4).toString("hex");
+}
+
+export function isTreeTag(tag: string): boolean {
+  return TREE_TAG.test(tag);
+}
+
+/** `/root/lead/checker` → `lead-checker`. Throws for `/root` (which is never isolated) and any non-canonical path. */
+export function worktreeName(agentPath: string): string {
+  const segments = agentPath.startsWith(`${ROOT}/`) ? agentPath.slice(ROOT.length + 1).split("/") : [];
+  if (segments.length === 0 || !segments.every((segment) => SEGMENT.test(segment))) {
+    throw new Error(`not the canonical path of an agent below /root: ${JSON.stringify(agentPath)}`);
+  }
+  return segments.join("-");
+}
+
+/** `7f3a9c2e` + `/root/lead/checker` → `subagent/7f3a9c2e-lead-checker`. */
+export function branchName(tag: string, agentPath: string): string {
+  if (!isTreeTag(tag)) throw new Error(`not a tree tag (8 lowercase hex characters): ${JSON.stringify(tag)}`);
+  return `subagent/${tag}-${worktreeName(agentPath)}`;
+}
+
+/** Where an agent's worktree lives: `<treeDir>/worktrees/<worktreeName>` (flat, so no worktree lies inside another). */
+export function worktreePathFor(treeDir: string, agentPath: string): string {
+  return path.join(treeDir, "worktrees", worktreeName(agentPath));
+}
+
+/**
+ * The child's cwd: the same subdirectory of its worktree as the parent's cwd is of the
+ * repository. Throws for a subdir that is absolute or climbs out (`..`).
+ */
+export function worktreeCwd(worktreePath: string, subdir: string): string {
+  if (subdir === "") return worktreePath;
+  const normal = path.posix.normalize(subdir.split(path.sep).join("/"));
+  if (path.isAbsolute(subdir) || normal === ".." || normal.startsWith("../")) {
+    throw new Error(`not a subdirectory of the working tree: ${JSON.stringify(subdir)}`);
+  }
+  return path.join(worktreePath, normal);
+}

@@ -1,0 +1,262 @@
+/**
+ * The worktree of an isolated agent: create it from a base commit on a new branch, find it
+ * again on restore, and remove it on close (SPEC 4.4).
+ *
+ * Commands that change the repository's shared state (`worktree add/remove/prune`, branch
+ * creation and deletion) run one at a time per repository inside this process and are
+ * retried while another process holds one of git's locks (git.ts), so several spawns or
+ * closes at once in one repository all succeed.
+ *
+ * A folder is only ever deleted by hand when git lists it as a worktree of this repository
+ * or its `.git` file points into this repository's `worktrees/` folder: a wrong path can
+ * never make removeWorktree delete someone's directory.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { commonGitDir, failure, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized } from "./git.js";
+import { worktreeCwd } from "./names.js";
+
+export interface WorktreeEntry {
+  path: string;
+  /** Absent for a bare repository's entry. */
+  head?: string;
+  /** Short name (`subagent/7f3a9c2e-lead`); absent when detached or bare. */
+  branch?: string;
+  bare?: boolean;
+  detached?: boolean;
+  locked?: boolean;
+  /** Its folder is gone; `git worktree prune` would drop it. */
+  prunable?: boolean;
+}
+
+/** Every worktree of the repository that holds `topLevel`, the main one first. */
+export async function listWorktrees(topLevel: string, options: GitCallOptions = {}): Promise<WorktreeEntry[]> {
+  const cwd = topLevel;
+  const args = ["worktree", "list", "--porcelain", "-z"];
+  const result = await runGit(args, { ...options, cwd });
+  if (result.code === 0) return parseWorktreeList(result.stdout.toString("utf8"), "\0");
+  if (!/unknown switch/i.test(result.stderr)) throw failure(args, result);
+  // git < 2.36 has no -z: lines then (a path with a newline would be misread).
+  return parseWorktreeList(await git(["worktree", "list", "--porcelain"], { ...options, cwd }), "\n");
+}
+
+/** `git worktree list --porcelain` records: attribute lines, an empty one after each record. */
+export function parseWorktreeList(text: string, separator: "\0" | "\n"): WorktreeEntry[] {
+  const entries: WorktreeEntry[] = [];
+  let current: WorktreeEntry | undefined;
+  for (const field of text.split(separator)) {
+    if (field === "") {
+      current = undefined;
+      continue;
+    }
+    const space = field.indexOf(" ");
+    const key = space === -1 ? field : field.slice(0, space);
+    const value = space === -1 ? "" : field.slice(space + 1);
+    if (key === "worktree") {
+      current = { path: value };
+      entries.push(current);
+    } else if (current) {
+      if (key === "HEAD") current.head = value;
+      else if (key === "branch") current.branch = value.replace(/^refs\/heads\//, "");
+      else if (key === "bare") current.bare = true;
+      else if (key === "detached") current.detached = true;
+      else if (key === "locked") current.locked = true;
+      else if (key === "prunable") current.prunable = true;
+    }
+  }
+  return entries;
+}
+
+/** `p` with symbolic links resolved as far as it exists, so paths compare as git stores them. */
+async function canonical(p: string): Promise<string> {
+  const absolute = path.resolve(p);
+  try {
+    return await fs.promises.realpath(absolute);
+  } catch {
+    const parent = path.dirname(absolute);
+    return parent === absolute ? absolute : path.join(await canonical(parent), path.basename(absolute));
+  }
+}
+
+async function findEntry(topLevel: string, worktreePath: string, options: GitCallOptions): Promise<WorktreeEntry | undefined> {
+  const wanted = await canonical(worktreePath);
+  for (const entry of await listWorktrees(topLevel, options)) if ((await canonical(entry.path)) === wanted) return entry;
+  return undefined;
+}
+
+/** The commit `branch` points at, or undefined when there is no such branch. */
+export async function branchCommit(cwd: string, branch: string, options: GitCallOptions = {}): Promise<string | undefined> {
+  const args = ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`];
+  const result = await runGit(args, { ...options, cwd });
+  if (result.code === 0) return result.stdout.toString("utf8").trim();
+  if (result.code === 1) return undefined;
+  throw failure(args, result);
+}
+
+const exists = (p: string): Promise<boolean> =>
+  fs.promises.lstat(p).then(
+    () => true,
+    () => false,
+  );
+
+/** True when `folder/.git` is a file pointing into `<commonDir>/worktrees/`. */
+async function isLinkedWorktreeOf(folder: string, commonDir: string): Promise<boolean> {
+  const text = await fs.promises.readFile(path.join(folder, ".git"), "utf8").catch(() => "");
+  const match = /^gitdir: (.+)$/m.exec(text);
+  if (!match?.[1]) return false;
+  const gitdir = await canonical(path.resolve(folder, match[1].trim()));
+  return gitdir.startsWith(`${path.join(commonDir, "worktrees")}${path.sep}`);
+}
+
+async function prepareCwd(worktreePath: string, subdir: string | undefined): Promise<string> {
+  const cwd = worktreeCwd(worktreePath, subdir ?? "");
+  // The parent's cwd may hold nothing git tracks (empty, or only ignored files).
+  await fs.promises.mkdir(cwd, { recursive: true });
+  return cwd;
+}
+
+export interface CreateWorktreeOptions extends LockOptions {
+  /** Any working tree of the repository (the parent's `topLevel`). */
+  topLevel: string;
+  /** Where the new worktree goes; must not exist yet (or be an empty folder). Parents are created. */
+  worktreePath: string;
+  /** The new branch; must not exist yet. */
+  branch: string;
+  /** The commit to start from (usually `snapshotWorkingState`'s). */
+  base: string;
+  /** The parent's cwd below its top (`Repository.subdir`); `cwd` is the same folder in the worktree. */
+  subdir?: string;
+}
+
+export interface Worktree {
+  path: string;
+  branch: string;
+  /** The full sha the branch starts at. */
+  base: string;
+  /** The child's cwd inside the worktree (created when git did not). */
+  cwd: string;
+}
+
+/** `git worktree add -b <branch> <path> <base>`: a new worktree on a new branch (submodules not checked out). */
+export async function createWorktree(options: CreateWorktreeOptions): Promise<Worktree> {
+  const { topLevel, branch } = options;
+  const worktreePath = path.resolve(options.worktreePath);
+  const cwd = topLevel;
+  const baseArgs = ["rev-parse", "--verify", "--quiet", `${options.base}^{commit}`];
+  const baseResult = await runGit(baseArgs, { ...options, cwd }); // a base like "-x" fails below either way
+  if (options.base.startsWith("-") || baseResult.code !== 0)
+    throw new Error(`cannot create worktree ${worktreePath}: ${options.base} is not a commit of ${topLevel}`);
+  const base = baseResult.stdout.toString("utf8").trim();
+  const key = await commonGitDir(cwd, options);
+  await serialized(key, async () => {
+    if ((await branchCommit(cwd, branch, options)) !== undefined) throw new Error(`cannot create worktree ${worktreePath}: branch ${branch} already exists`);
+    await retryOnLock(async (attempt) => {
+      // A failed attempt may have created the branch before it failed on the worktree.
+      const reuse = attempt > 0 && (await branchCommit(cwd, branch, options)) === base;
+      if (reuse && (await findEntry(cwd, worktreePath, options))?.branch === branch) return;
+      const args = reuse ? ["worktree", "add", "--quiet", "--", worktreePath, branch] : ["worktree", "add", "--quiet", "-b", branch, "--", worktreePath, base];
+      await git(args, { ...options, cwd });
+    }, options.lockWaitMs);
+  });
+  return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, options.subdir) };
+}
+
+export interface EnsureWorktreeOptions extends LockOptions {
+  topLevel: string;
+  worktreePath: string;
+  branch: string;
+  subdir?: string;
+}
+
+/**
+ * Restore: the worktree at `worktreePath` is there afterwards. Nothing happens when git
+ * lists it and its folder exists; a folder git lost track of (the repository moved) is
+ * repaired; a missing folder is recreated from `branch` (after `git worktree prune` drops
+ * its stale registration). Throws when the folder is missing and the branch is gone too.
+ */
+export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ created: boolean; cwd: string }> {
+  const { topLevel, branch } = options;
+  const worktreePath = path.resolve(options.worktreePath);
+  const cwd = topLevel;
+  const key = await commonGitDir(cwd, options);
+  const created = await serialized(key, async () => {
+    // Intact: git lists it, and its .git file leads back to this repository.
+    const intact = async (): Promise<boolean> => (await isLinkedWorktreeOf(worktreePath, key)) && (await findEntry(cwd, worktreePath, options)) !== undefined;
+    if (await exists(worktreePath)) {
+      if (await intact()) return false;
+      if (await exists(path.join(worktreePath, ".git"))) {
+        await runGit(["worktree", "repair", "--", worktreePath], { ...options, cwd });
+        if (await intact()) return false;
+      }
+    }
+    await retryOnLock(() => git(["worktree", "prune"], { ...options, cwd }), options.lockWaitMs);
+    if ((await branchCommit(cwd, branch, options)) === undefined) {
+      throw new Error(`cannot recreate worktree ${worktreePath}: branch ${branch} does not exist`);
+    }
+    await retryOnLock(() => git(["worktree", "add", "--quiet", "--", worktreePath, branch], { ...options, cwd }), options.lockWaitMs);
+    return true;
+  });
+  return { created, cwd: await prepareCwd(worktreePath, options.subdir) };
+}
+
+export interface RemoveWorktreeOptions extends LockOptions {
+  topLevel: string;
+  worktreePath: string;
+  branch: string;
+  /** The branch is deleted only when it holds no commit that `base` does not. */
+  base: string;
+}
+
+/**
+ * Close: the worktree goes (`git worktree remove --force`, or, when git refuses, its folder
+ * by hand and `git worktree prune`), then its branch when it holds no commits beyond `base`
+ * (a branch with the child's work stays). `removed` / `branchDeleted` say what this call
+ * did, so a second call returns both false.
+ */
+export async function removeWorktree(options: RemoveWorktreeOptions): Promise<{ removed: boolean; branchDeleted: boolean }> {
+  const { topLevel, branch, base } = options;
+  const worktreePath = path.resolve(options.worktreePath);
+  const cwd = topLevel;
+  const call = { ...options, cwd };
+  const key = await commonGitDir(cwd, options);
+  return serialized(key, async () => {
+    const listed = (await findEntry(cwd, worktreePath, options)) !== undefined;
+    let removed = false;
+    // --force twice: also a worktree someone locked.
+    const remove = () => retryOnLock(() => git(["worktree", "remove", "--force", "--force", "--", worktreePath], call), options.lockWaitMs);
+    if (listed) {
+      try {
+        await remove();
+        removed = true;
+      } catch (error) {
+        if ((await exists(worktreePath)) && !(await isLinkedWorktreeOf(worktreePath, key))) {
+          // Its .git file leads elsewhere (the repository moved): reconnect it, try once more.
+          await runGit(["worktree", "repair", "--", worktreePath], call);
+          if (!(await isLinkedWorktreeOf(worktreePath, key))) throw error;
+          await remove();
+          removed = true;
+        }
+      }
+    }
+    if (!removed && (await exists(worktreePath)) && (await isLinkedWorktreeOf(worktreePath, key))) {
+      await fs.promises.rm(worktreePath, { recursive: true, force: true });
+      removed = true;
+    }
+    if (listed && !removed) {
+      await runGit(["worktree", "unlock", "--", worktreePath], call); // a missing, locked one survives prune
+    }
+    await retryOnLock(() => git(["worktree", "prune"], call), options.lockWaitMs);
+    if (listed && !removed) removed = (await findEntry(cwd, worktreePath, options)) === undefined;
+
+    let branchDeleted = false;
+    const tip = await branchCommit(cwd, branch, options);
+    if (tip !== undefined) {
+      const count = await runGit(["rev-list", "--count", `${base}..${tip}`], call);
+      if (count.code === 0 && count.stdout.toString("utf8").trim() === "0") {
+        await retryOnLock(() => git(["branch", "--quiet", "-D", "--", branch], call), options.lockWaitMs);
+        branchDeleted = true;
+      }
+    }
+    return { removed, branchDeleted };
+  });
+}
