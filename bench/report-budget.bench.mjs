@@ -19,7 +19,7 @@ function keptChars({ boundNotice, usageTotals }, answer) {
     health: "healthy",
     model: "deepseek/deepseek-v4-flash",
     reasoning: "high",
-    // As TreeRuntime.noticeFor builds it from the agent's summed usage.
+    // As turnEndNotice (src/extension/turns/notices.ts) builds it from the agent's summed usage.
     usage: usageTotals({
       input: 123456,
       output: 23456,

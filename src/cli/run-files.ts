@@ -9,7 +9,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { MetaError, type MetaV1, parseMeta, peekResultPath } from "../contracts/meta.js";
+import { processAlive } from "../lib/process.js";
 import { errorText, isRecord } from "../lib/values.js";
+
+export { processAlive };
 
 /** Not a run: one line for the user (exit 2). */
 export class RunNotFoundError extends Error {}
@@ -184,16 +187,6 @@ export function readTail(file: string | undefined, maxBytes = 16 * 1024): string
     return undefined;
   } finally {
     if (handle !== undefined) fs.closeSync(handle);
-  }
-}
-
-/** Whether a process is alive (EPERM means it is, but belongs to someone else). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

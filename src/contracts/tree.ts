@@ -9,7 +9,6 @@ import type { Usage, UsageTotals } from "./usage.js";
 
 export const AGENT_STATUSES = ["pending_init", "running", "completed", "errored", "aborted", "interrupted", "shutdown"] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<AgentStatus> = new Set(["completed", "errored", "aborted", "interrupted", "shutdown"]);
 export type Health = "healthy" | "unhealthy";
 
 /** What a notice reports: the status a turn ended with, or a message from a child. */

@@ -4,7 +4,6 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir } from "../contracts/layout.js";
-import type { Notice } from "../contracts/tree.js";
 import { identityFromEnv, treeLimits } from "./config.js";
 import { budgetFromEnv } from "./progress/budget.js";
 import { progressOf } from "./progress/progress.js";
@@ -22,6 +21,7 @@ import { spawnAgentTool } from "./tools/spawn-agent.js";
 import { waitAgentTool } from "./tools/wait-agent.js";
 import { agentEntry, ENTRY_TYPE, restore } from "./tree/persistence.js";
 import { TreeDir } from "./tree/tree-dir.js";
+import { describeNotice } from "./turns/notices.js";
 import { TreeRuntime } from "./turns/runtime.js";
 import { TreeDisplay } from "./ui/widget.js";
 
@@ -29,12 +29,6 @@ import { TreeDisplay } from "./ui/widget.js";
 const IDLE_INBOX_POLL_MS = 1000;
 /** How often the status line and widget of an interactive session are redrawn. */
 const DISPLAY_REFRESH_MS = 1000;
-
-function describeNotice(notice: Notice): string {
-  const head = notice.type === "message" ? `message from ${notice.agent_name}` : `${notice.agent_name} (${notice.nickname}) ${notice.type}`;
-  const report = notice.report.length > 200 ? `${notice.report.slice(0, 200)}…` : notice.report;
-  return report ? `${head}: ${report}` : head;
-}
 
 export default function piSubagentTree(pi: ExtensionAPI): void {
   const identity = identityFromEnv();
@@ -90,13 +84,15 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const tree = new TreeDir(treeDir);
     await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId());
     const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
-      recorded: (record) => {
-        if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
-      },
-      // An interactive root stays alive between prompts: a notice that arrives while it is
-      // idle is shown to the user without starting a turn (it stays in the mailbox too).
-      noticed: (notice) => {
-        if (uiContext?.hasUI && uiContext.isIdle()) uiContext.ui.notify(describeNotice(notice), "info");
+      hooks: {
+        recorded: (record) => {
+          if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+        },
+        // An interactive root stays alive between prompts: a notice that arrives while it is
+        // idle is shown to the user without starting a turn (it stays in the mailbox too).
+        noticed: (notice) => {
+          if (uiContext?.hasUI && uiContext.isIdle()) uiContext.ui.notify(describeNotice(notice), "info");
+        },
       },
     });
     await restore(rt, sessionManager.getEntries());

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { signalGroup } from "../../src/wrapper/child.js";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { rpcLines } from "../support/rpc-lines.js";
-import { reply } from "../support/scripted-llm.js";
+import { reply, userTexts } from "../support/scripted-llm.js";
 import { expectNoSurvivors, noticesIn, useTrees } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
@@ -42,14 +42,21 @@ describe("an interactive root", () => {
       expect(shown.message).toContain("/root/worker");
       expect(shown.message).toContain("completed");
       expect(shown.message).toContain("worker finished its job");
-      // Shown, not sent to the model: the root made no request of its own.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Shown, not sent to the model: the session is idle, nothing is queued for it, and its
+      // conversation still holds the first prompt's four messages (user, tool call, tool
+      // result, answer) — a notice sent to the model would be a fifth.
+      root.stdin.write(`${JSON.stringify({ id: "after-notice", type: "get_state" })}\n`);
+      const state = await rpc.waitFor((line) => line.type === "response" && line.id === "after-notice");
+      expect(state.data).toMatchObject({ isStreaming: false, pendingMessageCount: 0, messageCount: 4 });
       expect(h.requestsOf("/root")).toHaveLength(2);
 
       root.stdin.write(`${JSON.stringify({ type: "prompt", message: "collect the result" })}\n`);
       await rpc.waitFor((line) => line.type === "agent_end" && rpc.lines.filter((l) => l.type === "agent_end").length >= 2);
       const notices = noticesIn(h.requestsOf("/root").at(-1)!);
       expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
+      // One turn per prompt and nothing in between: the notice started no turn of its own.
+      expect(rpc.lines.filter((line) => line.type === "agent_start")).toHaveLength(2);
+      expect(userTexts(h.requestsOf("/root").at(-1)!)).toEqual(["start a worker", "collect the result"]);
     } finally {
       root.stdin.end();
       await new Promise((resolve) => {

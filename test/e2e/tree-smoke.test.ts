@@ -33,6 +33,12 @@ describe("extension smoke", () => {
     const root = tree.requests.get("/root")!;
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     expect(lastToolResult(root[1]!)).toMatchObject({ agent_name: "/root/scout_one", role: "scout" });
+    // What the root's model was given back by wait_agent: the scout's one notice, with its report.
+    expect(lastToolResult(root[2]!)).toMatchObject({
+      notices: [{ type: "completed", agent_name: "/root/scout_one", agent_status: "completed", report: "child report: # hello", report_stored: true }],
+      pending: 0,
+      timed_out: false,
+    });
   });
 });
 

@@ -4,8 +4,10 @@
  * pi-ai's helpers are reimplemented rather than imported: the extension is loaded by pi's
  * jiti, which aliases only pi's own packages, so a runtime import of pi-ai could fail to
  * resolve from this package. The rules are copied from pi-ai 0.73 `models.js` and pi's
- * `core/model-resolver.js`; the tests pin them.
+ * `core/model-resolver.js`; the tests pin them. Globs go through minimatch, the matcher pi
+ * itself uses, a dependency of this package at the version pi installs.
  */
+import { minimatch } from "minimatch";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
 
 /** The fields of pi-ai's `Model` this extension needs (a `Model` is assignable to it). */
@@ -134,23 +136,14 @@ export function resolveScope(available: readonly ModelInfo[], patterns: readonly
   };
   for (const pattern of patterns) {
     if (/[*?[]/.test(pattern)) {
-      const glob = globRegExp(stripLevelSuffix(pattern));
-      for (const m of available) if (glob.test(modelRef(m)) || glob.test(m.id)) add(m);
+      const glob = stripLevelSuffix(pattern);
+      for (const m of available) if (globMatches(m, glob)) add(m);
     } else {
       const m = matchOne(pattern, available);
       if (m) add(m);
     }
   }
   return scoped;
-}
-
-/**
- * Whether pi's scope would include `m`. With `available` (the session's authenticated models)
- * the answer is exact. Without it, a non-glob pattern is judged against `m` alone, so a
- * substring pattern like `sonnet` admits every model containing it, where pi would pick one.
- */
-export function inScope(m: ModelInfo, patterns: readonly string[], available: readonly ModelInfo[] = [m]): boolean {
-  return resolveScope(available, patterns).some((s) => sameModel(s, m));
 }
 
 export interface ListedModel {
@@ -180,37 +173,11 @@ function stripLevelSuffix(pattern: string): string {
 }
 
 /**
- * minimatch with `nocase`, reduced to what model patterns use: `*` and `?` stay within one
- * `/` segment, `**` spans segments, `[...]` / `[!...]` are classes. Braces and extglobs are
- * taken literally (minimatch would expand them).
+ * pi's glob test for a scope pattern: minimatch with `nocase`, against `provider/id` or the
+ * bare id (so `*sonnet*` matches without naming the provider).
  */
-function globRegExp(glob: string): RegExp {
-  let source = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === "*") {
-      if (glob[i + 1] === "*") {
-        source += ".*";
-        i++;
-      } else source += "[^/]*";
-    } else if (c === "?") {
-      source += "[^/]";
-    } else if (c === "[") {
-      const end = glob.indexOf("]", i + 2);
-      if (end === -1) {
-        source += "\\[";
-        continue;
-      }
-      let body = glob.slice(i + 1, end);
-      const negate = body.startsWith("!") || body.startsWith("^");
-      if (negate) body = body.slice(1);
-      source += `[${negate ? "^" : ""}${body.replace(/[\\\]]/g, "\\$&")}]`;
-      i = end;
-    } else {
-      source += c.replace(/[.+^${}()|\\/\]]/g, "\\$&");
-    }
-  }
-  return new RegExp(`^${source}$`, "i");
+export function globMatches(m: Pick<ModelInfo, "provider" | "id">, glob: string): boolean {
+  return minimatch(modelRef(m), glob, { nocase: true }) || minimatch(m.id, glob, { nocase: true });
 }
 
 /** pi's `parseModelPattern` (scope mode): the whole pattern, then with `:suffix`es peeled off. */

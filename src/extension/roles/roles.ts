@@ -1,6 +1,6 @@
 /**
  * Roles — the built-in ones and those users define in agent-definition files — and the tool
- * set a child gets (SPEC 3.3, seed report F-02).
+ * set a child gets.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { AgentDefinition, DefinitionSource, DiscoveredDefinitions, RejectedDefinition } from "./agent-definitions.js";
@@ -56,11 +56,6 @@ const ROLES: readonly Role[] = [
 export const ROLE_NAMES: readonly string[] = ROLES.map((role) => role.name);
 /** Names no agent-definition file may take: the built-ins, and `default` (a plain child). */
 export const RESERVED_ROLE_NAMES: readonly string[] = [...ROLE_NAMES, "default"];
-
-/** A built-in role. */
-export function getRole(name: string): Role | undefined {
-  return ROLES.find((role) => role.name === name);
-}
 
 /** One entry of pi's tool registry, reduced to what tool inheritance needs. */
 export interface RegistryTool {
@@ -167,7 +162,7 @@ export function buildRoleCatalog(found: DiscoveredDefinitions, registry?: readon
 export type RoleLookup = { ok: true; role: Role } | { ok: false; error: string };
 
 /**
- * The role an `agent_type` names. An unknown name gets SPEC 3.2's `unknown agent_type: <name>`,
+ * The role an `agent_type` names. An unknown name gets `unknown agent_type: <name>`,
  * followed by the reason when a definition file of that name was refused — a bad file must
  * not look like a typo in the call.
  */
@@ -240,7 +235,7 @@ export interface ChildToolsInput {
  *
  * A role's list is resolved against the full registry, not the parent's active tools: pi
  * leaves grep/find/ls inactive by default, and intersecting with the active set left scouts
- * with `read` alone (F-02). A built-in role child loads only this package's extension, so an
+ * with `read` alone. A built-in role child loads only this package's extension, so an
  * extension tool named like a built-in never reaches it; its own coordination tools stay
  * inactive because the role list omits them.
  *

@@ -1,5 +1,5 @@
 /**
- * A child's starting history from its parent's conversation (SPEC 3.3 `fork_turns`).
+ * A child's starting history from its parent's conversation (spawn_agent's `fork_turns`).
  *
  * The input is the parent's current branch as pi's `SessionManager.getBranch()` returns it
  * (root first). Kept: the `user`, `assistant` and `toolResult` messages of `message` entries,
@@ -15,6 +15,7 @@ import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { isRecord } from "../../lib/values.js";
 import { capText, dropThinking, stripSignatures } from "../turns/bounds.js";
 
+/** How much of the parent's conversation a child starts with (`fork_turns`: `none`, `all` or N recent turns). */
 export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,7 @@
 /**
- * spawn_agent: validate in SPEC order, claim the path, a spawn slot and a nickname in the
- * tree directory, write the forked history, record the agent and queue its first turn.
- * A rejected spawn leaves nothing behind.
+ * spawn_agent: validate (validate.ts, rules in a fixed order), claim the path, a spawn slot
+ * and a nickname in the tree directory, write the forked history, record the agent and queue
+ * its first turn. A rejected spawn leaves nothing behind.
  */
 import fs from "node:fs/promises";
 import path from "node:path";

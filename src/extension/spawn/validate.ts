@@ -1,16 +1,17 @@
 /**
- * `spawn_agent` validation, in SPEC 3.2's order with its exact messages.
+ * `spawn_agent` validation: numbered rules, checked in order, each with a fixed message.
  *
  * The tool schema is deliberately permissive (pi would answer a mismatch with its own text),
  * so every field arrives as `unknown` and is checked here. The order matters to models that
  * retry: the first broken rule is the one reported, e.g. an unknown agent_type with the
- * default fork is told about the fork (rule 3) before the role (rule 4), as the user's
- * original extension did (seed report §4, scenario 09).
+ * default fork is told about the fork (rule 3) before the role (rule 4), as the subagent
+ * extension this package replaces did, so prompts and habits formed on it keep working.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import { clampLevel, isThinkingLevel, type ModelInfo, modelRef, supportedLevels } from "../roles/models.js";
 import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "../roles/roles.js";
 import { childPath, depthOf, TASK_NAME_PATTERN } from "../tree/paths.js";
+import type { ForkSpec } from "./fork.js";
 
 export interface SpawnRequest {
   task_name?: unknown;
@@ -20,8 +21,6 @@ export interface SpawnRequest {
   model?: unknown;
   reasoning_effort?: unknown;
 }
-
-export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };
 
 export interface SpawnEnv {
   /** Canonical path of the spawning agent (`/root` for the root). */
@@ -108,7 +107,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
     return fail("Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.");
   }
 
-  // 4. A user-defined role's file that was refused says why after the SPEC text.
+  // 4. An unknown role; when a user-defined role's file was refused, the message says why.
   let role: Role | undefined;
   if (roleName !== undefined) {
     const found = (env.findRole ?? ((name: string) => lookupRole(BUILTIN_CATALOG, name)))(roleName);
@@ -129,7 +128,8 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
     model = found;
   }
 
-  // 6 and 7: an explicit level is honoured exactly or refused; only defaults are clamped (F-03).
+  // 6 and 7: an explicit level is honoured exactly or refused, so the model learns that its
+  // choice did not hold; only defaults (the role's, the parent's) are clamped silently.
   let reasoning: ThinkingLevel;
   let reasoningSource: SpawnPlan["reasoningSource"];
   if (given(req.reasoning_effort)) {
@@ -151,7 +151,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   // 8.
   if (!fork) return fail('fork_turns must be "none", "all", or a positive integer');
 
-  // Not in SPEC 3.2's list: a child with no task would only burn a turn asking what to do.
+  // Not one of the numbered rules: a child with no task would only burn a turn asking what to do.
   const message = req.message;
   if (typeof message !== "string" || message.trim() === "") return fail("message must be a non-empty string");
 

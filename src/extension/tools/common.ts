@@ -1,4 +1,4 @@
-import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { AgentToolResult, ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { isStrictDescendant, parentOf, resolveTarget } from "../tree/paths.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 
@@ -14,8 +14,6 @@ export interface ToolDeps {
   pi: ExtensionAPI;
   runtime: RuntimeGetter;
 }
-
-export type Execute<P> = (params: P, signal: AbortSignal | undefined, ctx: ExtensionContext) => Promise<AgentToolResult<object>>;
 
 /** A target given as a canonical path or relative to the caller, that must exist. */
 export function existingTarget(runtime: TreeRuntime, target: unknown): string {

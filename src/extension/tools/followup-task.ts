@@ -21,24 +21,12 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
       const rt = runtime();
       const text = requireText(params.message, "message");
       const state = directChild(rt, params.target);
-      const { record } = state;
-      if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
-      await assertBudgetLeft(progressOf(rt));
-      record.inbox.push({ kind: "FOLLOWUP_TASK", from: rt.self, text, sentAt: new Date().toISOString() });
-      const busy = state.running !== undefined || rt.queuePosition(record.path) !== undefined;
-      if (busy) {
-        record.followupQueued = true;
-        await rt.persist(state);
-      } else {
-        await rt.persist(state);
-        await rt.requestTurn(state, "followup");
-      }
-      const queuePosition = rt.queuePosition(record.path);
+      const followup = await rt.followup(state, text, () => assertBudgetLeft(progressOf(rt)));
       return jsonResult({
-        agent_name: record.path,
-        agent_status: record.status,
-        queued_behind_running_turn: busy,
-        ...(queuePosition !== undefined && { queue_position: queuePosition }),
+        agent_name: state.record.path,
+        agent_status: followup.status,
+        queued_behind_running_turn: followup.queuedBehindRunningTurn,
+        ...(followup.queuePosition !== undefined && { queue_position: followup.queuePosition }),
       });
     },
   };

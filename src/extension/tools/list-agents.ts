@@ -56,7 +56,8 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
               : { ...budget.budget, spent_tokens: budget.spent.total_tokens, spent_cost: budget.spent.cost, exhausted: budget.refusal !== undefined },
         }),
       };
-      while (JSON.stringify(result).length > LIMITS.listAgentsBytes - 64 && result.agents.length > 0) {
+      // The limit is on bytes as the model's context receives them: a non-ASCII name counts 2–4 times.
+      while (Buffer.byteLength(JSON.stringify(result), "utf8") > LIMITS.listAgentsBytes - 64 && result.agents.length > 0) {
         result.agents = result.agents.slice(0, -1);
         result.omitted = agents.length - result.agents.length;
       }

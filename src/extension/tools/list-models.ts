@@ -1,26 +1,17 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { getAgentDir, SettingsManager, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { listModels, type ModelInfo, scopePatterns } from "../roles/models.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({});
 
-function readSettings(file: string): { enabledModels?: unknown } {
-  try {
-    return JSON.parse(fs.readFileSync(file, "utf8")) as { enabledModels?: unknown };
-  } catch {
-    return {};
-  }
-}
-
-/** `enabledModels` as pi reads it: the project's .pi/settings.json over the global one. */
-export function enabledModelsSetting(cwd: string, env: NodeJS.ProcessEnv = process.env): { enabledModels?: unknown } {
-  const agentDir = env.PI_CODING_AGENT_DIR || path.join(os.homedir(), ".pi", "agent");
-  const project = readSettings(path.join(cwd, ".pi", "settings.json"));
-  return project.enabledModels !== undefined ? project : readSettings(path.join(agentDir, "settings.json"));
+/**
+ * `enabledModels` as pi reads it, through pi's own settings: the project's .pi/settings.json
+ * over the global one in pi's agent directory (PI_CODING_AGENT_DIR, `~` expanded as pi does).
+ */
+export function enabledModelsSetting(cwd: string): { enabledModels?: unknown } {
+  const enabledModels = SettingsManager.create(cwd, getAgentDir()).getEnabledModels();
+  return enabledModels === undefined ? {} : { enabledModels };
 }
 
 export function listModelsTool(_deps: ToolDeps): ToolDefinition<typeof parameters> {

@@ -28,10 +28,8 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
         return jsonResult({ delivered: "parent_mailbox", target: parent });
       }
       const state = directChild(rt, params.target);
-      if (state.record.status === "shutdown") throw new Error(`${state.record.path} is shut down; it takes no messages`);
-      state.record.inbox.push({ kind: "MESSAGE", from: rt.self, text, sentAt: new Date().toISOString() });
-      await rt.persist(state);
-      return jsonResult({ delivered: "queued", target: state.record.path, queued_messages: state.record.inbox.length, agent_status: state.record.status });
+      const delivery = await rt.queueMessage(state, text);
+      return jsonResult({ delivered: delivery.delivered, target: state.record.path, queued_messages: delivery.queuedMessages, agent_status: delivery.status });
     },
   };
 }

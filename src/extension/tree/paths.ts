@@ -1,5 +1,6 @@
 /**
- * Canonical agent paths (`/root`, `/root/mid/leaf`) and nicknames (SPEC 3.1).
+ * Canonical agent paths (`/root`, `/root/mid/leaf`) and nicknames (a short human name per
+ * agent, unique in the tree, for people reading lists and notices).
  *
  * A path is a coordination identifier, not a file path; but agent folders in the tree
  * directory are named after it, so every function that builds or accepts a path checks each

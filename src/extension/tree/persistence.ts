@@ -1,16 +1,18 @@
 /**
  * Restore on session_start, and the root's session records. The tree directory is the
  * source of truth; the session's `pi-subagents` entries are the fallback when it is gone.
- * A process ending never turns a finished agent into `shutdown` (F-01): only close_agent
- * does. A turn that was running when its parent went away ends as its result.json says, or
- * `interrupted` when there is none, and its notice is given once.
+ * A process ending never turns a finished agent into `shutdown`: only close_agent does, so a
+ * restarted parent can still follow up on its children. A turn that was running when its
+ * parent went away ends as its result.json says, or `interrupted` when there is none, and its
+ * notice is given once.
  */
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import { addUsage, emptyUsage } from "../../contracts/usage.js";
-import { settledRunResult } from "../turns/launcher.js";
+import { ORPHAN_WRAPPER_WAIT_MS } from "../turns/launcher.js";
+import { turnEndNotice } from "../turns/notices.js";
 import { saveReport } from "../turns/reports.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 
@@ -87,7 +89,7 @@ export async function restore(runtime: TreeRuntime, sessionEntries: readonly unk
 async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean): Promise<void> {
   const lastRun = record.runs.at(-1);
   const runDir = lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
-  const result = record.status === "running" && runDir ? await settledRunResult(runDir) : undefined;
+  const result = record.status === "running" && runDir ? await runtime.turns.settledResult(runDir, ORPHAN_WRAPPER_WAIT_MS) : undefined;
   if (result && record.notifiedRun !== lastRun) {
     addUsage(record.usage, result.usage);
     record.lastOutcome = result.status;
@@ -106,14 +108,7 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       text: result.finalText,
     }).catch(() => undefined);
     if (direct) {
-      runtime.notify(
-        runtime.noticeFor(record, record.status as "completed", {
-          outcome: result.status,
-          reason: record.lastReason,
-          text: result.finalText,
-          reportStored: report !== undefined,
-        }),
-      );
+      runtime.notify(turnEndNotice(record, { outcome: result.status, reason: record.lastReason, text: result.finalText, reportStored: report !== undefined }));
     }
   } else {
     if (!result || result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];

@@ -1,40 +1,19 @@
 /**
- * Size bounds for whatever the tree relays between agents (SPEC 3.4): notices in a parent's
- * mailbox and whole messages copied into a child's history. Pure functions, no I/O.
+ * Size bounds for whatever the tree relays between agents, so that no notice or copied
+ * message can flood a parent's or a child's context: notices in a parent's mailbox and whole
+ * messages copied into a child's history. Pure functions, no I/O.
  */
 import { LIMITS, type Notice } from "../../contracts/tree.js";
+import { headChars, tailChars } from "../../lib/text.js";
 import { isRecord } from "../../lib/values.js";
 
 type Json = Record<string, unknown>;
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
-}
-
-/** The first `n` chars, one fewer when the cut would leave half of a surrogate pair. */
-function safeHead(text: string, n: number): string {
-  if (n <= 0) return "";
-  if (n >= text.length) return text;
-  return isHighSurrogate(text.charCodeAt(n - 1)) ? text.slice(0, n - 1) : text.slice(0, n);
-}
-
-/** The last `n` chars, one fewer when the cut would leave half of a surrogate pair. */
-function safeTail(text: string, n: number): string {
-  if (n <= 0) return "";
-  if (n >= text.length) return text;
-  const start = text.length - n;
-  return isLowSurrogate(text.charCodeAt(start)) ? text.slice(start + 1) : text.slice(start);
-}
 
 /** `text` if it has at most `maxChars` chars, else its head ending in `…` (total ≤ maxChars). */
 export function capText(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   if (maxChars <= 0) return "";
-  return `${safeHead(text, maxChars - 1)}…`;
+  return `${headChars(text, maxChars - 1)}…`;
 }
 
 export function truncationMarker(omitted: number): string {
@@ -49,13 +28,16 @@ export function truncationMarker(omitted: number): string {
 export function truncateMiddle(text: string, keepChars: number): string {
   if (text.length <= keepChars) return text;
   const keep = Math.max(0, Math.floor(keepChars));
-  const head = safeHead(text, Math.ceil(keep * 0.6));
-  const tail = safeTail(text, keep - Math.ceil(keep * 0.6));
+  const head = headChars(text, Math.ceil(keep * 0.6));
+  const tail = tailChars(text, keep - Math.ceil(keep * 0.6));
   const omitted = text.length - head.length - tail.length;
   return `${head}\n${truncationMarker(omitted)}\n${tail}`;
 }
 
-/** Signatures are opaque provider tokens: a cut or foreign one breaks the next request (F-08). */
+/**
+ * Signatures are opaque provider tokens: a cut one, or one from another provider or session,
+ * makes the provider refuse the next request, so copies carry none.
+ */
 const SIGNATURE_KEYS = ["thinkingSignature", "textSignature"] as const;
 
 /**

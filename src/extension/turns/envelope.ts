@@ -6,8 +6,8 @@ import type { AgentRecordV1, EnvelopeKind, PendingPart } from "../../contracts/t
 
 /**
  * One envelope: what it is, who sent it and the task it belongs to, then the payload
- * verbatim. It never names the sender's model or reasoning (the user's report found that
- * readers took them for their own).
+ * verbatim. It never names the sender's model or reasoning: children that were shown them
+ * took them for their own.
  */
 export function envelope(kind: EnvelopeKind, from: string, taskName: string, payload: string): string {
   return `[${kind} from ${from} · task ${taskName}]\n${payload}`;

@@ -10,6 +10,7 @@ import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { processAlive } from "../../lib/process.js";
 import { WRAPPER_BIN } from "../config.js";
 import { readJson, writeJsonAtomic } from "../tree/tree-dir.js";
 import { withRolePrompt } from "./envelope.js";
@@ -23,6 +24,20 @@ export interface TurnSpec {
   cwd: string;
   instructions: string;
   timeoutMs: number;
+}
+
+/**
+ * How turns run, injected into the runtime (the real one starts a wrapper process; tests
+ * pass turns they finish by hand).
+ */
+export interface TurnOperations {
+  /** Writes the turn's run directory and starts it; throws when it cannot start. */
+  start(spec: TurnSpec): Promise<RunningTurn>;
+  /**
+   * The result of a run a previous process of this agent's parent started: when its wrapper
+   * is still running, waits up to `waitMs` for it to finish; undefined when it wrote none.
+   */
+  settledResult(runDir: string, waitMs: number): Promise<ResultV1 | undefined>;
 }
 
 export interface RunningTurn {
@@ -139,11 +154,6 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   };
 }
 
-/** The prompt of a run, from its meta.json (restore uses it to keep an interrupted prompt). */
-export async function runPrompt(runDir: string): Promise<string | undefined> {
-  return (await readJson<MetaV1>(path.join(runDir, "meta.json")))?.task;
-}
-
 export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
   return readJson<ResultV1>(path.join(runDir, RUN_FILES.result));
 }
@@ -153,15 +163,6 @@ export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
  * SIGTERM) and drains its output (at most 2 s) before it writes result.json.
  */
 export const ORPHAN_WRAPPER_WAIT_MS = 10_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * The result of a run that a previous process started: when its wrapper is still running
@@ -174,6 +175,9 @@ export async function settledRunResult(runDir: string, waitMs = ORPHAN_WRAPPER_W
   const pid = Number((await fs.promises.readFile(path.join(runDir, RUN_FILES.wrapperPid), "utf8").catch(() => "")).trim());
   if (!Number.isInteger(pid) || pid <= 1) return undefined;
   const deadline = Date.now() + waitMs;
-  while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (processAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   return runResult(runDir);
 }
+
+/** Turns as `subagent-wrapper` processes. */
+export const wrapperTurns: TurnOperations = { start: startTurn, settledResult: settledRunResult };

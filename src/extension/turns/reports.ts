@@ -1,13 +1,14 @@
 /**
- * Full reports (SPEC 3.5): every turn's final answer, stored out of band in the agent's folder
- * of the tree directory so that sessions and notices stay small. `reports/<turn>.json`, one
- * file per turn, newest LIMITS.reportsKept kept.
+ * Full reports: every turn's final answer, stored out of band in the agent's folder of the
+ * tree directory, so that sessions and notices stay small while the whole answer stays
+ * readable. `reports/<turn>.json`, one file per turn, newest LIMITS.reportsKept kept.
  */
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { LIMITS } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { cutBefore, headChars } from "../../lib/text.js";
 
 export interface StoredReportV1 {
   version: 1;
@@ -65,13 +66,6 @@ function checkIndex(name: string, value: unknown): number {
   return value;
 }
 
-/** Cuts at `end`, or one before it when `end` would split a surrogate pair. */
-function safeEnd(text: string, end: number): number {
-  if (end <= 0 || end >= text.length) return Math.min(Math.max(end, 0), text.length);
-  const code = text.charCodeAt(end - 1);
-  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
-}
-
 /** Stored report files, newest turn first. */
 async function listReports(agentDir: string): Promise<Array<{ turn: number; file: string }>> {
   let names: string[];
@@ -91,7 +85,7 @@ async function listReports(agentDir: string): Promise<Array<{ turn: number; file
 
 export async function saveReport(agentDir: string, entry: SaveReportEntry): Promise<SavedReport> {
   const turn = checkIndex("turn", entry.turn);
-  const text = entry.text.slice(0, safeEnd(entry.text, LIMITS.reportChars));
+  const text = headChars(entry.text, LIMITS.reportChars);
   const complete = text.length === entry.text.length;
   const record: StoredReportV1 = {
     version: 1,
@@ -144,7 +138,7 @@ export async function readReportPage(agentDir: string, opts: { turn?: number; of
 
   const total = stored.text.length;
   const start = Math.min(offset, total);
-  const end = Math.max(start, safeEnd(stored.text, start + LIMITS.reportPageChars));
+  const end = Math.max(start, cutBefore(stored.text, start + LIMITS.reportPageChars));
   return {
     available: true,
     text: stored.text.slice(start, end),

@@ -4,24 +4,27 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import type { ResultV1, RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice, NoticeType, PendingPart } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
-import { addUsage, usageTotals } from "../../contracts/usage.js";
+import { addUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
+import { settledWithin } from "../../lib/wait.js";
 import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
-import { boundNotice } from "./bounds.js";
 import { TurnSlots } from "./capacity.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
-import { type RunningTurn, startTurn } from "./launcher.js";
+import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.js";
 import { Mailbox } from "./mailbox.js";
+import { messageNotice, stopNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 const STOP_WAIT_MS = 8000;
+
+type StopReason = "interrupt" | "close" | "shutdown";
 
 export interface ChildState {
   record: AgentRecordV1;
@@ -29,7 +32,7 @@ export interface ChildState {
   /** Resolves once the running turn is fully recorded (record written, notice given). */
   settled?: Promise<void>;
   /** Why this process stopped the running turn, if it did. */
-  stopping?: "interrupt" | "close" | "shutdown";
+  stopping?: StopReason;
   /** A turn has ended and is being recorded: its notice is not in the mailbox yet. */
   settling?: boolean;
 }
@@ -41,10 +44,43 @@ export interface RuntimeHooks {
   noticed?(notice: Notice): void;
 }
 
+export interface RuntimeOptions {
+  hooks?: RuntimeHooks;
+  /** How turns run (default: one `subagent-wrapper` process per turn). */
+  turns?: TurnOperations;
+}
+
+/** What followup_task tells the model. */
+export interface FollowupResult {
+  status: AgentStatus;
+  /** The child's turn was running or queued: the follow-up starts when that turn ends. */
+  queuedBehindRunningTurn: boolean;
+  queuePosition?: number;
+}
+
+/** What send_message tells the model about a message to a child. */
+export interface MessageDelivery {
+  /** `queued`: it goes with the child's next turn. */
+  delivered: "queued";
+  /** Messages and follow-ups now waiting for the child's next turn. */
+  queuedMessages: number;
+  status: AgentStatus;
+}
+
+/** What the stop of one turn found, for the notice and the wait that follow. */
+interface Stopped {
+  previous: AgentStatus;
+  queued: boolean;
+  running: RunningTurn | undefined;
+  subtreeUsage: UsageTotals | undefined;
+}
+
 export class TreeRuntime {
   readonly children = new Map<string, ChildState>();
   readonly mailbox = new Mailbox();
   readonly slots: TurnSlots;
+  readonly turns: TurnOperations;
+  private readonly hooks: RuntimeHooks;
   private closing = false;
   /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
   private queuePublished: Promise<void> = Promise.resolve();
@@ -54,8 +90,10 @@ export class TreeRuntime {
     readonly tree: TreeDir,
     readonly limits: TreeLimits,
     readonly cwd: string,
-    private readonly hooks: RuntimeHooks = {},
+    options: RuntimeOptions = {},
   ) {
+    this.hooks = options.hooks ?? {};
+    this.turns = options.turns ?? wrapperTurns;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
   }
 
@@ -103,7 +141,7 @@ export class TreeRuntime {
     // A follow-up that joined this turn while it was queued is delivered now, not again later.
     record.followupQueued = false;
     try {
-      const turn = await startTurn({
+      const turn = await this.turns.start({
         record,
         agentDir: this.tree.agentDir(record.path),
         treeDir: this.tree.root,
@@ -122,11 +160,12 @@ export class TreeRuntime {
       state.settled = turn.finished.then((result) => this.finishTurn(state, turn.runName, result));
     } catch (err) {
       // Nothing ran: keep the parts for the next turn and report the failure like a turn's.
+      // It has no answer and no turn number, so no report is stored: the previous turn's stays.
       record.undelivered = parts;
       state.settling = true;
       this.slots.release(record.path);
       try {
-        await this.settle(state, undefined, `could not start the turn: ${errorText(err)}`);
+        await this.settle(state, { failure: `could not start the turn: ${errorText(err)}` });
       } finally {
         state.settling = false;
       }
@@ -160,28 +199,33 @@ export class TreeRuntime {
       // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
       // crashed. That is an error of the turn, never an interruption.
       const lost = `wrapper exited (${running?.howExited?.() ?? "unknown"}) without writing result.json`;
-      await this.settle(state, result, result || stopping ? undefined : lost, stopping);
+      await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length });
     } finally {
       state.settling = false;
     }
   }
 
-  /** Records a finished turn and gives the parent its one notice. */
-  private async settle(state: ChildState, result: ResultV1 | undefined, failure?: string, stopping?: ChildState["stopping"]): Promise<void> {
+  /**
+   * Records a finished turn and gives the parent its one notice. `turn` is the number of the
+   * turn whose answer is stored; a turn that never started has none.
+   */
+  private async settle(
+    state: ChildState,
+    end: { result?: ResultV1 | undefined; failure?: string | undefined; stopping?: StopReason | undefined; turn?: number },
+  ): Promise<void> {
     const { record } = state;
+    const { result, stopping } = end;
     // A wrapper stopped in its first milliseconds dies before it can write a result (and
     // before it starts pi): for a turn this process stopped, that is an interruption.
     const outcome: RunStatus = result?.status ?? (stopping ? "interrupted" : "failed");
-    const reason = failure ?? result?.errorMessage ?? result?.abortReason;
+    const reason = end.failure ?? result?.errorMessage ?? result?.abortReason;
     record.lastOutcome = outcome;
     record.lastReason = reason;
     const text = result?.finalText ?? "";
-    const report = await saveReport(this.tree.agentDir(record.path), {
-      runId: result?.runId ?? "none",
-      turn: record.runs.length,
-      outcome,
-      text,
-    }).catch(() => undefined);
+    const report =
+      end.turn === undefined
+        ? undefined
+        : await saveReport(this.tree.agentDir(record.path), { runId: result?.runId ?? "none", turn: end.turn, outcome, text }).catch(() => undefined);
     if (stopping === "close") {
       record.lastTurnStatus = statusForOutcome(outcome);
     } else if (stopping) {
@@ -197,8 +241,8 @@ export class TreeRuntime {
     if (!stopping) {
       // Messages a child sent up during its turn precede the notice of that turn's end.
       await this.collectInbox();
-      const rolled = await this.subtreeUsage(record);
-      this.notify(this.noticeFor(record, record.status as NoticeType, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage: rolled }));
+      const subtreeUsage = await this.subtreeUsage(record);
+      this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage }));
       if (record.followupQueued) await this.requestTurn(state, "followup");
     }
   }
@@ -206,35 +250,6 @@ export class TreeRuntime {
   /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */
   private async subtreeUsage(record: AgentRecordV1): Promise<UsageTotals | undefined> {
     return subtreeUsage(this.tree, record).catch(() => undefined);
-  }
-
-  noticeFor(
-    record: AgentRecordV1,
-    type: NoticeType,
-    extra: { outcome?: RunStatus; reason?: string; text?: string; reportStored?: boolean; subtreeUsage?: UsageTotals | undefined } = {},
-  ): Notice {
-    const text = extra.text ?? "";
-    const usage = usageTotals(record.usage);
-    // subtree_usage only when descendants spent something: for a leaf it would repeat `usage`
-    // and take ~90 chars from the report's share of the 8 000.
-    const rolled = extra.subtreeUsage;
-    const descendantsSpent = rolled !== undefined && (rolled.total_tokens !== usage.total_tokens || rolled.cost !== usage.cost);
-    return boundNotice({
-      agent_name: record.path,
-      nickname: record.nickname,
-      type,
-      agent_status: record.status,
-      health: record.health,
-      model: record.model,
-      reasoning: record.reasoning,
-      ...(extra.outcome && extra.outcome !== "completed" && { outcome: extra.outcome }),
-      ...(extra.outcome && extra.outcome !== "completed" && extra.reason && { reason: extra.reason }),
-      usage,
-      ...(descendantsSpent && { subtree_usage: rolled }),
-      report_chars: text.length,
-      report_stored: extra.reportStored ?? false,
-      report: text,
-    });
   }
 
   notify(notice: Notice): void {
@@ -255,49 +270,52 @@ export class TreeRuntime {
     return false;
   }
 
+  /**
+   * followup_task: a new turn in the child's own conversation. Behind a running or queued
+   * turn it waits for that turn's end; else it starts now (or queues for a slot). `admit`
+   * runs once the child is known to take follow-ups, before anything changes, and refuses by
+   * throwing (the tree's budget).
+   */
+  async followup(state: ChildState, text: string, admit?: () => Promise<void>): Promise<FollowupResult> {
+    const { record } = state;
+    if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
+    await admit?.();
+    record.inbox.push({ kind: "FOLLOWUP_TASK", from: this.self, text, sentAt: new Date().toISOString() });
+    const busy = state.running !== undefined || this.queuePosition(record.path) !== undefined;
+    if (busy) record.followupQueued = true;
+    await this.persist(state);
+    if (!busy) await this.requestTurn(state, "followup");
+    const queuePosition = this.queuePosition(record.path);
+    return { status: record.status, queuedBehindRunningTurn: busy, ...(queuePosition !== undefined && { queuePosition }) };
+  }
+
+  /** send_message to a child: every message to a child comes in here; it goes with the child's next turn. */
+  async queueMessage(state: ChildState, text: string): Promise<MessageDelivery> {
+    const { record } = state;
+    if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no messages`);
+    record.inbox.push({ kind: "MESSAGE", from: this.self, text, sentAt: new Date().toISOString() });
+    await this.persist(state);
+    return { delivered: "queued", queuedMessages: record.inbox.length, status: record.status };
+  }
+
   /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */
   async interrupt(state: ChildState): Promise<AgentStatus> {
     const { record } = state;
-    // Read first: from here to its notice the interrupt runs without a pause.
-    const rolled = await this.subtreeUsage(record);
-    const previous = record.status;
-    const queued = this.slots.dequeue(record.path);
-    if (!state.running && !queued) return previous;
+    const stopped = await this.stopTurn(state, "interrupt");
+    if (!stopped.running && !stopped.queued) return stopped.previous;
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
-    record.followupQueued = false;
-    const running = state.running;
-    if (running) {
-      state.stopping = "interrupt";
-      running.stop();
-      this.slots.release(record.path);
-    }
-    await this.persist(state);
-    this.notify(this.noticeFor(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent", subtreeUsage: rolled }));
-    // A follow-up must not start while the stopped pi may still write the shared session,
-    // and it must see what the stopped turn left undelivered.
-    if (running) await settledWithin(state.settled, STOP_WAIT_MS);
-    return previous;
+    await this.recordStop(state, "interrupt", stopped);
+    return stopped.previous;
   }
 
   /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown. */
   async close(state: ChildState): Promise<AgentStatus> {
     const { record } = state;
-    const rolled = await this.subtreeUsage(record);
-    const previous = record.status;
-    const queued = this.slots.dequeue(record.path);
-    const running = state.running;
-    if (running) {
-      state.stopping = "close";
-      running.stop();
-      this.slots.release(record.path);
-    }
+    const stopped = await this.stopTurn(state, "close");
     record.lastTurnStatus ??= record.status;
     record.status = "shutdown";
-    record.followupQueued = false;
-    await this.persist(state);
-    if (running || queued) this.notify(this.noticeFor(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage: rolled }));
-    if (running) await settledWithin(state.settled, STOP_WAIT_MS);
+    await this.recordStop(state, "close", stopped);
     // The child's own process stopped its children as it ended; their records become shutdown too.
     for (const descendant of await this.tree.subtree(record.path)) {
       if (descendant.status === "shutdown") continue;
@@ -305,10 +323,40 @@ export class TreeRuntime {
       descendant.status = "shutdown";
       await this.tree.writeRecord(descendant);
     }
-    return previous;
+    return stopped.previous;
   }
 
-  /** session_shutdown: stop every running or queued turn; terminal statuses are kept (F-01). */
+  /** How interrupt and close begin: drop a queued turn, stop a running one and free its slot at once. */
+  private async stopTurn(state: ChildState, by: "interrupt" | "close"): Promise<Stopped> {
+    const { record } = state;
+    // Read first: from here to its notice the stop runs without a pause.
+    const subtreeUsage = await this.subtreeUsage(record);
+    const previous = record.status;
+    const queued = this.slots.dequeue(record.path);
+    const running = state.running;
+    if (running) {
+      state.stopping = by;
+      running.stop();
+      this.slots.release(record.path);
+    }
+    return { previous, queued, running, subtreeUsage };
+  }
+
+  /** How interrupt and close end: the record written, the one notice given, the stopped turn recorded. */
+  private async recordStop(state: ChildState, by: "interrupt" | "close", stopped: Stopped): Promise<void> {
+    state.record.followupQueued = false;
+    await this.persist(state);
+    if (stopped.running || stopped.queued) this.notify(stopNotice(state.record, by, stopped.subtreeUsage));
+    // A follow-up must not start while the stopped pi may still write the shared session,
+    // and it must see what the stopped turn left undelivered. The wait's timer holds the event
+    // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
+    if (stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+  }
+
+  /**
+   * session_shutdown: stop every running or queued turn. Finished agents keep their status:
+   * a parent that ends is no verdict on its children's work, and a restarted parent resumes them.
+   */
   async shutdown(): Promise<void> {
     this.closing = true;
     const waits: Array<Promise<unknown>> = [];
@@ -332,39 +380,10 @@ export class TreeRuntime {
 
   /** send_message to the parent: a `message` notice dropped in the parent's inbox. */
   async messageParent(parent: string, text: string): Promise<void> {
-    const own = await this.tree.readRecord(this.self);
-    await this.tree.postToInbox(
-      parent,
-      boundNotice({
-        agent_name: this.self,
-        nickname: own?.nickname ?? this.self,
-        type: "message",
-        agent_status: "running",
-        health: own?.health ?? "healthy",
-        model: own?.model ?? "",
-        reasoning: own?.reasoning ?? "",
-        report_chars: text.length,
-        report_stored: false,
-        report: text,
-      }),
-    );
+    await this.tree.postToInbox(parent, messageNotice(this.self, await this.tree.readRecord(this.self), text));
   }
 
   parentPath(): string | undefined {
     return this.identity.isRoot ? undefined : parentOf(this.self);
-  }
-}
-
-/**
- * Waits for a stopped turn to be recorded, at most `ms`. Used inside a tool call: the timer
- * holds the event loop (the wrapper's handle is unref'd, so without it pi could find nothing
- * left to do and exit in the middle of the tool) and is cleared as soon as the turn settles.
- */
-async function settledWithin(settled: Promise<void> | undefined, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }

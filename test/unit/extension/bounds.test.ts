@@ -197,7 +197,7 @@ describe("stripSignatures", () => {
     ],
   };
 
-  it("removes signatures, caps thinking and drops redacted thinking, without touching the input (F-08)", () => {
+  it("removes signatures, caps thinking and drops redacted thinking, without touching the input", () => {
     const before = structuredClone(assistant);
     const out = stripSignatures(assistant);
     expect(assistant).toEqual(before);

@@ -37,7 +37,7 @@ describe("envelopes", () => {
 });
 
 describe("child instructions", () => {
-  it("state the path is a coordination id, not a filesystem path (F-07), and the child's own model and reasoning", () => {
+  it("state the path is a coordination id, not a filesystem path, and the child's own model and reasoning", () => {
     const text = childInstructions(record, false);
     expect(text).toContain("You are the agent /root/scout_high (nickname Euclid)");
     expect(text).toContain("coordination identifier in the agent tree, not a filesystem path");

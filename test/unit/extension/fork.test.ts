@@ -127,7 +127,7 @@ describe("forkMessages", () => {
     expect(texts(forkMessages(entries.slice(0, 4), { kind: "all" }, { childProvider: "fake" }))).toEqual(["user:one", "assistant:ok", "user:two"]);
   });
 
-  it("strips transport signatures and caps thinking (F-08)", () => {
+  it("strips transport signatures and caps thinking", () => {
     const signature = `{"id":"rs_1","encrypted_content":"${"e".repeat(20_000)}"}`;
     const entries = branch(
       user("think"),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Notice } from "../../../src/contracts/tree.js";
 import { Mailbox } from "../../../src/extension/turns/mailbox.js";
 
@@ -15,6 +15,10 @@ const notice = (name: string): Notice => ({
   report: "",
 });
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe("Mailbox", () => {
   it("hands notices out once, oldest first, at most N at a time", () => {
     const box = new Mailbox();
@@ -25,29 +29,51 @@ describe("Mailbox", () => {
     expect(box.take(5)).toEqual([]);
   });
 
-  it("a waiter wakes when a notice arrives, before its timeout", async () => {
+  it("a waiter wakes when a notice arrives, before its timeout, and leaves no timer behind", async () => {
+    vi.useFakeTimers();
     const box = new Mailbox();
-    const started = Date.now();
-    const waiting = box.waitForNotice(5000);
-    setTimeout(() => box.push(notice("late")), 30);
+    let woke = false;
+    const waiting = box.waitForNotice(5000).then(() => (woke = true));
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(woke).toBe(false);
+    box.push(notice("late"));
     await waiting;
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(woke).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
     expect(box.pending).toBe(1);
   });
 
   it("a waiter returns at its timeout, at once when notices are pending, and on abort", async () => {
+    vi.useFakeTimers();
     const box = new Mailbox();
-    let started = Date.now();
-    await box.waitForNotice(50);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    let timedOut = false;
+    const waiting = box.waitForNotice(50).then(() => (timedOut = true));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(timedOut).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await waiting;
+    expect(timedOut).toBe(true);
+
     const controller = new AbortController();
-    started = Date.now();
-    setTimeout(() => controller.abort(), 20);
-    await box.waitForNotice(5000, controller.signal);
-    expect(Date.now() - started).toBeLessThan(2000);
+    const aborted = box.waitForNotice(5000, controller.signal);
+    expect(vi.getTimerCount()).toBe(1);
+    controller.abort();
+    await aborted;
+    expect(vi.getTimerCount()).toBe(0);
+
     box.push(notice("x"));
-    started = Date.now();
     await box.waitForNotice(5000);
-    expect(Date.now() - started).toBeLessThan(50);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("wakeAll releases every waiter (a process that ends keeps no timer)", async () => {
+    vi.useFakeTimers();
+    const box = new Mailbox();
+    const waiters = [box.waitForNotice(5000), box.waitForNotice(9000)];
+    expect(vi.getTimerCount()).toBe(2);
+    box.wakeAll();
+    await Promise.all(waiters);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(box.pending).toBe(0);
   });
 });

@@ -14,7 +14,7 @@ const record = agentRecord({
 });
 
 describe("session records", () => {
-  it("an agent entry carries what SPEC 3.6 lists", () => {
+  it("an agent entry carries what a restore needs without the tree directory", () => {
     expect(agentEntry(record)).toMatchObject({
       kind: "agent",
       path: "/root/worker",

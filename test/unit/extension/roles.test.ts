@@ -8,13 +8,15 @@ import {
   definitionWarnings,
   describeAgentTypes,
   describeRegistry,
-  getRole,
   lookupRole,
   type RegistryTool,
   ROLE_NAMES,
   type Role,
   resolveChildTools,
 } from "../../../src/extension/roles/roles.js";
+
+/** A built-in role, read from the catalog spawn_agent uses. */
+const builtinRole = (name: string): Role | undefined => BUILTIN_CATALOG.roles.find((role) => role.name === name);
 
 const OWN = "/pkg/pi-subagent-tree/src/extension/index.ts";
 const builtin = (name: string) => ({
@@ -44,8 +46,8 @@ const PARENT_ACTIVE = ["read", "bash", "edit", "write", "ast_grep_run", "spawn_a
 describe("roles", () => {
   it("has the three built-in roles with actionable descriptions", () => {
     expect(ROLE_NAMES).toEqual(["scout", "implementation", "specialist"]);
-    for (const name of ROLE_NAMES) expect(getRole(name)?.description).toMatch(/\.$/);
-    expect(getRole("nonexistent")).toBeUndefined();
+    for (const name of ROLE_NAMES) expect(builtinRole(name)?.description).toMatch(/\.$/);
+    expect(builtinRole("nonexistent")).toBeUndefined();
   });
 
   it.each([
@@ -53,7 +55,7 @@ describe("roles", () => {
     ["implementation", ["read", "write", "edit", "bash", "grep", "find", "ls"], "medium", false],
     ["specialist", "parent", "high", false],
   ])("%s", (name, tools, reasoning, requiresForkNone) => {
-    expect(getRole(name)).toMatchObject({ name, tools, reasoning, requiresForkNone });
+    expect(builtinRole(name)).toMatchObject({ name, tools, reasoning, requiresForkNone });
   });
 });
 
@@ -84,9 +86,9 @@ describe("describeRegistry (getAllTools sourceInfo)", () => {
 
 describe("resolveChildTools", () => {
   const resolve = (role: string | Role | undefined, parentActiveTools = PARENT_ACTIVE, allTools: RegistryTool[] = REGISTRY) =>
-    resolveChildTools({ role: typeof role === "string" ? getRole(role) : role, parentActiveTools, allTools, ownExtensionPath: OWN });
+    resolveChildTools({ role: typeof role === "string" ? builtinRole(role) : role, parentActiveTools, allTools, ownExtensionPath: OWN });
 
-  it("gives a scout read, grep, find, ls although the parent has only read active (F-02)", () => {
+  it("gives a scout read, grep, find, ls although the parent has only read active", () => {
     expect(resolve("scout")).toEqual({ tools: ["read", "grep", "find", "ls"], extensions: [OWN] });
   });
 
@@ -222,12 +224,12 @@ describe("buildRoleCatalog and lookupRole", () => {
     });
   });
 
-  it("keeps the SPEC message exact for a name no file mentions", () => {
+  it("keeps the message exact (`unknown agent_type: <name>`) for a name no file mentions", () => {
     const catalog = buildRoleCatalog(
       found([], [{ filePath: "/u/agents/other.md", source: "user", name: "other", problem: "missing `name:` in the frontmatter" }]),
     );
     expect(lookupRole(catalog, "wizard")).toEqual({ ok: false, error: "unknown agent_type: wizard" });
-    expect(lookupRole(BUILTIN_CATALOG, "scout")).toEqual({ ok: true, role: getRole("scout") });
+    expect(lookupRole(BUILTIN_CATALOG, "scout")).toEqual({ ok: true, role: builtinRole("scout") });
   });
 
   it("says why every file of that name was refused", () => {
@@ -260,7 +262,7 @@ describe("buildRoleCatalog and lookupRole", () => {
 describe("describeAgentTypes (spawn_agent's agent_type text)", () => {
   it("lists only the built-ins when there are no definition files", () => {
     const text = describeAgentTypes(BUILTIN_CATALOG);
-    for (const name of ROLE_NAMES) expect(text).toContain(`\`${name}\` (${getRole(name)!.description})`);
+    for (const name of ROLE_NAMES) expect(text).toContain(`\`${name}\` (${builtinRole(name)!.description})`);
     expect(text).not.toContain("agent files");
     expect(text).toContain("Omit for a plain child");
   });

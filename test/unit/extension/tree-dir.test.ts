@@ -72,7 +72,7 @@ describe("config", () => {
     expect(rootTreeDir("a/b", undefined, { PI_SUBAGENTS_DIR: "/base" })).toBe("/base/a_b");
   });
 
-  it("limits default to the SPEC and can be raised or lowered by environment", () => {
+  it("limits have documented defaults and can be raised or lowered by environment", () => {
     expect(treeLimits({})).toEqual({ maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 1_800_000 });
     expect(treeLimits({ PI_SUBAGENTS_MAX_DEPTH: "1", PI_SUBAGENTS_MAX_SPAWNS: "nope" })).toMatchObject({ maxDepth: 1, maxSpawns: 64 });
   });

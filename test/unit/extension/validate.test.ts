@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../../src/extension/roles/models.js";
-import { BUILTIN_CATALOG, getRole, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles/roles.js";
+import { BUILTIN_CATALOG, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles/roles.js";
 import { parseFork, type SpawnEnv, type SpawnRequest, validateSpawn } from "../../../src/extension/spawn/validate.js";
 
+/** A built-in role, read from the catalog spawn_agent uses. */
+const builtinRole = (name: string): Role | undefined => BUILTIN_CATALOG.roles.find((role) => role.name === name);
+
 const fast: ModelInfo = { provider: "fake", id: "fast", reasoning: true };
-// The seed report's DeepSeek V4 Flash (F-03): only high and xhigh (sent as max).
+// Like DeepSeek V4 Flash: only high and xhigh (sent as max).
 const deep: ModelInfo = {
   provider: "fake",
   id: "deep",
@@ -38,7 +41,7 @@ const FULL_FORK = "Full-history forked agents inherit the parent agent type; omi
 const NAME = "agent_name must use only lowercase letters, digits, and underscores";
 const BAD_FORK = 'fork_turns must be "none", "all", or a positive integer';
 
-describe("validateSpawn: one row per SPEC 3.2 rule, exact messages", () => {
+describe("validateSpawn: one row per numbered rule, exact messages", () => {
   it.each<[string, SpawnRequest, string, SpawnEnv?]>([
     ["1 task_name with a hyphen", { ...base, task_name: "bad-name" }, NAME],
     ["1 task_name missing", { message: "x" }, NAME],
@@ -82,7 +85,7 @@ describe("validateSpawn: order", () => {
     ["a bad name beats everything", { task_name: "X", agent_type: "scout", model: "nope", fork_turns: "bad" }, NAME],
     ["scout fork (2) beats full-history (3)", { ...base, agent_type: "scout", fork_turns: "all" }, "scout agents require fork_turns `none`"],
     ["scout with an invalid fork gets rule 2, not rule 8", { ...base, agent_type: "scout", fork_turns: "bad" }, "scout agents require fork_turns `none`"],
-    ["unknown agent_type with the default fork gets rule 3 (seed scenario 09)", { ...base, agent_type: "nonexistent_role" }, FULL_FORK],
+    ["unknown agent_type with the default fork gets rule 3 (the fork is reported first)", { ...base, agent_type: "nonexistent_role" }, FULL_FORK],
     ["unknown agent_type with an invalid fork gets rule 4 before 8", { ...base, agent_type: "wizard", fork_turns: "bad" }, "unknown agent_type: wizard"],
     ["unknown agent_type (4) beats unknown model (5)", { ...base, agent_type: "wizard", fork_turns: "none", model: "x/y" }, "unknown agent_type: wizard"],
     ["unknown model (5) beats unknown reasoning (6)", { ...base, model: "x/y", reasoning_effort: "max" }, "unknown model: x/y"],
@@ -195,7 +198,7 @@ describe("validateSpawn: plans", () => {
       taskName: "scout_1",
       path: "/root/mid/scout_1",
       role: "scout",
-      roleInfo: getRole("scout"),
+      roleInfo: builtinRole("scout"),
       model: fast,
       reasoning: "low",
       reasoningSource: "role",
@@ -204,7 +207,7 @@ describe("validateSpawn: plans", () => {
     });
   });
 
-  it("F-03: explicit low on a high/xhigh-only model errors, a scout there is clamped to high silently", () => {
+  it("explicit low on a high/xhigh-only model errors, a scout there is clamped to high silently", () => {
     expect(error({ ...base, model: "fake/deep", reasoning_effort: "low", fork_turns: "none", agent_type: "scout" })).toBe(
       "reasoning_effort low is not supported by fake/deep",
     );
@@ -284,7 +287,7 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
     expect(error({ ...base, agent_type: "broken", fork_turns: "all" }, withRoles)).toBe(FULL_FORK);
   });
 
-  it("a refused file says why after the SPEC text (rule 4)", () => {
+  it("a refused file says why after `unknown agent_type: <name>` (rule 4)", () => {
     expect(error(req("broken"), withRoles)).toBe(
       'unknown agent_type: broken — agent definition /u/agents/broken.md was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning)',
     );

@@ -1,0 +1,100 @@
+/**
+ * The runtime's turn launcher for unit tests: no process, no run directory. Each started
+ * turn waits until the test finishes it by hand (or, by default, until it is stopped: then
+ * it ends `interrupted`, as a wrapper does on SIGTERM).
+ */
+import path from "node:path";
+import { runName, TREE_FILES } from "../../src/contracts/layout.js";
+import type { ResultV1 } from "../../src/contracts/result.js";
+import { emptyUsage } from "../../src/contracts/usage.js";
+import type { RunningTurn, TurnOperations, TurnSpec } from "../../src/extension/turns/launcher.js";
+
+/** A result.json as a wrapper writes it; override what a test is about. */
+export function turnResult(overrides: Partial<ResultV1> = {}): ResultV1 {
+  return {
+    version: 1,
+    runId: "run",
+    status: "completed",
+    exitCode: overrides.status && overrides.status !== "completed" ? 1 : 0,
+    finalText: "",
+    usage: emptyUsage(),
+    turns: 1,
+    toolCalls: 0,
+    startedAt: "2026-01-01T00:00:00.000Z",
+    endedAt: "2026-01-01T00:00:01.000Z",
+    durationMs: 1000,
+    childExitCode: 0,
+    childSignal: null,
+    forcedExit: false,
+    ...overrides,
+  };
+}
+
+export interface FakeTurn {
+  spec: TurnSpec;
+  runName: string;
+  runDir: string;
+  /** How many times the runtime asked the turn to stop. */
+  stops: number;
+  /** Ends the turn: `undefined` is a wrapper that wrote no result.json. */
+  finish(result: ResultV1 | undefined): void;
+}
+
+export class FakeTurns implements TurnOperations {
+  readonly started: FakeTurn[] = [];
+  /** When set, the next start throws it (a run directory that cannot be written). */
+  failNextStart: Error | undefined;
+  /** What a stopped turn does: end `interrupted` at once (the default), or wait for `finish`. */
+  onStop: "interrupted" | "hold" = "interrupted";
+  /** What `settledResult` answers per run directory (a previous process's runs). */
+  readonly previousResults = new Map<string, ResultV1>();
+  /** Every `settledResult` call, with the wait it was allowed. */
+  readonly settledCalls: Array<{ runDir: string; waitMs: number }> = [];
+
+  async start(spec: TurnSpec): Promise<RunningTurn> {
+    const failure = this.failNextStart;
+    if (failure) {
+      this.failNextStart = undefined;
+      throw failure;
+    }
+    const name = runName(spec.record.runs.length + 1, spec.kind);
+    let resolve!: (result: ResultV1 | undefined) => void;
+    const finished = new Promise<ResultV1 | undefined>((r) => (resolve = r));
+    let ended = false;
+    const turn: FakeTurn = {
+      spec,
+      runName: name,
+      runDir: path.join(spec.agentDir, TREE_FILES.runs, name),
+      stops: 0,
+      finish: (result) => {
+        if (ended) return;
+        ended = true;
+        resolve(result);
+      },
+    };
+    this.started.push(turn);
+    return {
+      runDir: turn.runDir,
+      runName: name,
+      pid: undefined,
+      finished,
+      howExited: () => (ended ? "exit code 1" : undefined),
+      stop: () => {
+        turn.stops++;
+        if (this.onStop === "interrupted") turn.finish(turnResult({ status: "interrupted", turns: 0, abortReason: "stopped" }));
+      },
+    };
+  }
+
+  async settledResult(runDir: string, waitMs: number): Promise<ResultV1 | undefined> {
+    this.settledCalls.push({ runDir, waitMs });
+    return this.previousResults.get(runDir);
+  }
+
+  /** The latest turn started (throws when none was). */
+  get last(): FakeTurn {
+    const turn = this.started.at(-1);
+    if (!turn) throw new Error("no turn was started");
+    return turn;
+  }
+}
