@@ -48,7 +48,7 @@ describe("subagent-wrapper against the fake pi: outcomes", () => {
     expect(await run.read("out/stdout.log")).toContain('"type":"message_update"');
   });
 
-  it("a non-terminal toolUse message followed later by the true completion does not end the run early (the user's plan)", async () => {
+  it("a non-terminal toolUse message followed later by the true completion does not end the run early", async () => {
     // The fake exits 500 ms after its final message: within a 2 s grace, nothing is forced.
     const run = await (await wrapperCase({ scenario: "tooluse-then-late-final", meta: defaultMeta({ graceMs: 2000 }) })).run();
     expect(run.code).toBe(0);
