@@ -114,6 +114,16 @@ describe("wrapper run on fake time: grace and kill-after", () => {
     expect(result).toMatchObject({ status: "completed", forcedExit: true, childExitCode: null, childSignal: "SIGKILL" });
   });
 
+  it("an [ABORT] marker stops the child at once: SIGTERM at the moment of the message, no grace", async () => {
+    const run = await start({ graceMs: 60_000 });
+    await run.scheduler.advance(250);
+    run.child.print(assistantEnd({ text: "Checked.\n[ABORT] no API key" }));
+    await until(() => run.child.signals.length > 0, "the child signalled");
+    expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 250 }]);
+    const { result } = await run.done;
+    expect(result).toMatchObject({ status: "aborted", abortSource: "marker", abortReason: "no API key", forcedExit: true });
+  });
+
   it("a child that exits by itself within grace is not signalled while running, and forcedExit stays false", async () => {
     const run = await start({ graceMs: 1000 });
     await answer(run);
