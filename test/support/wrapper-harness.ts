@@ -131,3 +131,13 @@ export async function fakePiSignals(dir: string): Promise<Array<{ signal: NodeJS
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as { signal: NodeJS.Signals; ts: number });
 }
+
+/**
+ * The signals that reached the fake pi: those it logged, then the one it died of (which it
+ * cannot log: SIGKILL, or a SIGTERM that arrived before its handlers were installed).
+ */
+export async function signalsReached(run: WrapperRunOutput): Promise<NodeJS.Signals[]> {
+  const logged = (await fakePiSignals(run.dir)).map((s) => s.signal);
+  const diedOf = run.result?.childSignal as NodeJS.Signals | null | undefined;
+  return diedOf && !logged.includes(diedOf) ? [...logged, diedOf] : logged;
+}

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, pidAlive, spawnProcess, waitForPidExit } from "../support/processes.js";
-import { cleanupWrapperCases, defaultMeta, fakePiRecord, fakePiSignals, wrapperCase } from "../support/wrapper-harness.js";
+import { cleanupWrapperCases, defaultMeta, fakePiRecord, fakePiSignals, signalsReached, wrapperCase } from "../support/wrapper-harness.js";
 
 afterEach(async () => {
   await killAll();
@@ -53,7 +53,8 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     const run = await (await wrapperCase({ scenario: "slow", meta: defaultMeta({ timeoutMs: 400 }) })).run();
     expect(run.code).toBe(1);
     expect(run.result).toMatchObject({ status: "timed_out", exitCode: 1, forcedExit: true, errorMessage: "run exceeded timeoutMs (400 ms)" });
-    expect((await fakePiSignals(run.dir)).map((s) => s.signal)).toEqual(["SIGTERM"]);
+    // On a loaded machine the SIGTERM may come before the fake pi's handlers: it then dies of it.
+    expect(await signalsReached(run)).toEqual(["SIGTERM"]);
     expect(run.events.map((e) => e.type)).toEqual(["run_start", "run_end"]);
     expect(pidAlive((await fakePiRecord(run.dir)).pid)).toBe(false);
   });
@@ -67,7 +68,7 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     expect(run.code).toBe(1);
     expect(run.result).toMatchObject({ status: "interrupted", forcedExit: true, errorMessage: `subagent-wrapper received ${signal}` });
     // Whichever signal the wrapper got, it stops its child with SIGTERM.
-    expect((await fakePiSignals(c.dir)).map((s) => s.signal)).toEqual(["SIGTERM"]);
+    expect(await signalsReached(run)).toEqual(["SIGTERM"]);
     expect(await waitForPidExit((await fakePiRecord(c.dir)).pid, 2000)).toBe(true);
   });
 
@@ -120,6 +121,6 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     parent.kill("SIGKILL");
     const run = await c.collect(await wrapper.done);
     expect(run.result).toMatchObject({ status: "interrupted", forcedExit: true, errorMessage: `parent process ${parent.pid} is gone` });
-    expect((await fakePiSignals(c.dir)).map((s) => s.signal)).toEqual(["SIGTERM"]);
+    expect(await signalsReached(run)).toEqual(["SIGTERM"]);
   });
 });
