@@ -15,10 +15,20 @@ import { FakeChild, FakeScheduler, fakeChildOperations, until } from "../support
 import { assistantEnd, retryStart } from "../support/pi-events.js";
 
 let dir: string;
+/** Runs a test started; one a failed test left running is ended, so its task file and result go before the folder does. */
+const runs: Started[] = [];
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "psa-wrapper-run-"));
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  for (const run of runs.splice(0)) {
+    if (run.finished()) continue;
+    run.child.exit(null, "SIGKILL");
+    await run.scheduler.advance(STDOUT_DRAIN_MS);
+    await run.done;
+  }
+  await rm(dir, { recursive: true, force: true });
+});
 
 interface Started {
   scheduler: FakeScheduler;
@@ -51,13 +61,15 @@ async function start(
     finished = true;
     return report;
   });
-  await until(() => ops.spawned.length === 1 && child.stdout.listenerCount("data") > 0, "pi started and read");
   const events = async () =>
     (await readFile(full.eventsPath, "utf8"))
       .split("\n")
       .filter(Boolean)
       .map((line) => JSON.parse(line) as EventRecord);
-  return { scheduler, child, ops, t0: scheduler.now(), done, finished: () => finished, events };
+  const started: Started = { scheduler, child, ops, t0: scheduler.now(), done, finished: () => finished, events };
+  runs.push(started);
+  await until(() => ops.spawned.length === 1 && child.stdout.listenerCount("data") > 0, "pi started and read");
+  return started;
 }
 
 /** The child prints its terminal answer; resolves once the run has seen it (a timer is pending). */
