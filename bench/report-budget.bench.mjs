@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// How much of a long answer a notice keeps inline at the 8 000-char bound (SPEC 3.4): the
+// How much of a long answer a notice keeps inline at the 8 000-char bound of a notice: the
 // extension's boundNotice on a completion notice with realistic side fields, for answers of
 // growing length. Thinking is never relayed, so it takes none of the budget. The notice is a
 // leaf's (no subtree_usage, which a parent whose children spent tokens adds: ~90 chars).
 import { readFileSync } from "node:fs";
 import { fmt, row } from "./support.mjs";
 
-const USER_REPORT_CHARS = 5397;
+/** What the extension this package replaces kept of the same answer: its thinking shared the budget. */
+const EARLIER_EXTENSION_CHARS = 5397;
 const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
 
 /** What a notice keeps of `answer`: chars of the answer itself (the marker line not counted). */
@@ -50,15 +51,20 @@ export async function run() {
     return {
       input: `${chars} chars answer`,
       value: fmt.chars(kept),
-      baseline: fmt.chars(USER_REPORT_CHARS),
-      ratio: fmt.x(kept / USER_REPORT_CHARS),
+      baseline: fmt.chars(EARLIER_EXTENSION_CHARS),
+      ratio: fmt.x(kept / EARLIER_EXTENSION_CHARS),
       pass: kept >= 7500,
     };
   });
   const code = readFileSync(new URL("../node_modules/@mariozechner/pi-coding-agent/docs/extensions.md", import.meta.url), "utf8");
   const codePoints = [10_000, 25_000, 65_536].map((chars) => {
     const { kept } = keptChars(bound, code.slice(0, chars));
-    return { input: `${chars} chars, code-heavy`, value: fmt.chars(kept), baseline: fmt.chars(USER_REPORT_CHARS), ratio: fmt.x(kept / USER_REPORT_CHARS) };
+    return {
+      input: `${chars} chars, code-heavy`,
+      value: fmt.chars(kept),
+      baseline: fmt.chars(EARLIER_EXTENSION_CHARS),
+      ratio: fmt.x(kept / EARLIER_EXTENSION_CHARS),
+    };
   });
   return [
     row({
@@ -66,7 +72,7 @@ export async function run() {
       what: "report text kept inline at the 8 000-char notice bound (long answer with thinking)",
       target: "≥ 7 500 chars",
       points,
-      note: `boundNotice (src/extension/bounds.ts) on a completion notice with realistic side fields (a 20-char path, a nickname, model and reasoning, usage with six-figure token counts, summarized as notices carry it: input, output, total_tokens, cost) whose report is a markdown review (fixtures/reports/long-answer.md, repeated to length: headings, paragraphs, lists, inline code; 0.8 % of its chars need a JSON escape). Counted: chars of the answer kept (head + tail), the truncation line not included; the notice's compact JSON is exactly at the 8 000 bound. The thinking of the answer is not relayed, so it costs nothing; the user's earlier extension kept ${USER_REPORT_CHARS} chars because thinking shared the budget.`,
+      note: `boundNotice (src/extension/turns/bounds.ts) on a completion notice with realistic side fields (a 20-char path, a nickname, model and reasoning, usage with six-figure token counts, summarized as notices carry it: input, output, total_tokens, cost) whose report is a markdown review (fixtures/reports/long-answer.md, repeated to length: headings, paragraphs, lists, inline code; 0.8 % of its chars need a JSON escape). Counted: chars of the answer kept (head + tail), the truncation line not included; the notice's compact JSON is exactly at the 8 000 bound. The thinking of the answer is not relayed, so it costs nothing; the extension this package replaces kept ${EARLIER_EXTENSION_CHARS} chars because thinking shared the budget.`,
     }),
     row({
       id: "report-budget-code",

@@ -133,10 +133,10 @@ export async function run() {
     }),
     row({
       id: "ndjson",
-      what: "stream throughput: PiLineReader vs ndjson.parse (the card's library)",
+      what: "stream throughput: PiLineReader vs ndjson.parse (the usual JSON-lines library)",
       target: "(informative: why the wrapper does not use ndjson.parse)",
       points: tp.vsNdjson,
-      note: "Same input and method. ndjson.parse (split2 + JSON.parse of every line, through object streams) is the design card's parser; it is slower than even the naive reader, so the wrapper keeps its own PiLineReader.",
+      note: "Same input and method. ndjson.parse (split2 + JSON.parse of every line, through object streams) is the usual JSON-lines parser; it is slower than even the naive reader, so the wrapper keeps its own PiLineReader.",
     }),
     row({
       id: "rss",

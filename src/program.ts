@@ -1,20 +1,11 @@
-import fs from "node:fs";
 import { Command, CommanderError } from "commander";
 import { addInspectionCommands, subcommandShadowNote } from "./cli/commands.js";
 import { WRAPPER_EXIT } from "./contracts/result.js";
+import { packageVersion } from "./lib/package-info.js";
 import { errorText } from "./lib/values.js";
 import { runCommand, say } from "./wrapper/run-command.js";
 
 export { metaErrorResult } from "./wrapper/run-command.js";
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
-    return pkg.version ?? "unknown";
-  } catch {
-    return "unknown";
-  }
-}
 
 export function buildProgram(onExitCode: (code: number) => void): Command {
   const version = packageVersion();

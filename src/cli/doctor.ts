@@ -6,10 +6,11 @@
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import { treeBaseDir } from "../contracts/layout.js";
+import { testedPiVersion } from "../lib/package-info.js";
+import { PI_AGENT_DIR_ENV, piAgentDir } from "../lib/pi-agent-dir.js";
 import { errorText } from "../lib/values.js";
 import { PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
@@ -17,20 +18,6 @@ import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } f
 export interface DoctorFlags {
   json?: boolean;
   timeoutMs: number;
-}
-
-export const AGENT_DIR_ENV = "PI_CODING_AGENT_DIR";
-
-/** The pi version this package is tested with (its devDependency), for the report. */
-function testedPiVersion(): string | undefined {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      devDependencies?: Record<string, string>;
-    };
-    return pkg.devDependencies?.["@mariozechner/pi-coding-agent"];
-  } catch {
-    return undefined;
-  }
 }
 
 /** Runs `<bin> --version` in its own process group, which is ended if it overruns. */
@@ -99,9 +86,8 @@ async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Docto
 }
 
 function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
-  const configured = env[AGENT_DIR_ENV];
-  const dir = configured || path.join(os.homedir(), ".pi", "agent");
-  const from = configured ? `from ${AGENT_DIR_ENV}` : "default";
+  const dir = piAgentDir(env);
+  const from = env[PI_AGENT_DIR_ENV] ? `from ${PI_AGENT_DIR_ENV}` : "default";
   const name = "pi agent dir";
   try {
     if (!fs.statSync(dir).isDirectory()) return { name, ok: false, detail: `${dir} (${from}) is not a directory` };
@@ -113,7 +99,7 @@ function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
       name,
       ok: false,
       detail: missing ? `${dir} (${from}) does not exist` : `${dir} (${from}) cannot be read: ${errorText(err)}`,
-      hint: missing ? `run pi once to set it up (models, login), or set ${AGENT_DIR_ENV}` : `fix its permissions, or set ${AGENT_DIR_ENV}`,
+      hint: missing ? `run pi once to set it up (models, login), or set ${PI_AGENT_DIR_ENV}` : `fix its permissions, or set ${PI_AGENT_DIR_ENV}`,
     };
   }
   const present = ["settings.json", "models.json", "auth.json"].filter((file) => fs.existsSync(path.join(dir, file)));

@@ -4,8 +4,9 @@
  * it works on every file system, and a record a few hundred ms late is fine for a person.
  */
 import fs from "node:fs";
+import { JsonlFollower } from "../lib/jsonl-follower.js";
 import { errorText } from "../lib/values.js";
-import { type EventLine, locateRun, parseEventLines, processAlive, type RunFiles, RunNotFoundError } from "./run-files.js";
+import { type EventLine, locateRun, parseEventLine, processAlive, type RunFiles, RunNotFoundError } from "./run-files.js";
 import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "./tail-format.js";
 
 export interface TailFlags {
@@ -16,49 +17,18 @@ export interface TailFlags {
   pollMs?: number;
 }
 
-/**
- * Reads what was appended to a file since the last call, in whole lines. The bytes after the
- * last newline wait for the rest of their line, undecoded, so a character split between two
- * reads is never mangled.
- */
-export class LineFollower {
-  private offset = 0;
-  private pending: Buffer = Buffer.alloc(0);
-  private nextLine = 1;
+/** Reads events.jsonl as it grows: the raw text of each new line, and what it holds. */
+export class EventLineFollower {
+  private readonly follower: JsonlFollower;
 
-  constructor(readonly file: string) {}
+  constructor(readonly file: string) {
+    this.follower = new JsonlFollower(file);
+  }
 
   /** New complete lines (raw text and parsed); none when the file does not exist yet. */
   async read(): Promise<{ raw: string[]; lines: EventLine[] }> {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(this.file, "r");
-    } catch {
-      return { raw: [], lines: [] };
-    }
-    try {
-      const { size } = await handle.stat();
-      if (size < this.offset) {
-        // Replaced or truncated: start over.
-        this.offset = 0;
-        this.pending = Buffer.alloc(0);
-        this.nextLine = 1;
-      }
-      if (size === this.offset) return { raw: [], lines: [] };
-      const chunk = Buffer.alloc(size - this.offset);
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, this.offset);
-      this.offset += bytesRead;
-      const bytes = Buffer.concat([this.pending, chunk.subarray(0, bytesRead)]);
-      const end = bytes.lastIndexOf(0x0a) + 1;
-      this.pending = bytes.subarray(end);
-      const text = bytes.subarray(0, end).toString("utf8");
-      const parsed = parseEventLines(text, this.nextLine);
-      this.nextLine = parsed.nextLine;
-      const raw = text.split("\n").filter((piece) => piece.trim() !== "");
-      return { raw, lines: parsed.lines };
-    } finally {
-      await handle.close();
-    }
+    const { lines } = await this.follower.read();
+    return { raw: lines.map((line) => line.text), lines: lines.map((line) => parseEventLine(line.text, line.line)) };
   }
 }
 
@@ -83,7 +53,7 @@ export async function tailCommand(target: string, flags: TailFlags): Promise<num
   }
   if (files.pickedRun) process.stderr.write(`subagent-wrapper tail: the agent's latest run: ${files.pickedRun}\n`);
   const pollMs = flags.pollMs ?? 200;
-  const follower = new LineFollower(files.eventsPath);
+  const follower = new EventLineFollower(files.eventsPath);
   const print = (text: string) => {
     if (text !== "") process.stdout.write(`${text}\n`);
   };

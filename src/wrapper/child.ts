@@ -68,13 +68,41 @@ export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_
 
 export type ChildProcess = ChildProcessByStdio<null, Readable, Readable>;
 
+/** What the run needs of its child: a pid, its output streams and three lifecycle events. */
+export interface ChildHandle {
+  readonly pid?: number | undefined;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  once(event: "spawn", listener: () => void): unknown;
+  once(event: "error", listener: (err: Error) => void): unknown;
+  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+}
+
+export interface SpawnOptions {
+  cwd: string;
+  env: Record<string, string>;
+  taskFile: string;
+}
+
+/**
+ * How a run reaches processes. The defaults are the real ones below; a test passes a fake
+ * child that prints lines and exits when told, and records the signals it is sent.
+ */
+export interface ChildOperations {
+  resolvePi(env: NodeJS.ProcessEnv, cwd: string): string;
+  spawn(bin: string, args: string[], options: SpawnOptions): ChildHandle;
+  signalGroup(pid: number | undefined, signal: NodeJS.Signals): void;
+  /** Whether the process exists and can be signalled (the parent watch asks it once a second). */
+  canSignal(pid: number): boolean;
+}
+
 /**
  * Start pi in its own process group (so the wrapper can end the whole tree), stdin closed
  * (an open pipe would hang pi), never through a shell. Node's own spawn rather than execa:
  * the run needs none of execa's buffering or promise, and importing execa cost 56 ms of
  * every wrapper start (docs/architecture.md).
  */
-export function spawnChild(bin: string, args: string[], options: { cwd: string; env: Record<string, string>; taskFile: string }): ChildProcess {
+export function spawnChild(bin: string, args: string[], options: SpawnOptions): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
     env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid) },
@@ -97,3 +125,15 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): vo
     }
   }
 }
+
+/** Whether `pid` can be signalled; any failure (gone, or not ours) counts as no. */
+function canSignal(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const nodeChildOperations: ChildOperations = { resolvePi: resolvePiBinary, spawn: spawnChild, signalGroup, canSignal };

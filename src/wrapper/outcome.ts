@@ -1,5 +1,5 @@
 import type { AbortSource, EventRecordBody, StopReason } from "../contracts/events.js";
-import type { RunStatus } from "../contracts/result.js";
+import type { ResultV1, RunStatus } from "../contracts/result.js";
 import type { Usage } from "../contracts/usage.js";
 import { addUsage, emptyUsage } from "../contracts/usage.js";
 import { findAbortMarker } from "./abort-marker.js";
@@ -40,15 +40,8 @@ export interface ChildExit {
   stderrTail: string;
 }
 
-export interface Outcome {
-  status: RunStatus;
-  stopReason?: StopReason;
-  rawStopReason?: string;
-  finalText: string;
-  abortReason?: string;
-  abortSource?: AbortSource;
-  errorMessage?: string;
-}
+/** The part of result.json the decision fills in; the run adds counts, times and the child's exit. */
+export type Outcome = Pick<ResultV1, "status" | "stopReason" | "rawStopReason" | "finalText" | "abortReason" | "abortSource" | "errorMessage">;
 
 const NONE: Transition = { kind: "none" };
 
@@ -72,13 +65,35 @@ function statusForStop(stopReason: StopReason | undefined): RunStatus {
 export class OutcomeTracker {
   private decision: Decision | undefined;
   private lastAssistant: AssistantSummary | undefined;
-  readonly usage: Usage = emptyUsage();
-  turns = 0;
-  toolCalls = 0;
-  resolvedModel: string | undefined;
+  private readonly usageSum: Usage = emptyUsage();
+  private turnCount = 0;
+  private toolCallCount = 0;
+  private lastModel: string | undefined;
 
   get decided(): Decision | undefined {
     return this.decision;
+  }
+
+  /** Summed over every assistant message so far (a copy: the tracker's own sum stays its own). */
+  get usage(): Usage {
+    const copy = emptyUsage();
+    addUsage(copy, this.usageSum);
+    return copy;
+  }
+
+  /** Assistant messages received (failed attempts included). */
+  get turns(): number {
+    return this.turnCount;
+  }
+
+  /** Tool executions started. */
+  get toolCalls(): number {
+    return this.toolCallCount;
+  }
+
+  /** The model the latest assistant message named (`provider/id`). */
+  get resolvedModel(): string | undefined {
+    return this.lastModel;
   }
 
   observe(event: PiEvent): Observation {
@@ -87,7 +102,7 @@ export class OutcomeTracker {
     if (assistant) return { records, transition: this.onAssistant(assistant, records) };
     switch (event.type) {
       case "tool_execution_start":
-        this.toolCalls += 1;
+        this.toolCallCount += 1;
         return { records, transition: NONE };
       case "auto_retry_start":
         return { records, transition: this.onRetry() };
@@ -141,9 +156,9 @@ export class OutcomeTracker {
   }
 
   private onAssistant(message: AssistantSummary, records: EventRecordBody[]): Transition {
-    this.turns += 1;
-    addUsage(this.usage, message.usage);
-    if (message.model) this.resolvedModel = message.model;
+    this.turnCount += 1;
+    addUsage(this.usageSum, message.usage);
+    if (message.model) this.lastModel = message.model;
     if (this.decision) return NONE;
     this.lastAssistant = message;
 

@@ -1,7 +1,7 @@
 /**
  * `subagent-wrapper [run] <meta.json>`: load meta.json, run the child, report. Kept apart
- * from cli.ts (commander) so bin/subagent-wrapper can run a plain meta file without loading
- * the argument parser: start-up is the wrapper's whole overhead on a short run
+ * from src/program.ts (commander) so bin/subagent-wrapper can run a plain meta file without
+ * loading the argument parser: start-up is the wrapper's whole overhead on a short run
  * (docs/performance.md).
  */
 

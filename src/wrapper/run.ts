@@ -8,19 +8,19 @@ import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta
 import { exitCodeForStatus, RESULT_VERSION, type ResultV1 } from "../contracts/result.js";
 import { errorText } from "../lib/values.js";
 import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, writeResultAtomic } from "./artifacts.js";
-import { buildChildArgs, type ChildProcess, resolvePiBinary, signalGroup, spawnChild } from "./child.js";
+import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
+import { nodeScheduler, RunTimers, type Scheduler } from "./scheduler.js";
 import { formatTranscriptEntry } from "./transcript.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
 /** After the child exits, how long its stdout may stay open (a grandchild holding it). */
-const STDOUT_DRAIN_MS = 2000;
+export const STDOUT_DRAIN_MS = 2000;
 const STDERR_TAIL_CHARS = 2000;
-const PARENT_CHECK_MS = 1000;
-/** The longest delay setTimeout honours. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
+export const PARENT_CHECK_MS = 1000;
 
 export interface RunReport {
   result: ResultV1;
@@ -36,6 +36,10 @@ export interface RunOptions {
   /** A signal that arrived before the run could handle it (while meta.json was read). */
   earlySignal?: NodeJS.Signals;
   env?: NodeJS.ProcessEnv;
+  /** The run's clock and timers (default: Node's). */
+  scheduler?: Scheduler;
+  /** How the child is found, started and signalled (default: the real pi, see child.ts). */
+  child?: ChildOperations;
 }
 
 /**
@@ -44,25 +48,32 @@ export interface RunOptions {
  */
 class WrapperRun {
   private readonly tracker = new OutcomeTracker();
-  private readonly startedAt = new Date();
+  private readonly scheduler: Scheduler;
+  private readonly processes: ChildOperations;
+  private readonly timers: RunTimers;
+  private readonly startedAt: number;
   private readonly warnings: string[] = [];
   private events!: EventsWriter;
   private rawLog: RawLog | undefined;
   private stderrLog: RawLog | undefined;
   private transcript: ArtifactFile | undefined;
-  private child: ChildProcess | undefined;
+  private child: ChildHandle | undefined;
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
   private stderrTail = "";
   private forcedExit = false;
   private cancelGrace: (() => void) | undefined;
   private stopping = false;
-  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly cleanups: Array<() => void> = [];
 
   constructor(
     private readonly meta: MetaV1,
-    private readonly options: RunOptions,
-  ) {}
+    private readonly options: RunOptions = {},
+  ) {
+    this.scheduler = options.scheduler ?? nodeScheduler;
+    this.processes = options.child ?? nodeChildOperations;
+    this.timers = new RunTimers(this.scheduler);
+    this.startedAt = this.scheduler.now();
+  }
 
   async run(): Promise<RunReport> {
     const env = this.options.env ?? process.env;
@@ -76,13 +87,13 @@ class WrapperRun {
     let startError: string | undefined;
     try {
       const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
-      const bin = resolvePiBinary(childEnv, this.meta.cwd);
+      const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
       taskFile = path.join(os.tmpdir(), `pi-subagent-task-${process.pid}-${randomBytes(6).toString("hex")}.txt`);
       await fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
-        const child = spawnChild(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
+        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
         this.child = child;
         // Listened for at once: a child that dies while the artifacts open is not missed.
         const exited = new Promise<void>((resolve) => {
@@ -98,7 +109,7 @@ class WrapperRun {
     } catch (err) {
       startError = errorText(err);
     } finally {
-      this.disposeTimers();
+      this.timers.dispose();
       if (taskFile) await fs.promises.rm(taskFile, { force: true }).catch(() => undefined);
     }
     await artifactsOpen;
@@ -137,14 +148,14 @@ class WrapperRun {
   }
 
   /** Resolves with the pid once pi is running; rejects with a clear message if it cannot start. */
-  private started(child: ChildProcess, bin: string): Promise<number | null> {
+  private started(child: ChildHandle, bin: string): Promise<number | null> {
     return new Promise((resolve, reject) => {
       child.once("spawn", () => resolve(child.pid ?? null));
       child.once("error", (err) => reject(new Error(`could not start pi (${bin}): ${errorText(err)}`)));
     });
   }
 
-  private async supervise(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  private async supervise(child: ChildHandle, exited: Promise<void>): Promise<void> {
     const reader = new PiLineReader({
       event: (event) => this.apply(this.tracker.observe(event)),
       garbage: () => undefined,
@@ -162,7 +173,7 @@ class WrapperRun {
       this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
     });
     if (this.meta.timeoutMs) {
-      this.after(this.meta.timeoutMs, () =>
+      this.timers.after(this.meta.timeoutMs, () =>
         this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
       );
     }
@@ -170,8 +181,8 @@ class WrapperRun {
     await exited;
     // Stragglers left in the child's process group end with it; one holding stdout would
     // otherwise keep the run open forever.
-    signalGroup(child.pid, "SIGTERM");
-    await Promise.race([stdoutDone, new Promise<void>((resolve) => this.after(STDOUT_DRAIN_MS, resolve))]);
+    this.processes.signalGroup(child.pid, "SIGTERM");
+    await Promise.race([stdoutDone, new Promise<void>((resolve) => this.timers.after(STDOUT_DRAIN_MS, resolve))]);
     child.stdout.destroy();
     child.stderr.destroy();
   }
@@ -180,7 +191,7 @@ class WrapperRun {
     for (const record of records) this.record(record);
     if (transition.kind === "decided") {
       if (transition.stopNow) this.stopChild();
-      else this.cancelGrace = this.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
+      else this.cancelGrace = this.timers.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
     } else if (transition.kind === "revoked" && this.cancelGrace) {
       this.cancelGrace();
       this.cancelGrace = undefined;
@@ -202,14 +213,14 @@ class WrapperRun {
     const pid = this.child?.pid;
     if (!pid) return;
     this.forcedExit = true;
-    signalGroup(pid, "SIGTERM");
-    this.after(KILL_AFTER_MS, () => signalGroup(pid, "SIGKILL"));
+    this.processes.signalGroup(pid, "SIGTERM");
+    this.timers.after(KILL_AFTER_MS, () => this.processes.signalGroup(pid, "SIGKILL"));
   }
 
   private interruptBy(reason: string): void {
     if (this.stopping && this.child?.pid && !this.childExit) {
       // Asked twice: do not wait the 3 s.
-      signalGroup(this.child.pid, "SIGKILL");
+      this.processes.signalGroup(this.child.pid, "SIGKILL");
       return;
     }
     this.tracker.interrupt("interrupted", reason);
@@ -227,41 +238,12 @@ class WrapperRun {
   private watchParent(env: NodeJS.ProcessEnv): void {
     const parentPid = Number(env[ENV.parentPid]);
     if (!Number.isInteger(parentPid) || parentPid <= 1) return;
-    const timer = setInterval(() => {
-      try {
-        process.kill(parentPid, 0);
-      } catch {
-        clearInterval(timer);
-        this.interruptBy(`parent process ${parentPid} is gone`);
-      }
+    const timer = this.scheduler.setInterval(() => {
+      if (this.processes.canSignal(parentPid)) return;
+      this.scheduler.clearInterval(timer);
+      this.interruptBy(`parent process ${parentPid} is gone`);
     }, PARENT_CHECK_MS);
-    timer.unref();
-    this.cleanups.push(() => clearInterval(timer));
-  }
-
-  /** Runs `fn` after `ms`; the returned function cancels it, whichever step is pending. */
-  private after(ms: number, fn: () => void): () => void {
-    // Node fires a timer of more than 2^31-1 ms at once: a long timeout waits in steps.
-    let pending: NodeJS.Timeout;
-    const wait = (left: number): void => {
-      const step = Math.min(left, MAX_TIMER_MS);
-      pending = setTimeout(() => {
-        this.timers.delete(pending);
-        if (left > step) wait(left - step);
-        else fn();
-      }, step);
-      this.timers.add(pending);
-    };
-    wait(ms);
-    return () => {
-      clearTimeout(pending);
-      this.timers.delete(pending);
-    };
-  }
-
-  private disposeTimers(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    this.cleanups.push(() => this.scheduler.clearInterval(timer));
   }
 
   /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */
@@ -270,20 +252,13 @@ class WrapperRun {
   }
 
   private record(body: EventRecordBody): void {
-    this.events.append(body);
+    this.events.append(body, this.scheduler.now());
     const line = formatTranscriptEntry(body);
     if (line) this.transcript?.write(line);
   }
 
   private async finish(startError: string | undefined): Promise<RunReport> {
-    const outcome: Outcome =
-      startError && !this.tracker.decided
-        ? { status: "failed", finalText: "", errorMessage: startError }
-        : this.tracker.finish({
-            exitCode: this.childExit?.exitCode ?? null,
-            signal: this.childExit?.signal ?? null,
-            stderrTail: this.stderrTail,
-          });
+    const outcome = this.outcome(startError);
     const exitCode = exitCodeForStatus(outcome.status);
     this.record({ type: "run_end", status: outcome.status, exitCode });
     await Promise.all([this.events.close(), this.rawLog?.file.close(), this.stderrLog?.file.close(), this.transcript?.close()]);
@@ -298,8 +273,14 @@ class WrapperRun {
     return { result, exitCode };
   }
 
+  /** A run that could not start failed with the reason, unless a signal had already decided it. */
+  private outcome(startError: string | undefined): Outcome {
+    if (startError && !this.tracker.decided) return { status: "failed", finalText: "", errorMessage: startError };
+    return this.tracker.finish({ exitCode: this.childExit?.exitCode ?? null, signal: this.childExit?.signal ?? null, stderrTail: this.stderrTail });
+  }
+
   private buildResult(outcome: Outcome, exitCode: number): ResultV1 {
-    const endedAt = new Date();
+    const endedAt = this.scheduler.now();
     const meta = this.meta;
     const errors = [outcome.errorMessage, ...this.warnings].filter((text): text is string => Boolean(text));
     const requestedModel = meta.requestedModel ?? effectiveModel(meta);
@@ -321,9 +302,9 @@ class WrapperRun {
       toolCalls: this.tracker.toolCalls,
       ...(requestedModel !== undefined && { requestedModel }),
       ...(resolvedModel !== undefined && { resolvedModel }),
-      startedAt: this.startedAt.toISOString(),
-      endedAt: endedAt.toISOString(),
-      durationMs: endedAt.getTime() - this.startedAt.getTime(),
+      startedAt: new Date(this.startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      durationMs: endedAt - this.startedAt,
       childExitCode: this.childExit?.exitCode ?? null,
       childSignal: this.childExit?.signal ?? null,
       forcedExit: this.forcedExit,

@@ -1,10 +1,10 @@
 /**
- * Area 4 — atomicity. The wrapper is SIGKILLed at random moments of its run: result.json is
+ * Area 4 — atomicity. The wrapper is SIGKILLed at moments spread over its run: result.json is
  * then absent or complete, valid JSON — never partial. And a reader polling result.json (as
  * the extension's launcher does) while it is rewritten never parses half a file.
  * scripts/reliability.mjs runs the same trials 200+ times; here a quicker sample.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RUN_STATUSES } from "../../src/contracts/result.js";
@@ -32,12 +32,26 @@ const BUSY = {
 };
 
 type Verdict = "absent" | "complete";
+/**
+ * When a trial's SIGKILL is sent: `ms` after the wrapper was started, or as soon as its
+ * result.json exists (the moment right after the rename, while the wrapper closes up).
+ */
+type KillPoint = { afterMs: number } | "result-written";
 let tempFilesLeft = 0;
 
-async function trial(delayMs: number): Promise<Verdict> {
+async function resultWritten(dir: string, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  while (!gone && !(await stat(path.join(dir, "out/result.json")).catch(() => undefined))) await new Promise((r) => setTimeout(r, 2));
+}
+
+async function trial(kill: KillPoint): Promise<Verdict> {
   const c = await wrapperCase({ meta: defaultMeta(), scenario: BUSY });
   const wrapper = c.start({ env: LOAD_TASK_EXTENSION });
-  await new Promise((r) => setTimeout(r, delayMs));
+  if (kill === "result-written") await resultWritten(c.dir, wrapper.done);
+  else await new Promise((r) => setTimeout(r, kill.afterMs));
   wrapper.kill("SIGKILL");
   await wrapper.done;
   const text = await readFile(path.join(c.dir, "out/result.json"), "utf8").catch(() => undefined);
@@ -57,18 +71,32 @@ async function trial(delayMs: number): Promise<Verdict> {
   return "complete";
 }
 
-describe(`area 4: ${TRIALS} SIGKILLs at random moments → result.json absent or complete, never partial`, () => {
-  it(`${TRIALS} trials, ${CONCURRENCY} at a time, 0 partial files, 0 processes left`, async () => {
+describe(`area 4: ${TRIALS} SIGKILLs spread over a run → result.json absent or complete, never partial`, () => {
+  it(`${TRIALS} trials, ${CONCURRENCY} at a time: both outcomes occur, 0 partial files, 0 processes left`, async () => {
+    // An unkilled run of the same scenario on this machine now says how long a run takes.
+    const reference = await (await wrapperCase({ meta: defaultMeta(), scenario: BUSY })).run({ env: LOAD_TASK_EXTENSION });
+    expect(reference.result?.status).toBe("completed");
+    // The first kill lands before node has loaded the wrapper (absent, by construction); the
+    // last two once result.json exists (complete, by construction); the others are spread
+    // from the start to 1.5 times the reference run, so they land in every phase.
+    const spread = TRIALS - 3;
+    const kills: KillPoint[] = [
+      { afterMs: 0 },
+      ...Array.from({ length: spread }, (_, i) => ({ afterMs: Math.round(((i + 1) / spread) * 1.5 * reference.durationMs) })),
+      "result-written",
+      "result-written",
+    ];
     const verdicts: Verdict[] = [];
-    const delays = Array.from({ length: TRIALS }, (_, i) => Math.round((i / TRIALS) * 900 + Math.random() * 40));
-    for (let i = 0; i < delays.length; i += CONCURRENCY) {
-      verdicts.push(...(await Promise.all(delays.slice(i, i + CONCURRENCY).map(trial))));
+    for (let i = 0; i < kills.length; i += CONCURRENCY) {
+      verdicts.push(...(await Promise.all(kills.slice(i, i + CONCURRENCY).map(trial))));
     }
     const complete = verdicts.filter((v) => v === "complete").length;
     console.log(
-      `[reliability] ${TRIALS} kill trials: ${complete} complete result.json, ${TRIALS - complete} absent, 0 partial, ${tempFilesLeft} temp files left`,
+      `[reliability] ${TRIALS} kill trials over a ${reference.durationMs} ms run: ${complete} complete result.json, ${TRIALS - complete} absent, 0 partial, ${tempFilesLeft} temp files left`,
     );
     expect(verdicts).toHaveLength(TRIALS);
+    expect(verdicts[0]).toBe("absent");
+    expect(verdicts.slice(-2)).toEqual(["complete", "complete"]);
     expect(await settleLeftovers(8000)).toEqual([]);
   });
 });

@@ -30,27 +30,34 @@ const withBytes = (text: string, marker: string, bytes: number[]) => {
 const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["an empty file", "", /is not valid JSON/, false],
   ["white space only", " \n\t\n", /is not valid JSON/, false],
-  ["truncated JSON", meta({}).slice(0, 40), /is not valid JSON/, false],
+  ["truncated JSON", meta({}).slice(0, 40), /^subagent-wrapper: meta file .*meta\.json is not valid JSON: /, false],
   ["100 000 nested arrays", "[".repeat(100_000), /is not valid JSON|must hold a JSON object/, false],
-  ["a JSON array", json([defaultMeta()]), /must hold a JSON object, not an array/, false],
+  ["a JSON array", json([defaultMeta()]), /meta\.json must hold a JSON object, not an array$/, false],
   ["JSON null", "null", /must hold a JSON object, not null/, false],
   ["a JSON string", json("run it"), /must hold a JSON object/, false],
   ["a JSON number", "42", /must hold a JSON object/, false],
-  ["a missing resultPath", json({ runId: "r", task: "t", cwd: "." }), /missing required field "resultPath"/, false],
+  ["a missing resultPath", json({ runId: "r", task: "t", cwd: "." }), /meta\.json is missing required field "resultPath"$/, false],
   ["a numeric runId", meta({ runId: 7 }), /"runId" must be a string/, true],
   ["a task that is an object", meta({ task: { text: "hi" } }), /"task" must be a string, not an object$/, true],
-  ["tools as a string", meta({ tools: "read,bash" }), /"tools" must be an array/, true],
+  ["tools as a string", meta({ tools: "read,bash" }), /meta\.json field "tools" must be an array of non-empty strings/, true],
   ["an env value that is a number", meta({ env: { A: 1 } }), /"env.A" must be a string/, true],
   ["an env value holding NUL", meta({ env: { A: "x\u0000y" } }), /environment cannot hold/, true],
   ["a timeoutMs of 1e400 (Infinity)", meta({}).replace(/}$/, ',"timeoutMs":1e400}'), /"timeoutMs" must be a positive number/, true],
+  ["a negative timeoutMs", meta({ timeoutMs: -1 }), /"timeoutMs" must be a positive number/, true],
   ["a negative graceMs", meta({ graceMs: -1 }), /"graceMs" must be a positive number/, true],
+  ["a graceMs that is not a number", meta({ graceMs: "soon" }), /"graceMs" must be a positive number/, true],
   ["an unknown thinking level", meta({ thinking: "max" }), /"thinking" must be one of/, true],
   ["version 2", meta({ version: 2 }), /version 2 is not supported/, true],
   ["a cwd that does not exist", meta({ cwd: "no/such/dir" }), /cwd .* does not exist/, true],
   ["a cwd that is a file", meta({ cwd: "meta.json" }), /cwd .* is not a directory/, true],
   ["a systemPromptPath that does not exist", meta({ systemPromptPath: "gone.md" }), /systemPromptPath .* does not exist/, true],
   ["a local extension that does not exist", meta({ extensions: ["./missing-ext.ts"] }), /extension .*missing-ext\.ts does not exist/, true],
-  ["a resultPath below a file", meta({ resultPath: "meta.json/result.json" }), /resultPath .* cannot be written/, false],
+  [
+    "a resultPath below a file",
+    meta({ resultPath: "meta.json/result.json" }),
+    /^subagent-wrapper: meta\.json resultPath .*result\.json cannot be written: /,
+    false,
+  ],
   ["resultPath and eventsPath naming one file", meta({ eventsPath: "out/result.json" }), /eventsPath and resultPath name the same file/, true],
   ["a resultPath that is the folder of the other artifacts", meta({ resultPath: "out" }), /resultPath and \w+ overlap/, false],
   ["invalid UTF-8 in the task", withBytes(meta({ task: "@@" }), "@@", [0xc3, 0x28, 0xff]), /is not valid UTF-8/, false],
@@ -69,12 +76,18 @@ describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, o
     expect(lines[0]).toMatch(message);
     expect(run.stderr).not.toMatch(/\bat .*\.js:\d+/);
     await expect(fakePiRecord(run.dir)).rejects.toThrow();
-    if (resultExpected) expect(run.result).toMatchObject({ version: 1, status: "failed", exitCode: 2 });
-    else expect(run.result).toBeUndefined();
+    if (resultExpected) {
+      expect(run.result).toMatchObject({ version: 1, status: "failed", exitCode: 2, turns: 0, toolCalls: 0, childExitCode: null });
+      // result.json says what stderr said, under the runId meta.json named (if it named one).
+      expect(run.result!.errorMessage).toMatch(message);
+      expect(lines[0]).toBe(`subagent-wrapper: ${run.result!.errorMessage}`);
+      const written = JSON.parse(String(text)) as { runId?: unknown };
+      expect(run.result!.runId).toBe(typeof written.runId === "string" ? written.runId : "");
+    } else expect(run.result).toBeUndefined();
   });
 });
 
-describe("area 1: 6 more meta.json edge cases", () => {
+describe("area 1: 5 more meta.json edge cases", () => {
   it.each([
     ["a valid meta", {}],
     ["an invalid meta (whose failed result.json would go there)", { thinking: "lots" }],
@@ -88,13 +101,17 @@ describe("area 1: 6 more meta.json edge cases", () => {
     await expect(fakePiRecord(run.dir)).rejects.toThrow();
   });
 
-  it("a missing meta file and a directory given as meta file: exit 2, one line", async () => {
+  it("a missing meta file and a directory given as meta file: exit 2, one line naming it", async () => {
     const c = await wrapperCase({ scenario: ECHO });
-    for (const target of [path.join(c.dir, "absent.json"), c.dir]) {
+    for (const [target, why] of [
+      [path.join(c.dir, "absent.json"), "no such file"],
+      [c.dir, "it is a directory"],
+    ] as const) {
       const run = await c.run({ args: [target] });
       expect(run.code).toBe(2);
-      expect(run.stderr.trim()).toMatch(/^subagent-wrapper: cannot read meta file .*: (no such file|it is a directory)$/);
+      expect(run.stderr).toBe(`subagent-wrapper: cannot read meta file ${target}: ${why}\n`);
     }
+    await expect(fakePiRecord(c.dir)).rejects.toThrow();
   });
 
   it("a timeoutMs beyond setTimeout's range (1e10 ms) is honoured, not fired at once", async () => {

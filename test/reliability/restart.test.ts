@@ -1,7 +1,7 @@
 /**
  * Area 7 — restart. A parent restarted while its children run restores truthful statuses
- * (F-01: a finished turn keeps its outcome, a turn still finishing is waited for, a turn
- * that left nothing is `interrupted`, never `running` forever) and gives each notice once.
+ * (a finished turn keeps its outcome, a turn still finishing is waited for, a turn that left
+ * nothing is `interrupted`, never `running` forever) and gives each notice once.
  */
 import { spawn } from "node:child_process";
 import { mkdir, readFile } from "node:fs/promises";
@@ -143,7 +143,7 @@ describe("area 7: the parent restarts while children run", () => {
     }
   });
 
-  it("a process ending (session_shutdown) keeps finished children's statuses (F-01)", async () => {
+  it("a process ending (session_shutdown) keeps finished children's statuses", async () => {
     const rc = await runtimeCase({ steps: [{ assistant: { text: "done", stopReason: "stop" } }] });
     try {
       const state = rc.child("finisher");

@@ -33,6 +33,9 @@ export interface WrapperCase {
 
 const cases: WrapperCase[] = [];
 
+/** In each case dir: the signals the fake pi received, one JSON line each (see fixtures/fake-pi/README.md). */
+const FAKE_PI_SIGNALS_FILE = "fake-pi-signals.jsonl";
+
 /** The default meta: every artifact in the case's temp dir, a short grace. */
 export function defaultMeta(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -70,6 +73,7 @@ export async function wrapperCase(options: { meta?: Record<string, unknown>; sce
     ...process.env,
     PATH: `${FAKE_PI_DIR}${path.delimiter}${process.env.PATH ?? ""}`,
     FAKE_PI_RECORD: path.join(dir, "fake-pi-record.json"),
+    FAKE_PI_SIGNALS: path.join(dir, FAKE_PI_SIGNALS_FILE),
     // Anything a run puts in the temp dir lands in the case dir and goes with it.
     TMPDIR: tmp,
     ...scenarioEnv,
@@ -117,4 +121,23 @@ export async function fakePiRecord(
   dir: string,
 ): Promise<{ argv: string[]; task: string; stdin: string; env: Record<string, string>; pid: number; cwd: string }> {
   return JSON.parse(await readFile(path.join(dir, "fake-pi-record.json"), "utf8"));
+}
+
+/** The signals the fake pi received, with the time each arrived (ms since the epoch); none if it got none. */
+export async function fakePiSignals(dir: string): Promise<Array<{ signal: NodeJS.Signals; ts: number }>> {
+  const text = await readFile(path.join(dir, FAKE_PI_SIGNALS_FILE), "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { signal: NodeJS.Signals; ts: number });
+}
+
+/**
+ * The signals that reached the fake pi: those it logged, then the one it died of (which it
+ * cannot log: SIGKILL, or a SIGTERM that arrived before its handlers were installed).
+ */
+export async function signalsReached(run: WrapperRunOutput): Promise<NodeJS.Signals[]> {
+  const logged = (await fakePiSignals(run.dir)).map((s) => s.signal);
+  const diedOf = run.result?.childSignal as NodeJS.Signals | null | undefined;
+  return diedOf && !logged.includes(diedOf) ? [...logged, diedOf] : logged;
 }

@@ -12,7 +12,7 @@ function feed(events: PiEvent[]): { tracker: OutcomeTracker; transitions: Transi
 }
 
 describe("OutcomeTracker: when a run is over", () => {
-  it("does not end on a toolUse message; the later true completion decides (the user's plan, task 2)", () => {
+  it("does not end on a toolUse message; the later true completion decides", () => {
     const { tracker, transitions } = feed([
       assistantEnd({ text: "starting", stopReason: "toolUse", toolCalls: [{ id: "c1", name: "read" }] }),
       toolStart("c1", "read", { path: "src/auth.ts" }),
@@ -72,6 +72,18 @@ describe("OutcomeTracker: when a run is over", () => {
     expect(tracker.usage.cost.total).toBeCloseTo(0.0033 + 1);
     expect(tracker.turns).toBe(3);
     expect(tracker.resolvedModel).toBe("fake/fast");
+  });
+
+  it("its counts are read-only from outside: usage is handed out as a copy", () => {
+    const { tracker } = feed([assistantEnd({ text: "done" })]);
+    const usage = tracker.usage;
+    usage.input = 1_000_000;
+    usage.cost.total = 99;
+    expect(tracker.usage.input).toBe(10);
+    expect(tracker.usage.cost.total).toBeCloseTo(0.0033);
+    // @ts-expect-error turns has no setter
+    expect(() => (tracker.turns = 7)).toThrow(TypeError);
+    expect(tracker.turns).toBe(1);
   });
 });
 

@@ -66,6 +66,12 @@ describe("subagent-wrapper doctor", () => {
     expect(run.stdout).not.toContain("pi --version");
   });
 
+  it("a PI_CODING_AGENT_DIR starting with ~/ is read below the home directory, as pi reads it", async () => {
+    const run = await doctor({ HOME: home, PI_CODING_AGENT_DIR: "~/agent" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`✓ pi agent dir +${path.join(home, "agent")} \\(from PI_CODING_AGENT_DIR\\) is readable\n +holds settings\\.json\n`));
+  });
+
   it("a pi that never answers --version is stopped after --timeout-ms, with nothing left running", async () => {
     const pidFile = path.join(home, "hung.pid");
     const hung = path.join(home, "hung-pi");

@@ -11,57 +11,8 @@ afterEach(async () => {
 
 const ECHO = { steps: [{ echoTask: true }] };
 
-describe("subagent-wrapper: meta.json errors", () => {
-  it.each([
-    ["not JSON", "{ nope", /^subagent-wrapper: meta file .*meta\.json is not valid JSON: /],
-    ["a JSON array", "[]", /^subagent-wrapper: meta\.json must hold a JSON object, not an array$/],
-    ["a missing field", JSON.stringify({ runId: "r", task: "t", cwd: "." }), /^subagent-wrapper: meta\.json is missing required field "resultPath"$/],
-  ])("%s: one stderr line, exit 2, no child", async (_name, metaText, line) => {
-    const run = await (await wrapperCase({ metaText, scenario: ECHO })).run();
-    expect(run.code).toBe(2);
-    expect(run.stderr.trim()).toMatch(line);
-    expect(run.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.stderr).not.toMatch(/\bat .*\.js:\d+/);
-    await expect(fakePiRecord(run.dir)).rejects.toThrow();
-  });
-
-  it("a missing meta file: one line, exit 2", async () => {
-    const c = await wrapperCase({ scenario: ECHO });
-    const run = await c.run({ args: [path.join(c.dir, "absent.json")] });
-    expect(run.code).toBe(2);
-    expect(run.stderr.trim()).toBe(`subagent-wrapper: cannot read meta file ${path.join(c.dir, "absent.json")}: no such file`);
-  });
-
-  it.each([
-    ["a mistyped field", defaultMeta({ tools: "read" }), 'meta.json field "tools" must be an array of non-empty strings'],
-    ["a cwd that does not exist", defaultMeta({ cwd: "nowhere" }), "does not exist"],
-    ["a cwd that is a file", defaultMeta({ cwd: "meta.json" }), "is not a directory"],
-    ["a systemPromptPath that does not exist", defaultMeta({ systemPromptPath: "missing.md" }), "systemPromptPath"],
-    ["a timeoutMs that is not positive", defaultMeta({ timeoutMs: -1 }), '"timeoutMs" must be a positive number'],
-    ["a graceMs that is not a number", defaultMeta({ graceMs: "soon" }), '"graceMs" must be a positive number'],
-  ])("%s: exit 2 and a failed result.json with exitCode 2", async (_name, meta, message) => {
-    const run = await (await wrapperCase({ meta, scenario: ECHO })).run();
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain(message);
-    expect(run.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.result).toMatchObject({ version: 1, runId: "run-1", status: "failed", exitCode: 2, turns: 0 });
-    expect(run.result!.errorMessage).toContain(message);
-    await expect(fakePiRecord(run.dir)).rejects.toThrow();
-  });
-
-  it("a resultPath that cannot be written: exit 2, one line, no child", async () => {
-    const c = await wrapperCase({ meta: defaultMeta({ resultPath: "meta.json/result.json" }), scenario: ECHO });
-    const run = await c.run();
-    expect(run.code).toBe(2);
-    expect(run.stderr.trim()).toMatch(/^subagent-wrapper: meta\.json resultPath .*result\.json cannot be written: /);
-    await expect(fakePiRecord(run.dir)).rejects.toThrow();
-  });
-
-  it("unknown fields are ignored", async () => {
-    const run = await (await wrapperCase({ meta: defaultMeta({ someday: { x: 1 }, mode: "followup" }), scenario: ECHO })).run();
-    expect(run.code).toBe(0);
-  });
-});
+// meta.json errors (each a single stderr line, exit 2, no child) are catalogued in
+// test/reliability/bad-input.test.ts.
 
 describe("subagent-wrapper: the task reaches the child verbatim", () => {
   it.each([
@@ -81,10 +32,11 @@ describe("subagent-wrapper: the task reaches the child verbatim", () => {
     expect(record.argv.join(" ")).not.toContain(task.trim().slice(0, 20) || "\u0000");
   });
 
-  it("the child's stdin is closed, so a pi that reads it to EOF starts at once", async () => {
+  it("the child's stdin is closed, so a pi that reads it to EOF gets going", async () => {
+    // The fake pi reads stdin to EOF before anything else: an open pipe would hang it until the harness's 25 s limit.
     const run = await (await wrapperCase({ scenario: ECHO })).run();
+    expect(run.timedOut).toBe(false);
     expect(run.result?.status).toBe("completed");
-    expect(run.durationMs).toBeLessThan(5000);
   });
 
   it("the task file is removed after the run", async () => {
@@ -95,6 +47,11 @@ describe("subagent-wrapper: the task reaches the child verbatim", () => {
 });
 
 describe("subagent-wrapper: flags and environment from meta", () => {
+  it("unknown fields are ignored", async () => {
+    const run = await (await wrapperCase({ meta: defaultMeta({ someday: { x: 1 }, mode: "followup" }), scenario: ECHO })).run();
+    expect(run.code).toBe(0);
+  });
+
   it("passes model, thinking, tools, extensions, system prompt, session, cwd and env to pi", async () => {
     const c = await wrapperCase({
       scenario: ECHO,

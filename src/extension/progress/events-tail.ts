@@ -1,13 +1,12 @@
 /**
  * Live progress of one child run, read from the events.jsonl its wrapper writes as things
- * happen. `applyRecord` is the pure fold (one record at a time); `EventsTail` reads only the
- * bytes appended since its last poll and keeps a partial last line for the next one, so a
- * record the wrapper is still writing is never parsed half-way.
+ * happen. `applyRecord` is the pure fold (one record at a time); `EventsTail` folds the whole
+ * lines appended since its last poll (lib/jsonl-follower.ts), so a record the wrapper is
+ * still writing is never parsed half-way.
  */
-import fs from "node:fs";
-import { StringDecoder } from "node:string_decoder";
 import type { RunStatus } from "../../contracts/result.js";
 import { addUsage, emptyUsage, normalizeUsage, type Usage } from "../../contracts/usage.js";
+import { JsonlFollower } from "../../lib/jsonl-follower.js";
 import { isRecord } from "../../lib/values.js";
 
 export interface RunProgress {
@@ -72,13 +71,13 @@ export function applyRecord(progress: RunProgress, record: unknown): void {
 const MAX_READ_BYTES = 4 * 1024 * 1024;
 
 export class EventsTail {
-  private offset = 0;
-  private partial = "";
-  private decoder = new StringDecoder("utf8");
+  private readonly follower: JsonlFollower;
   private reading: Promise<RunProgress> | undefined;
   progress: RunProgress = emptyRunProgress();
 
-  constructor(readonly file: string) {}
+  constructor(readonly file: string) {
+    this.follower = new JsonlFollower(file, MAX_READ_BYTES);
+  }
 
   /** Whether the run is over: nothing more will be appended. */
   get done(): boolean {
@@ -98,45 +97,15 @@ export class EventsTail {
   }
 
   private async read(): Promise<RunProgress> {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(this.file, "r");
-    } catch {
-      return this.progress;
-    }
-    try {
-      const { size } = await handle.stat();
-      if (size < this.offset) this.reset(); // replaced or truncated: start over
-      const length = Math.min(size - this.offset, MAX_READ_BYTES);
-      if (length > 0) {
-        const buffer = Buffer.alloc(length);
-        const { bytesRead } = await handle.read(buffer, 0, length, this.offset);
-        this.offset += bytesRead;
-        this.consume(this.decoder.write(buffer.subarray(0, bytesRead)));
-      }
-    } finally {
-      await handle.close();
-    }
-    return this.progress;
-  }
-
-  private consume(text: string): void {
-    const lines = (this.partial + text).split("\n");
-    this.partial = lines.pop() ?? "";
-    for (const line of lines) {
-      if (!line.trim()) continue;
+    const { lines, restarted } = await this.follower.read();
+    if (restarted) this.progress = emptyRunProgress(); // replaced or truncated: start over
+    for (const { text } of lines) {
       try {
-        applyRecord(this.progress, JSON.parse(line));
+        applyRecord(this.progress, JSON.parse(text));
       } catch {
         // not JSON: the wrapper writes whole lines, so this is damage; skip it
       }
     }
-  }
-
-  private reset(): void {
-    this.offset = 0;
-    this.partial = "";
-    this.decoder = new StringDecoder("utf8");
-    this.progress = emptyRunProgress();
+    return this.progress;
   }
 }

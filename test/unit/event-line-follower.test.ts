@@ -1,9 +1,9 @@
-/** tail's LineFollower: appended whole lines only, characters split between reads intact. */
+/** tail's EventLineFollower: each appended whole line once, raw and parsed, numbered as in the file. */
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LineFollower } from "../../src/cli/tail.js";
+import { EventLineFollower } from "../../src/cli/tail.js";
 
 let dir: string;
 let file: string;
@@ -13,9 +13,9 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("LineFollower", () => {
+describe("EventLineFollower", () => {
   it("returns nothing until the file exists, then each appended whole line once, numbered", async () => {
-    const follower = new LineFollower(file);
+    const follower = new EventLineFollower(file);
     expect(await follower.read()).toEqual({ raw: [], lines: [] });
     writeFileSync(file, '{"seq":1}\n{"seq":2');
     expect(await follower.read()).toEqual({ raw: ['{"seq":1}'], lines: [{ line: 1, record: { seq: 1 } }] });
@@ -31,7 +31,7 @@ describe("LineFollower", () => {
   });
 
   it("keeps a multi-byte character split between two reads intact", async () => {
-    const follower = new LineFollower(file);
+    const follower = new EventLineFollower(file);
     const line = Buffer.from('{"text":"π ≈ 3.14 — ünïcödé"}\n', "utf8");
     const cut = line.indexOf(Buffer.from("≈")) + 1; // inside the 3-byte character
     writeFileSync(file, line.subarray(0, cut));
@@ -41,7 +41,7 @@ describe("LineFollower", () => {
   });
 
   it("starts over when the file is replaced by a shorter one", async () => {
-    const follower = new LineFollower(file);
+    const follower = new EventLineFollower(file);
     writeFileSync(file, '{"seq":1}\n{"seq":2}\n');
     await follower.read();
     writeFileSync(file, '{"seq":9}\n');
