@@ -12,8 +12,6 @@ import { MetaError, type MetaV1, parseMeta, peekResultPath } from "../contracts/
 import { processAlive } from "../lib/process.js";
 import { errorText, isRecord } from "../lib/values.js";
 
-export { processAlive };
-
 /** Not a run: one line for the user (exit 2). */
 export class RunNotFoundError extends Error {}
 

@@ -5,8 +5,9 @@
  */
 import fs from "node:fs";
 import { JsonlFollower } from "../lib/jsonl-follower.js";
+import { processAlive } from "../lib/process.js";
 import { errorText } from "../lib/values.js";
-import { type EventLine, locateRun, parseEventLine, processAlive, type RunFiles, RunNotFoundError } from "./run-files.js";
+import { type EventLine, locateRun, parseEventLine, type RunFiles, RunNotFoundError } from "./run-files.js";
 import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "./tail-format.js";
 
 export interface TailFlags {
