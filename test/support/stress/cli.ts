@@ -31,7 +31,7 @@ interface CliOptions {
 function buildProgram(): Command {
   return new Command("stress-test")
     .description(
-      "Run the 11 stress scenarios of the user's report against the real pi with this extension, judge each by its strict marker line and the tree's state, and write a log per scenario and summary.json.",
+      "Run the 11 stress scenarios against the real pi with this extension, judge each by its strict marker line and the tree's state, and write a log per scenario and summary.json.",
     )
     .option("--live", "use your own pi, providers and keys instead of the scripted loopback LLM (spawns real agents: costs tokens)")
     .option("--only <ids>", "comma-separated scenario ids or names, e.g. 03,07 or nested-chain")

@@ -1,5 +1,5 @@
 /**
- * Strict pass/fail markers, as the user's stress report learned the hard way (seeds/003 §5):
+ * Strict pass/fail markers: a marker quoted inside other text must never count as a pass:
  * substring matching turned "## STRESS_08_OK", "STRESS_09_OK emitted" and "STRESS_11_OK must
  * NOT be returned" into false passes. A marker counts only when it is alone on its own line
  * (white space around it aside): `STRESS_<id>_OK`, or `STRESS_<id>_FAIL: <why>`.

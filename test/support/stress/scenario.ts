@@ -22,7 +22,7 @@ export interface StressPrompt {
 }
 
 export interface StressScenario {
-  /** Two digits, as in the user's report: `01` … `11`. */
+  /** Two digits: `01` … `11`. */
   id: string;
   /** Folder name suffix: `<id>-<name>`. */
   name: string;
@@ -204,7 +204,7 @@ export function expectOnlyAgents(state: ScenarioState, paths: string[]): string[
 
 export const when = (condition: boolean, reason: string): string[] => (condition ? [] : [reason]);
 
-/** The role tool set of a scout (F-02: grep/find/ls included although pi leaves them inactive). */
+/** The role tool set of a scout (grep/find/ls included although pi leaves them inactive). */
 export const SCOUT_TOOLS = ["find", "grep", "ls", "read"];
 
 export const sortedTools = (record: AgentRecordV1 | undefined): string[] => [...(record?.activeTools ?? [])].sort();

@@ -1,5 +1,5 @@
 /**
- * The user's stress scenarios 01–06 (seeds/003 §4): spawning, fan-out, nesting, queueing,
+ * Stress scenarios 01–06: spawning, fan-out, nesting, queueing,
  * interrupts, failure isolation. Each has the natural-language prompt of a live run, the
  * scripted models of a loopback run, and the checks that judge either.
  */
@@ -94,10 +94,10 @@ export const basicSpawnWait: StressScenario = {
   },
   check: (state) => [
     ...expectAgent(state, "/root/scout_one", { role: "scout", status: "completed", health: "healthy" }),
-    // F-02: the scout has the role's whole read-only tool set, although pi leaves grep/find/ls inactive.
+    // the scout has the role's whole read-only tool set, although pi leaves grep/find/ls inactive.
     ...when(
       JSON.stringify(sortedTools(agentOf(state, "/root/scout_one"))) === JSON.stringify(SCOUT_TOOLS),
-      `/root/scout_one has tools ${JSON.stringify(sortedTools(agentOf(state, "/root/scout_one")))}, expected ${JSON.stringify(SCOUT_TOOLS)} (F-02)`,
+      `/root/scout_one has tools ${JSON.stringify(sortedTools(agentOf(state, "/root/scout_one")))}, expected ${JSON.stringify(SCOUT_TOOLS)}`,
     ),
     ...when(((resultJson(callsOf(state, "list_models")[0])?.models as Json[] | undefined)?.length ?? 0) > 0, "list_models returned no model to the root"),
     ...when(

@@ -1,5 +1,5 @@
 /**
- * The user's stress scenarios 07–11 (seeds/003 §4): other providers, model and reasoning
+ * Stress scenarios 07–11: other providers, model and reasoning
  * overrides, validation limits, restart and resume, extension tool inheritance.
  */
 import fs from "node:fs";
@@ -85,7 +85,7 @@ const LOW_REFUSED = /^reasoning_effort low is not supported by [^/\s]+\/\S+$/;
 export const modelReasoningOverrides: StressScenario = {
   id: "08",
   name: "model-reasoning-overrides",
-  title: "explicit reasoning is honoured or refused; a role's level is clamped and shown (F-03, F-04)",
+  title: "explicit reasoning is honoured or refused; a role's level is clamped and shown",
   prompts: [
     {
       marker: "08",
@@ -132,7 +132,7 @@ export const modelReasoningOverrides: StressScenario = {
           `scout_clamped runs at ${clamped.reasoning}, not one of ${clamped.model}'s levels ${JSON.stringify(levelsOf(clamped.model))}`,
         ),
       );
-    // Every child's effective model and reasoning agree across spawn result, notice, list and record (F-03, F-04).
+    // Every child's effective model and reasoning agree across spawn result, notice, list and record.
     for (const record of state.records) {
       const spawned = callsOf(state, "spawn_agent")
         .map(resultJson)
@@ -168,7 +168,7 @@ export const modelReasoningOverrides: StressScenario = {
   },
 };
 
-/** The refused spawns of scenario 09 and the exact SPEC §3.2 message each must get. */
+/** The refused spawns of scenario 09 and the exact validation message each must get. */
 const INVALID_SPAWNS: Array<{ args: Json; error: string }> = [
   { args: { task_name: "bad-name", fork_turns: "none" }, error: "agent_name must use only lowercase letters, digits, and underscores" },
   { args: { task_name: "attempt_2", agent_type: "nonexistent_role", fork_turns: "none" }, error: "unknown agent_type: nonexistent_role" },
@@ -240,7 +240,7 @@ export const limitBehavior: StressScenario = {
 export const restartResume: StressScenario = {
   id: "10",
   name: "restart-resume",
-  title: "a second pi process on the same session sees its children as they ended and resumes one (F-01)",
+  title: "a second pi process on the same session sees its children as they ended and resumes one",
   prompts: [
     {
       marker: "10A",
@@ -285,7 +285,7 @@ export const restartResume: StressScenario = {
     return [
       ...when(
         firstListB?.agent_status === "completed",
-        `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"} (F-01)`,
+        `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"}`,
       ),
       ...expectAgent(state, "/root/persisted_worker", { status: "completed", health: "healthy" }),
       ...when((record?.runs.length ?? 0) >= 2, "persisted_worker was not resumed for a second turn"),
@@ -293,7 +293,7 @@ export const restartResume: StressScenario = {
         callsOf(state, "get_agent_report", 1).some((c) => resultJson(c)?.available === true),
         "get_agent_report had no stored report after the restart",
       ),
-      ...when(entries.at(-1)?.status === "completed", `the session's last record of persisted_worker says ${entries.at(-1)?.status ?? "nothing"} (F-01)`),
+      ...when(entries.at(-1)?.status === "completed", `the session's last record of persisted_worker says ${entries.at(-1)?.status ?? "nothing"}`),
     ];
   },
 };

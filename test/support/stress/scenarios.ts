@@ -1,4 +1,4 @@
-/** The user's 11 stress scenarios (seeds/003), in their order. */
+/** The 11 stress scenarios, in their order. */
 
 import type { StressScenario } from "./scenario.js";
 import { basicSpawnWait, failureIsolation, interruptResume, nestedChain, parallelSpawns, queueFollowup } from "./scenarios-a.js";

@@ -1,5 +1,5 @@
 /**
- * Strict marker detection (seeds/003 §5): only a line holding the marker alone counts. The
+ * Strict marker detection: only a line holding the marker alone counts. The
  * report's three false passes came from substring matching of exactly these texts.
  */
 import { describe, expect, it } from "vitest";
