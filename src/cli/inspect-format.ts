@@ -5,8 +5,7 @@
  */
 import type { EventRecordBody } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
-import type { Usage } from "../contracts/usage.js";
-import { formatCost } from "../contracts/usage.js";
+import { addUsage, emptyUsage, formatCost, normalizeUsage, type Usage } from "../contracts/usage.js";
 import { isRecord } from "../lib/values.js";
 import { formatTranscriptEntry } from "../wrapper/transcript.js";
 import type { ContractChecks } from "./contract-check.js";
@@ -117,24 +116,14 @@ function usageLine(usage: Partial<Usage> | undefined, turns: number, toolCalls: 
 
 /** Usage summed over the assistant records so far (what result.json will say, for a live run). */
 function liveUsage(all: Record<string, unknown>[]): { usage: Usage; turns: number; toolCalls: number } {
-  const usage: Usage = {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
+  const usage = emptyUsage();
   let turns = 0;
   let toolCalls = 0;
   for (const record of all) {
     if (record.type === "tool_call") toolCalls++;
     if (record.type !== "assistant_text") continue;
     turns++;
-    const u = record.usage;
-    if (!isRecord(u)) continue;
-    for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] as const) usage[key] += Number(u[key]) || 0;
-    if (isRecord(u.cost)) for (const key of ["input", "output", "cacheRead", "cacheWrite", "total"] as const) usage.cost[key] += Number(u.cost[key]) || 0;
+    addUsage(usage, normalizeUsage(record.usage));
   }
   return { usage, turns, toolCalls };
 }

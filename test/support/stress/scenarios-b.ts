@@ -283,10 +283,7 @@ export const restartResume: StressScenario = {
     const record = agentOf(state, "/root/persisted_worker");
     const entries = fs.existsSync(state.sessionFile) ? agentEntries(state.sessionFile).filter((e) => e.path === "/root/persisted_worker") : [];
     return [
-      ...when(
-        firstListB?.agent_status === "completed",
-        `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"}`,
-      ),
+      ...when(firstListB?.agent_status === "completed", `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"}`),
       ...expectAgent(state, "/root/persisted_worker", { status: "completed", health: "healthy" }),
       ...when((record?.runs.length ?? 0) >= 2, "persisted_worker was not resumed for a second turn"),
       ...when(
