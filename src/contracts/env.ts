@@ -9,6 +9,11 @@ export const ENV = {
   // --- the wrapper -------------------------------------------------------------------------
   /** The pi executable: a path, or a name looked up on PATH (default `pi`). */
   piBin: "PI_SUBAGENTS_PI_BIN",
+  /**
+   * pi's version (e.g. `1.6.0`), for a pi build whose package.json is not above its binary:
+   * the wrapper reads it there otherwise, to know whether pi emits `agent_settled`.
+   */
+  piVersion: "PI_SUBAGENTS_PI_VERSION",
   /** A pid: the wrapper stops its run (outcome `interrupted`) once that process is gone. */
   parentPid: "PI_SUBAGENTS_PARENT_PID",
   /** Cap of each raw log (stdout.log, stderr.log) in bytes, or `unlimited` (default 8 MiB). */

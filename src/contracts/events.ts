@@ -65,6 +65,13 @@ export interface AbortRecord {
   source: AbortSource;
 }
 
+/** pi settled: all its automatic work (retries, continuations, queued messages) is done. */
+export interface SettledRecord {
+  type: "settled";
+  /** pi's own abort ended the run (as pi reported it). */
+  aborted?: boolean;
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -72,7 +79,15 @@ export interface RunEndRecord {
 }
 
 /** A record before the writer stamps it with `seq` and `ts`. */
-export type EventRecordBody = RunStartRecord | AssistantTextRecord | ToolCallRecord | ToolResultRecord | RetryRecord | AbortRecord | RunEndRecord;
+export type EventRecordBody =
+  | RunStartRecord
+  | AssistantTextRecord
+  | ToolCallRecord
+  | ToolResultRecord
+  | RetryRecord
+  | AbortRecord
+  | SettledRecord
+  | RunEndRecord;
 
 /**
  * One line of events.jsonl. `schemas/event.schema.json` is generated from this type.

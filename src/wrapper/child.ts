@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import type { PiIdentity } from "./pi-version.js";
 import { TASK_PLACEHOLDER } from "./task-extension.js";
 
 /** The compiled task-delivery extension that sits beside this module. */
@@ -94,6 +95,8 @@ export interface ChildOperations {
   signalGroup(pid: number | undefined, signal: NodeJS.Signals): void;
   /** Whether the process exists and can be signalled (the parent watch asks it once a second). */
   canSignal(pid: number): boolean;
+  /** Which pi `bin` is (default: pi-version.ts's identifyPi, from its package.json or PI_SUBAGENTS_PI_VERSION). */
+  identifyPi?(bin: string, env: NodeJS.ProcessEnv): PiIdentity;
 }
 
 /**

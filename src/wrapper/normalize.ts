@@ -104,6 +104,8 @@ export function normalizePiEvent(event: PiEvent): EventRecordBody[] {
           ...(typeof event.finalError === "string" && { finalError: event.finalError }),
         },
       ];
+    case "agent_settled":
+      return [{ type: "settled", ...(typeof event.aborted === "boolean" && { aborted: event.aborted }) }];
     default:
       return [];
   }

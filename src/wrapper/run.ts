@@ -11,6 +11,7 @@ import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, writeResultAtomic }
 import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
+import { identifyPi } from "./pi-version.js";
 import { nodeScheduler, RunTimers, type Scheduler } from "./scheduler.js";
 import { formatTranscriptEntry } from "./transcript.js";
 
@@ -88,6 +89,7 @@ class WrapperRun {
     try {
       const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
       const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
+      this.identify(bin, childEnv);
       taskFile = path.join(os.tmpdir(), `pi-subagent-task-${process.pid}-${randomBytes(6).toString("hex")}.txt`);
       await fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
       // A signal during start-up is recorded without starting pi at all.
@@ -187,11 +189,21 @@ class WrapperRun {
     child.stderr.destroy();
   }
 
+  /** Whether this pi emits agent_settled decides when graceMs starts: at agent_settled, or at the terminal message. */
+  private identify(bin: string, childEnv: NodeJS.ProcessEnv): void {
+    const pi = (this.processes.identifyPi ?? identifyPi)(bin, childEnv);
+    if (pi.problem) this.options.warn?.(`subagent-wrapper: ${pi.problem}`);
+    this.tracker.expectSettled(pi.emitsSettled);
+  }
+
   private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {
     for (const record of records) this.record(record);
-    if (transition.kind === "decided") {
-      if (transition.stopNow) this.stopChild();
-      else this.cancelGrace = this.timers.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
+    if (transition.kind === "decided" && transition.stopNow) {
+      this.stopChild();
+    } else if (transition.kind === "decided" || transition.kind === "settled") {
+      // pi's work is over: graceMs counts from here (again, if pi had gone on after an earlier end).
+      this.cancelGrace?.();
+      this.cancelGrace = this.timers.after(this.meta.graceMs ?? DEFAULT_GRACE_MS, () => this.stopChild());
     } else if (transition.kind === "revoked" && this.cancelGrace) {
       this.cancelGrace();
       this.cancelGrace = undefined;

@@ -187,6 +187,16 @@ describe("tail lines", () => {
     expect(formatTailLine({ line: 9, error: "not JSON (x)", text: "garbage" })).toBe("?        line 9 is not JSON (x): garbage");
   });
 
+  it("shows pi's settled record (the end of its automatic work) in tail and inspect, aborted when pi said so", () => {
+    const settled = { type: "settled", aborted: false, seq: 6, ts: T0 + 450 };
+    expect(formatTailLine({ line: 6, record: settled })).toMatch(/^\d\d:\d\d:\d\d # pi settled$/);
+    expect(formatTailLine({ line: 6, record: { ...settled, aborted: true } })).toMatch(/^\d\d:\d\d:\d\d # pi settled \(aborted\)$/);
+    const snap = snapshot({ events: lines([...RECORDS.slice(0, 5), settled, { ...RECORDS[5]!, seq: 7 }]) });
+    const text = formatInspection(snap, checkRunContracts(snap, checks), { transcript: true });
+    expect(text).toContain("the answer\nin two lines\n\n# pi settled\n\n# end: completed (exit 0)");
+    expect(text).toContain("✓ events.jsonl (7 records)");
+  });
+
   it("ends with a summary and an exit code from result.json, else from run_end", () => {
     expect(formatTailSummary(RESULT, undefined)).toBe("── completed (exit 0) · 1.5 s · 2 turns · $0.0246 ──");
     expect(formatTailSummary({ ...RESULT, status: "failed", exitCode: 1, errorMessage: "boom" }, undefined)).toBe(

@@ -112,11 +112,6 @@ describe("OutcomeTracker: retries", () => {
     expect(tracker.finish(NO_EXIT)).toMatchObject({ status: "failed", stopReason: "error", errorMessage: "provider exploded" });
   });
 
-  it("agent_settled makes a pending error final", () => {
-    const { transitions } = feed([assistantEnd({ stopReason: "error" }), { type: "agent_settled" }, retryStart()]);
-    expect(transitions).toEqual(["decided", "none", "none"]);
-  });
-
   it("a retry event never revokes a completed run", () => {
     const { transitions } = feed([assistantEnd({ text: "done" }), retryStart()]);
     expect(transitions).toEqual(["decided", "none"]);
