@@ -8,14 +8,18 @@ import type { AgentToolResult, MessageRenderer, Theme, ToolDefinition, ToolRende
 import { type Component, Text, truncateToWidth } from "@mariozechner/pi-tui";
 import type { Notice } from "../../contracts/tree.js";
 import { noticeLine } from "./notice-view.js";
-import { type Painter, themePainter } from "./paint.js";
+import { type Painter, paintStatus, statusMark, themePainter } from "./paint.js";
 import { callLine, expandedJson, resultLine } from "./tool-lines.js";
 
-/** Lines cut to the width, one terminal row each. */
+/** Lines cut to the width, one terminal row each (`pad` columns in from the left). */
 class CutLines implements Component {
-  constructor(private readonly lines: string[]) {}
+  constructor(
+    private readonly lines: string[],
+    private readonly pad = 0,
+  ) {}
   render(width: number): string[] {
-    return this.lines.map((line) => truncateToWidth(line, Math.max(1, width)));
+    const indent = " ".repeat(this.pad);
+    return this.lines.map((line) => truncateToWidth(`${indent}${line}`, Math.max(1, width)));
   }
   invalidate(): void {}
 }
@@ -69,13 +73,16 @@ export interface WakeDetails {
   pending: number;
 }
 
-/** The message that woke the root: one line naming the notices; expanded, one line each. */
+/**
+ * The message that woke the root (it renders itself: pi draws no box around it): one line
+ * naming the notices, each in the colour of how it ended; expanded, one line each.
+ */
 export const wakeMessageRenderer: MessageRenderer<WakeDetails> = (message, options, theme) => {
   const p = painterOf(theme);
   const notices = message.details?.notices ?? [];
-  const lines = notices.map((notice) => noticeLine(notice, p));
   const pending = message.details?.pending ?? 0;
   const head = p.fg("accent", `↻ ${notices.length} notice${notices.length === 1 ? "" : "s"} woke the model${pending ? ` (${pending} more pending)` : ""}`);
-  if (options.expanded) return new Text([head, ...lines].join("\n"), 0, 0);
-  return new CutLines([`${head}: ${notices.map((n) => `${n.agent_name} ${n.type}`).join(", ")}`]);
+  if (options.expanded) return new Text([head, ...notices.map((notice) => `  ${noticeLine(notice, p)}`)].join("\n"), 1, 0);
+  const named = notices.map((n) => paintStatus(p, n.type, `${statusMark(n.type)} ${n.agent_name} ${n.type}`)).join(", ");
+  return new CutLines([`${head}: ${named}`], 1);
 };
