@@ -37,7 +37,8 @@ export function someNames(records: readonly AgentRecordV1[], shown = NAMES_SHOWN
 
 /** The status line of the last frame while pi exits: nobody is drawn running any more. */
 export function stoppingStatus(active: ActiveAgents, p: Painter = plain): string {
-  return p.fg("warning", `agents: stopping ${activeCounts(active)} (pi is exiting; they end interrupted and can be resumed)`);
+  const one = countActive(active) === 1;
+  return p.fg("warning", `agents: stopping ${activeCounts(active)} (pi is exiting; ${one ? "it ends" : "they end"} interrupted and can be resumed)`);
 }
 
 export interface ResumeHint {
@@ -50,9 +51,12 @@ export interface ResumeHint {
 /** What the terminal shows after pi has left with children working. */
 export function exitLines(active: ActiveAgents, hint: ResumeHint): string[] {
   const all = [...active.running, ...active.queued];
-  const lines = [`pi-subagent-tree: stopped ${activeCounts(active)} agent${all.length === 1 ? "" : "s"} (${someNames(all)}); they are interrupted, not lost.`];
+  const one = all.length === 1;
+  const lines = [
+    `pi-subagent-tree: stopped ${activeCounts(active)} agent${one ? "" : "s"} (${someNames(all)}); ${one ? "it is" : "they are"} interrupted, not lost.`,
+  ];
   if (hint.sessionFile) {
-    lines.push(`  resume: pi --session ${hint.sessionFile}  (or pi -c in this folder), then ask to follow them up`);
+    lines.push(`  resume: pi --session ${hint.sessionFile}  (or pi -c in this folder), then ask to follow ${one ? "it" : "them"} up`);
   } else {
     lines.push("  this session was not saved, so the tree cannot be resumed");
   }

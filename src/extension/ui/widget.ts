@@ -73,35 +73,34 @@ export interface TreeRow {
   agent: AgentProgress;
   depth: number;
   last: boolean;
+  /** `├─ ` / `└─ `, after the continuation of its ancestors (`│ ` below a parent that has later siblings). */
+  prefix: string;
 }
 
-/** Agents in tree order (each followed by its descendants), with their depth below `self`. */
+/** Agents in tree order (each followed by its descendants), with their depth below `self` and their prefix. */
 export function treeOrder(self: string, agents: AgentProgress[]): TreeRow[] {
   const byParent = new Map<string, AgentProgress[]>();
   for (const agent of agents) byParent.set(agent.record.parent, [...(byParent.get(agent.record.parent) ?? []), agent]);
   const known = new Set(agents.map((a) => a.record.path));
   const out: TreeRow[] = [];
-  const visit = (parent: string) => {
+  const visit = (parent: string, pad: string) => {
     const children = byParent.get(parent) ?? [];
     children.forEach((agent, i) => {
-      out.push({ agent, depth: depthBelow(self, agent.record.path), last: i === children.length - 1 });
-      visit(agent.record.path);
+      const last = i === children.length - 1;
+      out.push({ agent, depth: depthBelow(self, agent.record.path), last, prefix: `${pad}${last ? "└─" : "├─"} ` });
+      visit(agent.record.path, `${pad}${last ? "  " : "│ "}`);
     });
   };
-  visit(self);
+  visit(self, "");
   // Agents whose parent is not in the list (a path_prefix view) still show, at their depth.
   for (const agent of agents) {
     if (!out.some((o) => o.agent === agent) && !known.has(agent.record.parent)) {
-      out.push({ agent, depth: depthBelow(self, agent.record.path), last: true });
-      visit(agent.record.path);
+      const pad = "  ".repeat(Math.max(0, depthBelow(self, agent.record.path) - 1));
+      out.push({ agent, depth: depthBelow(self, agent.record.path), last: true, prefix: `${pad}└─ ` });
+      visit(agent.record.path, `${pad}  `);
     }
   }
   return out;
-}
-
-/** `├─ ` for every child but the last of its parent, `└─ ` for the last, indented by depth. */
-export function treePrefix(row: Pick<TreeRow, "depth" | "last">): string {
-  return `${"  ".repeat(Math.max(0, row.depth - 1))}${row.last ? "└─" : "├─"} `;
 }
 
 /** How many agents have each status, and their usage in total. */
@@ -137,7 +136,7 @@ export function statusLine(agents: AgentProgress[], budget?: TreeBudget, p: Pain
 
 /** Every agent's line with its tree prefix, in tree order (what /agents lists). */
 export function treeLines(self: string, agents: AgentProgress[], p: Painter = plain): string[] {
-  return treeOrder(self, agents).map((row) => `${treePrefix(row)}${describeAgent(row.agent, p)}`);
+  return treeOrder(self, agents).map((row) => `${row.prefix}${describeAgent(row.agent, p)}`);
 }
 
 /**
@@ -161,7 +160,7 @@ export function widgetLines(self: string, agents: AgentProgress[], budget?: Tree
   const lines = [
     `subagents · ${agents.length} agent${agents.length === 1 ? "" : "s"}: ${statusCounts(counts, p)} · ${formatUsage(total, "total")}${budgetText(budget)}`,
   ];
-  for (const row of shown) lines.push(`${treePrefix(row)}${describeAgent(row.agent, p)}`);
+  for (const row of shown) lines.push(`${row.prefix}${describeAgent(row.agent, p)}`);
   if (shown.length < ordered.length) lines.push(p.fg("dim", `   … ${ordered.length - shown.length} more (/agents lists every agent)`));
   return lines;
 }

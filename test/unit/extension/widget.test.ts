@@ -51,14 +51,15 @@ describe("the widget and the status line", () => {
     expect(widgetLines("/root", tree, { tokens: 50_000 })).toEqual([
       "subagents · 3 agents: 1 running, 1 queued, 1 completed · 3.6k tok total · $0.0108 (budget 50k tok)",
       "├─ lead (Euclid) · running · fake/fast · 12s · bash · turn 2 · 2 calls this run · 1.2k tok total · $0.0036 · subtree 2.4k tok · $0.0072",
-      "  └─ check (Ptolemy) · completed · fake/deep · 4s · 1.2k tok total · $0.0036",
+      "│ └─ check (Ptolemy) · completed · fake/deep · 4s · 1.2k tok total · $0.0036",
       "└─ scout (Hypatia) · queued #1 · fake/fast · 1.2k tok total · $0.0036",
     ]);
   });
 
-  it("draws ├─ for every sibling but the last, └─ for the last", () => {
-    const siblings = ["a", "b", "c"].map((name, i) => agent({ path: `/root/${name}`, nickname: name.toUpperCase(), status: "running", spawnSeq: i + 1 }));
-    expect(treeLines("/root", siblings).map((line) => line.slice(0, 5))).toEqual(["├─ a ", "├─ b ", "└─ c "]);
+  it("draws ├─ for every sibling but the last, └─ for the last, and │ below a parent that has later siblings", () => {
+    const paths = ["/root/a", "/root/a/x", "/root/a/x/deep", "/root/a/y", "/root/b", "/root/b/z"];
+    const agents = paths.map((p, i) => agent({ path: p, nickname: `N${i}`, status: "running", spawnSeq: i + 1 }));
+    expect(treeLines("/root", agents).map((line) => line.slice(0, line.indexOf(" (")))).toEqual(["├─ a", "│ ├─ x", "│ │ └─ deep", "│ └─ y", "└─ b", "  └─ z"]);
   });
 
   it("the status line tells completed, errored, aborted, interrupted and shut down apart, errors in the error colour", () => {
