@@ -3,7 +3,7 @@
  * once (notices stay pending), and Esc ends it as cancelled (not timed out) with how many
  * children keep working. Runs the tool against the runtime with the fake launcher.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitAgentTool } from "../../../src/extension/tools/wait-agent.js";
 import { turnEndNotice } from "../../../src/extension/turns/notices.js";
 import { turnResult } from "../../support/fake-turns.js";
@@ -51,14 +51,26 @@ describe("wait_agent gives way", () => {
     const { h, execute } = await setup();
     let typed = false;
     const { ctx } = fakeCtx(() => typed);
-    const started = Date.now();
-    const waiting = run(execute, { timeout_ms: 60_000 }, undefined, ctx);
-    setTimeout(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    try {
+      const started = Date.now();
+      let result: Record<string, unknown> | undefined;
+      void run(execute, { timeout_ms: 60_000 }, undefined, ctx).then((r) => {
+        result = r;
+      });
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(result).toBeUndefined(); // still waiting: nothing happened
       typed = true;
-    }, 50);
-    const result = await waiting;
-    expect(result.user_message_pending).toBe(true);
-    expect(Date.now() - started).toBeLessThan(30_000);
+      // One poll step (200 ms) later it has given way, 59 s before its time-out.
+      await vi.waitFor(async () => {
+        await vi.advanceTimersByTimeAsync(50);
+        expect(result?.user_message_pending).toBe(true);
+      });
+      // On the fake clock: returned within a few poll steps of the typing, far from the 60 s time-out.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      vi.useRealTimers();
+    }
     await h.runtime.shutdown();
   });
 
@@ -85,6 +97,8 @@ describe("wait_agent gives way", () => {
     expect((result.notices as Array<{ agent_name: string }>).map((n) => n.agent_name)).toEqual(["/root/a"]);
     expect(result).not.toHaveProperty("cancelled");
     expect(result).not.toHaveProperty("user_message_pending");
+    // a's slot went to b: let b's start finish writing before the runtime shuts down.
+    await vi.waitFor(() => expect(h.runtime.children.get("/root/b")!.running).toBeDefined());
     await h.runtime.shutdown();
   });
 });
