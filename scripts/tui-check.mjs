@@ -15,7 +15,8 @@
 //
 //   node scripts/tui-check.mjs          exit 0 = every step as expected, 1 = not, 2 = set-up
 //                                       problem, 3 = no tmux
-// Environment: TMUX_BIN (default: tmux on PATH), TUI_CHECK_TIMEOUT_MS (default 150000).
+// Environment: TMUX_BIN (default: tmux on PATH), TUI_CHECK_TIMEOUT_MS (default 150000),
+// TUI_CHECK_PI (the pi executable; default the devDependency).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -24,7 +25,8 @@ import { fileURLToPath } from "node:url";
 import { startLoopbackLlm } from "../examples/tree-demo/scripted-llm.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const pi = path.join(root, "node_modules", ".bin", "pi");
+// TUI_CHECK_PI: another pi to check (an executable), e.g. the 1.x line; children run it too.
+const pi = process.env.TUI_CHECK_PI || path.join(root, "node_modules", ".bin", "pi");
 const timeoutMs = Number(process.env.TUI_CHECK_TIMEOUT_MS) || 150_000;
 const MODEL = "loop/fast";
 
@@ -136,6 +138,7 @@ const env = {
   PI_SKIP_VERSION_CHECK: "1",
   PI_TELEMETRY: "0",
   PI_SUBAGENTS_DIR: treesDir,
+  ...(process.env.TUI_CHECK_PI && { PI_SUBAGENTS_PI_BIN: process.env.TUI_CHECK_PI }),
 };
 
 const tmux = (...args) => spawnSync(tmuxBin, ["-S", socket, ...args], { env, encoding: "utf8" });
