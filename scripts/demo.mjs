@@ -105,11 +105,22 @@ const latestReport = (dir) => {
   return files.length ? JSON.parse(readFileSync(path.join(dir, "reports", files.at(-1)), "utf8")).text : "";
 };
 console.log(`\nagent tree (${((Date.now() - started) / 1000).toFixed(1)} s, pi exit ${code}):\n/root`);
-for (const record of records) {
-  const depth = record.path.split("/").length - 2;
-  const indent = "   ".repeat(depth - 1);
-  console.log(`${indent}└─ ${record.path}  ${record.nickname}  ${record.role}  ${record.status} (${record.health})  ${record.model} · ${record.reasoning}`);
-  console.log(`${indent}     report: ${latestReport(record.dir).replace(/\s+/g, " ").slice(0, 160)}`);
-}
-console.log(`\nrun directories, events and reports: ${path.relative(process.cwd(), treeDir) || "."}`);
+// Siblings get ├─ but the last, which gets └─; a parent's line continues with │ past its children.
+const childrenOf = (parent) => records.filter((record) => record.parent === parent);
+const draw = (parent, pad) => {
+  const children = childrenOf(parent);
+  children.forEach((record, index) => {
+    const last = index === children.length - 1;
+    const below = `${pad}${last ? "   " : "│  "}`;
+    console.log(
+      `${pad}${last ? "└─" : "├─"} ${record.path}  ${record.nickname}  ${record.role}  ${record.status} (${record.health})  ${record.model} · ${record.reasoning}`,
+    );
+    console.log(`${below}${childrenOf(record.path).length > 0 ? "│  " : "   "}report: ${latestReport(record.dir).replace(/\s+/g, " ").slice(0, 160)}`);
+    draw(record.path, below);
+  });
+};
+draw("/root", "");
+const shownTree = path.relative(process.cwd(), treeDir) || ".";
+console.log(`\nrun directories, events and reports: ${shownTree}`);
+console.log(`the whole tree again, with every run: npx subagent-wrapper inspect ${shownTree}`);
 process.exit(code === 0 && records.length === 3 && records.every((r) => r.status === "completed") ? 0 : 1);

@@ -1,14 +1,22 @@
 #!/usr/bin/env node
-// Checks the live tree display in a real terminal: runs the real pi (devDependency)
+// Checks the tree in a real terminal, as a person uses it: runs the real pi (devDependency)
 // interactively inside a private tmux server, with this package's extension, against a
 // scripted loopback LLM (no API key, no network). The root spawns two children, one of which
-// spawns a grandchild; they work for a few seconds. The pane is captured while they run and
-// again at the end, and this asserts that the status line and the widget show the tree:
-// every agent's nickname, status, model and elapsed time, then usage and cost.
+// spawns a grandchild, and waits for them. Then, as a person would:
+//   1. while they work: the widget and status line show the tree once (not again in the
+//      wait's progress), and the tool calls render as one compact line each;
+//   2. type a message: wait_agent gives way and the model answers it while the children work;
+//   3. /agents: the tree, one agent's details (run folder, live transcript), interrupt it;
+//   4. the other children end while the root is idle: their notices wake the model, and the
+//      widget folds away to the status line;
+//   5. start one more child and quit with ctrl+d: the last frame shows it stopping, not
+//      running, and the terminal says what was stopped and how to resume.
+// Each step's pane is printed under a `--- <step> ---` header.
 //
-//   node scripts/tui-check.mjs          prints both captures; exit 0 = display as expected,
-//                                       1 = it was not, 2 = set-up problem, 3 = no tmux
-// Environment: TMUX_BIN (default: tmux on PATH), TUI_CHECK_TIMEOUT_MS (default 90000).
+//   node scripts/tui-check.mjs          exit 0 = every step as expected, 1 = not, 2 = set-up
+//                                       problem, 3 = no tmux
+// Environment: TMUX_BIN (default: tmux on PATH), TUI_CHECK_TIMEOUT_MS (default 150000),
+// TUI_CHECK_PI (the pi executable; default the devDependency).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -17,10 +25,10 @@ import { fileURLToPath } from "node:url";
 import { startLoopbackLlm } from "../examples/tree-demo/scripted-llm.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const pi = path.join(root, "node_modules", ".bin", "pi");
-const timeoutMs = Number(process.env.TUI_CHECK_TIMEOUT_MS) || 90_000;
+// TUI_CHECK_PI: another pi to check (an executable), e.g. the 1.x line; children run it too.
+const pi = process.env.TUI_CHECK_PI || path.join(root, "node_modules", ".bin", "pi");
+const timeoutMs = Number(process.env.TUI_CHECK_TIMEOUT_MS) || 150_000;
 const MODEL = "loop/fast";
-const DONE_TEXT = "TUI CHECK DONE";
 
 function findTmux() {
   const candidates = process.env.TMUX_BIN ? [process.env.TMUX_BIN] : (process.env.PATH ?? "").split(path.delimiter).map((dir) => path.join(dir, "tmux"));
@@ -37,44 +45,62 @@ if (!existsSync(pi) || !existsSync(path.join(root, "dist", "extension", "index.j
   process.exit(2);
 }
 
-const results = (body) =>
-  (body.messages ?? [])
-    .filter((m) => m.role === "tool")
-    .map((m) => {
-      try {
-        return JSON.parse(typeof m.content === "string" ? m.content : JSON.stringify(m.content));
-      } catch {
-        return {};
-      }
-    });
+const text = (content) => (typeof content === "string" ? content : JSON.stringify(content ?? ""));
+const parse = (value) => {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return {};
+  }
+};
+const results = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => parse(text(m.content)));
 const noticeCount = (body) => results(body).reduce((n, r) => n + (r.notices?.length ?? 0), 0);
-/** Waits for `count` notices, then answers `text`. */
-const waitThen = (count, text) => (body) => (noticeCount(body) < count ? { calls: [["wait_agent", { timeout_ms: 60_000 }]] } : { text });
+/** The tools the model called in its last message (what the trailing tool results answer). */
+const lastCalls = (body) => ([...(body.messages ?? [])].reverse().find((m) => m.role === "assistant")?.tool_calls ?? []).map((call) => call.function?.name);
+
+const TYPED = "how is it going?";
+const ONE_MORE = "start one more";
+
+/** The root answers what it was last sent: the person's words, a wake, or its tools' results. */
+function rootStep(body) {
+  const last = (body.messages ?? []).at(-1);
+  if (last?.role === "user") {
+    const said = text(last.content);
+    if (said.includes(TYPED)) return { text: "ANSWER WHILE CHILDREN WORK" };
+    if (said.includes("While you were idle")) return { text: "WOKEN: the children reported" };
+    if (said.includes(ONE_MORE)) return { calls: [["spawn_agent", { task_name: "delta", fork_turns: "none", message: "Work for a long while." }]] };
+    return {
+      text: "Starting the workers.",
+      calls: [
+        ["spawn_agent", { task_name: "alpha", fork_turns: "none", message: "Work for a long while, then report." }],
+        ["spawn_agent", { task_name: "beta", fork_turns: "none", message: "Have a helper work for a while, then report." }],
+      ],
+    };
+  }
+  if (lastCalls(body).includes("spawn_agent"))
+    return lastCalls(body).length > 1 ? { calls: [["wait_agent", { timeout_ms: 60_000 }]] } : { text: "DELTA STARTED" };
+  return { text: "ROOT IDLE" };
+}
 
 const SCRIPT = {
-  "/root": [
-    () => ({
-      text: "Starting two workers.",
-      calls: [
-        ["spawn_agent", { task_name: "alpha", fork_turns: "none", message: "Work for a few seconds, then report." }],
-        ["spawn_agent", { task_name: "beta", fork_turns: "none", message: "Have a helper work for a few seconds, then report." }],
-      ],
-    }),
-    waitThen(2, DONE_TEXT),
-  ],
-  "/root/alpha": [() => ({ calls: [["bash", { command: "sleep 7" }]] }), () => ({ text: "alpha finished" })],
+  "/root": rootStep,
+  "/root/alpha": [() => ({ calls: [["bash", { command: "sleep 60" }]] }), () => ({ text: "alpha finished" })],
   "/root/beta": [
-    () => ({ calls: [["spawn_agent", { task_name: "gamma", fork_turns: "none", message: "Work for a few seconds, then report." }]] }),
-    waitThen(1, "beta finished with gamma's help"),
+    () => ({ calls: [["spawn_agent", { task_name: "gamma", fork_turns: "none", message: "Work for a while, then report." }]] }),
+    (body) => (noticeCount(body) < 1 ? { calls: [["wait_agent", { timeout_ms: 60_000 }]] } : { text: "beta finished with gamma's help" }),
   ],
-  "/root/beta/gamma": [() => ({ calls: [["bash", { command: "sleep 6" }]] }), () => ({ text: "gamma finished" })],
+  "/root/beta/gamma": [() => ({ calls: [["bash", { command: "sleep 14" }]] }), () => ({ text: "gamma finished" })],
+  "/root/delta": [() => ({ calls: [["bash", { command: "sleep 60" }]] }), () => ({ text: "delta finished" })],
 };
+// beta's wait may time out and ask again: its second step repeats until gamma's notice came.
+for (let i = 0; i < 20; i++) SCRIPT["/root/beta"].push(SCRIPT["/root/beta"][1]);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const home = mkdtempSync(path.join(os.tmpdir(), "pi-tui-check-"));
 const agentDir = path.join(home, "agent");
 const treesDir = path.join(home, "trees");
 const socket = path.join(home, "tmux.sock");
+const sessionFile = path.join(home, "root-session.jsonl");
 for (const dir of [agentDir, treesDir, path.join(home, "tmp"), path.join(home, "work")]) mkdirSync(dir);
 
 const llm = await startLoopbackLlm(SCRIPT);
@@ -96,7 +122,8 @@ writeFileSync(
 );
 writeFileSync(
   path.join(agentDir, "settings.json"),
-  JSON.stringify({ defaultProvider: provider, defaultModel: modelId, quietStartup: true, enableInstallTelemetry: false, retry: { enabled: false } }),
+  // Not quiet: the start-up listing names the loaded extensions.
+  JSON.stringify({ defaultProvider: provider, defaultModel: modelId, quietStartup: false, enableInstallTelemetry: false, retry: { enabled: false } }),
 );
 
 const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
@@ -111,10 +138,19 @@ const env = {
   PI_SKIP_VERSION_CHECK: "1",
   PI_TELEMETRY: "0",
   PI_SUBAGENTS_DIR: treesDir,
+  ...(process.env.TUI_CHECK_PI && { PI_SUBAGENTS_PI_BIN: process.env.TUI_CHECK_PI }),
 };
 
 const tmux = (...args) => spawnSync(tmuxBin, ["-S", socket, ...args], { env, encoding: "utf8" });
 const capture = () => tmux("capture-pane", "-p", "-t", "check").stdout ?? "";
+/** The whole pane history (the start-up listing scrolls away). */
+const history = () => tmux("capture-pane", "-p", "-S", "-2000", "-t", "check").stdout ?? "";
+const type = async (words) => {
+  tmux("send-keys", "-t", "check", "-l", words);
+  await sleep(400); // let the editor (and its command completion) take the text first
+  tmux("send-keys", "-t", "check", "Enter");
+};
+const press = (key) => tmux("send-keys", "-t", "check", key);
 
 /** Every agent record of the tree, in spawn order (the truth the display must show). */
 function records() {
@@ -136,9 +172,11 @@ function records() {
   for (const tree of existsSync(treesDir) ? readdirSync(treesDir) : []) walk(path.join(treesDir, tree, "agents"));
   return out.sort((a, b) => a.spawnSeq - b.spawnSeq);
 }
+const recordOf = (taskName) => records().find((r) => r.taskName === taskName);
 
 /** The widget line of one agent (`├─ alpha (Euclid) · running · loop/fast · 3s · …`). */
-const lineOf = (pane, record) => pane.split("\n").find((line) => line.includes(`${record.taskName} (${record.nickname})`));
+const widgetLineOf = (pane, record) => pane.split("\n").find((line) => /^\s*[├└]─ /.test(line) && line.includes(`${record.taskName} (${record.nickname})`));
+const treeLinesIn = (pane, taskName) => pane.split("\n").filter((line) => new RegExp(`^\\s*[├└]─ ${taskName} \\(`).test(line));
 
 /** Processes of this check still alive (their environment holds our marker). Linux /proc only. */
 function survivors() {
@@ -157,8 +195,22 @@ function survivors() {
 }
 
 const failures = [];
-let runningPane = "";
-let finalPane = "";
+const panes = {};
+const deadline = Date.now() + timeoutMs;
+/** Polls the pane until `check(pane)` holds; records the pane under `name`, or a failure. */
+async function step(name, failure, check, pollMs = 300) {
+  while (Date.now() < deadline) {
+    const pane = capture();
+    if (check(pane)) {
+      panes[name] = pane;
+      return true;
+    }
+    await sleep(pollMs);
+  }
+  failures.push(failure);
+  return false;
+}
+
 let piPid;
 try {
   const started = tmux(
@@ -167,56 +219,130 @@ try {
     "-s",
     "check",
     "-x",
-    "150",
+    "160",
     "-y",
-    "45",
+    "50",
     "-c",
     path.join(home, "work"),
     pi,
     "--session",
-    path.join(home, "root-session.jsonl"),
+    sessionFile,
     "-e",
     root,
     "Start the workers and wait for them.",
+    ";",
+    "set-option",
+    "-t",
+    "check",
+    "remain-on-exit",
+    "on",
   );
   if (started.status !== 0) throw new Error(`tmux new-session failed: ${started.stderr.trim()}`);
   piPid = Number(tmux("list-panes", "-t", "check", "-F", "#{pane_pid}").stdout.trim());
 
-  // 1. While the children work: every running agent shows with nickname, status, model, elapsed.
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !runningPane) {
-    await sleep(300);
-    const pane = capture();
-    const running = records().filter((r) => r.status === "running");
-    if (running.length < 2) continue;
-    const lines = running.map((r) => lineOf(pane, r));
-    const complete = lines.every((line, i) => line?.includes("running") && line.includes(running[i].model) && /· [1-9]\d*s ·/.test(line));
-    if (complete && /agents: \d+ running/.test(pane) && pane.includes("subagents ·")) runningPane = pane;
-  }
-  if (!runningPane) failures.push("never saw two running agents in the widget with nickname, status, model and elapsed time");
-
-  // 2. At the end: the whole tree completed, with usage and cost, and the root's answer.
-  while (Date.now() < deadline && !finalPane) {
-    await sleep(400);
-    const pane = capture();
-    const all = records();
-    if (!pane.includes(DONE_TEXT) || all.length < 3 || all.some((r) => r.status !== "completed")) continue;
-    if (all.every((r) => /completed · .* tok · \$\d+\.\d{4}/.test(lineOf(pane, r) ?? ""))) finalPane = pane;
-  }
-  if (!finalPane) failures.push("never saw the final tree (3 agents completed, with tokens and cost) and the root's answer");
-  if (finalPane) {
-    const beta = lineOf(
-      finalPane,
-      records().find((r) => r.taskName === "beta"),
+  // 1. While the children work: the tree is in the widget once, every running agent with its
+  //    nickname, status, model and elapsed time; calls and results are one compact line each.
+  const ok1 = await step("while the children work", "never saw the running tree drawn once with compact tool lines", (pane) => {
+    const running = records().filter((r) => r.status === "running" && r.parent === "/root");
+    if (running.length < 2) return false;
+    const lines = running.map((r) => widgetLineOf(pane, r));
+    return (
+      lines.every((line, i) => line?.includes("running") && line.includes(running[i].model) && /· [1-9]\d*s ·/.test(line)) &&
+      /agents: \d+ running/.test(pane) &&
+      pane.includes("subagents · ") &&
+      /waiting \d+s for notices · \d+ running/.test(pane)
     );
-    if (!/subtree .* tok · \$/.test(beta ?? "")) failures.push(`beta's line shows no subtree roll-up: ${beta}`);
-    if (!/agents: 3 done · .* tok · \$/.test(finalPane)) failures.push("the status line does not show 3 done agents with usage and cost");
+  });
+  if (ok1) {
+    const pane = panes["while the children work"];
+    if (treeLinesIn(pane, "alpha").length !== 1) failures.push("alpha's tree line is drawn more than once (progress and widget)");
+    if (!/^ spawn_agent alpha fork none "Work for a long while, then report\."\s*$/m.test(pane)) failures.push("spawn_agent's call is not one compact line");
+    if (!/^ \/root\/alpha \(\w+\) · running · default · loop\/fast · medium\s*$/m.test(pane)) failures.push("spawn_agent's result is not one compact line");
+    if (/"agent_name":/.test(pane)) failures.push("raw JSON shows in the chat");
+    if (!/\[Extensions\][\s\S]*\n\s+pi-subagent-tree\n/.test(history())) failures.push("pi's start-up listing does not name the extension pi-subagent-tree");
+  }
+
+  // 2. Type while a child runs: wait_agent gives way and the model answers at once.
+  if (ok1) {
+    await type(TYPED);
+    await step(
+      "after typing while the children work",
+      "typing during wait_agent did not give way",
+      (pane) => pane.includes("gave way to your message") && pane.includes("ANSWER WHILE CHILDREN WORK") && recordOf("alpha")?.status === "running",
+    );
+  }
+
+  // 3. /agents: the tree, then alpha's details, then interrupt it from the menu.
+  if (panes["after typing while the children work"]) {
+    await type("/agents");
+    const listed = await step(
+      "/agents",
+      "/agents did not list the tree",
+      (pane) => pane.includes("pick one to see it and act on it") && pane.includes("stop every running and queued turn"),
+    );
+    if (listed) {
+      press("Enter"); // alpha is first
+      const shown = await step(
+        "/agents: alpha",
+        "/agents did not show alpha's details",
+        (pane) => /alpha \(\w+\) · \/root\/alpha/.test(pane) && pane.includes("subagent-wrapper inspect") && pane.includes("live transcript"),
+      );
+      if (shown) {
+        press("Down"); // follow up → interrupt
+        await sleep(200);
+        press("Enter");
+        await step(
+          "/agents: alpha interrupted",
+          "interrupting alpha from /agents did not stop it",
+          (pane) => recordOf("alpha")?.status === "interrupted" && /interrupted/.test(pane),
+        );
+      }
+    }
+  }
+
+  // 4. beta and gamma end while the root is idle: the notices wake the model, and with every
+  //    agent ended the widget folds away to the status line.
+  if (panes["/agents: alpha interrupted"]) {
+    await step("woken, the widget folded", "the ended children did not wake the root, or the widget did not fold away", (pane) => {
+      const all = records();
+      return (
+        pane.includes("woke the model") &&
+        pane.includes("WOKEN: the children reported") &&
+        all.length === 3 &&
+        all.every((r) => r.status !== "running" && r.status !== "pending_init") &&
+        /agents: 2 completed, 1 interrupted · .* tok · \$\d+\.\d{4}/.test(pane) &&
+        !pane.includes("subagents · ")
+      );
+    });
+  }
+
+  // 5. One more child, then ctrl+d: the last frame does not show it running; the terminal
+  //    says what was stopped and how to resume.
+  if (panes["woken, the widget folded"]) {
+    await type(ONE_MORE);
+    const busy = await step("one more child", "the new child never showed running", (pane) => {
+      const delta = recordOf("delta");
+      return delta?.status === "running" && widgetLineOf(pane, delta)?.includes("running") === true && pane.includes("DELTA STARTED");
+    });
+    if (busy) {
+      press("C-d");
+      await step(
+        "after ctrl+d",
+        "pi did not say, on exit, what it stopped and how to resume",
+        (pane) => pane.includes("pi-subagent-tree: stopped 1 running agent (/root/delta)") && pane.includes(`resume: pi --session ${sessionFile}`),
+      );
+      const last = panes["after ctrl+d"];
+      if (last) {
+        if (!last.includes("agents: stopping 1 running")) failures.push("the last frame's status line does not say the child is being stopped");
+        if (treeLinesIn(last, "delta").some((line) => line.includes("running"))) failures.push("the last frame still shows the child running");
+      }
+    }
   }
 } catch (err) {
   failures.push(err instanceof Error ? err.message : String(err));
 } finally {
-  // Quit pi as a user would (ctrl+d on an empty editor), then end what is left by pid.
-  tmux("send-keys", "-t", "check", "C-d");
+  // Quit pi as a user would (ctrl+d on an empty editor) if it still runs, then end what is left by pid.
+  if (piPid && survivors().includes(piPid)) press("C-d");
   for (let i = 0; i < 50 && piPid && survivors().includes(piPid); i++) await sleep(200);
   if (piPid && survivors().includes(piPid)) {
     failures.push("pi did not exit on ctrl+d within 10 s");
@@ -243,12 +369,21 @@ if (left.length > 0) {
 }
 rmSync(home, { recursive: true, force: true });
 
-console.log("--- pane while the children work ---");
-console.log(runningPane.trimEnd() || "(not captured)");
-console.log("--- pane at the end ---");
-console.log(finalPane.trimEnd() || "(not captured)");
+for (const name of [
+  "while the children work",
+  "after typing while the children work",
+  "/agents",
+  "/agents: alpha",
+  "/agents: alpha interrupted",
+  "woken, the widget folded",
+  "one more child",
+  "after ctrl+d",
+]) {
+  console.log(`--- ${name} ---`);
+  console.log(panes[name]?.trimEnd() || "(not captured)");
+}
 if (failures.length > 0) {
   for (const failure of failures) console.error(`tui-check: FAIL ${failure}`);
   process.exit(1);
 }
-console.log("tui-check: OK — status line and widget show nickname, status, model, elapsed, usage and cost");
+console.log("tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget and an honest exit");

@@ -28,6 +28,7 @@ function quietWhenStdoutCloses(): void {
 
 const TARGET_HELP =
   "a run directory (meta.json, events.jsonl, result.json, logs), a meta.json file,\nor an agent's folder in a tree directory (its latest run)";
+const INSPECT_TARGET_HELP = `${TARGET_HELP},\nor a tree directory (<base>/<root session id>/: the whole tree, each agent and its runs)`;
 
 /**
  * A bare word that names a subcommand is always that subcommand. When it is given alone and
@@ -48,7 +49,7 @@ export function subcommandShadowNote(argv: readonly string[], cwd = process.cwd(
 export function addInspectionCommands(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
     .command("inspect <run>")
-    .description("show a run's summary and transcript, finished or live, and check its files against the schemas")
+    .description("show a run's summary and transcript, finished or live, and check its files against the schemas; or a whole agent tree")
     .version(version, "-v, --version")
     .option("--json", "print one JSON object (state, files, meta, result, contract findings) instead of text")
     .option("--no-transcript", "leave the transcript out (the final answer is shown instead)")
@@ -56,11 +57,12 @@ export function addInspectionCommands(program: Command, version: string, onExitC
     .addHelpText(
       "after",
       `
-<run> is ${TARGET_HELP}.
+<run> is ${INSPECT_TARGET_HELP}.
 The transcript comes from events.jsonl, so a run that is still going shows what it did so far.
 Exit codes: 0 shown, and every file holds to its schema
             1 shown, but a file breaks its contract (not JSON, or a schema violation)
-            2 no run there (one line on stderr)`,
+            2 no run or tree there (one line on stderr)
+A tree directory: exit 0 shown, 1 an agent's record cannot be read.`,
     )
     .action(async (target: string, flags: { json?: boolean; transcript?: boolean; check?: boolean }) => {
       quietWhenStdoutCloses();

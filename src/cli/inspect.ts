@@ -1,11 +1,14 @@
 /**
- * `subagent-wrapper inspect <run-dir | meta.json>`: a readable summary and transcript of
- * one run, finished or live, and a check of its files against the published schemas.
+ * `subagent-wrapper inspect <run-dir | meta.json | tree-dir>`: a readable summary and
+ * transcript of one run, finished or live, and a check of its files against the published
+ * schemas; or, for a tree directory, the whole tree (inspect-tree.ts).
  * Exit codes: 0 shown and every file holds to its schema; 1 shown, but a file breaks its
- * contract (not JSON, a schema violation, unreadable); 2 no run there.
+ * contract (not JSON, a schema violation, unreadable); 2 no run or tree there.
  */
+import path from "node:path";
 import { loadContractChecks } from "./contract-check.js";
 import { checkRunContracts, formatInspection, inspectionJson } from "./inspect-format.js";
+import { inspectTree, isTreeDirectory } from "./inspect-tree.js";
 import { locateRun, type RunFiles, RunNotFoundError, readRunSnapshot } from "./run-files.js";
 
 export const INSPECT_EXIT = { ok: 0, contractBroken: 1, usage: 2 } as const;
@@ -17,6 +20,8 @@ export interface InspectFlags {
 }
 
 export async function inspectCommand(target: string, flags: InspectFlags): Promise<number> {
+  const absolute = path.resolve(target);
+  if (isTreeDirectory(absolute)) return inspectTree(absolute, flags);
   let files: RunFiles;
   try {
     files = locateRun(target);

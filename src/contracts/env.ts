@@ -41,6 +41,13 @@ export const ENV = {
   /** A cost budget for the whole tree (pi's cost.total units). */
   budgetCost: "PI_SUBAGENTS_BUDGET_COST",
 
+  // --- the extension: interactive use ---------------------------------------------------
+  /**
+   * `0` (or `false`, `no`, `off`): a child that ends while the interactive root is idle is only
+   * shown to the user; by default its notice wakes the root's model.
+   */
+  wake: "PI_SUBAGENTS_WAKE",
+
   // --- the extension: roles ----------------------------------------------------------------
   /** `1`: also read agent definitions from the project's `.pi/agents/`. */
   projectAgents: "PI_SUBAGENTS_PROJECT_AGENTS",

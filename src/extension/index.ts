@@ -2,11 +2,9 @@
  * pi-subagent-tree's pi extension: coordination tools for a tree of out-of-process child
  * agents. Wires the parts together; the logic lives in the modules beside it.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir } from "../contracts/layout.js";
 import { identityFromEnv, treeLimits } from "./config.js";
-import { budgetFromEnv } from "./progress/budget.js";
-import { progressOf } from "./progress/progress.js";
 import { loadRoleCatalog } from "./roles/agent-definitions.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
 import { closeAgentTool } from "./tools/close-agent.js";
@@ -21,21 +19,20 @@ import { spawnAgentTool } from "./tools/spawn-agent.js";
 import { waitAgentTool } from "./tools/wait-agent.js";
 import { agentEntry, ENTRY_TYPE, restore } from "./tree/persistence.js";
 import { TreeDir } from "./tree/tree-dir.js";
-import { describeNotice } from "./turns/notices.js";
 import { TreeRuntime } from "./turns/runtime.js";
-import { TreeDisplay } from "./ui/widget.js";
+import { registerAgentsCommand } from "./ui/agents-command.js";
+import { plain } from "./ui/paint.js";
+import { SessionUi } from "./ui/session-ui.js";
+import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
+import { WAKE_MESSAGE_TYPE } from "./ui/wake.js";
 
-/** How often an interactive root looks for messages its children sent while it is idle. */
-const IDLE_INBOX_POLL_MS = 1000;
-/** How often the status line and widget of an interactive session are redrawn. */
-const DISPLAY_REFRESH_MS = 1000;
+type ToolMaker = (deps: ToolDeps) => { name: string };
+type ToolDefinitionArg = Parameters<ExtensionAPI["registerTool"]>[0];
 
 export default function piSubagentTree(pi: ExtensionAPI): void {
   const identity = identityFromEnv();
   let runtime: TreeRuntime | undefined;
-  let uiContext: ExtensionContext | undefined;
-  let inboxTimer: NodeJS.Timeout | undefined;
-  let display: TreeDisplay | undefined;
+  let session: SessionUi | undefined;
 
   const deps: ToolDeps = {
     pi,
@@ -44,7 +41,8 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
       return runtime;
     },
   };
-  for (const make of [
+  const register = (tool: { name: string }) => pi.registerTool(withRenderers(tool) as unknown as ToolDefinitionArg);
+  const makers: ToolMaker[] = [
     listModelsTool,
     spawnAgentTool,
     waitAgentTool,
@@ -54,68 +52,56 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     interruptAgentTool,
     closeAgentTool,
     getAgentReportTool,
-  ]) {
-    pi.registerTool(make(deps) as Parameters<ExtensionAPI["registerTool"]>[0]);
-  }
+  ];
+  for (const make of makers) register(make(deps));
+  pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, wakeMessageRenderer);
+  registerAgentsCommand(pi, { runtime: () => runtime, painter: () => session?.painter() ?? plain, refresh: () => session?.refresh() });
 
-  const stop = async (): Promise<void> => {
-    if (inboxTimer) clearInterval(inboxTimer);
-    inboxTimer = undefined;
-    display?.stop();
-    display = undefined;
+  const stop = async (reason?: string): Promise<void> => {
     const ending = runtime;
+    const ui = session;
     runtime = undefined;
-    if (!ending) return;
-    await ending.shutdown();
-    if (identity.isRoot) for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+    session = undefined;
+    const stopped = await ui?.beforeShutdown();
+    if (ending) await ending.shutdown();
+    ui?.afterShutdown(stopped, reason);
+    if (ending && identity.isRoot) for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
   };
 
   pi.on("session_start", async (_event, ctx) => {
-    await stop();
+    await stop("restart");
     // Every extension has registered its tools by now, so definition files' tool names can be
     // checked; spawn_agent is registered again so agent_type lists the roles of this cwd.
     const roles = loadRoleCatalog(ctx.cwd, describeRegistry(pi.getAllTools()));
-    pi.registerTool(spawnAgentTool(deps, roles) as Parameters<ExtensionAPI["registerTool"]>[0]);
+    register(spawnAgentTool(deps, roles));
     const warnings = definitionWarnings(roles);
     if (ctx.hasUI) for (const line of warnings) ctx.ui.notify(line, "warning");
     else if (identity.isRoot) for (const line of warnings) console.error(line);
     const sessionManager = ctx.sessionManager;
-    const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionManager.getSessionFile());
+    const sessionFile = sessionManager.getSessionFile();
+    const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionFile);
     const tree = new TreeDir(treeDir);
-    await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId());
+    await tree.init(sessionFile ?? sessionManager.getSessionId());
     const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       hooks: {
         recorded: (record) => {
           if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
         },
-        // An interactive root stays alive between prompts: a notice that arrives while it is
-        // idle is shown to the user without starting a turn (it stays in the mailbox too).
-        noticed: (notice) => {
-          if (uiContext?.hasUI && uiContext.isIdle()) uiContext.ui.notify(describeNotice(notice), "info");
-        },
+        noticed: (notice) => session?.noticed(notice),
       },
     });
+    // Notices a restore finds (turns that ended while the root was away) wait for wait_agent:
+    // the session's UI does not exist yet, so they neither show nor wake.
     await restore(rt, sessionManager.getEntries());
     runtime = rt;
     if (ctx.hasUI) {
-      uiContext = ctx;
-      inboxTimer = setInterval(() => {
-        if (ctx.isIdle()) void rt.collectInbox().catch(() => undefined);
-      }, IDLE_INBOX_POLL_MS);
-      inboxTimer.unref();
-      // The tree at a glance: nickname, status, model, elapsed, current tool, usage and cost.
-      display = new TreeDisplay(
-        ctx.ui,
-        rt.self,
-        () => progressOf(rt).snapshot(rt.self),
-        () => budgetFromEnv(),
-      );
-      display.start(DISPLAY_REFRESH_MS);
+      session = new SessionUi(pi, ctx, rt, sessionFile);
+      session.start();
     }
   });
 
   // After this, the extension holds no timer or handle, or pi would never exit.
-  pi.on("session_shutdown", async () => {
-    await stop();
+  pi.on("session_shutdown", async (event) => {
+    await stop((event as { reason?: string }).reason);
   });
 }

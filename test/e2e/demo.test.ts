@@ -14,9 +14,11 @@ describe("the README's first command", () => {
       timeoutMs: 120_000,
     }).finally(() => rm(out, { recursive: true, force: true }));
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/└─ \/root\/survey {2}\w+ {2}scout {2}completed \(healthy\)/);
-    expect(run.stdout).toMatch(/└─ \/root\/lead {2}\w+ {2}default {2}completed \(healthy\)/);
-    expect(run.stdout).toMatch(/ {3}└─ \/root\/lead\/checker {2}\w+ {2}default {2}completed \(healthy\)/);
+    // Siblings: ├─ for all but the last, └─ for the last; the nested checker hangs below the lead.
+    expect(run.stdout).toMatch(/\n├─ \/root\/survey {2}\w+ {2}scout {2}completed \(healthy\)/);
+    expect(run.stdout).toMatch(/\n└─ \/root\/lead {2}\w+ {2}default {2}completed \(healthy\)/);
+    expect(run.stdout).toMatch(/\n {3}└─ \/root\/lead\/checker {2}\w+ {2}default {2}completed \(healthy\)/);
+    expect(run.stdout).toMatch(/\nthe whole tree again, with every run: npx subagent-wrapper inspect \S+/);
     expect(run.stdout).toContain("report: My helper /root/lead/checker says: The first line is `#!/usr/bin/env node`.");
     expect(run.stdout).toMatch(/report: The working directory has \d+ entries; source-like: .*src\//);
   });

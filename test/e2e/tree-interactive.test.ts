@@ -1,69 +1,307 @@
 /**
- * An interactive root (pi --mode rpc, where the extension has a UI) stays alive between the
- * user's prompts: its children keep working, and a notice that arrives while it is idle is
- * shown to the user without starting a turn; it stays in the mailbox for the next wait_agent.
+ * An interactive root (pi --mode rpc, where the extension has a UI) with the person at the
+ * terminal: its children keep working between prompts; one that ends while the root is idle
+ * wakes the root's model with its notice (PI_SUBAGENTS_WAKE=0: only shown); wait_agent gives
+ * way to a message the person typed and reports Esc (RPC `abort`) as cancelled with counts;
+ * /agents works through the extension UI protocol; and leaving pi with children working
+ * says what was stopped and how to resume.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { signalGroup } from "../../src/wrapper/child.js";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
-import { rpcLines } from "../support/rpc-lines.js";
-import { reply, userTexts } from "../support/scripted-llm.js";
-import { expectNoSurvivors, noticesIn, useTrees } from "../support/tree-harness-extra.js";
+import { type RpcLine, rpcLines } from "../support/rpc-lines.js";
+import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
+import type { TreeHarness } from "../support/tree-harness.js";
+import { expectNoSurvivors, type Json, noticesIn, toolResultFor, useTrees } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
+const SCENARIO_MS = 120_000;
+
+interface RpcRoot {
+  child: ChildProcessWithoutNullStreams;
+  rpc: ReturnType<typeof rpcLines>;
+  send(command: Json): void;
+  stderr(): string;
+  /** Ends stdin (pi's RPC loop exits on EOF) and waits for the exit; SIGKILL after 15 s. */
+  close(): Promise<number | null>;
+  /** Sends `signal` and waits for the exit; SIGKILL after 15 s. */
+  kill(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+function startRpcRoot(h: TreeHarness, env: Record<string, string> = {}): RpcRoot {
+  const child = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
+    cwd: h.home.cwd,
+    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const waitExit = async () => {
+    const timer = setTimeout(() => signalGroup(child.pid, "SIGKILL"), 15_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  return {
+    child,
+    rpc: rpcLines(child),
+    send: (command) => child.stdin.write(`${JSON.stringify(command)}\n`),
+    stderr: () => stderr,
+    close: async () => {
+      child.stdin.end();
+      return waitExit();
+    },
+    kill: async (signal) => {
+      child.kill(signal);
+      return waitExit();
+    },
+  };
+}
+
+const isUi = (method: string) => (line: RpcLine) => line.type === "extension_ui_request" && line.method === method;
+const count = (root: RpcRoot, match: (line: RpcLine) => boolean) => root.rpc.lines.filter(match).length;
+/** The text of the tool result the root's model got for its (only) wait_agent call in `req`. */
+const waitResult = (req: ChatRequest): Json => JSON.parse(toolResultFor(req, "wait_agent").at(-1)!) as Json;
 
 describe("an interactive root", () => {
-  it("keeps its children working between prompts and shows an idle-time notice to the user without starting a turn", async () => {
-    const h = await tree({
-      scripts: {
-        "/root": [
-          reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
-          reply.text("Started a worker; back to you."),
-          reply.toolCall("wait_agent", { timeout_ms: 1000 }),
-          reply.text("ROOT DONE"),
-        ],
-        "/root/worker": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("worker finished its job")],
-      },
-    });
-    const root = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
-      cwd: h.home.cwd,
-      env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true,
-    });
-    try {
-      const rpc = rpcLines(root);
-      root.stdin.write(`${JSON.stringify({ type: "prompt", message: "start a worker" })}\n`);
-      await rpc.waitFor((line) => line.type === "agent_end");
-      expect(h.requestsOf("/root")).toHaveLength(2);
-
-      const shown = await rpc.waitFor((line) => line.type === "extension_ui_request" && line.method === "notify");
-      expect(shown.message).toContain("/root/worker");
-      expect(shown.message).toContain("completed");
-      expect(shown.message).toContain("worker finished its job");
-      // Shown, not sent to the model: the session is idle, nothing is queued for it, and its
-      // conversation still holds the first prompt's four messages (user, tool call, tool
-      // result, answer) — a notice sent to the model would be a fifth.
-      root.stdin.write(`${JSON.stringify({ id: "after-notice", type: "get_state" })}\n`);
-      const state = await rpc.waitFor((line) => line.type === "response" && line.id === "after-notice");
-      expect(state.data).toMatchObject({ isStreaming: false, pendingMessageCount: 0, messageCount: 4 });
-      expect(h.requestsOf("/root")).toHaveLength(2);
-
-      root.stdin.write(`${JSON.stringify({ type: "prompt", message: "collect the result" })}\n`);
-      await rpc.waitFor((line) => line.type === "agent_end" && rpc.lines.filter((l) => l.type === "agent_end").length >= 2);
-      const notices = noticesIn(h.requestsOf("/root").at(-1)!);
-      expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
-      // One turn per prompt and nothing in between: the notice started no turn of its own.
-      expect(rpc.lines.filter((line) => line.type === "agent_start")).toHaveLength(2);
-      expect(userTexts(h.requestsOf("/root").at(-1)!)).toEqual(["start a worker", "collect the result"]);
-    } finally {
-      root.stdin.end();
-      await new Promise((resolve) => {
-        const timer = setTimeout(() => signalGroup(root.pid, "SIGKILL"), 10_000);
-        root.once("exit", () => resolve(clearTimeout(timer)));
+  it(
+    "a child that ends while the root is idle wakes the root's model with its notice, which no later wait_agent returns again",
+    async () => {
+      const h = await tree({
+        scripts: {
+          "/root": [
+            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
+            reply.text("Started a worker; back to you."),
+            reply.text("WOKEN: the worker finished"),
+            reply.toolCall("wait_agent", { timeout_ms: 1000 }),
+            reply.text("ROOT DONE"),
+          ],
+          "/root/worker": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("worker finished its job")],
+        },
       });
-    }
-    await expectNoSurvivors(h);
-  }, 120_000);
+      const root = startRpcRoot(h);
+      try {
+        root.send({ type: "prompt", message: "start a worker" });
+        await root.rpc.waitFor((line) => line.type === "agent_end");
+        // The worker ends while the root is idle: its line is shown, then the model is woken.
+        const shown = await root.rpc.waitFor((line) => isUi("notify")(line) && /\/root\/worker/.test(line.message));
+        expect(shown.message).toBe("✓ /root/worker (Euclid) completed: worker finished its job");
+        await root.rpc.waitFor((line) => line.type === "agent_end" && count(root, (l) => l.type === "agent_end") >= 2);
+        const woken = h.requestsOf("/root")[2]!;
+        const wake = userTexts(woken).at(-1)!;
+        expect(wake).toMatch(/^While you were idle, your child agents sent these notices/);
+        const sent = JSON.parse(wake.split("\n")[1]!) as Json;
+        expect(sent.notices.map((n: Json) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
+        expect(sent.pending).toBe(0);
+
+        // Taken from the mailbox as it was sent: the next wait finds nothing pending.
+        root.send({ type: "prompt", message: "anything else?" });
+        await root.rpc.waitFor((line) => line.type === "agent_end" && count(root, (l) => l.type === "agent_end") >= 3);
+        expect(waitResult(h.requestsOf("/root").at(-1)!)).toMatchObject({ notices: [], idle: true });
+      } finally {
+        await root.close();
+      }
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "with PI_SUBAGENTS_WAKE=0 an idle-time notice is only shown: no turn starts, and it stays in the mailbox",
+    async () => {
+      const h = await tree({
+        scripts: {
+          "/root": [
+            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
+            reply.text("Started a worker; back to you."),
+            reply.toolCall("wait_agent", { timeout_ms: 1000 }),
+            reply.text("ROOT DONE"),
+          ],
+          "/root/worker": [reply.toolCall("bash", { command: "sleep 3" }), reply.text("worker finished its job")],
+        },
+      });
+      const root = startRpcRoot(h, { PI_SUBAGENTS_WAKE: "0" });
+      const state = async (id: string) => {
+        root.send({ id, type: "get_state" });
+        return (await root.rpc.waitFor((line) => line.type === "response" && line.id === id)).data as Json;
+      };
+      try {
+        root.send({ type: "prompt", message: "start a worker" });
+        await root.rpc.waitFor((line) => line.type === "agent_end");
+        expect(h.requestsOf("/root")).toHaveLength(2);
+        const before = await state("before-notice");
+        expect(count(root, isUi("notify"))).toBe(0); // the worker still sleeps
+        const shown = await root.rpc.waitFor((line) => isUi("notify")(line) && /\/root\/worker/.test(line.message));
+        expect(shown.message).toContain("completed");
+        // Shown, not sent to the model: the session is idle, nothing is queued for it, and its
+        // conversation holds what it held before the notice (pi 1.x counts a system message too).
+        expect(await state("after-notice")).toMatchObject({ isStreaming: false, pendingMessageCount: 0, messageCount: before.messageCount });
+        expect(h.requestsOf("/root")).toHaveLength(2);
+
+        root.send({ type: "prompt", message: "collect the result" });
+        await root.rpc.waitFor((line) => line.type === "agent_end" && count(root, (l) => l.type === "agent_end") >= 2);
+        const notices = noticesIn(h.requestsOf("/root").at(-1)!);
+        expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
+        expect(count(root, (line) => line.type === "agent_start")).toBe(2);
+        expect(userTexts(h.requestsOf("/root").at(-1)!)).toEqual(["start a worker", "collect the result"]);
+      } finally {
+        await root.close();
+      }
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "wait_agent gives way to a message the person sends while it waits: user_message_pending, the children's counts, the message next",
+    async () => {
+      const h = await tree({
+        scripts: {
+          "/root": [
+            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Work a while, then report." }),
+            reply.toolCall("wait_agent", { timeout_ms: 60_000 }),
+            reply.text("Here is where things stand."),
+          ],
+          "/root/worker": [reply.toolCall("bash", { command: "sleep 8" }), reply.text("worker done")],
+        },
+      });
+      const root = startRpcRoot(h, { PI_SUBAGENTS_WAKE: "0" });
+      try {
+        root.send({ type: "prompt", message: "start a worker and wait" });
+        await root.rpc.waitFor((line) => line.type === "tool_execution_start" && line.toolName === "wait_agent");
+        const asked = Date.now();
+        root.send({ type: "steer", message: "how is it going?" });
+        await root.rpc.waitFor((line) => line.type === "agent_end");
+        const answered = h.requestsOf("/root")[2]!;
+        expect(waitResult(answered)).toEqual({
+          notices: [],
+          pending: 0,
+          timed_out: false,
+          user_message_pending: true,
+          running: 1,
+          queued: 0,
+          timeout_ms: 60_000,
+        });
+        expect(userTexts(answered)).toEqual(["start a worker and wait", "how is it going?"]);
+        // It gave way while the worker still ran (its bash sleeps 8 s), not when it ended.
+        expect((await h.readRecords()).find((r) => r.path === "/root/worker")?.status).toBe("running");
+        expect(Date.now() - asked).toBeLessThan(60_000);
+      } finally {
+        await root.close();
+      }
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "Esc (RPC abort) during wait_agent: cancelled with counts and a line pointing at /agents; /agents then interrupts one child and /agents stop the rest",
+    async () => {
+      const h = await tree({
+        scripts: {
+          "/root": [
+            reply.toolCalls([
+              { name: "spawn_agent", args: { task_name: "alpha", fork_turns: "none", message: "Work a long while." } },
+              { name: "spawn_agent", args: { task_name: "beta", fork_turns: "none", message: "Work a long while." } },
+            ]),
+            reply.toolCall("wait_agent", { timeout_ms: 60_000 }),
+          ],
+          "/root/alpha": [reply.toolCall("bash", { command: "sleep 30" }), reply.text("alpha done")],
+          "/root/beta": [reply.toolCall("bash", { command: "sleep 30" }), reply.text("beta done")],
+        },
+      });
+      const root = startRpcRoot(h, { PI_SUBAGENTS_WAKE: "0" });
+      try {
+        root.send({ type: "prompt", message: "start two workers and wait" });
+        await root.rpc.waitFor((line) => line.type === "tool_execution_start" && line.toolName === "wait_agent");
+        root.send({ type: "abort" });
+        const ended = await root.rpc.waitFor((line) => line.type === "tool_execution_end" && line.toolName === "wait_agent");
+        expect(JSON.parse(ended.result.content[0].text)).toEqual({
+          notices: [],
+          pending: 0,
+          timed_out: false,
+          cancelled: true,
+          running: 2,
+          queued: 0,
+          timeout_ms: 60_000,
+        });
+        const said = await root.rpc.waitFor((line) => isUi("notify")(line) && /cancelled/.test(line.message));
+        expect(said).toMatchObject({ message: "wait_agent cancelled: 2 running child agents keep working — /agents stop stops them", notifyType: "warning" });
+        await root.rpc.waitFor((line) => line.type === "agent_end");
+
+        // /agents: the tree, then one agent's details and actions, answered as an RPC client does.
+        root.send({ type: "prompt", message: "/agents" });
+        const list = await root.rpc.waitFor(isUi("select"));
+        expect(list.title).toMatch(/^agents: 2 running · \d+ tok · \$0\.0000 — pick one to see it and act on it$/);
+        expect(list.options).toEqual([
+          expect.stringMatching(/^├─ alpha \(\w+\) · running · fake\/fast · /),
+          expect.stringMatching(/^└─ beta \(\w+\) · running · fake\/fast · /),
+          "stop every running and queued turn",
+        ]);
+        root.send({ type: "extension_ui_response", id: list.id, value: list.options[0] });
+        const menu = await root.rpc.waitFor((line) => isUi("select")(line) && line.id !== list.id);
+        expect(menu.options).toEqual(["follow up", "interrupt", "close", "back"]);
+        expect(menu.title).toMatch(/^alpha \(\w+\) · \/root\/alpha\nstatus {3}running · healthy · turn 1/);
+        expect(menu.title).toMatch(/\nrun {6}\S+\/agents\/alpha\/runs\/0001-spawn\n {9}subagent-wrapper inspect \S+\/agents\/alpha\/runs\/0001-spawn\n/);
+        root.send({ type: "extension_ui_response", id: menu.id, value: "interrupt" });
+        await root.rpc.waitFor((line) => isUi("notify")(line) && line.message === "/root/alpha: running → interrupted");
+
+        root.send({ type: "prompt", message: "/agents stop" });
+        const stopped = await root.rpc.waitFor((line) => isUi("notify")(line) && /^stopped /.test(line.message));
+        expect(stopped.message).toBe("stopped 1 running (/root/beta): they are interrupted; follow one up to resume it");
+        const records = await h.readRecords();
+        expect(records.map((r) => [r.path, r.status])).toEqual([
+          ["/root/alpha", "interrupted"],
+          ["/root/beta", "interrupted"],
+        ]);
+        // The model was not asked about any of it.
+        expect(h.requestsOf("/root")).toHaveLength(2);
+      } finally {
+        await root.close();
+      }
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "SIGTERM with children working: the last frame shows none running, and the terminal says what was stopped and how to resume",
+    async () => {
+      const h = await tree({
+        scripts: {
+          "/root": [
+            reply.toolCalls([
+              { name: "spawn_agent", args: { task_name: "alpha", fork_turns: "none", message: "Work a long while." } },
+              { name: "spawn_agent", args: { task_name: "beta", fork_turns: "none", message: "Work a long while." } },
+            ]),
+            reply.text("Started two workers."),
+          ],
+          "/root/alpha": [reply.toolCall("bash", { command: "sleep 30" }), reply.text("alpha done")],
+          "/root/beta": [reply.toolCall("bash", { command: "sleep 30" }), reply.text("beta done")],
+        },
+      });
+      const root = startRpcRoot(h);
+      root.send({ type: "prompt", message: "start two workers" });
+      await root.rpc.waitFor((line) => line.type === "agent_end");
+      await root.rpc.waitFor((line) => isUi("setStatus")(line) && /^agents: 2 running/.test(line.statusText ?? ""));
+      const code = await root.kill("SIGTERM");
+      expect(code).toBe(143);
+      const lines = root.stderr().trim().split("\n").slice(-3);
+      expect(lines[0]).toBe("pi-subagent-tree: stopped 2 running agents (/root/alpha, /root/beta); they are interrupted, not lost.");
+      expect(lines[1]).toMatch(/^ {2}resume: pi --session \S+\.jsonl {2}\(or pi -c in this folder\), then ask to follow them up$/);
+      expect(lines[2]).toBe(`  their run folders: ${h.treeDir()}  (subagent-wrapper inspect ${h.treeDir()})`);
+      // The last frame: the widget gone, the status saying they are being stopped.
+      const status = root.rpc.lines.filter(isUi("setStatus")).at(-1)!;
+      expect(status.statusText).toBe("agents: stopping 2 running (pi is exiting; they end interrupted and can be resumed)");
+      expect(root.rpc.lines.filter(isUi("setWidget")).at(-1)!.widgetLines).toBeUndefined();
+      expect((await h.readRecords()).map((r) => r.status)).toEqual(["interrupted", "interrupted"]);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
 });

@@ -1,7 +1,8 @@
 /**
- * The live tree display in a real terminal: scripts/tui-check.mjs runs the real pi
- * interactively in a private tmux server against a loopback LLM and asserts on the captured
- * pane. Skipped only when tmux is not installed.
+ * The tree in a real terminal, as a person uses it: scripts/tui-check.mjs runs the real pi
+ * interactively in a private tmux server against a loopback LLM, types, opens /agents,
+ * interrupts a child from it, lets the others wake the root, and quits with a child running;
+ * it asserts on each captured pane. Skipped only when tmux is not installed.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -11,17 +12,47 @@ import { spawnProcess } from "../support/processes.js";
 
 const hasTmux = (process.env.PATH ?? "").split(path.delimiter).some((dir) => fs.existsSync(path.join(dir, "tmux")));
 
+/** The pane printed under `--- <name> ---`. */
+function pane(stdout: string, name: string): string {
+  const start = stdout.indexOf(`--- ${name} ---\n`);
+  if (start === -1) return "";
+  const rest = stdout.slice(start + name.length + 9);
+  const end = rest.search(/^--- .* ---$/m);
+  return end === -1 ? rest : rest.slice(0, end);
+}
+
 describe.skipIf(!hasTmux)("interactive pi in tmux", () => {
-  it("shows the tree in the status line and the widget: nickname, status, model, elapsed, then usage and cost", async () => {
-    const run = await spawnProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "tui-check.mjs")], { cwd: REPO_ROOT, timeoutMs: 150_000 }).done;
+  it("draws the tree once with compact tool lines, gives way to typing, runs /agents, wakes on idle notices, folds the widget and exits honestly", async () => {
+    const run = await spawnProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "tui-check.mjs")], { cwd: REPO_ROOT, timeoutMs: 200_000 }).done;
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
-    const [whileRunning, atEnd] = run.stdout.split("--- pane at the end ---");
-    // While the children work: each line names the task, nickname, status, model and elapsed time.
-    expect(whileRunning).toMatch(/├─ alpha \(\w+\) · running · loop\/fast · \d+s · /);
-    expect(whileRunning).toMatch(/agents: \d running/);
-    // At the end: every agent completed with its usage and cost; beta's line rolls up gamma's.
-    expect(atEnd).toMatch(/└─ beta \(\w+\) · completed · loop\/fast · \d+s · .* · subtree [\d.]+k? tok · \$0\.\d{4}/);
-    expect(atEnd).toMatch(/ {2}└─ gamma \(\w+\) · completed · loop\/fast/);
-    expect(atEnd).toMatch(/agents: 3 done · [\d.]+k? tok · \$0\.\d{4}/);
-  }, 180_000);
+    const working = pane(run.stdout, "while the children work");
+    // The widget: each line names the task, nickname, status, model and elapsed time; the status line counts.
+    expect(working).toMatch(/├─ alpha \(\w+\) · running · loop\/fast · \d+s · /);
+    expect(working).toMatch(/agents: \d running/);
+    // Compact tool lines, and the wait's progress as one line (the tree is not drawn again).
+    expect(working).toMatch(/^ spawn_agent alpha fork none "Work for a long while, then report\."\s*$/m);
+    expect(working).toMatch(/^ waiting \d+s for notices · 2 running\s*$/m);
+    expect(working.match(/[├└]─ alpha \(/g)).toHaveLength(1);
+    expect(pane(run.stdout, "after typing while the children work")).toMatch(
+      /gave way to your message · 2 running keep working[\s\S]*how is it going\?[\s\S]*ANSWER WHILE CHILDREN WORK/,
+    );
+    expect(pane(run.stdout, "/agents")).toMatch(/→ ├─ alpha \(\w+\) · running/);
+    expect(pane(run.stdout, "/agents: alpha")).toMatch(/run {6}\S+\/agents\/alpha\/runs\/0001-spawn/);
+    expect(pane(run.stdout, "/agents: alpha interrupted")).toMatch(/Warning: ■ \/root\/alpha \(\w+\) interrupted/);
+    const woken = pane(run.stdout, "woken, the widget folded");
+    expect(woken).toMatch(/↻ 2 notices woke the model: ■ \/root\/alpha interrupted, ✓ \/root\/beta completed/);
+    expect(woken).toMatch(/agents: 2 completed, 1 interrupted · [\d.]+k? tok · \$0\.\d{4}/);
+    expect(woken).not.toContain("subagents · ");
+    const more = pane(run.stdout, "one more child");
+    // beta has a later sibling (delta): its child hangs below a │.
+    expect(more).toMatch(/├─ beta \(\w+\) · completed · loop\/fast · \d+s · .* · subtree [\d.]+k? tok · \$0\.\d{4}/);
+    expect(more).toMatch(/│ └─ gamma \(\w+\) · completed · loop\/fast/);
+    expect(more).toMatch(/└─ delta \(\w+\) · running/);
+    const exit = pane(run.stdout, "after ctrl+d");
+    expect(exit).toContain("agents: stopping 1 running (pi is exiting; it ends interrupted and can be resumed)");
+    expect(exit).not.toMatch(/[├└]─ delta \(\w+\) · running/);
+    expect(exit).toMatch(
+      /pi-subagent-tree: stopped 1 running agent \(\/root\/delta\); it is interrupted, not lost\.\n {2}resume: pi --session \S+root-session\.jsonl/,
+    );
+  }, 240_000);
 });

@@ -56,6 +56,7 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     parentModel: ctx.model as ModelInfo,
     parentReasoning: pi.getThinkingLevel() as ThinkingLevel,
     findModel: modelFinder(ctx),
+    availableModels: () => ctx.modelRegistry.getAvailable().map((m) => modelRef(m)),
     // Definition files are read when a spawn names a role, so an edited file counts at once.
     findRole: (name) => lookupRole(loadRoleCatalog(runtime.cwd, registry), name),
     pathExists: (agentPath) => runtime.children.has(agentPath) || tree.exists(agentPath),

@@ -31,6 +31,8 @@ export interface SpawnEnv {
   parentReasoning: ThinkingLevel;
   /** Registry lookup including auth; undefined = unknown. */
   findModel(ref: string): ModelInfo | undefined;
+  /** Every model the caller can use (`provider/id`), named when a role's model is unknown. */
+  availableModels?(): string[];
   /** Built-in and user-defined roles (default: the built-ins only). */
   findRole?(name: string): RoleLookup;
   /** Any agent (any status) already at that path. */
@@ -87,6 +89,18 @@ export function parseFork(value: unknown): ForkSpec | undefined {
   return Number.isSafeInteger(turns) && turns > 0 ? { kind: "recent", turns } : undefined;
 }
 
+/** How many models an unknown role model's error lists. */
+const MODELS_LISTED = 10;
+
+/** ` — named by agent definition <file>; models you can use: a/b, c/d, … (N more: list_models)` */
+export function roleModelHelp(role: Role, available: readonly string[]): string {
+  const from = role.filePath ? ` — named by agent definition ${role.filePath}` : ` — named by role ${role.name}`;
+  if (available.length === 0) return `${from}; no model is available`;
+  const listed = available.slice(0, MODELS_LISTED).join(", ");
+  const more = available.length > MODELS_LISTED ? `, … (${available.length - MODELS_LISTED} more: list_models)` : "";
+  return `${from}; models you can use: ${listed}${more}`;
+}
+
 export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation {
   const fail = (error: string): SpawnValidation => ({ ok: false, error });
 
@@ -124,7 +138,8 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
     model = found;
   } else if (role?.model !== undefined) {
     const found = env.findModel(role.model);
-    if (!found) return fail(`unknown model: ${role.model}`);
+    // The call named no model, so the model must learn where this one came from and what exists.
+    if (!found) return fail(`unknown model: ${role.model}${roleModelHelp(role, env.availableModels?.() ?? [])}`);
     model = found;
   }
 

@@ -4,7 +4,6 @@ import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
-import { widgetLines } from "../ui/widget.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
@@ -19,17 +18,23 @@ const parameters = Type.Object({
   ),
 });
 
-/** How often a waiting parent looks at its inbox for messages its children sent up. */
+/** How often a waiting parent looks at its inbox for messages its children sent up, and for a message the user typed. */
 const INBOX_POLL_MS = 200;
 /** How often a waiting parent streams the progress of its subtree (pi's onUpdate). */
 export const PROGRESS_UPDATE_MS = 1000;
 
-/** One partial result while waiting: the subtree as text, and its active agents as details. */
-export function progressUpdate(self: string, agents: AgentProgress[], waitedMs: number) {
+/** One partial result while waiting: one line of text (the widget draws the tree), its active agents as details. */
+export function progressUpdate(agents: AgentProgress[], waitedMs: number) {
   const active = agents.filter((agent) => agent.record.status === "running" || agent.record.status === "pending_init");
-  const lines = widgetLines(self, agents) ?? ["no agents"];
+  const running = active.filter((agent) => agent.record.status === "running");
+  const counts = [running.length && `${running.length} running`, active.length - running.length && `${active.length - running.length} queued`].filter(Boolean);
+  const doing = running.map((agent) => {
+    const tool = progressFields(agent).current_tool;
+    return `${agent.record.taskName} (${agent.record.nickname})${tool ? ` ${tool}` : ""}`;
+  });
+  const text = `waiting ${Math.round(waitedMs / 1000)}s for notices${counts.length ? ` · ${counts.join(", ")}` : ""}${doing.length ? `: ${doing.join(", ")}` : ""}`;
   return {
-    content: [{ type: "text" as const, text: [`waiting ${Math.round(waitedMs / 1000)}s for notices`, ...lines].join("\n") }],
+    content: [{ type: "text" as const, text }],
     details: {
       waiting_ms: waitedMs,
       agents: active.map((agent) => ({
@@ -48,10 +53,34 @@ export function progressUpdate(self: string, agents: AgentProgress[], waitedMs: 
 async function sendProgress(rt: TreeRuntime, waitedMs: number, onUpdate: ((update: ReturnType<typeof progressUpdate>) => void) | undefined): Promise<void> {
   if (!onUpdate) return;
   try {
-    onUpdate(progressUpdate(rt.self, await progressOf(rt).snapshot(rt.self), waitedMs));
+    onUpdate(progressUpdate(await progressOf(rt).snapshot(rt.self), waitedMs));
   } catch {
     // progress is a courtesy: a failed read never fails the wait
   }
+}
+
+/** Whether pi holds a message the user typed for this agent (it is delivered once the tool returns). */
+function userMessagePending(ctx: { hasPendingMessages?: () => boolean } | undefined): boolean {
+  try {
+    return ctx?.hasPendingMessages?.() === true;
+  } catch {
+    return false; // a ctx from a session that has ended
+  }
+}
+
+/** How many of the caller's children have a turn running and queued. */
+function workingCounts(rt: TreeRuntime): { running: number; queued: number } {
+  const { running, queued } = rt.activeTurns();
+  return { running: running.length, queued: queued.length };
+}
+
+/** The visible line when Esc cancels a wait: the children keep working, and how to stop them. */
+export function cancelledLine({ running, queued }: { running: number; queued: number }): string {
+  const working = [running && `${running} running`, queued && `${queued} queued`].filter(Boolean).join(", ");
+  const one = running + queued === 1;
+  return working
+    ? `wait_agent cancelled: ${working} child agent${one ? "" : "s"} ${one ? "keeps" : "keep"} working — /agents stop stops them`
+    : "wait_agent cancelled";
 }
 
 export function clampTimeout(value: unknown): number {
@@ -66,10 +95,11 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
     description: [
       "Wait for notices from your child agents: a finished turn (completed, errored, aborted), an interrupt or shutdown, or a message a child sent you.",
       `This is the way to wait — do not poll list_agents. Returns at once when notices are pending (at most ${LIMITS.noticesPerWait} per call, oldest first; \`pending\` says how many remain), at once with idle: true when no child has a running or queued turn, else when one arrives or timeout_ms passes (timed_out: true).`,
+      "It also returns early, with the counts running and queued of your children still working: user_message_pending: true when the user has typed a message for you (read it first; pending notices stay pending), cancelled: true (not timed_out) when the user pressed Esc.",
       `While waiting it streams the progress of your running and queued agents (elapsed time, current tool, turns, tokens, cost) about once a second. Each notice carries agent_name, nickname, type, agent_status, health, the child's effective model and reasoning, outcome and reason when it did not complete, usage and subtree_usage (the agent plus its descendants; a message notice has neither), and its report (a message notice: the text), the whole notice at most ${LIMITS.maxMessageChars} characters (report_chars is the full length; get_agent_report pages a stored report).`,
     ].join(" "),
     parameters,
-    execute: async (_id, params, signal, onUpdate) => {
+    execute: async (_id, params, signal, onUpdate, ctx) => {
       const rt = runtime();
       if (params.target !== undefined) subtreeTarget(rt, params.target);
       const timeoutMs = clampTimeout(params.timeout_ms);
@@ -78,17 +108,35 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
       let lastUpdate: number | undefined;
       for (;;) {
         await rt.collectInbox();
+        // Esc: the person wants the model back; the children keep working.
+        if (signal?.aborted) {
+          const counts = workingCounts(rt);
+          if (ctx?.hasUI) ctx.ui.notify(cancelledLine(counts), "warning");
+          return jsonResult({ notices: [], pending: rt.mailbox.pending, timed_out: false, cancelled: true, ...counts, timeout_ms: timeoutMs });
+        }
+        // The person typed while the model waits: the message goes first, the notices stay pending.
+        if (userMessagePending(ctx)) {
+          return jsonResult({
+            notices: [],
+            pending: rt.mailbox.pending,
+            timed_out: false,
+            user_message_pending: true,
+            ...workingCounts(rt),
+            timeout_ms: timeoutMs,
+          });
+        }
         if (rt.mailbox.pending > 0) {
           const notices = rt.mailbox.take(LIMITS.noticesPerWait);
           return jsonResult({ notices, pending: rt.mailbox.pending, timed_out: false, timeout_ms: timeoutMs });
         }
         if (!rt.hasActiveTurns()) return jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
         const left = deadline - Date.now();
-        if (left <= 0 || signal?.aborted) return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: timeoutMs });
+        if (left <= 0) return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: timeoutMs });
         if (lastUpdate === undefined || Date.now() - lastUpdate >= PROGRESS_UPDATE_MS) {
           lastUpdate = Date.now();
           await sendProgress(rt, lastUpdate - started, onUpdate);
         }
+        // Short steps: a message the person types is seen within INBOX_POLL_MS.
         await rt.mailbox.waitForNotice(Math.min(left, INBOX_POLL_MS), signal);
       }
     },

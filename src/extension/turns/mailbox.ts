@@ -14,6 +14,11 @@ export class Mailbox {
     return this.notices.length;
   }
 
+  /** Whether this notice is still waiting to be taken. */
+  holds(notice: Notice): boolean {
+    return this.notices.includes(notice);
+  }
+
   /** Takes up to `max` notices, oldest first. */
   take(max: number): Notice[] {
     return this.notices.splice(0, max);

@@ -85,10 +85,25 @@ export function messageNotice(from: string, sender: AgentRecordV1 | undefined, t
 
 /** How many chars of the report a one-line description shows. */
 const DESCRIPTION_REPORT_CHARS = 200;
+/** How many chars of the reason a one-line description shows. */
+const DESCRIPTION_REASON_CHARS = 160;
 
-/** One line for the user (an interactive root shows notices that arrive while it is idle). */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * One line for the user: who, how the turn ended (and why, when it did not complete), the
+ * head of the report. Shown for every notice that reaches an interactive root.
+ */
 export function describeNotice(notice: Notice): string {
-  const head = notice.type === "message" ? `message from ${notice.agent_name}` : `${notice.agent_name} (${notice.nickname}) ${notice.type}`;
-  const report = notice.report.length > DESCRIPTION_REPORT_CHARS ? `${headChars(notice.report, DESCRIPTION_REPORT_CHARS)}…` : notice.report;
-  return report ? `${head}: ${report}` : head;
+  const who = `${notice.agent_name} (${notice.nickname})`;
+  let head = notice.type === "message" ? `message from ${notice.agent_name}` : `${who} ${notice.type}`;
+  if (notice.type !== "message" && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;
+  const reason = notice.reason ? oneLine(notice.reason) : "";
+  if (reason && notice.type !== "message") head += `: ${reason.length > DESCRIPTION_REASON_CHARS ? `${headChars(reason, DESCRIPTION_REASON_CHARS)}…` : reason}`;
+  const text = oneLine(notice.report);
+  const report = text.length > DESCRIPTION_REPORT_CHARS ? `${headChars(text, DESCRIPTION_REPORT_CHARS)}…` : text;
+  if (!report) return head;
+  return reason && notice.type !== "message" ? `${head} — ${report}` : `${head}: ${report}`;
 }

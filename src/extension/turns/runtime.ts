@@ -270,6 +270,17 @@ export class TreeRuntime {
     return false;
   }
 
+  /** Direct children with a turn running (or being recorded) and those queued for a slot. */
+  activeTurns(): { running: ChildState[]; queued: ChildState[] } {
+    const running: ChildState[] = [];
+    const queued: ChildState[] = [];
+    for (const state of this.children.values()) {
+      if (state.running || state.settling) running.push(state);
+      else if (this.slots.position(state.record.path) !== undefined) queued.push(state);
+    }
+    return { running, queued };
+  }
+
   /**
    * followup_task: a new turn in the child's own conversation. Behind a running or queued
    * turn it waits for that turn's end; else it starts now (or queues for a slot). `admit`

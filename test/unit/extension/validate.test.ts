@@ -295,7 +295,13 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
   });
 
   it("the role's model is checked like an explicit one (rule 5), unless the call names a model", () => {
-    expect(error(req("ghost_model"), withRoles)).toBe("unknown model: fake/gone");
+    expect(error(req("ghost_model"), withRoles)).toBe("unknown model: fake/gone — named by agent definition /u/agents/reviewer.md; no model is available");
+    const listing = env({ findRole: (name) => lookupRole(catalog, name), availableModels: () => ["fake/fast", "fake/deep"] });
+    expect(error(req("ghost_model"), listing)).toBe(
+      "unknown model: fake/gone — named by agent definition /u/agents/reviewer.md; models you can use: fake/fast, fake/deep",
+    );
+    const many = env({ findRole: (name) => lookupRole(catalog, name), availableModels: () => Array.from({ length: 14 }, (_, i) => `p/m${i}`) });
+    expect(error(req("ghost_model"), many)).toMatch(/; models you can use: p\/m0, .*, p\/m9, … \(4 more: list_models\)$/);
     expect(plan(req("ghost_model", { model: "fake/fast" })).model).toBe(fast);
   });
 

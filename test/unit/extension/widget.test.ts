@@ -3,7 +3,8 @@ import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { emptyUsage } from "../../../src/contracts/usage.js";
 import { emptyRunProgress } from "../../../src/extension/progress/events-tail.js";
 import type { AgentProgress } from "../../../src/extension/progress/progress.js";
-import { DISPLAY_KEY, formatElapsed, formatTokens, statusLine, TreeDisplay, widgetLines } from "../../../src/extension/ui/widget.js";
+import type { Painter } from "../../../src/extension/ui/paint.js";
+import { DISPLAY_KEY, describeAgent, formatElapsed, formatTokens, statusLine, TreeDisplay, treeLines, widgetLines } from "../../../src/extension/ui/widget.js";
 import { agentRecord } from "../../support/records.js";
 
 function agent(overrides: Partial<AgentRecordV1>, extra: Partial<AgentProgress> = {}): AgentProgress {
@@ -31,28 +32,65 @@ describe("formatting", () => {
   ])("%i ms read %s", (ms, text) => expect(formatElapsed(ms)).toBe(text));
 });
 
+/** A painter that shows which colour each word got. */
+const tagged: Painter = { fg: (color, text) => `<${color}>${text}</${color}>`, bold: (text) => `**${text}**` };
+
 describe("the widget and the status line", () => {
   const run = { ...emptyRunProgress(), turns: 3, toolCalls: 2 };
   run.openTools.set("c", "bash");
   const tree = [
     agent(
-      { path: "/root/lead", nickname: "Euclid", status: "running", spawnSeq: 1 },
+      { path: "/root/lead", nickname: "Euclid", status: "running", spawnSeq: 1, runs: ["0001-spawn", "0002-followup"] },
       { run, elapsedMs: 12_000, subtreeUsage: { input: 0, output: 0, total_tokens: 2400, cost: 0.0072 } },
     ),
     agent({ path: "/root/scout", nickname: "Hypatia", status: "pending_init", spawnSeq: 2 }, { queuePosition: 1 }),
-    agent({ path: "/root/lead/check", nickname: "Ptolemy", status: "completed", model: "fake/deep", spawnSeq: 3 }, { elapsedMs: 4_000 }),
+    agent({ path: "/root/lead/check", nickname: "Ptolemy", status: "completed", model: "fake/deep", spawnSeq: 3, runs: ["0001-spawn"] }, { elapsedMs: 4_000 }),
   ];
 
-  it("shows the tree in tree order: nickname, status, model, elapsed, tool, turns, usage and the subtree roll-up", () => {
+  it("shows the tree in tree order; counters say what they count (the agent's turn, this run's calls, every turn's tokens)", () => {
     expect(widgetLines("/root", tree, { tokens: 50_000 })).toEqual([
-      "subagents · 3 agents, 1 running · 3.6k tok · $0.0108 (budget 50k tok)",
-      "├─ lead (Euclid) · running · fake/fast · 12s · bash · 3 turns · 1.2k tok · $0.0036 · subtree 2.4k tok · $0.0072",
-      "  └─ check (Ptolemy) · completed · fake/deep · 4s · 1.2k tok · $0.0036",
-      "└─ scout (Hypatia) · queued #1 · fake/fast · 1.2k tok · $0.0036",
+      "subagents · 3 agents: 1 running, 1 queued, 1 completed · 3.6k tok total · $0.0108 (budget 50k tok)",
+      "├─ lead (Euclid) · running · fake/fast · 12s · bash · turn 2 · 2 calls this run · 1.2k tok total · $0.0036 · subtree 2.4k tok · $0.0072",
+      "│ └─ check (Ptolemy) · completed · fake/deep · 4s · 1.2k tok total · $0.0036",
+      "└─ scout (Hypatia) · queued #1 · fake/fast · 1.2k tok total · $0.0036",
     ]);
-    expect(statusLine(tree)).toBe("agents: 1 running, 1 queued, 1 done · 3.6k tok · $0.0108");
-    expect(widgetLines("/root", [])).toBeUndefined();
+  });
+
+  it("draws ├─ for every sibling but the last, └─ for the last, and │ below a parent that has later siblings", () => {
+    const paths = ["/root/a", "/root/a/x", "/root/a/x/deep", "/root/a/y", "/root/b", "/root/b/z"];
+    const agents = paths.map((p, i) => agent({ path: p, nickname: `N${i}`, status: "running", spawnSeq: i + 1 }));
+    expect(treeLines("/root", agents).map((line) => line.slice(0, line.indexOf(" (")))).toEqual(["├─ a", "│ ├─ x", "│ │ └─ deep", "│ └─ y", "└─ b", "  └─ z"]);
+  });
+
+  it("the status line tells completed, errored, aborted, interrupted and shut down apart, errors in the error colour", () => {
+    const ended = (["completed", "errored", "errored", "aborted", "interrupted", "shutdown"] as const).map((status, i) =>
+      agent({ path: `/root/a${i}`, nickname: `N${i}`, status, spawnSeq: i + 1 }),
+    );
+    expect(statusLine(ended)).toBe("agents: 1 completed, 2 errored, 1 aborted, 1 interrupted, 1 shutdown · 7.2k tok · $0.0216");
+    expect(statusLine(ended, undefined, tagged)).toBe(
+      "agents: <success>1 completed</success>, <error>2 errored</error>, <warning>1 aborted</warning>, <warning>1 interrupted</warning>, <muted>1 shutdown</muted> · 7.2k tok · $0.0216",
+    );
+    expect(statusLine(tree)).toBe("agents: 1 running, 1 queued, 1 completed · 3.6k tok · $0.0108");
     expect(statusLine([])).toBeUndefined();
+  });
+
+  it("folds away once every agent has ended: no widget, the status line alone", () => {
+    const ended = [agent({ path: "/root/a", status: "completed" }), agent({ path: "/root/b", nickname: "B", status: "errored", spawnSeq: 2 })];
+    expect(widgetLines("/root", ended)).toBeUndefined();
+    expect(widgetLines("/root", [])).toBeUndefined();
+    expect(statusLine(ended)).toBe("agents: 1 completed, 1 errored · 2.4k tok · $0.0072");
+    // /agents still lists every agent of a folded tree.
+    expect(treeLines("/root", ended)).toEqual([
+      "├─ a (Euclid) · completed · fake/fast · 1.2k tok total · $0.0036",
+      "└─ b (B) · errored · fake/fast · 1.2k tok total · $0.0036",
+    ]);
+  });
+
+  it("paints each agent's status, tool and retry in theme colours", () => {
+    const retrying = { ...emptyRunProgress(), retrying: true };
+    const line = describeAgent(agent({ path: "/root/x", status: "running" }, { run: retrying, elapsedMs: 1000 }), tagged);
+    expect(line).toBe("x (Euclid) · <accent>running</accent> · fake/fast · 1s · <warning>retrying</warning> · 1.2k tok total · $0.0036");
+    expect(describeAgent(agent({ status: "errored" }), tagged)).toContain("<error>errored</error>");
   });
 
   it("stays within pi's 10 widget lines, keeping running agents and saying how many are hidden", () => {
@@ -62,7 +100,7 @@ describe("the widget and the status line", () => {
     const lines = widgetLines("/root", many)!;
     expect(lines).toHaveLength(10);
     expect(lines.some((l) => l.includes("a12 (N12) · running"))).toBe(true);
-    expect(lines.at(-1)).toBe("   … 6 more (list_agents shows every agent)");
+    expect(lines.at(-1)).toBe("   … 6 more (/agents lists every agent)");
   });
 });
 
@@ -97,5 +135,26 @@ describe("TreeDisplay", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("freeze() draws a last frame without the running agents and keeps it: no refresh draws over it, stop() leaves its status", async () => {
+    const calls: Array<[string, unknown]> = [];
+    const ui = {
+      setStatus: (_key: string, text: string | undefined) => calls.push(["status", text]),
+      setWidget: (_key: string, lines: string[] | undefined) => calls.push(["widget", lines]),
+    };
+    const display = new TreeDisplay(ui, "/root", async () => [agent({ path: "/root/a", status: "running" })]);
+    await display.refresh();
+    expect(display.lastRecords().map((r) => r.status)).toEqual(["running"]);
+    expect(calls.at(-1)![0]).toBe("widget");
+    display.freeze("agents: stopping 1 running");
+    expect(calls.slice(-2)).toEqual([
+      ["status", "agents: stopping 1 running"],
+      ["widget", undefined],
+    ]);
+    const drawn = calls.length;
+    await display.refresh();
+    display.stop();
+    expect(calls).toHaveLength(drawn);
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * `subagent-wrapper inspect <tree directory>`: the folder the extension keeps per root
+ * session (`<base>/<root session id>/`, which the demo and pi's exit line print). Reads every
+ * agent's record and each of its runs' result (or, for a run still going, its events), and
+ * shows the whole tree: path, nickname, status, role, model, runs with outcome and duration,
+ * and the worktree and branch of an isolated agent. Reads files only; never throws for what
+ * a tree can look like (a record being replaced, a run without result).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { AGENT_SUBFOLDERS, RUN_FILES, TREE_FILES } from "../contracts/layout.js";
+import { isRecord } from "../lib/values.js";
+import { runState } from "./inspect-format.js";
+import { formatTreeInspection, type TreeAgentView, type TreeInspection, type TreeRunView, treeInspectionJson } from "./inspect-tree-format.js";
+import { locateRun, readRunSnapshot } from "./run-files.js";
+
+/** Deeper than any tree can be (the depth limit is far below): a loop of links cannot hang us. */
+const MAX_DEPTH = 32;
+
+function readJson(file: string): { value?: unknown; error?: string } {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? {} : { error: `cannot be read: ${(err as Error).message}` };
+  }
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    return { error: `is not valid JSON: ${(err as Error).message}` };
+  }
+}
+
+/** A tree directory holds tree.json (who the root is) or, at least, the agents' folder. */
+export function isTreeDirectory(dir: string): boolean {
+  try {
+    if (!fs.statSync(dir).isDirectory()) return false;
+  } catch {
+    return false;
+  }
+  return fs.existsSync(path.join(dir, TREE_FILES.marker)) || fs.existsSync(path.join(dir, TREE_FILES.agents));
+}
+
+function runView(agentDir: string, name: string): TreeRunView {
+  const dir = path.join(agentDir, TREE_FILES.runs, name);
+  const result = readJson(path.join(dir, RUN_FILES.result)).value;
+  if (isRecord(result) && typeof result.status === "string") {
+    return {
+      name,
+      dir,
+      status: result.status,
+      ...(typeof result.durationMs === "number" && { durationMs: result.durationMs }),
+      ...(typeof result.errorMessage === "string" && { reason: result.errorMessage }),
+      ...(typeof result.abortReason === "string" && result.errorMessage === undefined && { reason: result.abortReason }),
+    };
+  }
+  try {
+    const snapshot = readRunSnapshot(locateRun(dir));
+    const state = runState(snapshot);
+    if (state.kind === "running") return { name, dir, status: "running", ...(state.elapsedMs !== undefined && { durationMs: state.elapsedMs }) };
+    if (state.kind === "ended") return { name, dir, status: state.status };
+    if (state.kind === "stopped") return { name, dir, status: "stopped", reason: "its wrapper ended without result.json" };
+    return { name, dir, status: "not started" };
+  } catch {
+    return { name, dir, status: "not started" };
+  }
+}
+
+function agentView(dir: string, record: Record<string, unknown>): TreeAgentView {
+  const text = (key: string) => (typeof record[key] === "string" ? (record[key] as string) : undefined);
+  const runs = Array.isArray(record.runs) ? record.runs.filter((run): run is string => typeof run === "string") : [];
+  const worktree = isRecord(record.worktree) ? record.worktree : undefined;
+  const usage = isRecord(record.usage) ? record.usage : {};
+  return {
+    path: text("path") ?? "?",
+    parent: text("parent") ?? "",
+    dir,
+    nickname: text("nickname") ?? "?",
+    status: text("status") ?? "?",
+    health: text("health") ?? "?",
+    role: text("role") ?? "default",
+    model: text("model") ?? "?",
+    reasoning: text("reasoning") ?? "?",
+    ...(text("lastOutcome") && { lastOutcome: text("lastOutcome") }),
+    ...(text("lastReason") && { lastReason: text("lastReason") }),
+    ...(text("lastTurnStatus") && { lastTurnStatus: text("lastTurnStatus") }),
+    ...(worktree && {
+      worktree: {
+        ...(typeof worktree.path === "string" && { path: worktree.path }),
+        ...(typeof worktree.branch === "string" && { branch: worktree.branch }),
+      },
+    }),
+    spawnSeq: typeof record.spawnSeq === "number" ? record.spawnSeq : Number.MAX_SAFE_INTEGER,
+    tokens: typeof usage.totalTokens === "number" ? usage.totalTokens : 0,
+    cost: isRecord(usage.cost) && typeof usage.cost.total === "number" ? usage.cost.total : 0,
+    runs: runs.map((name) => runView(dir, name)),
+  };
+}
+
+/** Every agent of the tree in spawn order, and the records that could not be read. */
+export function readTree(treeDir: string): TreeInspection {
+  const agents: TreeAgentView[] = [];
+  const problems: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || AGENT_SUBFOLDERS.has(entry.name)) continue;
+      const agentDir = path.join(dir, entry.name);
+      const file = path.join(agentDir, TREE_FILES.record);
+      const { value, error } = readJson(file);
+      if (error) problems.push(`${file} ${error}`);
+      else if (isRecord(value)) agents.push(agentView(agentDir, value));
+      if (depth < MAX_DEPTH) walk(agentDir, depth + 1);
+    }
+  };
+  walk(path.join(treeDir, TREE_FILES.agents), 0);
+  agents.sort((a, b) => a.spawnSeq - b.spawnSeq);
+  const marker = readJson(path.join(treeDir, TREE_FILES.marker)).value;
+  const rootSession = isRecord(marker) && typeof marker.rootSession === "string" ? marker.rootSession : undefined;
+  const createdAt = isRecord(marker) && typeof marker.createdAt === "string" ? marker.createdAt : undefined;
+  return { dir: treeDir, ...(rootSession && { rootSession }), ...(createdAt && { createdAt }), agents, problems };
+}
+
+/** Prints the tree; exit 0, or 1 when an agent's record is unreadable. */
+export function inspectTree(treeDir: string, flags: { json?: boolean }): number {
+  const tree = readTree(treeDir);
+  process.stdout.write(flags.json ? `${JSON.stringify(treeInspectionJson(tree), null, 2)}\n` : formatTreeInspection(tree));
+  return tree.problems.length > 0 ? 1 : 0;
+}

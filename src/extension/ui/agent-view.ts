@@ -1,0 +1,101 @@
+/**
+ * What `/agents` says about one agent: status, model, usage, its run folder (and the CLI
+ * command that inspects it), the last lines of its live transcript and the head of its
+ * latest report; and which actions the person may take on it from this process (only a
+ * direct child can be interrupted, closed or followed up here). Pure: the files' contents
+ * come in as data.
+ */
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { usageTotals } from "../../contracts/usage.js";
+import { currentTool } from "../progress/events-tail.js";
+import type { AgentProgress } from "../progress/progress.js";
+import { type Painter, paintStatus, plain } from "./paint.js";
+import { formatElapsed, formatUsage } from "./widget.js";
+
+/** How many transcript lines and report lines the view shows. */
+export const TRANSCRIPT_LINES = 8;
+export const REPORT_LINES = 6;
+const LINE_CHARS = 160;
+
+export interface AgentFiles {
+  /** The latest run's folder, when the agent has run. */
+  runDir?: string;
+  /** The tail of that run's transcript.md. */
+  transcriptTail?: string;
+  /** The latest stored report. */
+  report?: { text: string; turn?: number; totalChars: number };
+}
+
+export type AgentAction = "follow up" | "interrupt" | "close" | "back";
+
+/** A worktree the record may carry (an isolated child). */
+function worktreeOf(record: AgentRecordV1): { path?: string; branch?: string } | undefined {
+  const worktree = (record as { worktree?: unknown }).worktree;
+  return typeof worktree === "object" && worktree !== null ? (worktree as { path?: string; branch?: string }) : undefined;
+}
+
+function cut(line: string): string {
+  return line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS - 1)}…` : line;
+}
+
+/** The last `count` non-empty lines of a text. */
+export function tailLines(text: string, count: number): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== "")
+    .slice(-count)
+    .map(cut);
+}
+
+/** The actions open to this process on the agent, most useful first; "back" always last. */
+export function agentActions(record: AgentRecordV1, isDirectChild: boolean): AgentAction[] {
+  if (!isDirectChild) return ["back"];
+  const actions: AgentAction[] = [];
+  if (record.status !== "shutdown") actions.push("follow up");
+  if (record.status === "running" || record.status === "pending_init") actions.push("interrupt");
+  if (record.status !== "shutdown") actions.push("close");
+  actions.push("back");
+  return actions;
+}
+
+/** The detail text of one agent (the title of its action menu). */
+export function agentDetails(agent: AgentProgress, files: AgentFiles, isDirectChild: boolean, p: Painter = plain): string[] {
+  const { record } = agent;
+  const lines = [`${record.taskName} (${record.nickname}) · ${record.path}`];
+  const state = [paintStatus(p, record.status), record.health === "unhealthy" ? p.fg("error", "unhealthy") : "healthy"];
+  if (agent.queuePosition !== undefined) state.push(`queued #${agent.queuePosition}`);
+  if (record.runs.length > 0) state.push(`turn ${record.runs.length}`);
+  if (agent.elapsedMs !== undefined) state.push(formatElapsed(agent.elapsedMs));
+  const tool = agent.run && record.status === "running" ? currentTool(agent.run) : undefined;
+  if (tool) state.push(`in ${tool}`);
+  if (record.status !== "running" && record.lastOutcome && record.lastOutcome !== "completed") {
+    state.push(`last turn ${record.lastOutcome}${record.lastReason ? `: ${cut(record.lastReason.replace(/\s+/g, " "))}` : ""}`);
+  }
+  lines.push(`status   ${state.join(" · ")}`);
+  lines.push(`model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`);
+  const own = usageTotals(agent.usage);
+  const subtree = agent.subtreeUsage.total_tokens !== own.total_tokens ? ` (with its subtree ${formatUsage(agent.subtreeUsage)})` : "";
+  lines.push(`usage    ${formatUsage(own, "total")}${subtree}`);
+  const worktree = worktreeOf(record);
+  if (worktree?.branch || worktree?.path)
+    lines.push(`worktree ${[worktree.branch && `branch ${worktree.branch}`, worktree.path].filter(Boolean).join(" at ")}`);
+  if (files.runDir) lines.push(`run      ${files.runDir}`, p.fg("dim", `         subagent-wrapper inspect ${files.runDir}`));
+  else lines.push("run      none yet (queued)");
+  const transcript = files.transcriptTail ? tailLines(files.transcriptTail, TRANSCRIPT_LINES) : [];
+  if (transcript.length > 0) {
+    lines.push(record.status === "running" ? "live transcript (last lines):" : "transcript of its last turn (last lines):");
+    lines.push(...transcript.map((line) => p.fg("dim", `  ${line}`)));
+  }
+  if (files.report && files.report.text.trim() !== "") {
+    const head = files.report.text.split("\n").filter((line) => line.trim() !== "");
+    const shown = head.slice(0, REPORT_LINES).map((line) => `  ${cut(line)}`);
+    lines.push(`latest report${files.report.turn !== undefined ? ` (turn ${files.report.turn})` : ""}, ${files.report.totalChars} chars:`);
+    lines.push(...shown);
+    if (head.length > shown.length) lines.push(p.fg("dim", `  … ${head.length - shown.length} more lines (get_agent_report pages it)`));
+  } else {
+    lines.push("latest report: none yet");
+  }
+  if (!isDirectChild) lines.push(p.fg("dim", `its parent ${record.parent} can act on it; from here you can only look`));
+  return lines;
+}

@@ -1,0 +1,160 @@
+/**
+ * `/agents`: the person's own handle on the tree, without asking (and paying) the model.
+ * The tree as the widget draws it; pick an agent to read its status, model, usage, run
+ * folder, live transcript and latest report, and to follow it up, interrupt or close it;
+ * `/agents stop` stops every running and queued turn. The actions go through the runtime
+ * methods the tools use, so the model learns of them from its mailbox as usual. Dialogs are
+ * pi's (ui.select / ui.input / ui.confirm), which RPC clients get as extension UI requests.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
+import { errorText } from "../../lib/values.js";
+import { assertBudgetLeft } from "../progress/budget.js";
+import type { AgentProgress } from "../progress/progress.js";
+import { progressOf } from "../progress/progress.js";
+import { resolveTarget } from "../tree/paths.js";
+import { readReportPage } from "../turns/reports.js";
+import type { ChildState, TreeRuntime } from "../turns/runtime.js";
+import { type AgentAction, type AgentFiles, agentActions, agentDetails } from "./agent-view.js";
+import { activeCounts, someNames } from "./exit.js";
+import type { Painter } from "./paint.js";
+import { statusLine, treeLines } from "./widget.js";
+
+export const AGENTS_COMMAND = "agents";
+const STOP_ALL = "stop every running and queued turn";
+const TRANSCRIPT_TAIL_BYTES = 8 * 1024;
+
+export interface AgentsCommandDeps {
+  /** The session's runtime, or undefined before session_start. */
+  runtime(): TreeRuntime | undefined;
+  painter(): Painter;
+  /** Redraw the widget now (an action changed the tree). */
+  refresh(): void;
+}
+
+/** The last `maxBytes` of a file as text, or undefined when it cannot be read. */
+function readTail(file: string, maxBytes: number): string | undefined {
+  let handle: number | undefined;
+  try {
+    handle = fs.openSync(file, "r");
+    const size = fs.fstatSync(handle).size;
+    const length = Math.min(size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    fs.readSync(handle, buffer, 0, length, size - length);
+    return buffer.toString("utf8");
+  } catch {
+    return undefined;
+  } finally {
+    if (handle !== undefined) fs.closeSync(handle);
+  }
+}
+
+async function agentFiles(rt: TreeRuntime, agent: AgentProgress): Promise<AgentFiles> {
+  const agentDir = rt.tree.agentDir(agent.record.path);
+  const latest = agent.record.runs.at(-1);
+  const runDir = latest ? path.join(agentDir, TREE_FILES.runs, latest) : undefined;
+  const page = await readReportPage(agentDir).catch(() => undefined);
+  return {
+    ...(runDir && { runDir }),
+    ...(runDir && { transcriptTail: readTail(path.join(runDir, RUN_FILES.transcript), TRANSCRIPT_TAIL_BYTES) }),
+    ...(page?.available && { report: { text: page.text, turn: page.turn_number, totalChars: page.total_chars } }),
+  };
+}
+
+/** Stops every running and queued turn of this agent's children (and so of the whole tree below). */
+export async function stopEveryTurn(rt: TreeRuntime): Promise<string> {
+  const { running, queued } = rt.activeTurns();
+  const states = [...running, ...queued];
+  if (states.length === 0) return "no agent is running or queued";
+  const counts = activeCounts({ running: running.map((s) => s.record), queued: queued.map((s) => s.record) });
+  await Promise.all(states.map((state) => rt.interrupt(state)));
+  return `stopped ${counts} (${someNames(states.map((s) => s.record))}): they are interrupted; follow one up to resume it`;
+}
+
+async function act(rt: TreeRuntime, state: ChildState, action: AgentAction, ctx: ExtensionCommandContext): Promise<string | undefined> {
+  const name = state.record.path;
+  switch (action) {
+    case "interrupt": {
+      const previous = await rt.interrupt(state);
+      return `${name}: ${previous} → ${state.record.status}`;
+    }
+    case "close": {
+      const sure = await ctx.ui.confirm(`Close ${name}?`, "It and its whole subtree shut down for good: no follow-up afterwards.");
+      if (!sure) return undefined;
+      const previous = await rt.close(state);
+      return `${name}: ${previous} → ${state.record.status}`;
+    }
+    case "follow up": {
+      const text = await ctx.ui.input(`Follow-up task for ${name}`, "what should it do next?");
+      if (text === undefined || text.trim() === "") return undefined;
+      const result = await rt.followup(state, text, () => assertBudgetLeft(progressOf(rt)));
+      return `${name}: follow-up ${result.queuedBehindRunningTurn ? "queued behind its running turn" : `sent (${result.status})`}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** One agent's details and action menu; true when the person asked to go back to the list. */
+async function agentMenu(rt: TreeRuntime, agent: AgentProgress, ctx: ExtensionCommandContext, p: Painter): Promise<boolean> {
+  const state = rt.children.get(agent.record.path);
+  const details = agentDetails(agent, await agentFiles(rt, agent), state !== undefined, p);
+  const actions = agentActions(agent.record, state !== undefined);
+  const choice = (await ctx.ui.select(details.join("\n"), actions)) as AgentAction | undefined;
+  if (choice === undefined) return false;
+  if (choice === "back" || !state) return choice === "back";
+  try {
+    const said = await act(rt, state, choice, ctx);
+    if (said) ctx.ui.notify(said, "info");
+  } catch (err) {
+    ctx.ui.notify(`${agent.record.path}: ${errorText(err)}`, "error");
+  }
+  return false;
+}
+
+export function registerAgentsCommand(pi: ExtensionAPI, deps: AgentsCommandDeps): void {
+  pi.registerCommand(AGENTS_COMMAND, {
+    description: "pi-subagent-tree: your child agents — inspect one, follow up, interrupt or close it; /agents stop stops them all",
+    getArgumentCompletions: (prefix: string) => ("stop".startsWith(prefix) && [{ value: "stop", label: "stop" }]) || null,
+    handler: async (args, ctx) => {
+      const rt = deps.runtime();
+      if (!rt) return ctx.ui.notify("the agent tree is not ready: the session has not started", "error");
+      const word = args.trim();
+      try {
+        if (word === "stop") {
+          ctx.ui.notify(await stopEveryTurn(rt), "warning");
+          return deps.refresh();
+        }
+        for (;;) {
+          const agents = await progressOf(rt).snapshot(rt.self);
+          if (agents.length === 0) return ctx.ui.notify("no child agents yet: ask the model to spawn some", "info");
+          const p = deps.painter();
+          if (word !== "") {
+            // `/agents <name>`: straight to that agent (a canonical path or one relative to this agent).
+            const wanted = resolveTarget(rt.self, word);
+            const agent = agents.find((a) => a.record.path === wanted);
+            if (!agent) return ctx.ui.notify(`no agent ${word} in this tree`, "error");
+            await agentMenu(rt, agent, ctx, p);
+            return deps.refresh();
+          }
+          const lines = treeLines(rt.self, agents, p);
+          const busy = rt.activeTurns();
+          const options = busy.running.length + busy.queued.length > 0 ? [...lines, STOP_ALL] : lines;
+          const title = `${statusLine(agents, undefined, p) ?? "agents"} — pick one to see it and act on it`;
+          const picked = await ctx.ui.select(title, options);
+          if (picked === undefined) return deps.refresh();
+          if (picked === STOP_ALL) {
+            ctx.ui.notify(await stopEveryTurn(rt), "warning");
+            return deps.refresh();
+          }
+          const agent = agents[lines.indexOf(picked)];
+          if (!agent || !(await agentMenu(rt, agent, ctx, p))) return deps.refresh();
+        }
+      } catch (err) {
+        ctx.ui.notify(`/agents: ${errorText(err)}`, "error");
+      }
+    },
+  });
+}

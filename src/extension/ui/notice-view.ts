@@ -1,0 +1,33 @@
+/**
+ * How a notice is shown to the person at the terminal: one line (mark, who, how it ended,
+ * why, the head of the report, the branch of an isolated child), in the colour of how it
+ * ended, and the weight pi gives it (an error line, a warning, or a quiet status line).
+ * Pure: the Painter is injected.
+ */
+import type { Notice } from "../../contracts/tree.js";
+import { describeNotice } from "../turns/notices.js";
+import { type Painter, plain, statusColor, statusMark } from "./paint.js";
+
+export type NoticeLevel = "info" | "warning" | "error";
+
+/** Errors are errors; a stopped or aborted turn warns; a completed one and a message inform. */
+export function noticeLevel(notice: Pick<Notice, "type">): NoticeLevel {
+  if (notice.type === "errored") return "error";
+  if (notice.type === "aborted" || notice.type === "interrupted") return "warning";
+  return "info";
+}
+
+/** The branch of a child that ran in its own worktree, when the notice carries one. */
+export function noticeBranch(notice: Notice): string | undefined {
+  const worktree = (notice as { worktree?: unknown }).worktree;
+  if (typeof worktree !== "object" || worktree === null) return undefined;
+  const branch = (worktree as { branch?: unknown }).branch;
+  return typeof branch === "string" && branch !== "" ? branch : undefined;
+}
+
+/** `✓ /root/worker (Euclid) completed: the report…`, coloured by how the turn ended. */
+export function noticeLine(notice: Notice, p: Painter = plain): string {
+  const branch = noticeBranch(notice);
+  const text = `${statusMark(notice.type)} ${describeNotice(notice)}${branch ? ` · branch ${branch}` : ""}`;
+  return p.fg(statusColor(notice.type), text);
+}

@@ -1,0 +1,92 @@
+/**
+ * An interactive root that is idle when a child's turn ends (or a child writes to it) is
+ * woken with the notice: the notices go to its model in one message that starts a turn, so
+ * the model reads them and goes on, as if its wait_agent had returned them. They are taken
+ * out of the mailbox as they are sent, so no wait_agent returns them again, and at most
+ * LIMITS.noticesPerWait go in one message (the next idle moment sends the rest).
+ *
+ * Only notices that end or change a child's work wake the root; `interrupted` and
+ * `shutdown` follow an order of the root's own (its model or the person), so they wait for
+ * the next wait_agent. With PI_SUBAGENTS_WAKE=0 nothing wakes: notices are only shown.
+ * Timers are injected (tests use fake ones) and never hold pi's event loop.
+ */
+import { ENV } from "../../contracts/env.js";
+import { LIMITS, type Notice } from "../../contracts/tree.js";
+import type { Mailbox } from "../turns/mailbox.js";
+
+/** Notices that arrive together (three children ending in one second) wake the root once. */
+export const WAKE_BATCH_MS = 250;
+/** A wake whose turn has not started after this long is given up on, so the next one can go. */
+const TURN_START_WAIT_MS = 5000;
+
+export const WAKE_MESSAGE_TYPE = "pi-subagents-notices";
+
+/** PI_SUBAGENTS_WAKE: on unless set to `0`, `false`, `no` or `off`. */
+export function wakeEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env[ENV.wake]?.trim().toLowerCase();
+  return !(value === "0" || value === "false" || value === "no" || value === "off");
+}
+
+/** Whether a notice wakes an idle root: a turn that ended by itself, or a child's message. */
+export function wakesTheRoot(notice: Pick<Notice, "type">): boolean {
+  return notice.type === "completed" || notice.type === "errored" || notice.type === "aborted" || notice.type === "message";
+}
+
+/** What the woken model reads: the notices as wait_agent would return them. */
+export function wakeText(notices: Notice[], pending: number): string {
+  return [
+    "While you were idle, your child agents sent these notices (the objects wait_agent returns; it will not return them again):",
+    JSON.stringify({ notices, pending }),
+  ].join("\n");
+}
+
+export interface WakeDeps {
+  mailbox: Pick<Mailbox, "holds" | "take" | "pending">;
+  isIdle(): boolean;
+  /** Starts the root's turn with these notices (pi.sendMessage with triggerTurn). */
+  send(notices: Notice[], pending: number): void;
+  /** setTimeout that does not hold the event loop; returns a cancel function. */
+  later(fn: () => void, ms: number): () => void;
+  now(): number;
+}
+
+export class IdleWake {
+  private readonly waiting = new Set<Notice>();
+  private cancelBatch: (() => void) | undefined;
+  /** When the last wake was sent, until its turn is seen to start. */
+  private sentAt: number | undefined;
+
+  constructor(private readonly deps: WakeDeps) {}
+
+  /** Every notice that reaches the mailbox comes here. */
+  offer(notice: Notice): void {
+    if (!wakesTheRoot(notice)) return;
+    this.waiting.add(notice);
+    if (this.cancelBatch) return;
+    this.cancelBatch = this.deps.later(() => {
+      this.cancelBatch = undefined;
+      this.tick();
+    }, WAKE_BATCH_MS);
+  }
+
+  /** Sends a wake when the root is idle and a waking notice is still in the mailbox. */
+  tick(): void {
+    // A wait_agent may have taken them meanwhile: those need no wake.
+    for (const notice of this.waiting) if (!this.deps.mailbox.holds(notice)) this.waiting.delete(notice);
+    if (this.sentAt !== undefined) {
+      if (!this.deps.isIdle() || this.deps.now() - this.sentAt >= TURN_START_WAIT_MS) this.sentAt = undefined;
+      return;
+    }
+    if (this.waiting.size === 0 || !this.deps.isIdle()) return;
+    const notices = this.deps.mailbox.take(LIMITS.noticesPerWait);
+    for (const notice of notices) this.waiting.delete(notice);
+    this.sentAt = this.deps.now();
+    this.deps.send(notices, this.deps.mailbox.pending);
+  }
+
+  stop(): void {
+    this.cancelBatch?.();
+    this.cancelBatch = undefined;
+    this.waiting.clear();
+  }
+}
