@@ -85,12 +85,18 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** Polls (on real I/O turns, not on time) until `check` holds. */
-export async function until(check: () => boolean, what = "condition"): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
+/**
+ * Polls on real I/O turns (the run's clock is fake, so no fake time passes) until `check`
+ * holds. Bounded by real time, not by a count of turns: on a loaded machine the real file
+ * writes the run waits for can take many thousands of turns.
+ */
+export async function until(check: () => boolean, what = "condition", realMs = 20_000): Promise<void> {
+  const deadline = Date.now() + realMs;
+  while (Date.now() < deadline) {
     if (check()) return;
     await settle(1);
   }
+  if (check()) return;
   throw new Error(`${what} never held`);
 }
 
