@@ -82,9 +82,17 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const sessionManager = ctx.sessionManager;
     const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionManager.getSessionFile());
     const tree = new TreeDir(treeDir);
-    await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId());
+    // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
+    const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
+    // The session starts whatever the tree directory holds; the tools then say what fails.
+    const prepared = await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId()).then(
+      () => undefined,
+      (err: unknown) => `pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    if (prepared) problem(prepared);
     const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       hooks: {
+        problem,
         recorded: (record) => {
           if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
         },

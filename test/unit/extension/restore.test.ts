@@ -32,7 +32,7 @@ describe("restore", () => {
     const first = h.restarted();
     await restore(first, []);
 
-    expect(h.turns.settledCalls).toEqual([{ runDir, waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
+    expect(h.turns.settledCalls).toEqual([{ runDirs: [runDir], waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
     expect(first.children.get("/root/worker")?.record).toMatchObject({ status: "completed", notifiedRun: "0001-spawn", lastOutcome: "completed" });
     expect(first.children.get("/root/worker")?.record.runningParts).toBeUndefined();
     expect(first.mailbox.take(5)).toEqual([
