@@ -304,6 +304,9 @@ describe(`area 8: ${CASES.length} corruptions of a tree directory before a resta
         );
       }
 
+      // A folder made again holds the claims of the agents that are there.
+      if (c.name === "spawns is a file") expect((await fs.readdir(path.join(tree.root, "spawns"))).sort()).toEqual(["000001", "000002", "000003", "000004"]);
+      if (c.name === "nicknames is a file") expect((await tree.takenNicknames()).has("Ptolemy")).toBe(true);
       // Read again: what was reported is not reported twice.
       await call(listAgentsTool(deps), {});
       await call(waitAgentTool(deps), { timeout_ms: 0 });

@@ -113,16 +113,24 @@ export class TreeDir {
    */
   async init(rootSession: string): Promise<void> {
     await fs.promises.mkdir(this.root, { recursive: true });
-    await Promise.all(
-      [TREE_FILES.spawns, TREE_FILES.nicknames, TREE_FILES.inbox, TREE_FILES.agents].map((dir) => this.ensureFolder(path.join(this.root, dir))),
-    );
+    const folders = [TREE_FILES.spawns, TREE_FILES.nicknames, TREE_FILES.inbox, TREE_FILES.agents];
+    const [spawnsRemade, nicknamesRemade] = await Promise.all(folders.map((dir) => this.ensureFolder(path.join(this.root, dir))));
+    // Claims made again from the agents' records keep the spawn cap counting and nicknames unique.
+    if (spawnsRemade || nicknamesRemade) {
+      for (const record of (await this.scan(ROOT_PATH)).records) {
+        if (spawnsRemade) await exclusiveCreate(path.join(this.root, TREE_FILES.spawns, String(record.spawnSeq).padStart(6, "0")), record.path);
+        if (nicknamesRemade) await exclusiveCreate(path.join(this.root, TREE_FILES.nicknames, record.nickname), record.path).catch(() => false);
+      }
+    }
     const marker = path.join(this.root, TREE_FILES.marker);
     if (!fs.existsSync(marker)) await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString() });
   }
 
-  private async ensureFolder(dir: string): Promise<void> {
+  /** Makes `dir` a folder; true when something else stood there and was moved aside. */
+  private async ensureFolder(dir: string): Promise<boolean> {
     const stat = await fs.promises.lstat(dir).catch(() => undefined);
-    if (stat && !stat.isDirectory()) {
+    const misplaced = stat !== undefined && !stat.isDirectory();
+    if (misplaced) {
       const aside = `${dir}.damaged-${Date.now()}`;
       await fs.promises.rename(dir, aside);
       this.noteDamage({
@@ -132,6 +140,7 @@ export class TreeDir {
       });
     }
     await fs.promises.mkdir(dir, { recursive: true });
+    return misplaced;
   }
 
   /** The folder of an agent (`/root` is the tree directory itself). */
