@@ -4,6 +4,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir } from "../contracts/layout.js";
+import { errorText } from "../lib/values.js";
 import { identityFromEnv, treeLimits } from "./config.js";
 import { budgetFromEnv } from "./progress/budget.js";
 import { progressOf } from "./progress/progress.js";
@@ -85,11 +86,11 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
     const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
     // The session starts whatever the tree directory holds; the tools then say what fails.
-    const prepared = await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId()).then(
-      () => undefined,
-      (err: unknown) => `pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${err instanceof Error ? err.message : String(err)}`,
-    );
-    if (prepared) problem(prepared);
+    try {
+      await tree.init(sessionManager.getSessionFile() ?? sessionManager.getSessionId());
+    } catch (err) {
+      problem(`pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${errorText(err)}`);
+    }
     const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       hooks: {
         problem,

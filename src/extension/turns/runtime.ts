@@ -271,9 +271,7 @@ export class TreeRuntime {
     if (!state.owesNotice) return;
     state.owesNotice = false;
     record.status = "errored";
-    this.notify(
-      turnEndNotice(record, { outcome: record.lastOutcome ?? "failed", reason: record.lastReason, text: "", reportStored: false, unrecorded: failure }),
-    );
+    this.notify(turnEndNotice(record, { outcome: "failed", reason: `recording the end of the turn failed: ${failure}`, text: "", reportStored: false }));
   }
 
   /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */

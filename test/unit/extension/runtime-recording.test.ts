@@ -168,4 +168,21 @@ describe("a turn that ends while its record cannot be written", () => {
       { type: "errored", outcome: "failed", reason: `wrapper exited (exit code 1); the run's result.json is damaged: field "usage" is missing` },
     ]);
   });
+
+  it("a turn whose end fails in a way recording did not foresee still frees its slot and gives its one notice", async () => {
+    const { h } = await failingHarness();
+    const worker = await h.child("worker");
+    await h.runtime.requestTurn(worker, "spawn");
+    // A launcher that hands back what no checked result.json can be: usage missing.
+    h.turns.last.finish(turnResult({ usage: undefined as never }));
+    await worker.settled;
+    await drain();
+    expect(unhandled).toEqual([]);
+    expect(h.runtime.mailbox.take(5)).toMatchObject([
+      { type: "errored", outcome: "failed", reason: expect.stringMatching(/^recording the end of the turn failed: /) },
+    ]);
+    expect(h.problems).toEqual([expect.stringMatching(/^pi-subagent-tree: recording the end of \/root\/worker's turn 0001-spawn failed: /)]);
+    expect(h.runtime.hasActiveTurns()).toBe(false);
+    expect(h.runtime.slots.activeCount).toBe(0);
+  });
 });
