@@ -107,14 +107,17 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
   const reads = runDirs.length > 0 ? await runtime.turns.settledResults(runDirs, ORPHAN_WRAPPER_WAIT_MS) : new Map<string, RunRead>();
   for (const record of mine) {
     const direct = record.parent === runtime.self;
+    let unsaved = false;
     if (unsettled.includes(record)) {
       try {
         await settleOrphan(runtime, record, direct, reads.get(runDirOf(runtime, record) ?? "") ?? {});
       } catch (err) {
-        runtime.report(`could not settle the turn ${record.path} left running: ${errorText(err)}`);
+        // Settled here, not on disk: shutdown writes it once more.
+        unsaved = true;
+        runtime.report(`could not record how the turn ${record.path} left running ended: ${errorText(err)}`);
       }
     }
-    if (direct) runtime.children.set(record.path, { record });
+    if (direct) runtime.children.set(record.path, { record, ...(unsaved && { unsaved }) });
   }
 }
 
