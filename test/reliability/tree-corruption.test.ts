@@ -248,9 +248,7 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 const tally = { cases: 0, started: 0, hangs: 0, lines: 0 };
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+afterAll(() => {
   console.log(
     `[reliability] tree corruption: ${tally.cases} cases tried, ${tally.started} sessions started with their healthy agents, ${tally.hangs} hangs, ${tally.lines} damage lines (one per damaged thing)`,
   );
@@ -263,7 +261,6 @@ describe(`area 8: ${CASES.length} corruptions of a tree directory before a resta
   it.each(CASES)("$name → the session starts, the tools answer, the healthy agents are there, one line per damage", async (c) => {
     tally.cases++;
     const t = await healthyTree();
-    dirs.push(t.dir);
     await c.damage(t);
     // A new process on the same tree directory, as pi's session_start builds it.
     const tree = new TreeDir(t.tree.root);
@@ -323,6 +320,8 @@ describe(`area 8: ${CASES.length} corruptions of a tree directory before a resta
     } catch (err) {
       if (err instanceof Error && err.message.includes("hung")) tally.hangs++;
       throw err;
+    } finally {
+      await fs.rm(t.dir, { recursive: true, force: true });
     }
   });
 });
