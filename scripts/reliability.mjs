@@ -3,12 +3,14 @@
 //  1. runs the vitest suite test/reliability (the 7 areas, as in `npm test`);
 //  2. runs the heavier loops that do not fit in `npm test`: SIGKILL and SIGTERM at random
 //     moments (atomicity), SIGKILL orphan timing, 50 concurrent wrappers in several rounds,
-//     and a meta.json mutation fuzz;
+//     and a meta.json mutation fuzz; for the extension, the tree directory's disk filling
+//     while children finish (a tmpfs, when this runs as root) and a restore of 64 agents whose
+//     wrapper.pid holds a live pid that is not their wrapper;
 //  3. counts processes left over from /proc (every process started here carries a tag in
 //     its environment) and writes the figures.
 // Options (env): RELIABILITY_KILL_TRIALS (default 240), RELIABILITY_TERM_TRIALS (100),
 // RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
-// RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial).
+// RELIABILITY_DISKFULL_TRIALS (10), RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial).
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -32,6 +34,8 @@ const ORPHAN_TRIALS = num("RELIABILITY_ORPHAN_TRIALS", 20);
 const LOAD_ROUNDS = num("RELIABILITY_LOAD_ROUNDS", 3);
 const LOAD_WRAPPERS = 50;
 const FUZZ_CASES = num("RELIABILITY_FUZZ_CASES", 300);
+const DISKFULL_TRIALS = num("RELIABILITY_DISKFULL_TRIALS", 10);
+const RESTORE_AGENTS = 64;
 const CONCURRENCY = 4;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -374,6 +378,155 @@ async function fuzz(cases) {
   return tally;
 }
 
+// --- 3. the extension: a full disk, pids that are not wrappers --------------------------
+
+const dist = (file) => import(path.join(ROOT, "dist", "extension", file));
+const TREE_LIMITS = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60_000 };
+
+/** A record as spawn_agent writes it, for `/root/<name>`. */
+function agentRecord(name, seq, overrides = {}) {
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const now = new Date().toISOString();
+  return {
+    version: 1,
+    kind: "agent",
+    path: `/root/${name}`,
+    parent: "/root",
+    taskName: name,
+    nickname: `N${seq}`,
+    role: "default",
+    model: "fake/fast",
+    reasoning: "medium",
+    activeTools: [],
+    extensions: [],
+    status: "pending_init",
+    health: "healthy",
+    sessionPath: "",
+    runs: [],
+    usage,
+    spawnSeq: seq,
+    spawnedAt: now,
+    updatedAt: now,
+    inbox: [{ kind: "NEW_TASK", from: "/root", text: `task ${name}`, sentAt: now }],
+    followupQueued: false,
+    undelivered: [],
+    ...overrides,
+  };
+}
+
+/** Fills the file system holding `dir` to its last byte. */
+function fillDisk(dir) {
+  const fd = fs.openSync(path.join(dir, "filler"), "a");
+  for (const size of [1 << 20, 1 << 12, 1]) {
+    const chunk = Buffer.alloc(size);
+    for (;;) {
+      try {
+        fs.writeSync(fd, chunk);
+      } catch {
+        break;
+      }
+    }
+  }
+  fs.closeSync(fd);
+}
+
+/**
+ * The extension's runtime (from dist/) with real wrappers running the fake pi, its tree
+ * directory on a small tmpfs that is filled at a moment spread over the children's turns:
+ * every turn must still give exactly one notice, nothing may reject unhandled or hang, and
+ * every slot must be free again.
+ */
+async function diskFullTrials(trials) {
+  const mountDir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-reliability-tmpfs-"));
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mountDir], { encoding: "utf8" });
+  if (mounted.status !== 0) {
+    fs.rmdirSync(mountDir);
+    return { skipped: `no tmpfs could be mounted here (${(mounted.stderr || mounted.error?.message || "").trim().split("\n")[0]})` };
+  }
+  const { TreeDir } = await dist("tree/tree-dir.js");
+  const { TreeRuntime } = await dist("turns/runtime.js");
+  const unhandled = [];
+  const onUnhandled = (reason) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  const saved = { ...process.env };
+  Object.assign(process.env, {
+    [TAG_ENV]: TAG,
+    PI_SUBAGENTS_PI_BIN: FAKE_PI,
+    TMPDIR: scratch,
+    FAKE_PI_SCRIPT: JSON.stringify({ steps: [{ sleep: 300 }, { assistant: { text: "done", stopReason: "stop" } }] }),
+  });
+  const tally = { trials, turns: 0, notices: 0, errored: 0, completed: 0, other: 0, hung: 0, slotsLeft: 0, lines: 0 };
+  try {
+    for (let trial = 0; trial < trials; trial++) {
+      const root = path.join(mountDir, `tree-${trial}`);
+      const tree = new TreeDir(root);
+      await tree.init("session");
+      const lines = [];
+      const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, tree, TREE_LIMITS, scratch, {
+        hooks: { problem: (line) => lines.push(line) },
+      });
+      for (let i = 1; i <= 3; i++) {
+        const state = { record: agentRecord(`child${i}`, i) };
+        rt.children.set(state.record.path, state);
+        await rt.requestTurn(state, "spawn");
+        tally.turns++;
+      }
+      await sleep(Math.round((trial / Math.max(1, trials - 1)) * 2500));
+      fillDisk(mountDir);
+      const deadline = Date.now() + 30_000;
+      while (rt.mailbox.pending < 3 && Date.now() < deadline) await sleep(50);
+      const notices = rt.mailbox.take(10);
+      if (notices.length < 3) tally.hung++;
+      tally.notices += notices.length;
+      for (const notice of notices) {
+        if (notice.type === "errored") tally.errored++;
+        else if (notice.type === "completed") tally.completed++;
+        else tally.other++;
+      }
+      tally.slotsLeft += rt.slots.activeCount;
+      tally.lines += lines.length;
+      if (process.env.RELIABILITY_DEBUG) log(`disk full trial ${trial}: ${notices.map((n) => `${n.type} ${n.reason ?? ""}`).join(" | ")}`);
+      await rt.shutdown();
+      fs.rmSync(path.join(mountDir, "filler"), { force: true });
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+  tally.unhandled = unhandled.length;
+  tally.left = (await settleLeftovers()).length;
+  killLeftovers();
+  if (spawnSync("umount", [mountDir]).status !== 0) spawnSync("umount", ["-l", mountDir]);
+  fs.rmdirSync(mountDir);
+  return tally;
+}
+
+/** A restore of agents left running whose wrapper.pid names this (live, non-wrapper) process. */
+async function restoreTiming(agents) {
+  const { TreeDir } = await dist("tree/tree-dir.js");
+  const { TreeRuntime } = await dist("turns/runtime.js");
+  const { restore } = await dist("tree/persistence.js");
+  const root = fs.mkdtempSync(path.join(scratch, "restore-"));
+  const tree = new TreeDir(root);
+  await tree.init("session");
+  for (let i = 1; i <= agents; i++) {
+    const record = agentRecord(`agent${i}`, i, { status: "running", runs: ["0001-spawn"], inbox: [] });
+    const runDir = path.join(tree.agentDir(record.path), "runs", "0001-spawn");
+    fs.mkdirSync(runDir, { recursive: true });
+    // A file of the older kind, the bare pid: the check falls back to the process's command line.
+    fs.writeFileSync(path.join(runDir, "wrapper.pid"), `${process.pid}\n`);
+    await tree.writeRecord(record);
+  }
+  const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, tree, TREE_LIMITS, scratch, { hooks: { problem: () => undefined } });
+  const started = Date.now();
+  await restore(rt, []);
+  const ms = Date.now() - started;
+  const interrupted = [...rt.children.values()].filter(({ record }) => record.status === "interrupted").length;
+  return { agents, ms, interrupted };
+}
+
 // --- main ---------------------------------------------------------------------------------
 
 const build = spawnSync(path.join(ROOT, "node_modules", ".bin", "tsc"), ["-p", "."], { cwd: ROOT, stdio: "inherit" });
@@ -400,6 +553,10 @@ log(`${LOAD_WRAPPERS} concurrent wrappers × ${LOAD_ROUNDS} rounds …`);
 const load = await loadRounds(LOAD_ROUNDS);
 log(`meta.json fuzz × ${FUZZ_CASES} …`);
 const fuzzed = await fuzz(FUZZ_CASES);
+log(`the tree directory's disk fills while children finish × ${DISKFULL_TRIALS} …`);
+const diskFull = await diskFullTrials(DISKFULL_TRIALS);
+log(`restore of ${RESTORE_AGENTS} agents whose wrapper.pid is a live non-wrapper …`);
+const restored = await restoreTiming(RESTORE_AGENTS);
 fs.rmSync(scratch, { recursive: true, force: true });
 
 // --- the document -------------------------------------------------------------------------
@@ -409,7 +566,11 @@ const statusList = (statuses) =>
   Object.entries(statuses)
     .map(([s, n]) => `${s} ${n}`)
     .join(", ") || "—";
-const totalLeft = kills.left + terms.left + orphans.left + load.reduce((n, r) => n + r.left, 0) + fuzzed.left;
+const totalLeft = kills.left + terms.left + orphans.left + load.reduce((n, r) => n + r.left, 0) + fuzzed.left + (diskFull.left ?? 0);
+const figure = (prefix) => suite.figures.find((f) => f.startsWith(prefix))?.slice(prefix.length) ?? "(suite skipped)";
+const diskFullRow = diskFull.skipped
+  ? `skipped: ${diskFull.skipped}`
+  : `${diskFull.trials} trials × 3 turns, the disk filled at moments spread over 0–2500 ms after the turns started: ${diskFull.notices}/${diskFull.turns} notices (errored ${diskFull.errored}, completed ${diskFull.completed}, other ${diskFull.other}), **${diskFull.unhandled} unhandled rejections**, ${diskFull.hung} hung, ${diskFull.slotsLeft} slots left taken, ${diskFull.lines} lines shown`;
 const lines = [
   "# Reliability figures",
   "",
@@ -428,6 +589,9 @@ const lines = [
   `| pi outliving a SIGKILLed wrapper | ${ORPHAN_TRIALS} trials: median ${median(orphans.outlived)} ms, max ${max(orphans.outlived)} ms (pi and its grandchild) |`,
   `| ${LOAD_WRAPPERS} wrappers at once | ${load.map((r, i) => `round ${i + 1}: ${r.correct}/${LOAD_WRAPPERS} correct in ${r.ms} ms`).join("; ")} |`,
   `| meta.json mutation fuzz | ${FUZZ_CASES} cases: exit 0 ×${fuzzed[0]}, exit 1 ×${fuzzed[1]}, exit 2 ×${fuzzed[2]}, other ×${fuzzed.other}; ${fuzzed.multiLine} exit-2 answers longer than one line, ${fuzzed.stack} stack traces, ${fuzzed.hung} hangs |`,
+  `| a tree directory damaged before a restart (the suite's area 8) | ${figure("tree corruption: ")} |`,
+  `| the tree directory's disk fills while children finish (extension runtime, real wrappers, a 32 MiB tmpfs) | ${diskFullRow} |`,
+  `| restore of ${restored.agents} agents left running whose wrapper.pid holds a live pid that is not their wrapper | ${restored.ms} ms, ${restored.interrupted}/${restored.agents} interrupted (a 10 s wait per agent would be ${restored.agents * 10} s) |`,
   `| processes left over (all loops) | **${totalLeft}** |`,
   "",
   "## The suite, area by area (figures in the test names)",
@@ -447,7 +611,9 @@ const lines = [
   "- **Atomicity.** result.json is written to a temp file beside it and renamed (src/lib/atomic-file.ts): a reader sees the old state or the whole new file. A SIGKILL between the temp write and the rename can leave a `.result.json.<pid>.<hex>.tmp` file, which nothing reads; the temp-file count above says how often that happened.",
   "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs. pi runs in its own process group, and the task extension the wrapper loads into it (src/wrapper/task-extension.ts) checks every second that its parent is still the wrapper, then ends pi's group. The fake pi runs that same extension file (`FAKE_PI_LOAD_EXTENSIONS`). The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
   "- **Parent exit.** Each wrapper gets `PI_SUBAGENTS_PARENT_PID` and interrupts its run within a second of the parent's death; a graceful parent exit (session_shutdown) stops every running turn itself.",
-  "- **Restart.** A restored parent waits (up to 10 s) for a wrapper that outlived the previous process (its pid is in the run's `wrapper.pid`), so the restored status is the run's real outcome; a turn whose wrapper left no result.json is `interrupted` (never `running` forever) with the reason `the parent went away and the turn's wrapper left no result.json`.",
+  "- **Restart.** A restored parent waits for the wrappers that outlived the previous process — all at once, to one deadline 10 s away — so the restored status is the run's real outcome; a turn whose wrapper left no result.json is `interrupted` (never `running` forever) with the reason `the parent went away and the turn's wrapper left no result.json`. `wrapper.pid` holds the wrapper's pid with its start time and the boot id (an older file, the bare pid, is checked against the process's command line), so after a reboot or pid reuse a live process that is not the wrapper is not waited for.",
+  "- **A damaged tree directory.** Every agent.json, result.json and inbox file read back is checked against the contracts (unknown fields kept); a file that is not a regular file is refused without a blocking open (a named pipe hung pi at start before). A damaged record is reported once in one line and skipped, its files kept; a file where one of the tree's folders belongs is moved aside; restore never throws out of session_start (docs/tools.md, *Damaged records*).",
+  "- **A full disk in the tree directory.** A turn's start or end that cannot be written never rejects: one line for the user and, for an end, an `errored` notice whose reason says the record could not be written (the answer kept); the slot is freed. With a wrapper that cannot write result.json either, the reason also says `wrapper exited (…) without writing result.json`.",
   "- **SIGTERM before handlers.** A SIGTERM that reaches the wrapper while node is still loading it (before the CLI installs its handlers) kills it with the default action; no child exists yet, so no result.json is owed (one is owed once a child has been started). From the moment the CLI runs, a signal is remembered and recorded as `interrupted`, and the handlers stay installed until result.json is on disk.",
   "- **What the fuzz found.** A resultPath naming a device (`/dev/null`) was replaced by the atomic rename — run as root, that deleted /dev/null. Atomic writes now refuse a target that exists and is not a regular file, and meta.json whose artifact paths name one file or nest in each other is refused (exit 2). The fuzz only uses paths inside its own case folders (plus a named pipe it makes there).",
   "- **Secrets.** The wrapper and the extension never write environment values: meta.json written by the extension holds only the tree's two variables, and the child's argv never holds the task or a key. The raw logs (stdout.log, stderr.log) are byte copies of what the child printed: if the child itself prints a secret (a tool running `env`, a model repeating a key), it is there, as it would be in a terminal.",
@@ -465,5 +631,10 @@ const bad =
   fuzzed.other +
   fuzzed.multiLine +
   fuzzed.stack +
-  fuzzed.hung;
+  fuzzed.hung +
+  (diskFull.unhandled ?? 0) +
+  (diskFull.hung ?? 0) +
+  (diskFull.slotsLeft ?? 0) +
+  (diskFull.skipped ? 0 : diskFull.turns - diskFull.notices) +
+  (restored.agents - restored.interrupted);
 process.exit(bad === 0 && suite.ok ? 0 : 1);

@@ -56,6 +56,9 @@ export function runName(index: number, kind: string): string {
   return `${String(index).padStart(4, "0")}-${kind}`;
 }
 
+/** What runName makes: a read-back run name matches it, so it can never name a folder outside its agent's. */
+export const RUN_NAME_PATTERN = /^\d{4,}-[a-z][a-z0-9_-]*$/;
+
 /** Where tree directories go: PI_SUBAGENTS_DIR, else `subagents/` beside the session file, else a temp folder. */
 export function treeBaseDir(sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   return env[ENV.baseDir] || (sessionFile ? path.join(path.dirname(sessionFile), "subagents") : path.join(os.tmpdir(), "pi-subagents"));

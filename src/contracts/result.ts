@@ -1,4 +1,7 @@
+import { errorValue } from "../lib/text.js";
+import { isRecord } from "../lib/values.js";
 import type { AbortSource, StopReason } from "./events.js";
+import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
 import type { Usage } from "./usage.js";
 
 export const RESULT_VERSION = 1 as const;
@@ -64,4 +67,46 @@ export interface ResultV1 {
 
 export function exitCodeForStatus(status: RunStatus): number {
   return status === "completed" ? WRAPPER_EXIT.completed : WRAPPER_EXIT.outcome;
+}
+
+const STOP_REASONS: readonly StopReason[] = ["stop", "length", "toolUse", "aborted", "error"];
+const ABORT_SOURCES: readonly AbortSource[] = ["marker", "child"];
+
+/**
+ * A result.json read back (by the extension, the CLI), checked against ResultV1: every
+ * required field with its type and the optional ones this version knows; unknown fields kept.
+ * The extension adds `usage`, stores `finalText` and maps `status`, so a result that fails
+ * here is reported as damaged rather than trusted.
+ */
+export function checkResult(raw: unknown): RecordCheck<ResultV1> {
+  if (!isRecord(raw)) return { ok: false, problem: `it holds ${kindOf(raw)}, not a JSON object` };
+  if (raw.version !== RESULT_VERSION) {
+    return { ok: false, problem: raw.version === undefined ? 'field "version" is missing' : `version ${errorValue(raw.version, 40)} is not 1` };
+  }
+  const nullable = (ok: (value: unknown) => boolean) => (value: unknown) => value === null || ok(value);
+  const problem = new FieldChecks(raw)
+    .string("runId")
+    .string("agent", false)
+    .string("agentPath", false)
+    .oneOf("status", RUN_STATUSES)
+    .check("exitCode", true, Number.isSafeInteger, "an integer")
+    .oneOf("stopReason", STOP_REASONS, false)
+    .string("rawStopReason", false)
+    .string("finalText")
+    .string("abortReason", false)
+    .oneOf("abortSource", ABORT_SOURCES, false)
+    .usage("usage")
+    .count("turns")
+    .count("toolCalls")
+    .string("requestedModel", false)
+    .string("resolvedModel", false)
+    .string("startedAt")
+    .string("endedAt")
+    .number("durationMs")
+    .check("childExitCode", true, nullable(Number.isSafeInteger), "an integer or null")
+    .check("childSignal", true, nullable(isString), "a signal name or null")
+    .boolean("forcedExit")
+    .string("errorMessage", false)
+    .summary();
+  return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as ResultV1 };
 }

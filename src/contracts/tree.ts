@@ -3,9 +3,15 @@
  * directory (read by every process of the tree) and what its tools return.
  */
 
-import type { ThinkingLevel } from "./meta.js";
-import type { RunStatus } from "./result.js";
+import { errorValue } from "../lib/text.js";
+import { isRecord } from "../lib/values.js";
+import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
+import { RUN_NAME_PATTERN } from "./layout.js";
+import { THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
+import { RUN_STATUSES, type RunStatus } from "./result.js";
 import type { Usage, UsageTotals } from "./usage.js";
+
+export type { RecordCheck };
 
 export const AGENT_STATUSES = ["pending_init", "running", "completed", "errored", "aborted", "interrupted", "shutdown"] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -17,7 +23,22 @@ export type NoticeType = "completed" | "errored" | "aborted" | "interrupted" | "
 /** The root's canonical path; children are `/root/<task_name>`, `/root/<a>/<b>`, … */
 export const ROOT_PATH = "/root";
 
+/** One segment of a canonical path (a `task_name`). */
+export const TASK_NAME_PATTERN = /^[a-z0-9_]+$/;
+
+/** `/root`, or `/root/` followed by segments that each match TASK_NAME_PATTERN. */
+export function isCanonicalPath(s: string): boolean {
+  if (s === ROOT_PATH) return true;
+  if (!s.startsWith(`${ROOT_PATH}/`)) return false;
+  return s
+    .slice(ROOT_PATH.length + 1)
+    .split("/")
+    .every((segment) => TASK_NAME_PATTERN.test(segment));
+}
+
 export const LIMITS = {
+  /** A task_name (one path segment): well under a file name's 255 bytes, and readable in a list. */
+  taskNameChars: 64,
   /** Turns of an agent's direct children running at once; more are queued. */
   maxActiveChildTurns: 3,
   /** Levels below the root an agent may sit at (`/root/a/b/c` is 3). */
@@ -142,4 +163,93 @@ export function statusForOutcome(outcome: RunStatus): AgentStatus {
 /** Unhealthy only when the child could not produce an answer at all. */
 export function healthForOutcome(outcome: RunStatus): Health {
   return outcome === "failed" || outcome === "timed_out" ? "unhealthy" : "healthy";
+}
+
+// --- reading records back -----------------------------------------------------------------
+
+const ENVELOPE_KINDS: readonly EnvelopeKind[] = ["NEW_TASK", "MESSAGE", "FOLLOWUP_TASK"];
+const NOTICE_TYPES: readonly NoticeType[] = ["completed", "errored", "aborted", "interrupted", "shutdown", "message"];
+const HEALTHS: readonly Health[] = ["healthy", "unhealthy"];
+const AGENT_SOURCES = ["builtin", "user", "project"] as const;
+
+const isPart = (value: unknown): boolean =>
+  isRecord(value) && ENVELOPE_KINDS.includes(value.kind as EnvelopeKind) && isString(value.from) && isString(value.text) && isString(value.sentAt);
+const isRunName = (value: unknown): boolean => isString(value) && RUN_NAME_PATTERN.test(value);
+
+/** The parent path and last segment of a canonical path below the root. */
+function splitPath(agentPath: string): { parent: string; name: string } {
+  const cut = agentPath.lastIndexOf("/");
+  return { parent: agentPath.slice(0, cut), name: agentPath.slice(cut + 1) };
+}
+
+/**
+ * An agent.json read back from disk, checked against AgentRecordV1: every required field with
+ * its type, the optional fields this version knows with theirs, and the identity fields
+ * against each other (and against the folder it was read from, `expectedPath`), because the
+ * extension builds folder names from them. Unknown fields are kept as they are.
+ */
+export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordCheck<AgentRecordV1> {
+  if (!isRecord(raw)) return { ok: false, problem: `it holds ${kindOf(raw)}, not a JSON object` };
+  if (raw.version !== 1) {
+    return { ok: false, problem: raw.version === undefined ? 'field "version" is missing' : `version ${errorValue(raw.version, 40)} is not 1` };
+  }
+  if (raw.kind !== "agent") return { ok: false, problem: `field "kind" must be "agent", not ${errorValue(raw.kind, 40)}` };
+  const agentPath = raw.path;
+  if (!isString(agentPath) || agentPath === ROOT_PATH || !isCanonicalPath(agentPath)) {
+    return { ok: false, problem: `field "path" must be a canonical agent path below /root, not ${errorValue(agentPath, 80)}` };
+  }
+  if (expectedPath !== undefined && agentPath !== expectedPath) {
+    return { ok: false, problem: `its path ${errorValue(agentPath, 80)} is not the path of its folder (${expectedPath})` };
+  }
+  const { parent, name } = splitPath(agentPath);
+  const fields = new FieldChecks(raw)
+    .string("nickname")
+    .string("role")
+    .oneOf("agentSource", AGENT_SOURCES, false)
+    .string("model")
+    .oneOf("reasoning", THINKING_LEVELS)
+    .list("activeTools", isString, "a list of strings")
+    .list("extensions", isString, "a list of strings")
+    .oneOf("status", AGENT_STATUSES)
+    .oneOf("health", HEALTHS)
+    .oneOf("lastOutcome", RUN_STATUSES, false)
+    .string("lastReason", false)
+    .oneOf("lastTurnStatus", AGENT_STATUSES, false)
+    .string("sessionPath")
+    .list("runs", isRunName, "a list of run names (0001-spawn, …)")
+    .usage("usage")
+    .count("spawnSeq")
+    .string("spawnedAt")
+    .string("updatedAt")
+    .list("inbox", isPart, "a list of pending messages")
+    .boolean("followupQueued")
+    .list("undelivered", isPart, "a list of pending messages")
+    .list("runningParts", isPart, "a list of pending messages", false)
+    .string("forkTranscript", false)
+    .string("notifiedRun", false);
+  if (raw.parent !== parent)
+    fields.problems.unshift(`field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`);
+  if (raw.taskName !== name)
+    fields.problems.unshift(`field "taskName" must be ${errorValue(name, 80)}, the last segment of its path, not ${errorValue(raw.taskName, 80)}`);
+  const problem = fields.summary();
+  return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as AgentRecordV1 };
+}
+
+/** A notice read back from an inbox file (a child's send_message), checked against Notice; unknown fields kept. */
+export function checkNotice(raw: unknown): RecordCheck<Notice> {
+  if (!isRecord(raw)) return { ok: false, problem: `it holds ${kindOf(raw)}, not a JSON object` };
+  const fields = new FieldChecks(raw)
+    .string("agent_name")
+    .string("nickname")
+    .oneOf("type", NOTICE_TYPES)
+    .oneOf("agent_status", AGENT_STATUSES)
+    .oneOf("health", HEALTHS)
+    .string("model")
+    .string("reasoning")
+    .count("report_chars")
+    .boolean("report_stored")
+    .string("report");
+  if (isString(raw.agent_name) && !isCanonicalPath(raw.agent_name)) fields.problems.unshift(`field "agent_name" is not a canonical agent path`);
+  const problem = fields.summary();
+  return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as Notice };
 }

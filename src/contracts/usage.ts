@@ -65,6 +65,21 @@ export function normalizeUsage(value: unknown): Usage {
   return usage;
 }
 
+const USAGE_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] as const;
+const COST_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "total"] as const;
+
+const finite = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value);
+
+/** Whether a value read from a file is pi's usage shape, every number finite (the arithmetic below trusts it). */
+export function isUsage(value: unknown): value is Usage {
+  return (
+    isRecord(value) &&
+    USAGE_FIELDS.every((key) => finite(value[key])) &&
+    isRecord(value.cost) &&
+    COST_FIELDS.every((key) => finite((value.cost as Record<string, unknown>)[key]))
+  );
+}
+
 /** Adds `add` into `into` (pi's shape). */
 export function addUsage(into: Usage, add: Usage): void {
   into.input += add.input;

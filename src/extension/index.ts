@@ -4,6 +4,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir } from "../contracts/layout.js";
+import { errorText } from "../lib/values.js";
 import { identityFromEnv, treeLimits } from "./config.js";
 import { loadRoleCatalog } from "./roles/agent-definitions.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
@@ -81,9 +82,17 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const sessionFile = sessionManager.getSessionFile();
     const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionFile);
     const tree = new TreeDir(treeDir);
-    await tree.init(sessionFile ?? sessionManager.getSessionId());
+    // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
+    const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
+    // The session starts whatever the tree directory holds; the tools then say what fails.
+    try {
+      await tree.init(sessionFile ?? sessionManager.getSessionId());
+    } catch (err) {
+      problem(`pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${errorText(err)}`);
+    }
     const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       hooks: {
+        problem,
         recorded: (record) => {
           if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
         },

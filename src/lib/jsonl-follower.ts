@@ -38,7 +38,8 @@ export class JsonlFollower {
   async read(): Promise<FollowedLines> {
     let handle: fs.promises.FileHandle;
     try {
-      handle = await fs.promises.open(this.file, "r");
+      // O_NONBLOCK: a FIFO in the file's place must not hold the read (and a libuv thread) forever.
+      handle = await fs.promises.open(this.file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
     } catch {
       // Gone (or not there yet): whatever appears under the name next is read from its start.
       // Its inode may be the old one's, reused, so it could not be told apart later.
@@ -47,6 +48,7 @@ export class JsonlFollower {
     }
     try {
       const stat = await handle.stat();
+      if (!stat.isFile()) return NOTHING;
       const replaced = this.identity !== undefined && (stat.ino !== this.identity.ino || stat.dev !== this.identity.dev);
       this.identity = { dev: stat.dev, ino: stat.ino };
       const restarted = this.vanished || replaced || stat.size < this.offset;

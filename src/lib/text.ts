@@ -34,3 +34,21 @@ export function headChars(text: string, n: number): string {
 export function tailChars(text: string, n: number): string {
   return n <= 0 ? "" : text.slice(cutAfter(text, text.length - n));
 }
+
+/** How many chars of a value an error message quotes: enough to recognise it, never a flood. */
+export const ERROR_VALUE_CHARS = 200;
+
+/**
+ * A value as an error message quotes it: a string as it is, anything else as JSON, cut to
+ * `max` chars with `…` when longer. Tool errors and report lines quote input through this,
+ * so a 5 MB argument comes back as 200 chars, not 5 MB.
+ */
+export function errorValue(value: unknown, max = ERROR_VALUE_CHARS): string {
+  let text: string;
+  try {
+    text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > max ? `${headChars(text, max)}…` : text;
+}

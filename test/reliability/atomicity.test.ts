@@ -8,8 +8,9 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RUN_STATUSES } from "../../src/contracts/result.js";
-import { runResult } from "../../src/extension/turns/launcher.js";
+import { readRunResult } from "../../src/extension/turns/launcher.js";
 import { writeResultAtomic } from "../../src/wrapper/artifacts.js";
+import { turnResult } from "../support/fake-turns.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
 import { killLeftovers, LOAD_TASK_EXTENSION, settleLeftovers } from "./support.js";
@@ -105,19 +106,20 @@ describe("area 4: a reader never sees a half-written result.json", () => {
   it("500 atomic rewrites of a 300 KB result raced by the launcher's reader → 0 partial reads", async () => {
     const c = await wrapperCase({});
     const file = path.join(c.dir, "result.json");
-    const big = (n: number) => ({ version: 1, runId: `r${n}`, status: "completed", finalText: String(n % 10).repeat(300_000) });
-    await writeResultAtomic(file, big(0) as never);
+    const big = (n: number) => turnResult({ runId: `r${n}`, finalText: String(n % 10).repeat(300_000) });
+    await writeResultAtomic(file, big(0));
     let writing = true;
     let reads = 0;
     let partial = 0;
     const reader = (async () => {
       while (writing) {
-        const result = await runResult(c.dir);
+        // A half-written file would read as damaged (not JSON) or absent: both count.
+        const { result } = await readRunResult(c.dir);
         reads++;
         if (result?.finalText.length !== 300_000) partial++;
       }
     })();
-    for (let n = 1; n <= 500; n++) await writeResultAtomic(file, big(n) as never);
+    for (let n = 1; n <= 500; n++) await writeResultAtomic(file, big(n));
     writing = false;
     await reader;
     console.log(`[reliability] ${reads} reads during 500 rewrites: ${partial} partial`);

@@ -7,7 +7,7 @@ import path from "node:path";
 import { runName, TREE_FILES } from "../../src/contracts/layout.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { emptyUsage } from "../../src/contracts/usage.js";
-import type { RunningTurn, TurnOperations, TurnSpec } from "../../src/extension/turns/launcher.js";
+import type { RunningTurn, RunRead, TurnOperations, TurnSpec } from "../../src/extension/turns/launcher.js";
 
 /** A result.json as a wrapper writes it; override what a test is about. */
 export function turnResult(overrides: Partial<ResultV1> = {}): ResultV1 {
@@ -46,10 +46,14 @@ export class FakeTurns implements TurnOperations {
   failNextStart: Error | undefined;
   /** What a stopped turn does: end `interrupted` at once (the default), or wait for `finish`. */
   onStop: "interrupted" | "hold" = "interrupted";
-  /** What `settledResult` answers per run directory (a previous process's runs). */
+  /** What `settledResults` answers per run directory (a previous process's runs). */
   readonly previousResults = new Map<string, ResultV1>();
-  /** Every `settledResult` call, with the wait it was allowed. */
-  readonly settledCalls: Array<{ runDir: string; waitMs: number }> = [];
+  /** Run directories whose result.json `settledResults` finds damaged, with the problem. */
+  readonly damagedResults = new Map<string, string>();
+  /** Every `settledResults` call, with the wait it was allowed. */
+  readonly settledCalls: Array<{ runDirs: readonly string[]; waitMs: number }> = [];
+  /** When set, the next turn's wrapper leaves a damaged result.json (the problem) instead of a result. */
+  damageNextResult: string | undefined;
 
   async start(spec: TurnSpec): Promise<RunningTurn> {
     const failure = this.failNextStart;
@@ -61,6 +65,8 @@ export class FakeTurns implements TurnOperations {
     let resolve!: (result: ResultV1 | undefined) => void;
     const finished = new Promise<ResultV1 | undefined>((r) => (resolve = r));
     let ended = false;
+    const damaged = this.damageNextResult;
+    this.damageNextResult = undefined;
     const turn: FakeTurn = {
       spec,
       runName: name,
@@ -79,6 +85,7 @@ export class FakeTurns implements TurnOperations {
       pid: undefined,
       finished,
       howExited: () => (ended ? "exit code 1" : undefined),
+      ...(damaged !== undefined && { damagedResult: () => (ended ? damaged : undefined) }),
       stop: () => {
         turn.stops++;
         if (this.onStop === "interrupted") turn.finish(turnResult({ status: "interrupted", turns: 0, abortReason: "stopped" }));
@@ -86,9 +93,15 @@ export class FakeTurns implements TurnOperations {
     };
   }
 
-  async settledResult(runDir: string, waitMs: number): Promise<ResultV1 | undefined> {
-    this.settledCalls.push({ runDir, waitMs });
-    return this.previousResults.get(runDir);
+  async settledResults(runDirs: readonly string[], waitMs: number): Promise<Map<string, RunRead>> {
+    this.settledCalls.push({ runDirs: [...runDirs], waitMs });
+    const reads = new Map<string, RunRead>();
+    for (const runDir of runDirs) {
+      const result = this.previousResults.get(runDir);
+      const damaged = this.damagedResults.get(runDir);
+      reads.set(runDir, result ? { result } : damaged ? { damaged } : {});
+    }
+    return reads;
   }
 
   /** The latest turn started (throws when none was). */

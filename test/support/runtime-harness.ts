@@ -20,6 +20,8 @@ export interface RuntimeHarness {
   child(name: string, task?: string, overrides?: Partial<AgentRecordV1>): Promise<ChildState>;
   /** A new runtime (a restarted process of /root) over the same tree directory and launcher. */
   restarted(): TreeRuntime;
+  /** Every line the runtimes reported to the user (hooks.problem), in order. */
+  problems: string[];
 }
 
 const dirs: string[] = [];
@@ -36,7 +38,9 @@ export async function runtimeHarness(limits: Partial<TreeLimits> = {}, tree?: (r
   await treeDir.init("session");
   const turns = new FakeTurns();
   const all: TreeLimits = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60_000, ...limits };
-  const make = () => new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, treeDir, all, root, { turns });
+  const problems: string[] = [];
+  const make = () =>
+    new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, treeDir, all, root, { turns, hooks: { problem: (line) => problems.push(line) } });
   const runtime = make();
   let seq = 0;
   return {
@@ -59,5 +63,6 @@ export async function runtimeHarness(limits: Partial<TreeLimits> = {}, tree?: (r
       return state;
     },
     restarted: make,
+    problems,
   };
 }

@@ -10,7 +10,7 @@ import type { AgentRecordV1 } from "../../contracts/tree.js";
 import type { Usage } from "../../contracts/usage.js";
 import { addUsage, emptyUsage, type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { parentOf } from "../tree/paths.js";
-import type { TreeDir } from "../tree/tree-dir.js";
+import type { TreeDamage, TreeDir } from "../tree/tree-dir.js";
 import { rollUp } from "../tree/usage-rollup.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { currentTool, EventsTail, type RunProgress } from "./events-tail.js";
@@ -64,15 +64,24 @@ function sharedPosition(queues: ReadonlyMap<string, string[]>, record: AgentReco
 export class TreeProgress {
   /** One tail per agent: its latest run's events.jsonl. */
   private readonly tails = new Map<string, EventsTail>();
+  /** The damaged records the latest snapshot came across (list_agents names them). */
+  damaged: TreeDamage[] = [];
 
+  /**
+   * `held` gives the records this process holds itself (its direct children): they are
+   * never older than the disk's, and newer when a write failed (a full disk), so they win.
+   */
   constructor(
     private readonly tree: TreeDir,
     private readonly queuePosition: (agentPath: string) => number | undefined = () => undefined,
+    private readonly held: () => Iterable<AgentRecordV1> = () => [],
   ) {}
 
   /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
   async snapshot(under: string, now: () => number = Date.now): Promise<AgentProgress[]> {
-    const records = await this.tree.subtree(under);
+    const scan = await this.tree.scan(under);
+    this.damaged = scan.damaged;
+    const records = withHeld(scan.records, this.held(), under);
     const agents = await Promise.all(records.map((record) => this.progressOf(record)));
     const queues = await this.sharedQueues(records);
     const at = now();
@@ -126,13 +135,24 @@ export class TreeProgress {
   }
 }
 
+/** The disk's records with the held ones in their place (or added), in spawn order. */
+function withHeld(records: AgentRecordV1[], held: Iterable<AgentRecordV1>, under: string): AgentRecordV1[] {
+  const byPath = new Map(records.map((record) => [record.path, record]));
+  for (const record of held) if (record.path.startsWith(`${under}/`)) byPath.set(record.path, record);
+  return [...byPath.values()].sort((a, b) => a.spawnSeq - b.spawnSeq);
+}
+
 const trackers = new WeakMap<TreeRuntime, TreeProgress>();
 
 /** The one progress tracker of a runtime (its tails live as long as the runtime). */
 export function progressOf(runtime: TreeRuntime): TreeProgress {
   let tracker = trackers.get(runtime);
   if (!tracker) {
-    tracker = new TreeProgress(runtime.tree, (agentPath) => runtime.queuePosition(agentPath));
+    tracker = new TreeProgress(
+      runtime.tree,
+      (agentPath) => runtime.queuePosition(agentPath),
+      () => [...runtime.children.values()].map((state) => state.record),
+    );
     trackers.set(runtime, tracker);
   }
   return tracker;

@@ -3,6 +3,7 @@
  * set a child gets.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
+import { errorValue } from "../../lib/text.js";
 import type { AgentDefinition, DefinitionSource, DiscoveredDefinitions, RejectedDefinition } from "./agent-definitions.js";
 
 export type RoleSource = "builtin" | DefinitionSource;
@@ -173,7 +174,8 @@ export function lookupRole(catalog: RoleCatalog, name: string): RoleLookup {
   if (catalog.ignoredProject?.names.includes(name)) {
     reasons.push(`${catalog.ignoredProject.dir} defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them`);
   }
-  return { ok: false, error: reasons.length > 0 ? `unknown agent_type: ${name} — ${reasons.join("; ")}` : `unknown agent_type: ${name}` };
+  const quoted = errorValue(name);
+  return { ok: false, error: reasons.length > 0 ? `unknown agent_type: ${quoted} — ${reasons.join("; ")}` : `unknown agent_type: ${quoted}` };
 }
 
 /** Roles described in spawn_agent's `agent_type` text; more are listed by name only. */

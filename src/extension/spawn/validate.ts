@@ -8,6 +8,8 @@
  * extension this package replaces did, so prompts and habits formed on it keep working.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
+import { LIMITS } from "../../contracts/tree.js";
+import { errorValue } from "../../lib/text.js";
 import { clampLevel, isThinkingLevel, type ModelInfo, modelRef, supportedLevels } from "../roles/models.js";
 import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "../roles/roles.js";
 import { childPath, depthOf, TASK_NAME_PATTERN } from "../tree/paths.js";
@@ -66,9 +68,8 @@ function given(value: unknown): boolean {
   return value !== undefined && value !== null && value !== "";
 }
 
-function text(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
+/** A value as a message quotes it: bounded, so a 5 MB argument never comes back whole. */
+const text = (value: unknown): string => errorValue(value);
 
 /**
  * `none`, `all`, a positive integer, or a string of digits naming one; absent means `all`.
@@ -109,9 +110,15 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   if (typeof taskName !== "string" || !TASK_NAME_PATTERN.test(taskName)) {
     return fail("agent_name must use only lowercase letters, digits, and underscores");
   }
+  // 1b. Not one of the user's numbered rules: a name that is valid but long becomes a folder
+  // name (a file name has 255 bytes) and a path every list and notice repeats.
+  if (taskName.length > LIMITS.taskNameChars) {
+    return fail(`task_name must be at most ${LIMITS.taskNameChars} characters (this one has ${taskName.length})`);
+  }
 
   const fork = parseFork(req.fork_turns);
-  const roleName = given(req.agent_type) ? text(req.agent_type) : undefined;
+  // Compared whole (never a cut one: a cut name must not match a role), quoted bounded.
+  const roleName = given(req.agent_type) ? (typeof req.agent_type === "string" ? req.agent_type : JSON.stringify(req.agent_type)) : undefined;
 
   // 2. Any fork but `none` (an invalid one included) is refused for a scout before rule 8 parses it.
   if (roleName === "scout" && fork?.kind !== "none") return fail("scout agents require fork_turns `none`");
@@ -132,14 +139,13 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   // 5. An explicit model wins over a user-defined role's default, which is checked the same way.
   let model = env.parentModel;
   if (given(req.model)) {
-    const ref = text(req.model);
-    const found = typeof req.model === "string" ? env.findModel(ref) : undefined;
-    if (!found) return fail(`unknown model: ${ref}`);
+    const found = typeof req.model === "string" ? env.findModel(req.model) : undefined;
+    if (!found) return fail(`unknown model: ${text(req.model)}`);
     model = found;
   } else if (role?.model !== undefined) {
     const found = env.findModel(role.model);
     // The call named no model, so the model must learn where this one came from and what exists.
-    if (!found) return fail(`unknown model: ${role.model}${roleModelHelp(role, env.availableModels?.() ?? [])}`);
+    if (!found) return fail(`unknown model: ${text(role.model)}${roleModelHelp(role, env.availableModels?.() ?? [])}`);
     model = found;
   }
 

@@ -16,7 +16,7 @@ export function closeAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     executionMode: "sequential",
     execute: async (_id, params) => {
       const rt = runtime();
-      const state = directChild(rt, params.target);
+      const state = directChild(rt, params.target, "a close");
       const previous = await rt.close(state);
       return jsonResult({ agent_name: state.record.path, previous_status: previous, agent_status: state.record.status });
     },

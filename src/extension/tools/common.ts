@@ -31,15 +31,23 @@ export function subtreeTarget(runtime: TreeRuntime, target: unknown): string {
   return resolved;
 }
 
-/** A direct child of the caller: the only agents it may message, follow up, interrupt or close. */
-export function directChild(runtime: TreeRuntime, target: unknown): ChildState {
+/** What a tool does to a direct child, as its "cannot take …" message says it. */
+export type ChildAction = "messages" | "follow-ups" | "an interrupt" | "a close" | "messages, follow-ups, interrupts or a close";
+
+/**
+ * A direct child of the caller: the only agents it may message, follow up, interrupt or close.
+ * A child whose record was damaged when this session started is not loaded: it is named as
+ * such, never as someone else's child.
+ */
+export function directChild(runtime: TreeRuntime, target: unknown, action: ChildAction = "messages, follow-ups, interrupts or a close"): ChildState {
   const resolved = existingTarget(runtime, target);
   const state = runtime.children.get(resolved);
-  if (!state) {
-    const parent = parentOf(resolved) ?? "none";
-    throw new Error(`${resolved} is not a direct child of ${runtime.self}; its parent ${parent} can act on it`);
-  }
-  return state;
+  if (state) return state;
+  const parent = parentOf(resolved) ?? "none";
+  if (parent !== runtime.self) throw new Error(`${resolved} is not a direct child of ${runtime.self}; its parent ${parent} can act on it`);
+  const damage = runtime.damaged.get(resolved);
+  if (damage !== undefined) throw new Error(`${resolved}'s record is damaged (${damage}); it cannot take ${action}`);
+  throw new Error(`${resolved}'s record could not be read when this session started; it cannot take ${action}`);
 }
 
 export function requireText(value: unknown, name: string): string {

@@ -20,7 +20,7 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
     execute: async (_id, params) => {
       const rt = runtime();
       const text = requireText(params.message, "message");
-      const state = directChild(rt, params.target);
+      const state = directChild(rt, params.target, "follow-ups");
       const followup = await rt.followup(state, text, () => assertBudgetLeft(progressOf(rt)));
       return jsonResult({
         agent_name: state.record.path,

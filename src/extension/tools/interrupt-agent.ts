@@ -16,7 +16,7 @@ export function interruptAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof
     executionMode: "sequential",
     execute: async (_id, params) => {
       const rt = runtime();
-      const state = directChild(rt, params.target);
+      const state = directChild(rt, params.target, "an interrupt");
       const previous = await rt.interrupt(state);
       return jsonResult({ agent_name: state.record.path, previous_status: previous, agent_status: state.record.status });
     },

@@ -7,6 +7,9 @@ import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 
+/** Damaged records named in one result (each problem is one bounded line). */
+const DAMAGED_LISTED = 20;
+
 const parameters = Type.Object({
   path_prefix: Type.Optional(
     Type.String({ description: "Only agents whose canonical path starts with this prefix, given as a canonical path or one relative to you." }),
@@ -18,7 +21,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     name: "list_agents",
     label: "List agents",
     description:
-      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while your child is queued, last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many.",
+      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while your child is queued, last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many. An agent whose record in the tree directory is damaged is not listed among agents but in damaged (agent_name, problem); it cannot be acted on.",
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();
@@ -45,9 +48,15 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
           subtree_usage: agent.subtreeUsage,
         };
       });
+      // A damaged record is named, so the agent is neither listed as sound nor silently missing.
+      const damaged = progress.damaged
+        .filter((damage) => damage.agentPath && (!prefix || damage.agentPath.startsWith(prefix)))
+        .slice(0, DAMAGED_LISTED)
+        .map((damage) => ({ agent_name: damage.agentPath!, problem: damage.problem }));
       const budget = await budgetState(progress).catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
-      const result: { agents: typeof agents; omitted?: number; total_usage: typeof totalUsage; budget?: object } = {
+      const result: { agents: typeof agents; omitted?: number; damaged?: typeof damaged; total_usage: typeof totalUsage; budget?: object } = {
         agents,
+        ...(damaged.length > 0 && { damaged }),
         total_usage: totalUsage,
         ...(budget && {
           budget:

@@ -27,7 +27,7 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
         await rt.messageParent(parent, text);
         return jsonResult({ delivered: "parent_mailbox", target: parent });
       }
-      const state = directChild(rt, params.target);
+      const state = directChild(rt, params.target, "messages");
       const delivery = await rt.queueMessage(state, text);
       return jsonResult({ delivered: delivery.delivered, target: state.record.path, queued_messages: delivery.queuedMessages, agent_status: delivery.status });
     },

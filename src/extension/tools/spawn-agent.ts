@@ -12,8 +12,7 @@ import { jsonResult, type ToolDeps } from "./common.js";
 const spawnParameters = (roles: RoleCatalog) =>
   Type.Object({
     task_name: Type.String({
-      description:
-        "Short name of the task (lowercase letters, digits and underscores, unique among your children) that becomes the last segment of the child's canonical path, <your path>/<task_name>.",
+      description: `Short name of the task (lowercase letters, digits and underscores, at most ${LIMITS.taskNameChars} characters, unique among your children) that becomes the last segment of the child's canonical path, <your path>/<task_name>.`,
     }),
     message: Type.String({ description: "The task for the child, complete, self-contained and not empty, delivered verbatim as its first message." }),
     agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),

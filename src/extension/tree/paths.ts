@@ -6,29 +6,21 @@
  * directory are named after it, so every function that builds or accepts a path checks each
  * segment against TASK_NAME_PATTERN and nothing like `..` can slip through.
  */
-import { ROOT_PATH } from "../../contracts/tree.js";
+import { isCanonicalPath, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
+import { errorValue } from "../../lib/text.js";
 
-export const TASK_NAME_PATTERN = /^[a-z0-9_]+$/;
+export { isCanonicalPath, TASK_NAME_PATTERN };
 
 const ROOT_PREFIX = `${ROOT_PATH}/`;
 
-export function isCanonicalPath(s: string): boolean {
-  if (s === ROOT_PATH) return true;
-  if (!s.startsWith(ROOT_PREFIX)) return false;
-  return s
-    .slice(ROOT_PREFIX.length)
-    .split("/")
-    .every((segment) => TASK_NAME_PATTERN.test(segment));
-}
-
 function assertCanonical(path: string): void {
-  if (!isCanonicalPath(path)) throw new Error(`not a canonical agent path: ${JSON.stringify(path)}`);
+  if (!isCanonicalPath(path)) throw new Error(`not a canonical agent path: ${errorValue(JSON.stringify(path))}`);
 }
 
 /** `/root` + `scout_one` → `/root/scout_one`. Throws on a bad name so no malformed path is ever built. */
 export function childPath(parent: string, taskName: string): string {
   assertCanonical(parent);
-  if (!TASK_NAME_PATTERN.test(taskName)) throw new Error(`invalid task name: ${JSON.stringify(taskName)}`);
+  if (!TASK_NAME_PATTERN.test(taskName)) throw new Error(`invalid task name: ${errorValue(JSON.stringify(taskName))}`);
   return `${parent}/${taskName}`;
 }
 

@@ -8,13 +8,17 @@
  */
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
+import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
-import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
+import { checkAgentRecord, healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import { addUsage, emptyUsage } from "../../contracts/usage.js";
-import { ORPHAN_WRAPPER_WAIT_MS } from "../turns/launcher.js";
+import { errorValue } from "../../lib/text.js";
+import { errorText } from "../../lib/values.js";
+import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "../turns/launcher.js";
 import { turnEndNotice } from "../turns/notices.js";
 import { saveReport } from "../turns/reports.js";
 import type { TreeRuntime } from "../turns/runtime.js";
+import { parentOf } from "./paths.js";
 
 export const ENTRY_TYPE = "pi-subagents";
 
@@ -45,51 +49,110 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
   };
 }
 
-/** Rebuilds records from the session's entries (the latest entry per agent wins). */
-export function recordsFromEntries(entries: readonly unknown[]): AgentRecordV1[] {
+/** Rebuilds records from the session's entries (the latest entry per agent wins); entries that make no sound record are left out. */
+export function recordsFromEntries(entries: readonly unknown[]): { records: AgentRecordV1[]; refused: Array<{ path: string; problem: string }> } {
   const latest = new Map<string, Record<string, unknown>>();
   for (const entry of entries) {
-    const e = entry as { type?: string; customType?: string; data?: Record<string, unknown> };
-    if (e.type === "custom" && e.customType === ENTRY_TYPE && e.data?.kind === "agent" && typeof e.data.path === "string") latest.set(e.data.path, e.data);
+    const e = entry as { type?: string; customType?: string; data?: Record<string, unknown> } | null;
+    if (e?.type === "custom" && e.customType === ENTRY_TYPE && e.data?.kind === "agent" && typeof e.data.path === "string") latest.set(e.data.path, e.data);
   }
-  return [...latest.values()].map((data) => ({
-    ...(data as unknown as AgentRecordV1),
-    version: 1,
-    kind: "agent",
-    usage: emptyUsage(),
-    updatedAt: new Date().toISOString(),
-    inbox: [],
-    followupQueued: false,
-    undelivered: [],
-  }));
+  const records: AgentRecordV1[] = [];
+  const refused: Array<{ path: string; problem: string }> = [];
+  for (const data of latest.values()) {
+    const { runDir: _runDir, ...fields } = data;
+    const checked = checkAgentRecord({
+      ...fields,
+      version: 1,
+      kind: "agent",
+      usage: emptyUsage(),
+      updatedAt: new Date().toISOString(),
+      inbox: [],
+      followupQueued: false,
+      undelivered: [],
+    });
+    if (checked.ok) records.push(checked.record);
+    else refused.push({ path: data.path as string, problem: checked.problem });
+  }
+  return { records, refused };
 }
 
-/** Loads this process's direct children and settles turns that were running when their parent went away. */
+/**
+ * session_start: loads this process's direct children and settles turns that were running
+ * when their parent went away. It never throws — a session must start whatever the tree
+ * directory holds: a damaged record is reported once (TreeDir) and its agent skipped, a
+ * record that cannot be settled or written is reported and kept as read, and the rest of
+ * the tree restores.
+ */
 export async function restore(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+  try {
+    await restoreTree(runtime, sessionEntries);
+  } catch (err) {
+    runtime.report(`the agent tree of ${runtime.tree.root} could not be restored: ${errorText(err)}`);
+  }
+}
+
+async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
   const tree = runtime.tree;
-  let records = await tree.subtree(runtime.self);
-  if (records.length === 0 && runtime.identity.isRoot) {
-    records = recordsFromEntries(sessionEntries);
-    for (const record of records) {
+  const scan = await tree.scan(runtime.self);
+  for (const damage of scan.damaged) {
+    if (damage.agentPath && parentOf(damage.agentPath) === runtime.self) runtime.damaged.set(damage.agentPath, damage.problem);
+  }
+  let records = scan.records;
+  if (records.length === 0 && scan.damaged.length === 0 && runtime.identity.isRoot) records = await fromSessionEntries(runtime, sessionEntries);
+  // Deeper agents belong to processes that are gone when the root restarts; a child only settles its own.
+  const mine = records.filter((record) => record.parent === runtime.self || runtime.identity.isRoot);
+  const unsettled = mine.filter((record) => record.status === "running" || record.status === "pending_init");
+  // Every wrapper that may still be finishing is waited for at once, to one deadline.
+  const runDirs = unsettled.flatMap((record) => (record.status === "running" && record.runs.length > 0 ? [runDirOf(runtime, record)!] : []));
+  const reads = runDirs.length > 0 ? await runtime.turns.settledResults(runDirs, ORPHAN_WRAPPER_WAIT_MS) : new Map<string, RunRead>();
+  for (const record of mine) {
+    const direct = record.parent === runtime.self;
+    let unsaved = false;
+    if (unsettled.includes(record)) {
+      try {
+        await settleOrphan(runtime, record, direct, reads.get(runDirOf(runtime, record) ?? "") ?? {});
+      } catch (err) {
+        // Settled here, not on disk: shutdown writes it once more.
+        unsaved = true;
+        runtime.report(`could not record how the turn ${record.path} left running ended: ${errorText(err)}`);
+      }
+    }
+    if (direct) runtime.children.set(record.path, { record, ...(unsaved && { unsaved }) });
+  }
+}
+
+/** The root's fallback when its tree directory is gone: records rebuilt from its session, written back. */
+async function fromSessionEntries(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<AgentRecordV1[]> {
+  const tree = runtime.tree;
+  const { records, refused } = recordsFromEntries(sessionEntries);
+  for (const entry of refused) runtime.report(`the session's record of ${errorValue(entry.path)} is damaged: ${entry.problem} — the agent is skipped`);
+  const written: AgentRecordV1[] = [];
+  for (const record of records) {
+    try {
       await tree.claimPath(record.path);
       await tree.claimNickname(record.nickname, record.path);
       await tree.claimSpawn(Number.MAX_SAFE_INTEGER, record.path);
       await tree.writeRecord(record);
+      written.push(record);
+    } catch (err) {
+      runtime.report(`could not write ${record.path}'s record back from the session: ${errorText(err)}`);
+      written.push(record);
     }
   }
-  for (const record of records) {
-    const direct = record.parent === runtime.self;
-    // Deeper agents belong to processes that are gone when the root restarts; a child only settles its own.
-    if (!direct && !runtime.identity.isRoot) continue;
-    if (record.status === "running" || record.status === "pending_init") await settleOrphan(runtime, record, direct);
-    if (direct) runtime.children.set(record.path, { record });
-  }
+  return written;
 }
 
-async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean): Promise<void> {
+function runDirOf(runtime: TreeRuntime, record: AgentRecordV1): string | undefined {
   const lastRun = record.runs.at(-1);
-  const runDir = lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
-  const result = record.status === "running" && runDir ? await runtime.turns.settledResult(runDir, ORPHAN_WRAPPER_WAIT_MS) : undefined;
+  return lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
+}
+
+async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean, read: RunRead): Promise<void> {
+  const lastRun = record.runs.at(-1);
+  if (read.damaged) runtime.report(`${record.path}'s run ${lastRun}: ${read.damaged}; the turn is recorded errored`);
+  // A damaged result.json is the run's end all the same: the wrapper wrote one, so the turn is
+  // over, and what it holds cannot be trusted — errored (failed), with the damage as the reason.
+  const result: ResultV1 | undefined = record.status !== "running" ? undefined : read.damaged ? damagedRunResult(read.damaged, lastRun ?? "") : read.result;
   if (result && record.notifiedRun !== lastRun) {
     addUsage(record.usage, result.usage);
     record.lastOutcome = result.status;
@@ -120,4 +183,26 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
   record.runningParts = undefined;
   record.followupQueued = false;
   await runtime.tree.writeRecord(record);
+}
+
+/** Stands in for a result.json that is damaged: the turn failed, for the reason `damaged`. */
+function damagedRunResult(damaged: string, runName: string): ResultV1 {
+  const now = new Date().toISOString();
+  return {
+    version: 1,
+    runId: runName,
+    status: "failed",
+    exitCode: 1,
+    finalText: "",
+    usage: emptyUsage(),
+    turns: 0,
+    toolCalls: 0,
+    startedAt: now,
+    endedAt: now,
+    durationMs: 0,
+    childExitCode: null,
+    childSignal: null,
+    forcedExit: false,
+    errorMessage: `the run's ${damaged}`,
+  };
 }

@@ -13,26 +13,51 @@
  *
  * Claims use exclusive file creation, so processes racing for a nickname or the last spawn
  * slot never both win. Every write of a record is atomic (temp file + rename).
+ *
+ * Nothing read back is trusted: a record is checked against the contract (checkAgentRecord)
+ * and against the folder it lies in, a file that is not a regular file is never opened in a
+ * way that could block, and what is damaged is noted once (`onDamage`) and skipped — its
+ * bytes stay where they are for a person to repair, and the rest of the tree goes on.
  */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { AGENT_SUBFOLDERS, TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
-import { ROOT_PATH } from "../../contracts/tree.js";
+import { checkAgentRecord, checkNotice, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { readJsonFile } from "../../lib/regular-file.js";
+import { errorText } from "../../lib/values.js";
 import { agentFolderSegments } from "./paths.js";
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-async function readJson<T>(file: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await fs.promises.readFile(file, "utf8")) as T;
-  } catch {
-    return undefined;
-  }
+/** Something damaged in the tree directory, as it is reported (once) and handled. */
+export interface TreeDamage {
+  /** The file or folder that is damaged. */
+  file: string;
+  /** The agent whose record it is, when it is one. */
+  agentPath?: string;
+  problem: string;
+  /** What was done about it: "skipped", "moved aside to …". */
+  handling: string;
+}
+
+/** The one line a damage is reported with. */
+export function describeDamage(damage: TreeDamage): string {
+  const what = damage.agentPath ? `the record of ${damage.agentPath} (${damage.file})` : damage.file;
+  return `${what} is damaged: ${damage.problem} — ${damage.handling}`;
+}
+
+/** What reading one agent's record found. */
+export type RecordState = { kind: "ok"; record: AgentRecordV1 } | { kind: "absent" } | { kind: "damaged"; problem: string };
+
+/** A tree directory's agents as read back: the sound records, and the damaged ones. */
+export interface TreeScan {
+  records: AgentRecordV1[];
+  damaged: TreeDamage[];
 }
 
 async function exclusiveCreate(file: string, content: string): Promise<boolean> {
@@ -45,20 +70,77 @@ async function exclusiveCreate(file: string, content: string): Promise<boolean> 
   }
 }
 
+/** How a damaged record is handled: left where it is (a person can repair it), and not loaded. */
+const SKIPPED = "the agent is skipped, its files are kept as they are";
+
+/** `/root/a/b` for the folder segments `a`, `b`. */
+const pathOfSegments = (segments: readonly string[]): string => [ROOT_PATH, ...segments].join("/");
+
 /** Orders this process's inbox posts within one millisecond. */
 let inboxSeq = 0;
 
 export class TreeDir {
+  /** Damage noted so far (each distinct file and problem once), for listeners that come later. */
+  private readonly damage: TreeDamage[] = [];
+  private readonly noted = new Set<string>();
+  private readonly damageListeners = new Set<(damage: TreeDamage) => void>();
+
   constructor(readonly root: string) {}
 
+  /**
+   * Hears every damage noted from now on, after the damage noted before it subscribed (so
+   * what `init` found reaches a runtime made after it). Returns the unsubscribe.
+   */
+  onDamage(listener: (damage: TreeDamage) => void): () => void {
+    for (const damage of this.damage) listener(damage);
+    this.damageListeners.add(listener);
+    return () => this.damageListeners.delete(listener);
+  }
+
+  /** Records damage once per file and problem; true when it was new. */
+  private noteDamage(damage: TreeDamage): boolean {
+    const key = `${damage.file}\0${damage.problem}`;
+    if (this.noted.has(key)) return false;
+    this.noted.add(key);
+    this.damage.push(damage);
+    for (const listener of this.damageListeners) listener(damage);
+    return true;
+  }
+
+  /**
+   * Creates the tree's folders. Something else where one of them belongs (a file named
+   * `agents`) is moved aside, so the tree can work and the bytes are kept.
+   */
   async init(rootSession: string): Promise<void> {
-    await Promise.all(
-      [TREE_FILES.spawns, TREE_FILES.nicknames, TREE_FILES.inbox, TREE_FILES.agents].map((dir) =>
-        fs.promises.mkdir(path.join(this.root, dir), { recursive: true }),
-      ),
-    );
+    await fs.promises.mkdir(this.root, { recursive: true });
+    const folders = [TREE_FILES.spawns, TREE_FILES.nicknames, TREE_FILES.inbox, TREE_FILES.agents];
+    const [spawnsRemade, nicknamesRemade] = await Promise.all(folders.map((dir) => this.ensureFolder(path.join(this.root, dir))));
+    // Claims made again from the agents' records keep the spawn cap counting and nicknames unique.
+    if (spawnsRemade || nicknamesRemade) {
+      for (const record of (await this.scan(ROOT_PATH)).records) {
+        if (spawnsRemade) await exclusiveCreate(path.join(this.root, TREE_FILES.spawns, String(record.spawnSeq).padStart(6, "0")), record.path);
+        if (nicknamesRemade) await exclusiveCreate(path.join(this.root, TREE_FILES.nicknames, record.nickname), record.path).catch(() => false);
+      }
+    }
     const marker = path.join(this.root, TREE_FILES.marker);
     if (!fs.existsSync(marker)) await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString() });
+  }
+
+  /** Makes `dir` a folder; true when something else stood there and was moved aside. */
+  private async ensureFolder(dir: string): Promise<boolean> {
+    const stat = await fs.promises.lstat(dir).catch(() => undefined);
+    const misplaced = stat !== undefined && !stat.isDirectory();
+    if (misplaced) {
+      const aside = `${dir}.damaged-${Date.now()}`;
+      await fs.promises.rename(dir, aside);
+      this.noteDamage({
+        file: dir,
+        problem: `it is ${stat.isSymbolicLink() ? "a symbolic link" : "a file"} where a folder belongs`,
+        handling: `moved aside to ${path.basename(aside)}`,
+      });
+    }
+    await fs.promises.mkdir(dir, { recursive: true });
+    return misplaced;
   }
 
   /** The folder of an agent (`/root` is the tree directory itself). */
@@ -71,9 +153,25 @@ export class TreeDir {
     return path.join(this.agentDir(agentPath), TREE_FILES.inbox);
   }
 
+  /** An agent's record as it is on disk: sound, absent, or damaged (noted, with the reason). */
+  async recordState(agentPath: string): Promise<RecordState> {
+    if (agentPath === ROOT_PATH) return { kind: "absent" };
+    return this.readRecordFile(path.join(this.agentDir(agentPath), TREE_FILES.record), agentPath);
+  }
+
+  private async readRecordFile(file: string, agentPath: string): Promise<RecordState> {
+    const read = await readJsonFile(file);
+    if (!read.ok && read.absent) return { kind: "absent" };
+    const checked = read.ok ? checkAgentRecord(read.value, agentPath) : { ok: false as const, problem: `${TREE_FILES.record} ${read.problem}` };
+    if (checked.ok) return { kind: "ok", record: checked.record };
+    this.noteDamage({ file, agentPath, problem: checked.problem, handling: SKIPPED });
+    return { kind: "damaged", problem: checked.problem };
+  }
+
+  /** The agent's sound record; undefined when it has none or it is damaged. */
   async readRecord(agentPath: string): Promise<AgentRecordV1 | undefined> {
-    if (agentPath === ROOT_PATH) return undefined;
-    return readJson<AgentRecordV1>(path.join(this.agentDir(agentPath), TREE_FILES.record));
+    const state = await this.recordState(agentPath);
+    return state.kind === "ok" ? state.record : undefined;
   }
 
   async writeRecord(record: AgentRecordV1): Promise<void> {
@@ -87,10 +185,12 @@ export class TreeDir {
   }
 
   async readQueue(parentPath: string): Promise<string[]> {
-    const file = await readJson<{ queued?: unknown }>(path.join(this.agentDir(parentPath), TREE_FILES.queue));
-    return Array.isArray(file?.queued) ? file.queued.filter((entry): entry is string => typeof entry === "string") : [];
+    const read = await readJsonFile(path.join(this.agentDir(parentPath), TREE_FILES.queue));
+    const queued = read.ok && typeof read.value === "object" && read.value !== null ? (read.value as { queued?: unknown }).queued : undefined;
+    return Array.isArray(queued) ? queued.filter((entry): entry is string => typeof entry === "string") : [];
   }
 
+  /** Whether the agent has a record file (sound or damaged): its path is taken either way. */
   exists(agentPath: string): boolean {
     return fs.existsSync(path.join(this.agentDir(agentPath), TREE_FILES.record));
   }
@@ -140,22 +240,37 @@ export class TreeDir {
     await fs.promises.rm(path.join(this.root, TREE_FILES.nicknames, name), { force: true });
   }
 
-  /** Every record at or below `agentPath` (the caller excluded), in spawn order. */
-  async subtree(agentPath: string): Promise<AgentRecordV1[]> {
+  /**
+   * Every agent at or below `agentPath` (the caller excluded): the sound records in spawn
+   * order, and the damaged ones. A folder without a record is a spawn still claiming its
+   * path (or one that failed), not damage.
+   */
+  async scan(agentPath: string): Promise<TreeScan> {
     const records: AgentRecordV1[] = [];
-    const start = agentPath === ROOT_PATH ? path.join(this.root, TREE_FILES.agents) : this.agentDir(agentPath);
-    const walk = async (dir: string, depth: number): Promise<void> => {
+    const damaged: TreeDamage[] = [];
+    const base = agentPath === ROOT_PATH ? [] : agentFolderSegments(agentPath);
+    const walk = async (dir: string, segments: string[]): Promise<void> => {
       const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
       for (const entry of entries) {
-        if (!entry.isDirectory() || AGENT_SUBFOLDERS.has(entry.name)) continue;
+        // Only a task name can be an agent's folder (runs/, reports/ and inbox/ never are).
+        if (!entry.isDirectory() || AGENT_SUBFOLDERS.has(entry.name) || !TASK_NAME_PATTERN.test(entry.name)) continue;
         const child = path.join(dir, entry.name);
-        const record = await readJson<AgentRecordV1>(path.join(child, TREE_FILES.record));
-        if (record) records.push(record);
-        if (depth < 16) await walk(child, depth + 1);
+        const childSegments = [...segments, entry.name];
+        const childPath = pathOfSegments(childSegments);
+        const file = path.join(child, TREE_FILES.record);
+        const state = await this.readRecordFile(file, childPath);
+        if (state.kind === "ok") records.push(state.record);
+        else if (state.kind === "damaged") damaged.push({ file, agentPath: childPath, problem: state.problem, handling: SKIPPED });
+        if (childSegments.length < 16) await walk(child, childSegments);
       }
     };
-    await walk(start, 0);
-    return records.sort((a, b) => a.spawnSeq - b.spawnSeq);
+    await walk(agentPath === ROOT_PATH ? path.join(this.root, TREE_FILES.agents) : this.agentDir(agentPath), base);
+    return { records: records.sort((a, b) => a.spawnSeq - b.spawnSeq), damaged };
+  }
+
+  /** Every sound record at or below `agentPath` (the caller excluded), in spawn order. */
+  async subtree(agentPath: string): Promise<AgentRecordV1[]> {
+    return (await this.scan(agentPath)).records;
   }
 
   /** Drops a message notice into an agent's inbox (read by that agent's process). */
@@ -167,19 +282,32 @@ export class TreeDir {
     await writeJsonAtomic(file, notice);
   }
 
-  /** Takes every notice waiting in an agent's inbox, oldest first. */
+  /**
+   * Takes every notice waiting in an agent's inbox, oldest first. A damaged one is moved
+   * aside (`<name>.damaged`, which is not read again) and noted, never handed on.
+   */
   async drainInbox(agentPath: string): Promise<Notice[]> {
     const dir = this.inboxDir(agentPath);
     const names = (await fs.promises.readdir(dir).catch(() => [])).filter((name) => name.endsWith(".json")).sort();
     const notices: Notice[] = [];
     for (const name of names) {
       const file = path.join(dir, name);
-      const notice = await readJson<Notice>(file);
-      await fs.promises.rm(file, { force: true });
-      if (notice) notices.push(notice);
+      const read = await readJsonFile(file);
+      if (!read.ok && read.absent) continue;
+      const checked = read.ok ? checkNotice(read.value) : { ok: false as const, problem: `the file ${read.problem}` };
+      if (checked.ok) {
+        await fs.promises.rm(file, { force: true });
+        notices.push(checked.record);
+        continue;
+      }
+      const moved = await fs.promises.rename(file, `${file}.damaged`).then(
+        () => `moved aside to ${name}.damaged`,
+        (err: unknown) => `left in place (${errorText(err)})`,
+      );
+      this.noteDamage({ file, problem: `it is no message notice: ${checked.problem}`, handling: moved });
     }
     return notices;
   }
 }
 
-export { readJson, writeJsonAtomic };
+export { writeJsonAtomic };

@@ -8,11 +8,12 @@ import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
 import type { MetaV1 } from "../../contracts/meta.js";
-import type { ResultV1 } from "../../contracts/result.js";
+import { checkResult, type ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
-import { processAlive } from "../../lib/process.js";
+import { type ProcessIdentity, processArgs, processIdentity, sameProcessAlive } from "../../lib/process.js";
+import { readJsonFile, readRegularFile } from "../../lib/regular-file.js";
 import { WRAPPER_BIN } from "../config.js";
-import { readJson, writeJsonAtomic } from "../tree/tree-dir.js";
+import { writeJsonAtomic } from "../tree/tree-dir.js";
 import { withRolePrompt } from "./envelope.js";
 
 export interface TurnSpec {
@@ -34,10 +35,17 @@ export interface TurnOperations {
   /** Writes the turn's run directory and starts it; throws when it cannot start. */
   start(spec: TurnSpec): Promise<RunningTurn>;
   /**
-   * The result of a run a previous process of this agent's parent started: when its wrapper
-   * is still running, waits up to `waitMs` for it to finish; undefined when it wrote none.
+   * The results of runs a previous process of this agent's parent started (a restore): the
+   * wrappers still running are waited for all at once, `waitMs` in total, then each run is
+   * read as it stands.
    */
-  settledResult(runDir: string, waitMs: number): Promise<ResultV1 | undefined>;
+  settledResults(runDirs: readonly string[], waitMs: number): Promise<Map<string, RunRead>>;
+}
+
+/** A run's result.json as read back: the result, none (`{}`), or a damaged one (why). */
+export interface RunRead {
+  result?: ResultV1;
+  damaged?: string;
 }
 
 export interface RunningTurn {
@@ -50,6 +58,8 @@ export interface RunningTurn {
   stop(): void;
   /** Once finished: how the wrapper process ended ("SIGKILL", "exit code 1", …). */
   howExited?(): string | undefined;
+  /** Once finished without a result: why the result.json that is there could not be used. */
+  damagedResult?(): string | undefined;
 }
 
 /**
@@ -119,14 +129,17 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
     detached: true,
   });
   fs.closeSync(wrapperLog);
-  // A restarted parent uses it to wait for a wrapper that outlived the previous process.
-  if (child.pid) fs.writeFileSync(path.join(runDir, RUN_FILES.wrapperPid), `${child.pid}\n`);
   // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
   // stops the turn on session_shutdown), so the handle never holds the event loop.
   child.unref();
   let exitDescription: string | undefined;
+  let damaged: string | undefined;
   const finished = new Promise<ResultV1 | undefined>((resolve) => {
-    const done = () => void readJson<ResultV1>(meta.resultPath).then(resolve);
+    const done = () =>
+      void readRunResult(runDir).then((read) => {
+        damaged = read.damaged;
+        resolve(read.result);
+      });
     child.once("exit", (code, signal) => {
       exitDescription = signal ?? `exit code ${code}`;
       done();
@@ -136,12 +149,17 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
       done();
     });
   });
+  // A restarted parent uses it to wait for a wrapper that outlived the previous process, and
+  // the start time in it to tell that wrapper from a process that got its pid later. Once
+  // the wrapper runs, nothing may fail the start: without the file a restore only cannot wait.
+  if (child.pid) writeWrapperPid(runDir, child.pid);
   return {
     runDir,
     runName: name,
     pid: child.pid,
     finished,
     howExited: () => exitDescription,
+    damagedResult: () => damaged,
     stop: () => {
       if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
       try {
@@ -154,8 +172,53 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   };
 }
 
-export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
-  return readJson<ResultV1>(path.join(runDir, RUN_FILES.result));
+/** A run's result.json, checked against the result contract. */
+export async function readRunResult(runDir: string): Promise<RunRead> {
+  const read = await readJsonFile(path.join(runDir, RUN_FILES.result));
+  if (!read.ok) return read.absent ? {} : { damaged: `${RUN_FILES.result} ${read.problem}` };
+  const checked = checkResult(read.value);
+  return checked.ok ? { result: checked.record } : { damaged: `${RUN_FILES.result} is damaged: ${checked.problem}` };
+}
+
+/** What wrapper.pid holds: the wrapper's pid and what identifies it (ProcessIdentity). */
+function writeWrapperPid(runDir: string, pid: number): void {
+  try {
+    fs.writeFileSync(path.join(runDir, RUN_FILES.wrapperPid), `${JSON.stringify(processIdentity(pid))}\n`);
+  } catch {
+    // a full disk: the turn runs all the same
+  }
+}
+
+/** The wrapper recorded in a run directory; a file of an older version holds the bare pid. */
+export async function readWrapperPid(runDir: string): Promise<ProcessIdentity | undefined> {
+  const read = await readRegularFile(path.join(runDir, RUN_FILES.wrapperPid), 4096);
+  if (!read.ok) return undefined;
+  const text = read.text.trim();
+  let value: unknown = Number(text);
+  try {
+    if (text.startsWith("{")) value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const identity: Partial<ProcessIdentity> = typeof value === "number" ? { pid: value } : (value as Partial<ProcessIdentity>);
+  if (typeof identity !== "object" || identity === null || !Number.isSafeInteger(identity.pid) || identity.pid! <= 1) return undefined;
+  return {
+    pid: identity.pid!,
+    ...(typeof identity.startTicks === "string" && { startTicks: identity.startTicks }),
+    ...(typeof identity.bootId === "string" && { bootId: identity.bootId }),
+  };
+}
+
+/**
+ * Whether the wrapper of `runDir` is still running: its recorded process is alive with the
+ * same start time, or — for a pid file without one — the live process's command line names
+ * this run's meta.json. After a reboot or once pids wrap, the pid may belong to anything.
+ */
+export function wrapperRunning(wrapper: ProcessIdentity, runDir: string): boolean {
+  if (!sameProcessAlive(wrapper)) return false;
+  if (wrapper.startTicks) return true;
+  const args = processArgs(wrapper.pid);
+  return args === undefined || args.includes(path.join(runDir, RUN_FILES.meta));
 }
 
 /**
@@ -163,21 +226,52 @@ export async function runResult(runDir: string): Promise<ResultV1 | undefined> {
  * SIGTERM) and drains its output (at most 2 s) before it writes result.json.
  */
 export const ORPHAN_WRAPPER_WAIT_MS = 10_000;
+/** How often a restore looks again at the wrappers it waits for. */
+const RESTORE_POLL_MS = 100;
+
+/** Time as a restore waits on it (tests inject one that moves only when asked). */
+export interface WaitClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const realClock: WaitClock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 /**
- * The result of a run that a previous process started: when its wrapper is still running
- * (the parent was killed and restarted at once), waits up to `waitMs` for it to finish, so
- * a restore reports what the run really did instead of guessing.
+ * The results of runs a previous process started. A run whose wrapper is still running (the
+ * parent was killed and restarted at once) is waited for, so a restore reports what the run
+ * really did instead of guessing; all of them at once, until one deadline `waitMs` away.
  */
-export async function settledRunResult(runDir: string, waitMs = ORPHAN_WRAPPER_WAIT_MS): Promise<ResultV1 | undefined> {
-  const result = await runResult(runDir);
-  if (result) return result;
-  const pid = Number((await fs.promises.readFile(path.join(runDir, RUN_FILES.wrapperPid), "utf8").catch(() => "")).trim());
-  if (!Number.isInteger(pid) || pid <= 1) return undefined;
-  const deadline = Date.now() + waitMs;
-  while (processAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  return runResult(runDir);
+export async function settledRunResults(
+  runDirs: readonly string[],
+  waitMs = ORPHAN_WRAPPER_WAIT_MS,
+  clock: WaitClock = realClock,
+  running: (wrapper: ProcessIdentity, runDir: string) => boolean = wrapperRunning,
+): Promise<Map<string, RunRead>> {
+  const reads = new Map<string, RunRead>();
+  let waiting: Array<{ runDir: string; wrapper: ProcessIdentity }> = [];
+  for (const runDir of runDirs) {
+    const read = await readRunResult(runDir);
+    const wrapper = read.result || read.damaged ? undefined : await readWrapperPid(runDir);
+    if (wrapper && running(wrapper, runDir)) waiting.push({ runDir, wrapper });
+    else reads.set(runDir, read);
+  }
+  const deadline = clock.now() + waitMs;
+  while (waiting.length > 0 && clock.now() < deadline) {
+    await clock.sleep(Math.min(RESTORE_POLL_MS, deadline - clock.now()));
+    const still: typeof waiting = [];
+    for (const entry of waiting) {
+      const read = await readRunResult(entry.runDir);
+      if (read.result || read.damaged) reads.set(entry.runDir, read);
+      // Read once more: it may have written its result just before it exited.
+      else if (!running(entry.wrapper, entry.runDir)) reads.set(entry.runDir, await readRunResult(entry.runDir));
+      else still.push(entry);
+    }
+    waiting = still;
+  }
+  for (const { runDir } of waiting) reads.set(runDir, await readRunResult(runDir));
+  return reads;
 }
 
 /** Turns as `subagent-wrapper` processes. */
-export const wrapperTurns: TurnOperations = { start: startTurn, settledResult: settledRunResult };
+export const wrapperTurns: TurnOperations = { start: startTurn, settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs) };

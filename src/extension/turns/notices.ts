@@ -20,12 +20,22 @@ export interface TurnEnd {
   reportStored: boolean;
   /** The agent's usage plus its descendants' (undefined when the tree directory could not be read). */
   subtreeUsage?: UsageTotals | undefined;
+  /** Why the turn's end could not be written to the tree directory (a full disk), when it could not. */
+  unrecorded?: string | undefined;
 }
 
 function agentNotice(
   record: AgentRecordV1,
   type: NoticeType,
-  extra: { outcome?: RunStatus; reason?: string | undefined; text?: string; reportStored?: boolean; subtreeUsage?: UsageTotals | undefined },
+  extra: {
+    outcome?: RunStatus;
+    reason?: string | undefined;
+    text?: string;
+    reportStored?: boolean;
+    subtreeUsage?: UsageTotals | undefined;
+    /** Show outcome and reason even for a completed turn. */
+    forceOutcome?: boolean;
+  },
 ): Notice {
   const text = extra.text ?? "";
   const usage = usageTotals(record.usage);
@@ -33,7 +43,7 @@ function agentNotice(
   // and take ~90 chars from the report's share of the notice.
   const rolled = extra.subtreeUsage;
   const descendantsSpent = rolled !== undefined && (rolled.total_tokens !== usage.total_tokens || rolled.cost !== usage.cost);
-  const failed = extra.outcome !== undefined && extra.outcome !== "completed";
+  const failed = extra.outcome !== undefined && (extra.outcome !== "completed" || extra.forceOutcome === true);
   return boundNotice({
     agent_name: record.path,
     nickname: record.nickname,
@@ -52,9 +62,19 @@ function agentNotice(
   });
 }
 
-/** A finished turn: its type is the status the turn left the agent in. */
+/**
+ * A finished turn: its type is the status the turn left the agent in. One whose end could not
+ * be recorded is `errored` whatever it did, with the write's failure in its reason and the
+ * wrapper's outcome kept, so the parent gets the answer and knows the tree directory lacks it.
+ */
 export function turnEndNotice(record: AgentRecordV1, end: TurnEnd): Notice {
-  return agentNotice(record, record.status as NoticeType, end);
+  if (end.unrecorded === undefined) return agentNotice(record, record.status as NoticeType, end);
+  const unrecorded = `the turn ended ${end.outcome}, but its record could not be written: ${end.unrecorded}`;
+  return agentNotice(record, "errored", {
+    ...end,
+    reason: end.reason ? `${unrecorded}; ${end.reason}` : unrecorded,
+    forceOutcome: true,
+  });
 }
 
 /** interrupt_agent or close_agent stopped a running or queued turn. */

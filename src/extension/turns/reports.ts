@@ -3,11 +3,12 @@
  * tree directory, so that sessions and notices stay small while the whole answer stays
  * readable. `reports/<turn>.json`, one file per turn, newest LIMITS.reportsKept kept.
  */
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { LIMITS } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { readJsonFile } from "../../lib/regular-file.js";
 import { cutBefore, headChars } from "../../lib/text.js";
 
 export interface StoredReportV1 {
@@ -109,14 +110,11 @@ function unavailable(): ReportPage {
 }
 
 async function readStored(file: string): Promise<StoredReportV1 | undefined> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(file, "utf8"));
-  } catch (err) {
-    // Pruned by another process between listing and reading, or damaged: no report to page.
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" || err instanceof SyntaxError) return undefined;
-    throw err;
-  }
+  // Pruned by another process between listing and reading, or damaged (a FIFO included,
+  // which is refused without blocking): no report to page.
+  const read = await readJsonFile(file);
+  if (!read.ok) return undefined;
+  const raw = read.value;
   if (typeof raw !== "object" || raw === null) return undefined;
   const record = raw as Partial<StoredReportV1>;
   if (record.version !== 1 || typeof record.text !== "string" || typeof record.turn !== "number") return undefined;

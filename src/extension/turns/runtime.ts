@@ -4,7 +4,7 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import type { ResultV1, RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -12,9 +12,10 @@ import { errorText } from "../../lib/values.js";
 import { settledWithin } from "../../lib/wait.js";
 import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
-import type { TreeDir } from "../tree/tree-dir.js";
+import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
 import { TurnSlots } from "./capacity.js";
+import type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
 import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.js";
 import { Mailbox } from "./mailbox.js";
@@ -24,48 +25,7 @@ import { saveReport } from "./reports.js";
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 const STOP_WAIT_MS = 8000;
 
-type StopReason = "interrupt" | "close" | "shutdown";
-
-export interface ChildState {
-  record: AgentRecordV1;
-  running?: RunningTurn & { parts: PendingPart[] };
-  /** Resolves once the running turn is fully recorded (record written, notice given). */
-  settled?: Promise<void>;
-  /** Why this process stopped the running turn, if it did. */
-  stopping?: StopReason;
-  /** A turn has ended and is being recorded: its notice is not in the mailbox yet. */
-  settling?: boolean;
-}
-
-export interface RuntimeHooks {
-  /** Called after every write of a direct child's record (the root records it in its session). */
-  recorded?(record: AgentRecordV1): void;
-  /** Called for every notice that reaches this process's mailbox. */
-  noticed?(notice: Notice): void;
-}
-
-export interface RuntimeOptions {
-  hooks?: RuntimeHooks;
-  /** How turns run (default: one `subagent-wrapper` process per turn). */
-  turns?: TurnOperations;
-}
-
-/** What followup_task tells the model. */
-export interface FollowupResult {
-  status: AgentStatus;
-  /** The child's turn was running or queued: the follow-up starts when that turn ends. */
-  queuedBehindRunningTurn: boolean;
-  queuePosition?: number;
-}
-
-/** What send_message tells the model about a message to a child. */
-export interface MessageDelivery {
-  /** `queued`: it goes with the child's next turn. */
-  delivered: "queued";
-  /** Messages and follow-ups now waiting for the child's next turn. */
-  queuedMessages: number;
-  status: AgentStatus;
-}
+export type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
 /** What the stop of one turn found, for the notice and the wait that follow. */
 interface Stopped {
@@ -77,11 +37,14 @@ interface Stopped {
 
 export class TreeRuntime {
   readonly children = new Map<string, ChildState>();
+  /** Direct children whose record is damaged, with why: they are not loaded, and tools say so. */
+  readonly damaged = new Map<string, string>();
   readonly mailbox = new Mailbox();
   readonly slots: TurnSlots;
   readonly turns: TurnOperations;
   private readonly hooks: RuntimeHooks;
   private closing = false;
+  private readonly stopHearingDamage: () => void;
   /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
   private queuePublished: Promise<void> = Promise.resolve();
 
@@ -95,6 +58,14 @@ export class TreeRuntime {
     this.hooks = options.hooks ?? {};
     this.turns = options.turns ?? wrapperTurns;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
+    this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
+  }
+
+  /** Shows the user one line (prefixed with the package's name). */
+  report(line: string): void {
+    const text = `pi-subagent-tree: ${line}`;
+    if (this.hooks.problem) this.hooks.problem(text);
+    else console.error(text);
   }
 
   /** Lets list_agents in any process of the tree show where this agent's queued children stand. */
@@ -108,7 +79,24 @@ export class TreeRuntime {
 
   async persist(state: ChildState): Promise<void> {
     await this.tree.writeRecord(state.record);
+    state.unsaved = false;
     this.hooks.recorded?.(state.record);
+  }
+
+  /**
+   * persist, for writes nobody waits on (a turn's start and end): a failure is reported in
+   * one line and returned, never thrown, and the record this process holds stays the newest.
+   */
+  private async persistOrReport(state: ChildState, what: string): Promise<string | undefined> {
+    try {
+      await this.persist(state);
+      return undefined;
+    } catch (err) {
+      state.unsaved = true;
+      const failure = errorText(err);
+      this.report(`could not record ${what} of ${state.record.path}: ${failure}`);
+      return failure;
+    }
   }
 
   /** Queue the record's pending parts as its next turn; starts it when a slot is free. */
@@ -116,8 +104,10 @@ export class TreeRuntime {
     const { record } = state;
     record.followupQueued = false;
     let launched: Promise<void> | undefined;
+    // A queued turn is started by a slot's release, where nobody awaits it: launch reports
+    // its own failures, and this catch keeps a bug from becoming an unhandled rejection.
     const started = this.slots.request(record.path, () => {
-      launched = this.launch(state, kind);
+      launched = this.launch(state, kind).catch((err: unknown) => this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`));
     });
     if (started) await launched;
     else {
@@ -140,8 +130,9 @@ export class TreeRuntime {
     record.forkTranscript = undefined;
     // A follow-up that joined this turn while it was queued is delivered now, not again later.
     record.followupQueued = false;
+    let turn: RunningTurn;
     try {
-      const turn = await this.turns.start({
+      turn = await this.turns.start({
         record,
         agentDir: this.tree.agentDir(record.path),
         treeDir: this.tree.root,
@@ -151,25 +142,31 @@ export class TreeRuntime {
         instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
         timeoutMs: this.limits.turnTimeoutMs,
       });
-      state.running = { ...turn, parts };
-      state.stopping = undefined;
-      record.runningParts = parts;
-      record.runs.push(turn.runName);
-      record.status = "running";
-      await this.persist(state);
-      state.settled = turn.finished.then((result) => this.finishTurn(state, turn.runName, result));
     } catch (err) {
       // Nothing ran: keep the parts for the next turn and report the failure like a turn's.
       // It has no answer and no turn number, so no report is stored: the previous turn's stays.
       record.undelivered = parts;
       state.settling = true;
+      state.owesNotice = true;
       this.slots.release(record.path);
       try {
         await this.settle(state, { failure: `could not start the turn: ${errorText(err)}` });
       } finally {
         state.settling = false;
       }
+      return;
     }
+    state.running = { ...turn, parts };
+    state.stopping = undefined;
+    record.runningParts = parts;
+    record.runs.push(turn.runName);
+    record.status = "running";
+    // The wrapper is at work whether or not this write succeeds: failing the call would drop
+    // an agent that runs. Its end is recorded (or reported) when it comes.
+    await this.persistOrReport(state, "the start of a turn");
+    state.settled = turn.finished
+      .then((result) => this.finishTurn(state, turn.runName, result))
+      .catch((err: unknown) => this.lostTurn(state, turn.runName, err));
   }
 
   private async finishTurn(state: ChildState, runName: string, result: ResultV1 | undefined): Promise<void> {
@@ -178,7 +175,7 @@ export class TreeRuntime {
       // A stopped turn that took longer than STOP_WAIT_MS to end, after a newer turn started:
       // it only adds its usage; the newer turn owns the status, the slot and the notice.
       if (result) addUsage(record.usage, result.usage);
-      await this.persist(state);
+      await this.persistOrReport(state, "a stopped turn's usage");
       return;
     }
     const running = state.running;
@@ -186,6 +183,7 @@ export class TreeRuntime {
     // Until its notice is in the mailbox the turn still counts as active, or a wait_agent
     // running meanwhile would answer `idle` with the notice about to arrive.
     state.settling = true;
+    state.owesNotice = !stopping;
     state.running = undefined;
     state.stopping = undefined;
     record.runningParts = undefined;
@@ -198,7 +196,9 @@ export class TreeRuntime {
     try {
       // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
       // crashed. That is an error of the turn, never an interruption.
-      const lost = `wrapper exited (${running?.howExited?.() ?? "unknown"}) without writing result.json`;
+      const exited = `wrapper exited (${running?.howExited?.() ?? "unknown"})`;
+      const damaged = running?.damagedResult?.();
+      const lost = damaged ? `${exited}; the run's ${damaged}` : `${exited} without writing result.json`;
       await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length });
     } finally {
       state.settling = false;
@@ -237,14 +237,41 @@ export class TreeRuntime {
       record.health = healthForOutcome(outcome);
       record.lastTurnStatus = record.status;
     }
-    await this.persist(state);
-    if (!stopping) {
-      // Messages a child sent up during its turn precede the notice of that turn's end.
-      await this.collectInbox();
-      const subtreeUsage = await this.subtreeUsage(record);
-      this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage }));
-      if (record.followupQueued) await this.requestTurn(state, "followup");
+    const unrecorded = await this.persistOrReport(state, `the end of a turn (${outcome})`);
+    if (stopping) return;
+    // The parent still learns how the turn ended, and that the tree directory does not say
+    // so: errored, with the write's failure as the reason. The report text is in the notice.
+    if (unrecorded) {
+      record.status = "errored";
+      record.lastTurnStatus = "errored";
     }
+    // Messages a child sent up during its turn precede the notice of that turn's end.
+    await this.collectInbox().catch((err: unknown) => this.report(`could not read the inbox of ${this.self}: ${errorText(err)}`));
+    const subtreeUsage = await this.subtreeUsage(record);
+    this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage, unrecorded }));
+    state.owesNotice = false;
+    if (record.followupQueued) {
+      await this.requestTurn(state, "followup").catch((err: unknown) => this.report(`could not queue the follow-up of ${record.path}: ${errorText(err)}`));
+    }
+  }
+
+  /**
+   * The last guard of a turn's end, for what recording it did not foresee: the slot is freed,
+   * the wait released and the notice that is owed given, so a parent never waits forever.
+   */
+  private lostTurn(state: ChildState, runName: string, err: unknown): void {
+    const { record } = state;
+    const failure = errorText(err);
+    this.report(`recording the end of ${record.path}'s turn ${runName} failed: ${failure}`);
+    if (!state.running || state.running.runName === runName) {
+      state.running = undefined;
+      this.slots.release(record.path);
+    }
+    state.settling = false;
+    if (!state.owesNotice) return;
+    state.owesNotice = false;
+    record.status = "errored";
+    this.notify(turnEndNotice(record, { outcome: "failed", reason: `recording the end of the turn failed: ${failure}`, text: "", reportStored: false }));
   }
 
   /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */
@@ -381,10 +408,13 @@ export class TreeRuntime {
         waits.push(settledWithin(state.settled, STOP_WAIT_MS));
       } else if (queued) {
         state.record.status = "interrupted";
-        waits.push(this.persist(state));
+        waits.push(this.persistOrReport(state, "a queued turn's stop"));
       }
     }
     await Promise.all(waits);
+    // Records a failed write left newer in memory than on disk: one more try before leaving.
+    for (const state of this.children.values()) if (state.unsaved) await this.persistOrReport(state, "the latest state");
+    this.stopHearingDamage();
     await this.queuePublished;
     this.mailbox.wakeAll();
   }

@@ -37,7 +37,8 @@ describe("session records", () => {
       { type: "message", message: { role: "user", content: "hi" } },
       { type: "custom", customType: ENTRY_TYPE, data: agentEntry(record) },
     ];
-    const rebuilt = recordsFromEntries(entries);
+    const { records: rebuilt, refused } = recordsFromEntries(entries);
+    expect(refused).toEqual([]);
     expect(rebuilt).toHaveLength(1);
     expect(rebuilt[0]).toMatchObject({ version: 1, kind: "agent", path: "/root/worker", status: "completed", inbox: [], undelivered: [] });
   });

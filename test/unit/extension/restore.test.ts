@@ -10,6 +10,7 @@ import type { AgentRecordV1, PendingPart } from "../../../src/contracts/tree.js"
 import { restore } from "../../../src/extension/tree/persistence.js";
 import { ORPHAN_WRAPPER_WAIT_MS } from "../../../src/extension/turns/launcher.js";
 import { readReportPage } from "../../../src/extension/turns/reports.js";
+import { FailingTree } from "../../support/failing-tree.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
 import { cleanupRuntimes, runtimeHarness } from "../../support/runtime-harness.js";
@@ -32,7 +33,7 @@ describe("restore", () => {
     const first = h.restarted();
     await restore(first, []);
 
-    expect(h.turns.settledCalls).toEqual([{ runDir, waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
+    expect(h.turns.settledCalls).toEqual([{ runDirs: [runDir], waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
     expect(first.children.get("/root/worker")?.record).toMatchObject({ status: "completed", notifiedRun: "0001-spawn", lastOutcome: "completed" });
     expect(first.children.get("/root/worker")?.record.runningParts).toBeUndefined();
     expect(first.mailbox.take(5)).toEqual([
@@ -78,5 +79,20 @@ describe("restore", () => {
     await restore(rt, []);
     await rt.followup(rt.children.get("/root/worker")!, "again");
     expect(h.turns.last).toMatchObject({ runName: "0002-followup", spec: { prompt: "[FOLLOWUP_TASK from /root · task worker]\nagain" } });
+  });
+
+  it("a restore whose writes fail (a full disk) still starts: the turn is settled in memory, reported, and written at shutdown", async () => {
+    let tree!: FailingTree;
+    const h = await runtimeHarness({}, (root) => (tree = new FailingTree(root)));
+    await h.tree.writeRecord(leftRunning());
+    tree.fillDisk();
+    const rt = h.restarted();
+    await restore(rt, []);
+    expect(rt.children.get("/root/worker")?.record.status).toBe("interrupted");
+    expect(h.problems).toEqual([expect.stringMatching(/^pi-subagent-tree: could not record how the turn \/root\/worker left running ended: ENOSPC/)]);
+    expect((await h.tree.readRecord("/root/worker"))?.status).toBe("running");
+    tree.heal();
+    await rt.shutdown();
+    expect((await h.tree.readRecord("/root/worker"))?.status).toBe("interrupted");
   });
 });

@@ -146,7 +146,15 @@ describe("close_agent", () => {
     const worker = await h.child("worker");
     await h.runtime.requestTurn(worker, "spawn");
     const descendant = (path: string, status: "completed" | "running", spawnSeq: number) =>
-      h.tree.writeRecord({ ...worker.record, path, parent: path.slice(0, path.lastIndexOf("/")), status, spawnSeq, runs: [] });
+      h.tree.writeRecord({
+        ...worker.record,
+        path,
+        parent: path.slice(0, path.lastIndexOf("/")),
+        taskName: path.slice(path.lastIndexOf("/") + 1),
+        status,
+        spawnSeq,
+        runs: [],
+      });
     await descendant("/root/worker/sub", "completed", 10);
     await descendant("/root/worker/sub/leaf", "running", 11);
 

@@ -322,3 +322,40 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
     expect(plan(req("reviewer", { fork_turns: 2 })).fork).toEqual({ kind: "recent", turns: 2 });
   });
 });
+
+describe("validateSpawn: values in errors are bounded, task_name has a maximum length", () => {
+  const huge = "x".repeat(5_000_000);
+  /** The longest a message quoting one value can be: its fixed text, 200 chars and `…`. */
+  const bounded = (message: string, prefix: string) => {
+    expect(message.startsWith(prefix)).toBe(true);
+    expect(message.length).toBeLessThanOrEqual(prefix.length + 201);
+    expect(message.endsWith("…")).toBe(true);
+  };
+
+  it("a 5 MB agent_type, model or reasoning_effort comes back as 200 chars and …", () => {
+    bounded(error({ ...base, agent_type: huge, fork_turns: "none" }), "unknown agent_type: ");
+    bounded(error({ ...base, model: huge }), "unknown model: ");
+    bounded(error({ ...base, reasoning_effort: huge }), "unknown reasoning_effort: ");
+    // Not a string: its JSON is bounded the same way.
+    bounded(error({ ...base, model: { a: huge } }), "unknown model: ");
+  });
+
+  it("a cut name never matches a role: 200 chars of a real role's name plus more is still unknown", () => {
+    const roles: RoleCatalog = { ...BUILTIN_CATALOG, roles: [...BUILTIN_CATALOG.roles, { ...builtinRole("scout")!, name: "a".repeat(200), source: "user" }] };
+    const findRole = (name: string) => lookupRole(roles, name);
+    expect(error({ ...base, agent_type: "a".repeat(201), fork_turns: "none" }, env({ findRole }))).toBe(`unknown agent_type: ${"a".repeat(200)}…`);
+  });
+
+  it("a task_name of valid characters longer than 64 gets its own message, with its length", () => {
+    expect(error({ ...base, task_name: "a".repeat(64) })).toBe("ok");
+    expect(error({ ...base, task_name: "a".repeat(65) })).toBe("task_name must be at most 64 characters (this one has 65)");
+    expect(error({ ...base, task_name: "a".repeat(5_000_000) })).toBe("task_name must be at most 64 characters (this one has 5000000)");
+  });
+
+  it("the length is checked right after rule 1: bad characters say rule 1, a long name comes before rules 2–11", () => {
+    expect(error({ ...base, task_name: `A${"a".repeat(100)}` })).toBe(NAME);
+    expect(error({ ...base, task_name: "a".repeat(65), agent_type: "scout", model: "fake/nope" })).toBe(
+      "task_name must be at most 64 characters (this one has 65)",
+    );
+  });
+});
