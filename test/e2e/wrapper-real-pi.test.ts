@@ -69,10 +69,13 @@ describe("subagent-wrapper with the real pi", () => {
 
   it("an [ABORT] beside a tool call stops pi before the tool finishes", async () => {
     const { llm, run } = await setup();
-    llm.script([reply.toolCall("bash", { command: "sleep 30" }, { text: "[ABORT] no credentials for the deploy" })]);
+    llm.script([reply.toolCall("bash", { command: "sleep 60" }, { text: "[ABORT] no credentials for the deploy" })]);
     const out = await run();
     expect(out.result).toMatchObject({ status: "aborted", abortReason: "no credentials for the deploy", forcedExit: true });
-    expect(out.durationMs).toBeLessThan(10_000);
+    // The tool never finished: no result of it was recorded, and the run ended well before its 60 s
+    // (a bound loose enough for a loaded machine: this is not a speed check).
+    expect(out.events.some((e) => e.type === "tool_result")).toBe(false);
+    expect(out.durationMs).toBeLessThan(45_000);
     expect(llm.requests).toHaveLength(1);
   });
 
