@@ -15,9 +15,19 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLoopbackLlm } from "../examples/tree-demo/scripted-llm.mjs";
+import { ensureLineBin, lineName, linePath, resolveLine } from "./pi-lines.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const pi = path.join(root, "node_modules", ".bin", "pi");
+// The current pi (1.x) on the Node 22 from node_modules; PI_SUBAGENTS_TEST_PI_LINE=0.73 for pi 0.73.1.
+let line;
+try {
+  line = resolveLine(root, lineName());
+  ensureLineBin(line);
+} catch (err) {
+  console.error(`tui-check: ${err.message}`);
+  process.exit(2);
+}
+const pi = line.piCli;
 const timeoutMs = Number(process.env.TUI_CHECK_TIMEOUT_MS) || 90_000;
 const MODEL = "loop/fast";
 const DONE_TEXT = "TUI CHECK DONE";
@@ -101,7 +111,8 @@ writeFileSync(
 
 const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
 const env = {
-  PATH: process.env.PATH,
+  // pi, and the wrapper's children, start with `#!/usr/bin/env node`: this line's node first.
+  PATH: linePath(line, process.env.PATH),
   LANG: "C.UTF-8",
   TERM: "xterm-256color",
   HOME: path.join(home, "work"),

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { signalGroup } from "../../src/wrapper/child.js";
-import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { PI_LINE_NAME, REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { rpcLines } from "../support/rpc-lines.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import { expectNoSurvivors, noticesIn, useTrees } from "../support/tree-harness-extra.js";
@@ -44,10 +44,12 @@ describe("an interactive root", () => {
       expect(shown.message).toContain("worker finished its job");
       // Shown, not sent to the model: the session is idle, nothing is queued for it, and its
       // conversation still holds the first prompt's four messages (user, tool call, tool
-      // result, answer) — a notice sent to the model would be a fifth.
+      // result, answer; pi 1.x counts its system message too) — a notice sent to the model
+      // would be one more.
       root.stdin.write(`${JSON.stringify({ id: "after-notice", type: "get_state" })}\n`);
       const state = await rpc.waitFor((line) => line.type === "response" && line.id === "after-notice");
-      expect(state.data).toMatchObject({ isStreaming: false, pendingMessageCount: 0, messageCount: 4 });
+      const systemMessages = PI_LINE_NAME === "current" ? 1 : 0;
+      expect(state.data).toMatchObject({ isStreaming: false, pendingMessageCount: 0, messageCount: 4 + systemMessages });
       expect(h.requestsOf("/root")).toHaveLength(2);
 
       root.stdin.write(`${JSON.stringify({ type: "prompt", message: "collect the result" })}\n`);
