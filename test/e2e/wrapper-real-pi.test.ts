@@ -6,7 +6,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makePiHome, PI_LINE_SETTLES, type PiHomeOptions } from "../support/pi-home.js";
+import { makePiHome, PI_LINE, PI_LINE_SETTLES, type PiHomeOptions, REPO_ROOT } from "../support/pi-home.js";
 import { killAll, waitForPidExit } from "../support/processes.js";
 import { reply, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
@@ -131,5 +131,26 @@ describe("subagent-wrapper with the real pi", () => {
     expect(await waitForPidExit(piPid, 5000)).toBe(true);
     // The wrapper never got to clean up; the task file was already gone once pi read it.
     expect((await readdir(home.env.TMPDIR!)).filter((name) => name.startsWith("pi-subagent-task-"))).toEqual([]);
+  });
+});
+
+/** A child extension that steers the running turn once (test/support/extensions/steer-once.mjs). */
+const STEER_ONCE = path.join(REPO_ROOT, "test", "support", "extensions", "steer-once.mjs");
+
+describe(`a run where pi continues after its first stop message (${PI_LINE.pkg} ${PI_LINE.piVersion})`, () => {
+  it.each([
+    ["once the first answer is in (turn_end)", "turn_end"],
+    ["while the first answer streams (message_update)", "message_update"],
+  ])("a steer %s: the continuation's answer is result.json's finalText", async (_when, at) => {
+    const { llm, run } = await setup({ extensions: [STEER_ONCE], env: { STEER_ONCE_AT: at, STEER_ONCE_TEXT: "STEER-1: also count the tests" } });
+    llm.script([reply.text("the first answer", { chunkDelayMs: 150 }), reply.text("the continuation's answer")]);
+    const out = await run();
+    expect(out.code).toBe(0);
+    expect(out.result).toMatchObject({ status: "completed", finalText: "the continuation's answer", turns: 2, forcedExit: false });
+    expect(llm.requests).toHaveLength(2);
+    expect(userTexts(llm.requests[1]!).at(-1)).toBe("STEER-1: also count the tests");
+    const types = out.events.map((e) => e.type);
+    // pi 1.x ends its automatic work with agent_settled; pi 0.73.1 does not.
+    expect(types).toEqual(["run_start", "assistant_text", "assistant_text", ...(PI_LINE_SETTLES ? ["settled"] : []), "run_end"]);
   });
 });
