@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
+import { THINKING_LEVELS } from "../../../src/contracts/meta.js";
 import { errorText } from "../../../src/lib/values.js";
 import { REAL_PI, REPO_ROOT } from "../pi-home.js";
 import { killAll } from "../processes.js";
@@ -14,7 +15,7 @@ import { STRESS_SCENARIOS, selectScenarios } from "./scenarios.js";
 
 class UsageError extends Error {}
 
-const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const THINKING: readonly string[] = THINKING_LEVELS;
 
 interface CliOptions {
   live?: boolean;
