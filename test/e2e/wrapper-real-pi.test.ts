@@ -25,7 +25,9 @@ async function setup(meta: Record<string, unknown> = {}, homeOptions: Omit<PiHom
   cleanups.push(() => llm.close());
   const home = await makePiHome({ llmUrl: llm.url, ...homeOptions });
   cleanups.push(() => home.cleanup());
-  const wrapper = await wrapperCase({ meta: defaultMeta({ graceMs: 1000, ...meta }) });
+  // A grace no test waits out when pi exits by itself: on a loaded machine pi can take over a
+  // second from its last line to its exit (pi 1.x writes Node's compile cache then).
+  const wrapper = await wrapperCase({ meta: defaultMeta({ graceMs: 5000, ...meta }) });
   const run = () => wrapper.run({ env: home.env });
   return { llm, home, wrapper, run };
 }

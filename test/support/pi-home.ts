@@ -32,6 +32,9 @@ export const PI_LINE_NAME: LineName = PI_LINE.name;
 export const PI_LINE_SETTLES = versionEmitsSettled(PI_LINE.piVersion);
 /** The real pi CLI of this line: its package's bin script (never node_modules/.bin/pi, which both pi packages claim). */
 export const REAL_PI = PI_LINE.piCli;
+/** Node's compile cache, shared by the pi processes of every test (pi 1.x enables it). */
+const COMPILE_CACHE = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagent-tree", "compile-cache");
+
 /** PATH for a process of this line: its `node` and `pi` first. */
 export const lineEnvPath = (rest: string | undefined = process.env.PATH): string => {
   ensureLineBin(PI_LINE);
@@ -149,6 +152,9 @@ export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
     PI_TELEMETRY: "0",
     // pi's jiti cache and the wrapper's task files stay inside this home and go with it.
     TMPDIR: tmp,
+    // pi 1.x turns on Node's compile cache (in TMPDIR by default): one cache for every test
+    // spares each pi start compiling its bundle again.
+    NODE_COMPILE_CACHE: COMPILE_CACHE,
     // pi and the fake pi start with `#!/usr/bin/env node`: this line's node, and its pi, come first.
     PATH: lineEnvPath(),
     ...opts.env,
