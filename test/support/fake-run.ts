@@ -85,12 +85,22 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** Polls (on real I/O turns, not on time) until `check` holds. */
+/**
+ * Polls (on real I/O turns, not on fake time) until `check` holds. Real file I/O (the run's
+ * artifacts) may need more than a few thousand turns on a loaded machine, so after those it
+ * keeps polling in 5 ms steps for up to 10 s of wall time before it gives up.
+ */
 export async function until(check: () => boolean, what = "condition"): Promise<void> {
   for (let i = 0; i < 2000; i++) {
     if (check()) return;
     await settle(1);
   }
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (check()) return;
+    await new Promise<void>((resolve) => setTimeout(resolve, 5));
+  }
+  if (check()) return;
   throw new Error(`${what} never held`);
 }
 
