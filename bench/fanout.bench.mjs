@@ -6,7 +6,7 @@
 // `startedAt` (the extension starting its first turn) to the last child's result.json `endedAt`.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { benchPiHome, fmt, median, PI, REPO_ROOT, rounds, row, startBenchLlm, timed } from "./support.mjs";
+import { benchLines, benchPiHome, fmt, median, REPO_ROOT, rounds, row, startBenchLlm, timed } from "./support.mjs";
 
 const CHILD_MS = 1000;
 const SLOTS = 3;
@@ -42,52 +42,56 @@ function runsOf(treesDir) {
   return runs;
 }
 
+/** Both pi lines in one run, interleaved round by round (the root pi, the wrappers and sleep-pi on the line's Node). */
 export async function run() {
   let answer = answerFor(1);
   const llm = await startBenchLlm((body) => answer(body));
   const { url } = llm;
-  const points = [];
-  const parts = { schedule: [], startup: [], child: [] };
+  const lines = benchLines().map((line) => ({ line, points: [], parts: { schedule: [], startup: [], child: [] } }));
   try {
     for (const children of [6, 12, 20]) {
       answer = answerFor(children);
-      const spans = [];
+      const spans = lines.map(() => []);
       for (let round = 0; round < rounds(3); round++) {
-        const { home, env, cleanup } = benchPiHome(url);
-        try {
-          const childEnv = { ...env, PI_SUBAGENTS_PI_BIN: SLEEP_PI, BENCH_CHILD_MS: String(CHILD_MS) };
-          await timed(PI, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env: childEnv });
-          const runs = runsOf(env.PI_SUBAGENTS_DIR);
-          if (runs.length !== children || runs.some((r) => r.status !== "completed"))
-            throw new Error(`expected ${children} completed runs, got ${runs.map((r) => r.status).join(",")}`);
-          spans.push(Math.max(...runs.map((r) => r.endedAt)) - Math.min(...runs.map((r) => r.startedAt)));
-          for (const r of runs) {
-            parts.startup.push(r.spawnedAt - r.startedAt);
-            parts.child.push(r.endedAt - r.spawnedAt);
-            const before = runs.filter((o) => o.endedAt <= r.startedAt).map((o) => o.endedAt);
-            if (before.length) parts.schedule.push(r.startedAt - Math.max(...before));
+        for (const [index, { line, parts }] of lines.entries()) {
+          const { home, env, cleanup } = benchPiHome(url, line);
+          try {
+            const childEnv = { ...env, PI_SUBAGENTS_PI_BIN: SLEEP_PI, BENCH_CHILD_MS: String(CHILD_MS) };
+            await timed(line.piCli, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env: childEnv });
+            const runs = runsOf(env.PI_SUBAGENTS_DIR);
+            if (runs.length !== children || runs.some((r) => r.status !== "completed"))
+              throw new Error(`${line.label}: expected ${children} completed runs, got ${runs.map((r) => r.status).join(",")}`);
+            spans[index].push(Math.max(...runs.map((r) => r.endedAt)) - Math.min(...runs.map((r) => r.startedAt)));
+            for (const r of runs) {
+              parts.startup.push(r.spawnedAt - r.startedAt);
+              parts.child.push(r.endedAt - r.spawnedAt);
+              const before = runs.filter((o) => o.endedAt <= r.startedAt).map((o) => o.endedAt);
+              if (before.length) parts.schedule.push(r.startedAt - Math.max(...before));
+            }
+          } finally {
+            cleanup();
           }
-        } finally {
-          cleanup();
         }
       }
       const ideal = Math.ceil(children / SLOTS) * CHILD_MS;
-      const span = median(spans);
-      points.push({ input: `${children} children`, value: fmt.s(span), baseline: fmt.s(ideal), ratio: fmt.x(span / ideal), pass: span / ideal <= 1.15 });
+      for (const [index, { points }] of lines.entries()) {
+        const span = median(spans[index]);
+        points.push({ input: `${children} children`, value: fmt.s(span), baseline: fmt.s(ideal), ratio: fmt.x(span / ideal), pass: span / ideal <= 1.15 });
+      }
     }
   } finally {
     await llm.close();
   }
   const ms = (list) => `${median(list).toFixed(0)} ms`;
-  return [
+  return lines.map(({ line, points, parts }) =>
     row({
-      id: "fanout",
-      what: `fan-out: N children of ~1 s through the extension, ${SLOTS} active turns`,
+      id: `fanout-${line.name}`,
+      what: `fan-out: N children of ~1 s through the extension, ${SLOTS} active turns (${line.label})`,
       target: "≤ 1.15× ideal ceil(N/3) × 1 s",
       points,
-      note: `A real pi root (loopback scripted LLM) loads the extension and calls spawn_agent N times in one message (fork_turns none), then wait_agent until all are done. Each child turn is a real subagent-wrapper whose "pi" (PI_SUBAGENTS_PI_BIN) is bench/fixtures/sleep-pi.mjs: it answers ${CHILD_MS} ms after its own process started (its Node start-up included) and exits. Measured: from the earliest meta.json \`startedAt\` (the extension starting the first turn) to the latest result.json \`endedAt\`; it includes, per wave, the extension's scheduling (wrapper exit seen, result.json read, slot freed, next run directory and meta.json written), the wrapper's start-up and its finish. Medians over all runs of this bench: previous turn's end → next turn's meta.json ${ms(parts.schedule)}; meta.json → child spawned (wrapper start-up, under the load of sibling wrappers) ${ms(parts.startup)}; child spawned → result.json ${ms(parts.child)}. The root's own LLM turns overlap with the children.`,
+      note: `A real pi root (${line.label}; both lines in the same run, interleaved round by round; loopback scripted LLM) loads the extension and calls spawn_agent N times in one message (fork_turns none), then wait_agent until all are done. Each child turn is a real subagent-wrapper (on the root's Node) whose "pi" (PI_SUBAGENTS_PI_BIN) is bench/fixtures/sleep-pi.mjs: it answers ${CHILD_MS} ms after its own process started (its Node start-up included) and exits. Measured: from the earliest meta.json \`startedAt\` (the extension starting the first turn) to the latest result.json \`endedAt\`; it includes, per wave, the extension's scheduling (wrapper exit seen, result.json read, slot freed, next run directory and meta.json written), the wrapper's start-up and its finish. Medians over all runs of this line: previous turn's end → next turn's meta.json ${ms(parts.schedule)}; meta.json → child spawned (wrapper start-up, under the load of sibling wrappers) ${ms(parts.startup)}; child spawned → result.json ${ms(parts.child)}. The root's own LLM turns overlap with the children.`,
     }),
-  ];
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

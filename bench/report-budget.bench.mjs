@@ -42,7 +42,7 @@ function keptChars({ boundNotice, usageTotals }, answer) {
 
 export async function run() {
   const { boundNotice } = await import("../dist/extension/turns/bounds.js");
-  const { usageTotals } = await import("../dist/contracts/tree.js");
+  const { usageTotals } = await import("../dist/contracts/usage.js");
   const bound = { boundNotice, usageTotals };
   const base = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
   const answerOf = (chars) => base.repeat(Math.ceil(chars / base.length)).slice(0, chars);

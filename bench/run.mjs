@@ -27,6 +27,19 @@ if (write && only.length !== SUITES.length) {
   process.exit(2);
 }
 
+// The 1-minute load average, sampled through the run: the doc says when other work shared the machine.
+const loadSamples = [os.loadavg()[0]];
+const sampler = setInterval(() => loadSamples.push(os.loadavg()[0]), 5000);
+sampler.unref();
+
+function loadNote() {
+  const cores = os.cpus().length;
+  const peak = Math.max(...loadSamples);
+  if (peak < cores * 0.5) return "";
+  const mean = loadSamples.reduce((sum, value) => sum + value, 0) / loadSamples.length;
+  return ` **This run was on a loaded machine**: the 1-minute load average, sampled every 5 s, was ${mean.toFixed(1)} on average and ${peak.toFixed(1)} at its peak, on ${cores} cores (other work was running), so its start-up and real-pi figures are higher than on a quiet one.`;
+}
+
 const started = Date.now();
 const loadAtStart = os.loadavg()[0];
 const rows = [];
@@ -57,7 +70,8 @@ if (write) {
     .replace("{{summary}}", summary)
     .replace("{{duration}}", `${Math.round(seconds)} s`)
     .replace("{{table}}", table)
-    .replace("{{notes}}", notes);
+    .replace("{{notes}}", notes)
+    .replace("{{load}}", loadNote());
   writeFileSync(path.join(REPO_ROOT, "docs/performance.md"), filled);
   console.log("wrote docs/performance.md");
 }

@@ -7,9 +7,9 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureLineBin, LINE_NAMES, linePath, nodeVersion, resolveLine } from "../scripts/pi-lines.mjs";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-export const PI = path.join(REPO_ROOT, "node_modules/.bin/pi");
 export const WRAPPER_BIN = path.join(REPO_ROOT, "bin/subagent-wrapper");
 export const STREAM_PI = path.join(REPO_ROOT, "bench/fixtures/stream-pi.mjs");
 export const FAKE_PI = path.join(REPO_ROOT, "fixtures/fake-pi/pi");
@@ -116,8 +116,23 @@ export async function startBenchLlm(answer) {
   return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-/** A throwaway pi config pointing at `llmUrl` (provider fake, model fast); `cleanup()` removes it. */
-export function benchPiHome(llmUrl) {
+/**
+ * Both pi lines (scripts/pi-lines.mjs), current first, each with a `label` ("pi 1.6.0 on Node
+ * 22.23.5"): the real-pi benches measure each row on both, side by side in one run.
+ */
+export function benchLines() {
+  return LINE_NAMES.map((name) => {
+    const line = resolveLine(REPO_ROOT, name);
+    ensureLineBin(line);
+    return { ...line, label: `pi ${line.piVersion} on Node ${nodeVersion(line.node).replace(/^v/, "")}` };
+  });
+}
+
+/**
+ * A throwaway pi config pointing at `llmUrl` (provider fake, model fast); `cleanup()` removes it.
+ * `line`'s `node` and `pi` come first on PATH: pi and the processes it starts run on that line.
+ */
+export function benchPiHome(llmUrl, line) {
   const home = mkdtempSync(path.join(os.tmpdir(), "psa-bench-home-"));
   const agentDir = path.join(home, "agent");
   for (const dir of [agentDir, path.join(home, "tmp"), path.join(home, "trees")]) mkdirSync(dir);
@@ -146,7 +161,7 @@ export function benchPiHome(llmUrl) {
     PI_CODING_AGENT_DIR: agentDir,
     PI_OFFLINE: "1",
     PI_SUBAGENTS_DIR: path.join(home, "trees"),
-    PATH: `${path.join(REPO_ROOT, "node_modules/.bin")}${path.delimiter}${process.env.PATH}`,
+    PATH: linePath(line, process.env.PATH),
   };
   return { home, env, cleanup: () => rmSync(home, { recursive: true, force: true }) };
 }

@@ -3,7 +3,7 @@
 // LLM, run (a) as N children of one root through the extension, and (b) one after another as
 // plain `pi --mode json` runs — side by side in one run, alternated, medians. Everything is the
 // real pi; only the LLM is scripted.
-import { benchPiHome, fmt, median, PI, REPO_ROOT, rounds, row, startBenchLlm, timed } from "./support.mjs";
+import { benchLines, benchPiHome, fmt, median, REPO_ROOT, rounds, row, startBenchLlm, timed } from "./support.mjs";
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 1500);
 
@@ -23,38 +23,43 @@ function answerFor(children) {
   };
 }
 
+/** Both pi lines in one run, interleaved round by round. */
 export async function run() {
   let answer = answerFor(1);
   const llm = await startBenchLlm((body) => answer(body));
-  const { home, env, cleanup } = benchPiHome(llm.url);
-  const points = [];
+  const lines = benchLines().map((line) => ({ line, ...benchPiHome(llm.url, line), points: [] }));
   try {
     for (const children of [2, 3]) {
       answer = answerFor(children);
-      const samples = { tree: [], sequential: [] };
+      const samples = lines.map(() => ({ tree: [], sequential: [] }));
       for (let round = 0; round < rounds(3); round++) {
-        samples.tree.push(await timed(PI, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env }));
-        let sequential = 0;
-        for (let i = 0; i < children; i++) sequential += await timed(PI, ["--mode", "json", "-np", "--no-session", `do task ${i}`], { cwd: home, env });
-        samples.sequential.push(sequential);
+        for (const [index, { line, home, env }] of lines.entries()) {
+          samples[index].tree.push(await timed(line.piCli, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env }));
+          let sequential = 0;
+          for (let i = 0; i < children; i++)
+            sequential += await timed(line.piCli, ["--mode", "json", "-np", "--no-session", `do task ${i}`], { cwd: home, env });
+          samples[index].sequential.push(sequential);
+        }
       }
-      const tree = median(samples.tree);
-      const sequential = median(samples.sequential);
-      points.push({ input: `${children} tasks`, value: fmt.s(tree), baseline: fmt.s(sequential), ratio: fmt.x(tree / sequential) });
+      for (const [index, { points }] of lines.entries()) {
+        const tree = median(samples[index].tree);
+        const sequential = median(samples[index].sequential);
+        points.push({ input: `${children} tasks`, value: fmt.s(tree), baseline: fmt.s(sequential), ratio: fmt.x(tree / sequential) });
+      }
     }
   } finally {
     await llm.close();
-    cleanup();
+    for (const { cleanup } of lines) cleanup();
   }
-  return [
+  return lines.map(({ line, points }) =>
     row({
-      id: "tree",
-      what: `what a tree buys: N tasks of ${DELAY_MS} ms LLM wait as children of one root vs one after another`,
+      id: `tree-${line.name}`,
+      what: `what a tree buys: N tasks of ${DELAY_MS} ms LLM wait as children of one root vs one after another (${line.label})`,
       target: "(informative)",
       points,
-      note: `Everything real pi; the loopback LLM answers each child after ${DELAY_MS} ms. Measured: the root's whole run (its own LLM turns, the spawns, wait_agent, the children through wrappers). Baseline: the same tasks as plain \`pi --mode json\` runs one after another.`,
+      note: `Everything real pi (${line.label}; both lines in the same run, interleaved round by round); the loopback LLM answers each child after ${DELAY_MS} ms. Measured: the root's whole run (its own LLM turns, the spawns, wait_agent, the children through wrappers). Baseline: the same tasks as plain \`pi --mode json\` runs one after another.`,
     }),
-  ];
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -2,19 +2,29 @@
 // The README's first command: the real pi (devDependency) with this package's extension,
 // driven by a bundled scripted LLM on 127.0.0.1 (no API key). The root spawns a scout and
 // a lead, the lead spawns a nested checker, everyone waits for their children, and this
-// prints the tree with each agent's status and report.
+// prints the tree with each agent's status and report. It runs the current pi (1.x) on the
+// Node 22 from node_modules; PI_SUBAGENTS_TEST_PI_LINE=0.73 runs pi 0.73.1 on this machine's
+// Node instead (scripts/pi-lines.mjs).
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startDemoLlm } from "../examples/tree-demo/scripted-llm.mjs";
+import { ensureLineBin, lineName, linePath, resolveLine } from "./pi-lines.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Where the tree directory and the root's session go (kept for you to inspect).
 const out = process.env.DEMO_OUTPUT_DIR ? path.resolve(process.env.DEMO_OUTPUT_DIR) : path.join(root, "example-output", "tree-demo");
-const pi = path.join(root, "node_modules", ".bin", "pi");
-if (!existsSync(pi) || !existsSync(path.join(root, "dist", "extension", "index.js"))) {
+let line;
+try {
+  line = resolveLine(root, lineName());
+  ensureLineBin(line);
+} catch (err) {
+  console.error(`demo: ${err.message}`);
+  process.exit(2);
+}
+if (!existsSync(path.join(root, "dist", "extension", "index.js"))) {
   console.error('demo: run "npm install" first (it installs pi and builds dist/)');
   process.exit(2);
 }
@@ -47,6 +57,8 @@ writeFileSync(
 
 const env = {
   ...process.env,
+  // pi, and the wrapper's children, start with `#!/usr/bin/env node`: this line's node first.
+  PATH: linePath(line, process.env.PATH),
   HOME: home,
   TMPDIR: path.join(home, "tmp"),
   PI_CODING_AGENT_DIR: agentDir,
@@ -59,8 +71,8 @@ console.log('$ pi --mode json -e . "Survey this repository with a small team of 
 const started = Date.now();
 const code = await new Promise((resolve) => {
   const child = spawn(
-    pi,
-    ["--mode", "json", "-np", "--session", path.join(out, "root-session.jsonl"), "-e", root, "Survey this repository with a small team of agents."],
+    line.node,
+    [line.piCli, "--mode", "json", "-np", "--session", path.join(out, "root-session.jsonl"), "-e", root, "Survey this repository with a small team of agents."],
     {
       cwd: root,
       env,

@@ -16,17 +16,26 @@
 //   node scripts/tui-check.mjs          exit 0 = every step as expected, 1 = not, 2 = set-up
 //                                       problem, 3 = no tmux
 // Environment: TMUX_BIN (default: tmux on PATH), TUI_CHECK_TIMEOUT_MS (default 150000),
-// TUI_CHECK_PI (the pi executable; default the devDependency).
+// PI_SUBAGENTS_TEST_PI_LINE (0.73: check pi 0.73.1 on this Node; default the current pi 1.x).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLoopbackLlm } from "../examples/tree-demo/scripted-llm.mjs";
+import { ensureLineBin, lineName, linePath, resolveLine } from "./pi-lines.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-// TUI_CHECK_PI: another pi to check (an executable), e.g. the 1.x line; children run it too.
-const pi = process.env.TUI_CHECK_PI || path.join(root, "node_modules", ".bin", "pi");
+// The current pi (1.x) on the Node 22 from node_modules; PI_SUBAGENTS_TEST_PI_LINE=0.73 for pi 0.73.1.
+let line;
+try {
+  line = resolveLine(root, lineName());
+  ensureLineBin(line);
+} catch (err) {
+  console.error(`tui-check: ${err.message}`);
+  process.exit(2);
+}
+const pi = line.piCli;
 const timeoutMs = Number(process.env.TUI_CHECK_TIMEOUT_MS) || 150_000;
 const MODEL = "loop/fast";
 
@@ -128,7 +137,8 @@ writeFileSync(
 
 const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
 const env = {
-  PATH: process.env.PATH,
+  // pi, and the wrapper's children, start with `#!/usr/bin/env node`: this line's node first.
+  PATH: linePath(line, process.env.PATH),
   LANG: "C.UTF-8",
   TERM: "xterm-256color",
   HOME: path.join(home, "work"),
@@ -138,7 +148,6 @@ const env = {
   PI_SKIP_VERSION_CHECK: "1",
   PI_TELEMETRY: "0",
   PI_SUBAGENTS_DIR: treesDir,
-  ...(process.env.TUI_CHECK_PI && { PI_SUBAGENTS_PI_BIN: process.env.TUI_CHECK_PI }),
 };
 
 const tmux = (...args) => spawnSync(tmuxBin, ["-S", socket, ...args], { env, encoding: "utf8" });

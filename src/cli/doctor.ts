@@ -1,7 +1,9 @@
 /**
  * `subagent-wrapper doctor`: can runs start here? Node's version, the pi binary (as the
- * wrapper finds it) and its `pi --version` (with a time limit), pi's agent dir, the base
- * of the extension's run directories, and the wrapper's own compiled task extension.
+ * wrapper finds it), its `pi --version` (with a time limit; both output streams, since pi
+ * 0.73.1 prints it on stderr when stdin is not a terminal) and whether the wrapper will wait
+ * for its agent_settled, pi's agent dir, the base of the extension's run directories, and
+ * the wrapper's own compiled task extension.
  * Exit codes: 0 every check passed, 1 a check failed.
  */
 import { spawn } from "node:child_process";
@@ -9,10 +11,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import { treeBaseDir } from "../contracts/layout.js";
-import { testedPiVersion } from "../lib/package-info.js";
+import { testedPiVersions } from "../lib/package-info.js";
 import { PI_AGENT_DIR_ENV, piAgentDir } from "../lib/pi-agent-dir.js";
 import { errorText } from "../lib/values.js";
 import { PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
+import { AGENT_SETTLED_SINCE, compareVersions, identifyPi, type PiIdentity, versionEmitsSettled } from "../wrapper/pi-version.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
 
 export interface DoctorFlags {
@@ -24,12 +27,13 @@ export interface DoctorFlags {
 export function runVersion(
   bin: string,
   timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean; error?: string }> {
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
     let timedOut = false;
-    const child = spawn(bin, ["--version"], { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false });
+    const child = spawn(bin, ["--version"], { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false, env });
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const timer = setTimeout(() => {
@@ -67,22 +71,75 @@ async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Docto
     return [{ name: "pi", ok: false, detail: err.message }];
   }
   const found: DoctorCheck = { name: "pi", ok: true, detail: `${bin} (${from})` };
-  const run = await runVersion(bin, timeoutMs);
-  const tested = testedPiVersion();
+  const identity = identifyPi(bin, env);
+  const run = await runVersion(bin, timeoutMs, env);
   if (run.timedOut) {
     return [
       found,
       { name: "pi --version", ok: false, detail: `no answer within ${timeoutMs} ms (stopped)`, hint: `check that ${bin} is pi, or raise --timeout-ms` },
     ];
   }
-  const version = parsePiVersion(run.stdout);
+  // pi 0.73.1 prints its version on stderr when stdin is not a terminal; pi 1.x on stdout.
+  const fromStderr = parsePiVersion(run.stderr);
+  const version = parsePiVersion(run.stdout) ?? (fromStderr && /^\d+\.\d+/.test(fromStderr) ? fromStderr : undefined);
   if (run.error || run.code !== 0 || !version) {
     const why = run.error ?? (run.code !== 0 ? `exit ${run.code}` : "printed nothing");
-    const stderr = run.stderr.trim().split("\n")[0];
-    return [found, { name: "pi --version", ok: false, detail: `failed: ${why}${stderr ? ` — ${stderr}` : ""}`, hint: `check that ${bin} is pi` }];
+    const stderr = firstMeaningfulLine(run.stderr);
+    return [found, { name: "pi --version", ok: false, detail: `failed: ${why}${stderr ? ` — ${stderr}` : ""}`, hint: await failureHint(bin, identity, env) }];
   }
-  const note = tested && tested !== version ? ` (this package is tested with ${tested})` : "";
-  return [found, { name: "pi --version", ok: true, detail: `${version}${note}` }];
+  return [found, { name: "pi --version", ok: true, detail: `${version}${testedNote(version)}`, notes: settledNotes(version, identity) }];
+}
+
+function testedNote(version: string): string {
+  const tested = testedPiVersions();
+  if (tested.length === 0 || tested.includes(version)) return "";
+  return ` (this package is tested with ${tested.join(" and ")})`;
+}
+
+/** Whether the wrapper will wait for agent_settled with this pi, and what to set when it cannot tell. */
+function settledNotes(version: string, identity: PiIdentity): string[] {
+  const settles = identity.emitsSettled;
+  const how = settles
+    ? "emits agent_settled: a run is over when pi settles (graceMs counts from it)"
+    : `no agent_settled (pi before ${AGENT_SETTLED_SINCE}): a run is over at its first terminal message`;
+  const source = identity.source === "env" ? ` (version from ${ENV.piVersion})` : identity.source === "package" ? "" : " (version unknown to the wrapper)";
+  const notes = [`${how}${source}`];
+  if (identity.problem) notes.push(identity.problem);
+  if (identity.version === undefined && versionEmitsSettled(version)) {
+    notes.push(`no pi package.json above this binary: set ${ENV.piVersion}=${version} so the wrapper waits for agent_settled`);
+  } else if (identity.version !== undefined && identity.version !== version) {
+    notes.push(`the wrapper takes it for ${identity.version}${identity.source === "env" ? ` (${ENV.piVersion})` : ""}, but it says ${version}`);
+  }
+  return notes;
+}
+
+/** A failed `pi --version`: pi 1.x on too old a Node is the usual cause (pi starts with `#!/usr/bin/env node`). */
+async function failureHint(bin: string, identity: PiIdentity, env: NodeJS.ProcessEnv): Promise<string> {
+  const floor = identity.version !== undefined && (compareVersions(identity.version, "0.75.0") ?? -1) >= 0 ? "22.19" : undefined;
+  if (!floor) return `check that ${bin} is pi`;
+  const node = findOnPath("node", env);
+  const nodeVersion = node ? parsePiVersion((await runVersion(node, 5000, env)).stdout) : undefined;
+  return `pi ${identity.version} needs Node ≥ ${floor}; the node on PATH${node ? ` (${node}${nodeVersion ? `, ${nodeVersion}` : ""})` : ""} starts it: put Node 22 first on PATH`;
+}
+
+function firstMeaningfulLine(text: string): string | undefined {
+  const lines = text.split("\n").map((line) => line.trim());
+  // Node's own crash report starts with the failing file's URL; the error line says more.
+  return lines.find((line) => /Error\b/.test(line)) ?? lines.find((line) => line !== "");
+}
+
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
+    if (dir === "") continue;
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {

@@ -1,6 +1,7 @@
 import path from "node:path";
 
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+/** pi's thinking levels, lowest first. `max` is pi 1.x's (0.80.6 and later); pi 0.73.1 warns about it and keeps its default. */
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 /** Default time a child may linger after its terminal message before it is stopped. */

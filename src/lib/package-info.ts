@@ -1,5 +1,5 @@
 /**
- * This package's own package.json: the version the CLI reports and the pi version it is
+ * This package's own package.json: the version the CLI reports and the pi versions it is
  * tested with. Read from beside the code (src/lib or dist/lib, two levels below it).
  */
 import fs from "node:fs";
@@ -22,7 +22,11 @@ export function packageVersion(): string {
   return readPackageJson()?.version ?? "unknown";
 }
 
-/** The pi version this package is tested with (its devDependency on pi). */
-export function testedPiVersion(): string | undefined {
-  return readPackageJson()?.devDependencies?.["@mariozechner/pi-coding-agent"];
+/** The npm packages pi is published as, one per pi line, current first (1.x, then 0.73.1, the last under the old name). */
+export const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"] as const;
+
+/** The pi versions this package is tested with (its devDependencies on each pi line), current first. */
+export function testedPiVersions(): string[] {
+  const dependencies = readPackageJson()?.devDependencies ?? {};
+  return PI_PACKAGES.map((name) => dependencies[name]).filter((version): version is string => typeof version === "string");
 }

@@ -40,7 +40,7 @@ export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
     const candidate = path.resolve(cwd, dir, name);
     if (isExecutableFile(candidate)) return candidate;
   }
-  const hint = configured ? `(from ${ENV.piBin})` : `(install @mariozechner/pi-coding-agent or set ${ENV.piBin})`;
+  const hint = configured ? `(from ${ENV.piBin})` : `(install @earendil-works/pi-coding-agent or set ${ENV.piBin})`;
   throw new PiNotFoundError(`pi executable "${name}" was not found on PATH ${hint}`);
 }
 

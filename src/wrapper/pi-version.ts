@@ -7,13 +7,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
+import { PI_PACKAGES } from "../lib/package-info.js";
 import { isRecord } from "../lib/values.js";
 
 /** The first pi release that emits `agent_settled` at the end of its automatic work. */
 export const AGENT_SETTLED_SINCE = "0.80.4";
-
-/** The npm packages pi is published as, newest first. */
-export const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"] as const;
 
 export interface PiIdentity {
   /** pi's version, when known. */

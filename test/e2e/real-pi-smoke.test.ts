@@ -1,11 +1,12 @@
 /**
- * Runs the REAL pi CLI (devDependency, 0.73.1) against the scripted LLM on 127.0.0.1.
- * These pin down the pi behaviours the wrapper relies on (PI-NOTES.md); when pi changes,
- * they fail here first instead of deep inside a wrapper test.
+ * Runs the REAL pi CLI of the line under test (pi 1.x, or 0.73.1: test/support/pi-home.ts)
+ * against the scripted LLM on 127.0.0.1. These pin down the pi behaviours the wrapper relies on,
+ * and how the two lines differ (docs/pi-versions.md); when pi changes, they fail here first
+ * instead of deep inside a wrapper test.
  */
 import { existsSync, realpathSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { makePiHome, type PiHomeOptions } from "../support/pi-home.js";
+import { makePiHome, PI_LINE_NAME, type PiHomeOptions } from "../support/pi-home.js";
 import { assistantMessages, eventTypes, lastAssistant, messageText, ofType, parseNdjson } from "../support/pi-json.js";
 import { killAll, pidAlive, waitForPidExit } from "../support/processes.js";
 import { reply, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
@@ -28,6 +29,9 @@ async function setup(opts: Omit<PiHomeOptions, "llmUrl"> = {}) {
 
 const JSON_ARGS = ["--mode", "json", "-np"];
 
+/** What this line does: pi 1.x (`current`) or pi 0.73.1. */
+const onLine = <T>(current: T, older: T): T => (PI_LINE_NAME === "current" ? current : older);
+
 describe("real pi in json mode", () => {
   it("streams a text answer: session header first, assistant message_end with stop", async () => {
     const { llm, home } = await setup();
@@ -46,7 +50,12 @@ describe("real pi in json mode", () => {
     const msg = lastAssistant(events)!;
     expect(messageText(msg)).toBe("hello from the script");
     expect(msg).toMatchObject({ stopReason: "stop", provider: "fake", model: "fast", api: "openai-completions" });
-    expect(eventTypes(events).slice(-2)).toEqual(["turn_end", "agent_end"]);
+    // pi 1.x ends all its automatic work with agent_settled (`aborted` false).
+    expect(eventTypes(events).slice(-2)).toEqual(onLine(["agent_end", "agent_settled"], ["turn_end", "agent_end"]));
+    if (PI_LINE_NAME === "current") expect(events.at(-1)).toEqual({ type: "agent_settled", aborted: false });
+    // pi 1.x sends its system prompt as a role "system" message first; 0.73.1 sends none.
+    const roles = ofType(events, "message_end").map((e) => e.message?.role);
+    expect(roles).toEqual(onLine(["system", "user", "assistant"], ["user", "assistant"]));
 
     // stdin is "ignore" (/dev/null): pi reads it, finds it empty and adds nothing.
     expect(llm.requests).toHaveLength(1);
@@ -87,14 +96,16 @@ describe("real pi in json mode", () => {
       { type: "thinking", thinking: "pondering", thinkingSignature: "reasoning_content" },
       { type: "text", text: "ok" },
     ]);
-    // pi ignores total_tokens: totalTokens = input + output + cacheRead + cacheWrite.
+    // pi ignores total_tokens: totalTokens = input + output + cacheRead + cacheWrite. pi 1.x
+    // adds `reasoning` (already counted in output) and cost.totalFromProvider.
+    const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
     expect(msg.usage).toEqual({
       input: 100,
       output: 7,
       cacheRead: 0,
       cacheWrite: 0,
       totalTokens: 107,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      ...onLine({ reasoning: 0, cost: { ...cost, totalFromProvider: false } }, { cost }),
     });
   });
 
@@ -118,20 +129,27 @@ describe("real pi and provider errors", () => {
     const r = await home.runPi([...JSON_ARGS, "fail please"]);
     expect(r.code).toBe(0);
     const events = parseNdjson(r.stdout);
-    expect(lastAssistant(events)).toMatchObject({ stopReason: "error", errorMessage: "500 boom", content: [] });
+    const errorMessage = onLine('500: {"message":"boom","type":"server_error","code":null}', "500 boom");
+    expect(lastAssistant(events)).toMatchObject({ stopReason: "error", errorMessage, content: [] });
     expect(ofType(events, "auto_retry_start")).toEqual([]);
     expect(llm.requests).toHaveLength(1);
   });
 
-  it("retry.enabled:false alone still lets the OpenAI SDK retry a 500 twice", async () => {
-    const { llm, home } = await setup({ retry: { enabled: false } });
-    llm.script([reply.error(500, "e1"), reply.error(500, "e2"), reply.error(500, "e3")]);
+  it(
+    onLine(
+      "retry.enabled:false alone: one request (pi 1.x does not let the OpenAI SDK retry)",
+      "retry.enabled:false alone still lets the OpenAI SDK retry a 500 twice",
+    ),
+    async () => {
+      const { llm, home } = await setup({ retry: { enabled: false } });
+      llm.script([reply.error(500, "e1"), reply.error(500, "e2"), reply.error(500, "e3")]);
 
-    const events = parseNdjson((await home.runPi([...JSON_ARGS, "x"])).stdout);
-    expect(llm.requests).toHaveLength(3);
-    expect(assistantMessages(events)).toHaveLength(1);
-    expect(lastAssistant(events)?.errorMessage).toBe("500 e3");
-  });
+      const events = parseNdjson((await home.runPi([...JSON_ARGS, "x"])).stdout);
+      expect(llm.requests).toHaveLength(onLine(1, 3));
+      expect(assistantMessages(events)).toHaveLength(1);
+      expect(lastAssistant(events)?.errorMessage).toBe(onLine('500: {"message":"e1","type":"server_error","code":null}', "500 e3"));
+    },
+  );
 
   it("with pi's retry: error, agent_end, auto_retry_start, then a fresh agent_start that succeeds", async () => {
     const { llm, home } = await setup({ retry: true });
@@ -141,8 +159,13 @@ describe("real pi and provider errors", () => {
     const types = eventTypes(events);
     const retryAt = types.indexOf("auto_retry_start");
     expect(types[retryAt - 1]).toBe("agent_end");
-    expect(types[retryAt + 1]).toBe("agent_start");
-    expect(ofType(events, "auto_retry_start")[0]).toMatchObject({ attempt: 1, errorMessage: "503 busy" });
+    // pi 1.x says so on agent_end, and hides the failed attempt from the next request with a context_edit entry.
+    expect(ofType(events, "agent_end")[0]).toMatchObject(onLine({ willRetry: true }, {}));
+    expect(types.slice(retryAt + 1, retryAt + 3)).toEqual(onLine(["entry_appended", "agent_start"], ["agent_start", "turn_start"]));
+    if (PI_LINE_NAME === "current")
+      expect(events[events.indexOf(ofType(events, "auto_retry_start")[0]!) + 1]).toMatchObject({ entry: { type: "context_edit", replacement: null } });
+    const busy = onLine('503: {"message":"busy","type":"server_error","code":null}', "503 busy");
+    expect(ofType(events, "auto_retry_start")[0]).toMatchObject({ attempt: 1, errorMessage: busy });
     expect(ofType(events, "auto_retry_end")[0]).toMatchObject({ success: true, attempt: 1 });
     expect(assistantMessages(events).map((m) => m.stopReason)).toEqual(["error", "stop"]);
     expect(llm.requests).toHaveLength(2);

@@ -46,7 +46,7 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["a negative timeoutMs", meta({ timeoutMs: -1 }), /"timeoutMs" must be a positive number/, true],
   ["a negative graceMs", meta({ graceMs: -1 }), /"graceMs" must be a positive number/, true],
   ["a graceMs that is not a number", meta({ graceMs: "soon" }), /"graceMs" must be a positive number/, true],
-  ["an unknown thinking level", meta({ thinking: "max" }), /"thinking" must be one of/, true],
+  ["an unknown thinking level", meta({ thinking: "maximum" }), /"thinking" must be one of/, true],
   ["version 2", meta({ version: 2 }), /version 2 is not supported/, true],
   ["a cwd that does not exist", meta({ cwd: "no/such/dir" }), /cwd .* does not exist/, true],
   ["a cwd that is a file", meta({ cwd: "meta.json" }), /cwd .* is not a directory/, true],

@@ -58,7 +58,11 @@ export const INVALID_META: Array<[string, unknown, string]> = [
   ["a zero timeout", { ...base, timeoutMs: 0 }, 'meta.json field "timeoutMs" must be a positive number of milliseconds, not 0'],
   ["a negative grace", { ...base, graceMs: -5 }, 'meta.json field "graceMs" must be a positive number of milliseconds, not -5'],
   ["a string timeout", { ...base, timeoutMs: "100" }, 'meta.json field "timeoutMs" must be a positive number of milliseconds, not "100"'],
-  ["an unknown thinking level", { ...base, thinking: "max" }, 'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"'],
+  [
+    "an unknown thinking level",
+    { ...base, thinking: "maximum" },
+    'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"',
+  ],
   ["env as an array", { ...base, env: ["A=1"] }, 'meta.json field "env" must be an object of strings, not an array'],
   ["a numeric env value", { ...base, env: { A: 1 } }, 'meta.json field "env.A" must be a string, not a number'],
   ["another version", { ...base, version: 2 }, "meta.json version 2 is not supported (this wrapper reads version 1)"],

@@ -11,6 +11,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureLineBin, type LineName, lineName, linePath, type PiLine, resolveLine } from "../../scripts/pi-lines.mjs";
+import { versionEmitsSettled } from "../../src/wrapper/pi-version.js";
 import { type ProcessResult, type SpawnedProcess, type SpawnOptions, spawnProcess } from "./processes.js";
 
 /**
@@ -18,9 +20,26 @@ import { type ProcessResult, type SpawnedProcess, type SpawnOptions, spawnProces
  * than "../..", because scripts/stress-test runs these helpers compiled into build/stress/.
  */
 export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
-export const REPO_BIN = path.join(REPO_ROOT, "node_modules", ".bin");
-/** The real pi CLI installed as a devDependency. */
-export const REAL_PI = path.join(REPO_BIN, "pi");
+
+/**
+ * The pi line these tests run on (PI_SUBAGENTS_TEST_PI_LINE: `current`, the default, is pi 1.x
+ * on the Node 22 from node_modules; `0.73` is pi 0.73.1 on the machine's Node), see
+ * scripts/pi-lines.mjs.
+ */
+export const PI_LINE: PiLine = resolveLine(REPO_ROOT, lineName());
+export const PI_LINE_NAME: LineName = PI_LINE.name;
+/** This line's pi emits agent_settled (pi 1.x). */
+export const PI_LINE_SETTLES = versionEmitsSettled(PI_LINE.piVersion);
+/** The real pi CLI of this line: its package's bin script (never node_modules/.bin/pi, which both pi packages claim). */
+export const REAL_PI = PI_LINE.piCli;
+/** Node's compile cache, shared by the pi processes of every test (pi 1.x enables it). */
+const COMPILE_CACHE = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagent-tree", "compile-cache");
+
+/** PATH for a process of this line: its `node` and `pi` first. */
+export const lineEnvPath = (rest: string | undefined = process.env.PATH): string => {
+  ensureLineBin(PI_LINE);
+  return linePath(PI_LINE, rest);
+};
 
 function findRepoRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
@@ -133,7 +152,11 @@ export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
     PI_TELEMETRY: "0",
     // pi's jiti cache and the wrapper's task files stay inside this home and go with it.
     TMPDIR: tmp,
-    PATH: [REPO_BIN, process.env.PATH ?? ""].join(path.delimiter),
+    // pi 1.x turns on Node's compile cache (in TMPDIR by default): one cache for every test
+    // spares each pi start compiling its bundle again.
+    NODE_COMPILE_CACHE: COMPILE_CACHE,
+    // pi and the fake pi start with `#!/usr/bin/env node`: this line's node, and its pi, come first.
+    PATH: lineEnvPath(),
     ...opts.env,
   };
 

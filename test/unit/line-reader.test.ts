@@ -56,6 +56,22 @@ describe("PiLineReader", () => {
     expect(bulky.join("")).toBe(`${lines.join("\n")}\n`);
   });
 
+  it("pi 1.x's lines: delta message_update and pending message_start skipped; queue_update, entry_appended and agent_settled parsed", () => {
+    const { reader, events, bulky } = collect();
+    const skipped = [
+      JSON.stringify({ type: "message_start", message: { role: "assistant", content: [], stopReason: "pending" } }),
+      JSON.stringify({ type: "message_update", usage: { input: 10, output: 5 }, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hel" } }),
+    ];
+    const parsed = [
+      { type: "queue_update", steering: ["STEER-1"], followUp: [] },
+      { type: "entry_appended", entry: { type: "context_edit", id: "3b5a1147", targetId: "668ca97c", replacement: null } },
+      { type: "agent_settled", aborted: false },
+    ];
+    feedInChunks(reader, `${[...skipped, ...parsed.map((event) => JSON.stringify(event))].join("\n")}\n`, 13);
+    expect(events).toEqual(parsed);
+    expect(bulky.join("")).toBe(`${skipped.join("\n")}\n`);
+  });
+
   it("skims agent_end for willRetry without parsing its messages", () => {
     const { reader, events } = collect();
     feedInChunks(reader, `${agentEnd({})}\n${agentEnd({ willRetry: true })}\n${agentEnd({ willRetry: false })}\n`, 64);

@@ -58,9 +58,9 @@ describe("locateRun", () => {
   });
 
   it("an invalid meta.json: its one-line problem, and result.json where it said", () => {
-    const metaPath = put("bad/meta.json", JSON.stringify({ ...META, thinking: "max" }));
+    const metaPath = put("bad/meta.json", JSON.stringify({ ...META, thinking: "maximum" }));
     const files = locateRun(metaPath);
-    expect(files.metaError).toBe('meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"');
+    expect(files.metaError).toBe('meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"');
     expect(files.resultPath).toBe(path.join(root, "bad/out/result.json"));
     expect(locateRun(put("worse/meta.json", "{not json")).metaError).toMatch(/meta\.json is not valid JSON: /);
   });

@@ -1,8 +1,10 @@
-/** `subagent-wrapper doctor` against the fake pi, a missing pi and a pi that never answers. */
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+/** `subagent-wrapper doctor` against the fake pi (both pi lines' --version habits), this line's real pi, a missing pi and a pi that never answers. */
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { machineNode, nodeVersion, resolveLine } from "../../scripts/pi-lines.mjs";
+import { lineEnvPath, PI_LINE, PI_LINE_SETTLES, REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { killAll, pidAlive, runProcess } from "../support/processes.js";
 import { FAKE_PI_DIR, WRAPPER_BIN } from "../support/wrapper-harness.js";
 
@@ -40,7 +42,9 @@ describe("subagent-wrapper doctor", () => {
     const lines = run.stdout.split("\n");
     expect(lines[0]).toMatch(/^✓ node +\d+\.\d+\.\d+ \(needs ≥ 20\)$/);
     expect(run.stdout).toMatch(new RegExp(`✓ pi +${path.join(FAKE_PI_DIR, "pi")} \\(from PATH\\)`));
-    expect(run.stdout).toMatch(/✓ pi --version +0\.73\.1-fake \(this package is tested with 0\.73\.1\)/);
+    // Like pi 0.73.1, the fake prints its version on stderr when stdin is not a terminal.
+    expect(run.stdout).toMatch(/✓ pi --version +0\.73\.1-fake \(this package is tested with 1\.6\.0 and 0\.73\.1\)\n/);
+    expect(run.stdout).toMatch(/\n +no agent_settled \(pi before 0\.80\.4\): a run is over at its first terminal message \(version unknown to the wrapper\)\n/);
     expect(run.stdout).toMatch(/✓ pi agent dir +.*agent \(from PI_CODING_AGENT_DIR\) is readable\n +holds settings\.json\n/);
     expect(run.stdout).toMatch(/✓ run directories +.*runs \(from PI_SUBAGENTS_DIR\) is writable \(it will be created\)/);
     expect(run.stdout).toMatch(/✓ wrapper build +.*task-extension\.js is there/);
@@ -87,6 +91,42 @@ describe("subagent-wrapper doctor", () => {
     expect(report.checks.find((check) => check.name === "pi --version")).toMatchObject({ ok: false, detail: "no answer within 4000 ms (stopped)" });
     const pid = Number(await readFile(pidFile, "utf8"));
     expect(pidAlive(pid)).toBe(false);
+  });
+
+  it(`the real pi of this line (${PI_LINE.pkg} ${PI_LINE.piVersion}): ✓ with its version, and whether it emits agent_settled`, async () => {
+    const run = await doctor({ PI_SUBAGENTS_PI_BIN: REAL_PI, PATH: lineEnvPath() });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toContain(`✓ pi --version     ${PI_LINE.piVersion}\n`);
+    expect(run.stdout).toContain(
+      PI_LINE_SETTLES
+        ? "emits agent_settled: a run is over when pi settles (graceMs counts from it)\n"
+        : "no agent_settled (pi before 0.80.4): a run is over at its first terminal message\n",
+    );
+  });
+
+  it("a pi 1.x the wrapper cannot identify (no package.json above it) is told to set PI_SUBAGENTS_PI_VERSION", async () => {
+    const run = await doctor({ FAKE_PI_VERSION: "1.6.0" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("✓ pi --version     1.6.0\n");
+    expect(run.stdout).toContain("no pi package.json above this binary: set PI_SUBAGENTS_PI_VERSION=1.6.0 so the wrapper waits for agent_settled\n");
+    const told = await doctor({ FAKE_PI_VERSION: "1.6.0", PI_SUBAGENTS_PI_VERSION: "1.6.0" });
+    expect(told.stdout).toContain("emits agent_settled: a run is over when pi settles (graceMs counts from it) (version from PI_SUBAGENTS_PI_VERSION)\n");
+    expect(told.stdout).not.toContain("no pi package.json");
+  });
+
+  const machine = machineNode();
+  const machineMajor = Number(nodeVersion(machine).replace(/^v/, "").split(".")[0]);
+  it.skipIf(machineMajor >= 22)("pi 1.x started by a Node 20 on PATH fails --version, and the hint says to put Node 22 first", async () => {
+    const bin = path.join(home, "node20-bin");
+    await mkdir(bin);
+    await symlink(machine, path.join(bin, "node"));
+    const current = resolveLine(REPO_ROOT, "current");
+    const run = await doctor({ PI_SUBAGENTS_PI_BIN: current.piCli, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/✗ pi --version +failed: exit 1 — SyntaxError: .*\n/);
+    expect(run.stdout).toContain(
+      `→ pi ${current.piVersion} needs Node ≥ 22.19; the node on PATH (${path.join(bin, "node")}, ${nodeVersion(machine).replace(/^v/, "")}) starts it: put Node 22 first on PATH`,
+    );
   });
 
   it("a bad --timeout-ms is a usage error (exit 2)", async () => {

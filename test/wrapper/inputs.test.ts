@@ -116,7 +116,7 @@ describe("subagent-wrapper: flags and environment from meta", () => {
     const c = await wrapperCase({ scenario: ECHO });
     const run = await c.run({ env: { PATH: "/nonexistent-bin-dir" } });
     expect(run.result?.status).toBe("failed");
-    expect(run.result!.errorMessage).toBe('pi executable "pi" was not found on PATH (install @mariozechner/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)');
+    expect(run.result!.errorMessage).toBe('pi executable "pi" was not found on PATH (install @earendil-works/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)');
   });
 
   it("`run` is the default command, and a meta file named like a subcommand runs with `run`", async () => {

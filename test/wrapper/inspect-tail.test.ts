@@ -90,11 +90,11 @@ describe("subagent-wrapper inspect", () => {
 
   it("a meta.json the wrapper refused: the one-line reason and the failed result", async () => {
     const c = await wrapperCase({
-      metaText: JSON.stringify({ runId: "bad", task: "x", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", thinking: "max" }),
+      metaText: JSON.stringify({ runId: "bad", task: "x", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", thinking: "maximum" }),
     });
     expect((await c.run()).code).toBe(2);
     const shown = await cli(["inspect", c.metaPath, "--no-transcript"]);
-    expect(shown.stdout).toContain('meta      ✗ meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"\n');
+    expect(shown.stdout).toContain('meta      ✗ meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"\n');
     expect(shown.stdout).toMatch(/status {4}failed \(exit 2\)/);
     expect(shown.stdout).toContain('✗ meta.json: /thinking: must be one of "off"');
     expect(shown.code).toBe(1);

@@ -56,7 +56,8 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     // On a loaded machine the SIGTERM may come before the fake pi's handlers: it then dies of it.
     expect(await signalsReached(run)).toEqual(["SIGTERM"]);
     expect(run.events.map((e) => e.type)).toEqual(["run_start", "run_end"]);
-    expect(pidAlive((await fakePiRecord(run.dir)).pid)).toBe(false);
+    // The pid from run_start: on a loaded machine the fake may not have written its record in 400 ms.
+    expect(pidAlive((run.events[0] as { pid: number }).pid)).toBe(false);
   });
 
   it.each(["SIGTERM", "SIGINT"] as const)("%s to the wrapper stops the child and records interrupted", async (signal) => {

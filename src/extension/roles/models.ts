@@ -3,8 +3,8 @@
  *
  * pi-ai's helpers are reimplemented rather than imported: the extension is loaded by pi's
  * jiti, which aliases only pi's own packages, so a runtime import of pi-ai could fail to
- * resolve from this package. The rules are copied from pi-ai 0.73 `models.js` and pi's
- * `core/model-resolver.js`; the tests pin them. Globs go through minimatch, the matcher pi
+ * resolve from this package. The rules are copied from pi-ai 0.73 `models.js` (with pi 1.x's
+ * `max` level) and pi's `core/model-resolver.js`; the tests pin them against both pi lines. Globs go through minimatch, the matcher pi
  * itself uses, a dependency of this package at the version pi installs.
  */
 import { minimatch } from "minimatch";
@@ -37,22 +37,26 @@ export function isThinkingLevel(s: unknown): s is ThinkingLevel {
   return typeof s === "string" && (THINKING_LEVELS as readonly string[]).includes(s);
 }
 
-/** pi-ai `getSupportedThinkingLevels`: `xhigh` only when mapped explicitly, `null` = unsupported. */
+/**
+ * pi-ai `getSupportedThinkingLevels`: `xhigh` (and pi 1.x's `max`) only when mapped explicitly,
+ * `null` = unsupported. A model maps `max` only on pi 1.x, so on 0.73.1 this is 0.73.1's list.
+ */
 export function supportedLevels(m: ModelInfo): ThinkingLevel[] {
   if (!m.reasoning) return ["off"];
   return THINKING_LEVELS.filter((level) => {
     const mapped = m.thinkingLevelMap?.[level];
     if (mapped === null) return false;
-    if (level === "xhigh") return mapped !== undefined;
+    if (level === "xhigh" || level === "max") return mapped !== undefined;
     return true;
   });
 }
 
-/** pi-ai `clampThinkingLevel`: the nearest supported level, searching upward first. */
+/** pi-ai `clampThinkingLevel`: the nearest supported level, searching upward first; a level pi does not know gives the lowest. */
 export function clampLevel(m: ModelInfo, level: ThinkingLevel): ThinkingLevel {
   const available = supportedLevels(m);
   if (available.includes(level)) return level;
   const requested = THINKING_LEVELS.indexOf(level);
+  if (requested === -1) return available[0] ?? "off";
   for (let i = requested; i < THINKING_LEVELS.length; i++) {
     const candidate = THINKING_LEVELS[i]!;
     if (available.includes(candidate)) return candidate;

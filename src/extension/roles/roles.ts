@@ -67,9 +67,10 @@ export interface RegistryTool {
 }
 
 /**
- * Reads `pi.getAllTools()`. pi 0.73 gives every tool a `sourceInfo`:
- * - built-in tools: `{ path: "<builtin:read>", source: "builtin", scope: "temporary", … }`,
- *   present for all seven (read, bash, edit, write, grep, find, ls) even when inactive;
+ * Reads `pi.getAllTools()`. pi gives every tool a `sourceInfo`:
+ * - built-in tools: `{ path: "<builtin:read>", source: "builtin", scope: "temporary", … }`
+ *   on 0.73.1 (`builtin:read` on 1.x, so `source` is what tells them), present for all seven
+ *   (read, bash, edit, write, grep, find, ls; 1.x adds an inactive `powershell`) even when inactive;
  * - extension tools: the extension's `sourceInfo`, whose `path` is the extension's file
  *   (absolute for `-e` paths, which pi resolves; `source` is "cli", "local", a package, …);
  * - SDK custom tools and inline extension factories: synthetic `<sdk:name>` / `<inline…>`

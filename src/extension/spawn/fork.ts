@@ -5,10 +5,13 @@
  * (root first). Kept: the `user`, `assistant` and `toolResult` messages of `message` entries,
  * which every provider understands. Left out: `bashExecution` messages (the user's own `!`
  * commands in the parent's terminal), `custom` messages (extension notices meant for the
- * parent), and every non-message entry (model/thinking changes, labels, extension records),
- * except the latest compaction, which is honoured the way pi builds its own context: its
- * summary becomes the first user message and what it summarised is left out, so a fork is
- * never larger than the parent's context.
+ * parent), pi 1.x's `system` messages (its prompt, which the child builds for itself),
+ * assistant messages that failed or were aborted (pi never sends them to a provider again),
+ * and every non-message entry (model/thinking changes, labels, extension records), except two
+ * that pi honours when it builds its own context: the latest compaction (its summary becomes
+ * the first user message and what it summarised is left out, so a fork is never larger than
+ * the parent's context) and pi 1.x's `context_edit` (it hides an entry, e.g. a retried failed
+ * attempt, or replaces its content).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
@@ -63,12 +66,39 @@ function collectMessages(entries: readonly unknown[]): unknown[] {
       timestamp: Number.isFinite(timestamp) ? timestamp : Date.now(),
     });
   }
-  for (const entry of entries.slice(start)) {
+  const kept = entries.slice(start);
+  const edits = contextEdits(kept);
+  for (const entry of kept) {
     if (!isRecord(entry) || entry.type !== "message") continue;
     const role = roleOf(entry.message);
-    if (role && KEPT_ROLES.has(role)) messages.push(entry.message);
+    if (!role || !KEPT_ROLES.has(role) || isFailedAttempt(entry.message)) continue;
+    const edit = typeof entry.id === "string" ? edits.get(entry.id) : undefined;
+    if (!edit) messages.push(entry.message);
+    else if (isRecord(edit.replacement)) messages.push(replaceContent(entry.message as Json, edit.replacement));
+    // A null replacement hides the entry (pi 1.x: a retried failed attempt).
   }
   return messages;
+}
+
+/** pi 1.x's `context_edit` entries by the entry they change; the latest one wins, as in pi's own projection. */
+function contextEdits(entries: readonly unknown[]): Map<string, Json> {
+  const edits = new Map<string, Json>();
+  for (const entry of entries) {
+    if (isRecord(entry) && entry.type === "context_edit" && typeof entry.targetId === "string") edits.set(entry.targetId, entry);
+  }
+  return edits;
+}
+
+/** An assistant message that failed or was aborted: no provider is sent it again (pi skips it on both lines). */
+function isFailedAttempt(message: unknown): boolean {
+  return roleOf(message) === "assistant" && isRecord(message) && (message.stopReason === "error" || message.stopReason === "aborted");
+}
+
+/** pi's replacement of an entry's content; a string stands for one text block in assistant and tool results. */
+function replaceContent(message: Json, replacement: Json): Json {
+  const content = replacement.content;
+  const asBlocks = (message.role === "assistant" || message.role === "toolResult") && typeof content === "string";
+  return { ...message, content: asBlocks ? [{ type: "text", text: content }] : content };
 }
 
 /**

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
+import { THINKING_LEVELS } from "../../../src/contracts/meta.js";
 import { errorText } from "../../../src/lib/values.js";
 import { REAL_PI, REPO_ROOT } from "../pi-home.js";
 import { killAll } from "../processes.js";
@@ -14,7 +15,7 @@ import { STRESS_SCENARIOS, selectScenarios } from "./scenarios.js";
 
 class UsageError extends Error {}
 
-const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const THINKING: readonly string[] = THINKING_LEVELS;
 
 interface CliOptions {
   live?: boolean;
@@ -47,7 +48,7 @@ function buildProgram(): Command {
     .addHelpText(
       "after",
       `
-Scripted (default): hermetic — a temporary PI_CODING_AGENT_DIR, PI_OFFLINE=1, node_modules/.bin/pi,
+Scripted (default): hermetic — a temporary PI_CODING_AGENT_DIR, PI_OFFLINE=1, the pi of PI_SUBAGENTS_TEST_PI_LINE (1.x),
   every model played by a scripted OpenAI-compatible server on 127.0.0.1. Deterministic; no key.
 Live (--live): your pi, settings and keys; each scenario's instruction goes to a real model
   (the root) which spawns real child agents — several model calls per scenario, and scenario 04
@@ -74,7 +75,7 @@ function resolvePi(given: string | undefined): string {
       // next
     }
   }
-  throw new UsageError('no "pi" on PATH; install pi (npm install -g @mariozechner/pi-coding-agent) or pass --pi <path>');
+  throw new UsageError('no "pi" on PATH; install pi (npm install -g @earendil-works/pi-coding-agent) or pass --pi <path>');
 }
 
 function optionsFrom(cli: CliOptions, say: (line: string) => void): StressOptions {

@@ -127,7 +127,11 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
       'model "claude-haiku-4-5" must be written provider/id (as list_models shows it) or `inherit`',
     ],
     ["a model that is a number", doc("name: r\ndescription: d\nmodel: 4"), /^model 4 must be written provider\/id/],
-    ["an unknown reasoning level", doc("name: r\ndescription: d\nreasoning: max"), 'reasoning "max" must be one of off, minimal, low, medium, high, xhigh'],
+    [
+      "an unknown reasoning level",
+      doc("name: r\ndescription: d\nreasoning: maximum"),
+      'reasoning "maximum" must be one of off, minimal, low, medium, high, xhigh, max',
+    ],
     ["reasoning in capitals", doc("name: r\ndescription: d\nreasoning: High"), /^reasoning "High" must be one of/],
   ])("%s", (_label, content, expected) => {
     if (typeof expected === "string") expect(problem(content)).toBe(expected);

@@ -1,10 +1,12 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/contracts/tree.js";
 import { forkMessages, hasAssistant, renderForkTranscript, splitTurns, writeForkSession } from "../../../src/extension/spawn/fork.js";
+import { PI_LINE_NAME, REPO_ROOT } from "../../support/pi-home.js";
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 let clock = 1_000;
@@ -167,6 +169,73 @@ describe("forkMessages", () => {
     expect(out).toHaveLength(4);
     expect(out[0]).toMatch(/^user:The conversation history before this point was compacted.*we did old things/s);
     expect(out.slice(1)).toEqual(["user:kept", "assistant:kept answer", "user:after"]);
+  });
+});
+
+/** Entries of several branch() calls as one chain (each entry's parent is the one before it). */
+function chain(...parts: unknown[][]): unknown[] {
+  return parts.flat().map((entry, i, all) => ({ ...(entry as object), parentId: i === 0 ? null : (all[i - 1] as { id: string }).id }));
+}
+
+describe("forkMessages and pi 1.x sessions", () => {
+  /** The branch of a pi 1.x parent whose first answer failed, was retried and hidden by a context_edit entry. */
+  function retriedBranch(): unknown[] {
+    const entries = branch({ role: "system", content: "", sections: { preamble: "You are a coding assistant" }, timestamp: clock++ }, user("do it"), {
+      ...assistant([]),
+      stopReason: "error",
+      errorMessage: '503: {"message":"overloaded"}',
+    });
+    const failed = (entries[2] as { id: string }).id;
+    return chain(entries, branch({ type: "context_edit", targetId: failed, replacement: null }, assistant([text("done after the retry")])));
+  }
+
+  it("leaves out the system message and the retried attempt a context_edit hides", () => {
+    expect(texts(forkMessages(retriedBranch(), { kind: "all" }, { childProvider: "fake" }))).toEqual(["user:do it", "assistant:done after the retry"]);
+  });
+
+  it("a context_edit hides its entry (replacement null) or carries the new content (a string is one text block in an assistant message)", () => {
+    const entries = branch(user("question"), assistant([text("a very long answer")]), user("second"), assistant([text("hidden answer")]));
+    const [, answer, , hidden] = entries.map((entry) => (entry as { id: string }).id);
+    const edited = chain(
+      entries,
+      branch(
+        { type: "context_edit", targetId: answer, replacement: { content: "first edit" } },
+        { type: "context_edit", targetId: answer, replacement: { content: "shortened" } },
+        { type: "context_edit", targetId: hidden, replacement: null },
+        user("next"),
+      ),
+    );
+    expect(texts(forkMessages(edited, { kind: "all" }, { childProvider: "fake" }))).toEqual([
+      "user:question",
+      "assistant:shortened",
+      "user:second",
+      "user:next",
+    ]);
+  });
+
+  it("a failed or aborted attempt without a context_edit (pi 0.73.1 keeps it) is not carried either: pi sends it to no provider", () => {
+    const entries = branch(
+      user("try"),
+      { ...assistant([text("half an answer")]), stopReason: "error", errorMessage: "boom" },
+      user("again"),
+      { ...assistant([text("partial")]), stopReason: "aborted" },
+      user("once more"),
+      assistant([text("full answer")]),
+    );
+    expect(texts(forkMessages(entries, { kind: "all" }, { childProvider: "fake" }))).toEqual([
+      "user:try",
+      "user:again",
+      "user:once more",
+      "assistant:full answer",
+    ]);
+  });
+
+  it.skipIf(PI_LINE_NAME !== "current")("keeps what pi 1.x's own context builder keeps for a retried attempt", async () => {
+    const file = path.join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js");
+    const { buildSessionContext } = (await import(pathToFileURL(file).href)) as { buildSessionContext(entries: unknown[]): { messages: unknown[] } };
+    const entries = retriedBranch();
+    const pi = buildSessionContext(entries).messages.filter((m) => ["user", "assistant", "toolResult"].includes((m as { role: string }).role));
+    expect(texts(forkMessages(entries, { kind: "all" }, { childProvider: "fake" }))).toEqual(texts(pi));
   });
 });
 

@@ -21,6 +21,8 @@ const deep: ModelInfo = {
   thinkingLevelMap: { minimal: null, low: null, medium: null, high: "high", xhigh: "max" },
 };
 const withXhigh: ModelInfo = { provider: "openai", id: "gpt-x", reasoning: true, thinkingLevelMap: { xhigh: "xhigh" } };
+// pi 1.x's `max`, mapped explicitly.
+const withMax: ModelInfo = { provider: "openai", id: "gpt-max", reasoning: true, thinkingLevelMap: { xhigh: "xhigh", max: "max" } };
 const noOff: ModelInfo = { provider: "p", id: "always-thinks", reasoning: true, thinkingLevelMap: { off: null, minimal: null } };
 const onlyLow: ModelInfo = {
   provider: "p",
@@ -48,7 +50,8 @@ describe("model references", () => {
   it.each([
     ["off", true],
     ["xhigh", true],
-    ["max", false],
+    ["max", true],
+    ["maximum", false],
     ["High", false],
     ["", false],
     [3, false],
@@ -63,6 +66,7 @@ describe("supportedLevels (pi-ai getSupportedThinkingLevels)", () => {
     ["a reasoning model without a map (no xhigh)", plain, ["off", "minimal", "low", "medium", "high"]],
     ["null entries are unsupported; xhigh mapped explicitly counts", deep, ["off", "high", "xhigh"]],
     ["xhigh in the map", withXhigh, ["off", "minimal", "low", "medium", "high", "xhigh"]],
+    ["max only when mapped explicitly (pi 1.x)", withMax, ["off", "minimal", "low", "medium", "high", "xhigh", "max"]],
     ["off can be unsupported too", noOff, ["low", "medium", "high"]],
   ])("%s", (_label, model, levels) => {
     expect(supportedLevels(model)).toEqual(levels);
@@ -86,6 +90,10 @@ describe("clampLevel (pi-ai clampThinkingLevel: upward first, then downward)", (
     [onlyLow, "xhigh", "low"],
     [onlyLow, "high", "low"],
     [onlyLow, "off", "low"],
+    [plain, "max", "high"],
+    [withXhigh, "max", "xhigh"],
+    [withMax, "max", "max"],
+    [deep, "max", "xhigh"],
   ] as const)("%#: %j at %s → %s", (model, level, expected) => {
     expect(clampLevel(model, level)).toBe(expected);
   });

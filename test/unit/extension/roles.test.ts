@@ -73,6 +73,11 @@ describe("describeRegistry (getAllTools sourceInfo)", () => {
     ["no sourceInfo", { name: "x" }, { name: "x", builtin: false }],
     ["a non-object sourceInfo", { name: "x", sourceInfo: "weird" }, { name: "x", builtin: false }],
     ["builtin by path only", { name: "x", sourceInfo: { path: "<builtin:x>" } }, { name: "x", builtin: true }],
+    [
+      "a pi 1.x built-in (path builtin:read, no angle brackets)",
+      { name: "read", sourceInfo: { path: "builtin:read", source: "builtin", scope: "temporary" } },
+      { name: "read", builtin: true },
+    ],
     ["an inline extension", { name: "x", sourceInfo: { path: "<inline>", source: "inline" } }, { name: "x", builtin: false }],
     [
       "a package extension",

@@ -55,7 +55,8 @@ describe("validateSpawn: one row per numbered rule, exact messages", () => {
     ["4 unknown agent_type", { ...base, agent_type: "wizard", fork_turns: "none" }, "unknown agent_type: wizard"],
     ["5 unknown model", { ...base, model: "fake/nope" }, "unknown model: fake/nope"],
     ["5 a model that is not a string", { ...base, model: 5 }, "unknown model: 5"],
-    ["6 unknown reasoning_effort", { ...base, reasoning_effort: "max" }, "unknown reasoning_effort: max"],
+    ["6 unknown reasoning_effort", { ...base, reasoning_effort: "maximum" }, "unknown reasoning_effort: maximum"],
+    ["7 pi 1.x's max on a model that does not map it", { ...base, reasoning_effort: "max" }, "reasoning_effort max is not supported by fake/fast"],
     ["6 reasoning_effort in capitals", { ...base, reasoning_effort: "High" }, "unknown reasoning_effort: High"],
     ["7 unsupported explicit level", { ...base, model: "fake/deep", reasoning_effort: "low" }, "reasoning_effort low is not supported by fake/deep"],
     ["7 xhigh on a model without it", { ...base, reasoning_effort: "xhigh" }, "reasoning_effort xhigh is not supported by fake/fast"],
@@ -89,7 +90,7 @@ describe("validateSpawn: order", () => {
     ["unknown agent_type with an invalid fork gets rule 4 before 8", { ...base, agent_type: "wizard", fork_turns: "bad" }, "unknown agent_type: wizard"],
     ["unknown agent_type (4) beats unknown model (5)", { ...base, agent_type: "wizard", fork_turns: "none", model: "x/y" }, "unknown agent_type: wizard"],
     ["unknown model (5) beats unknown reasoning (6)", { ...base, model: "x/y", reasoning_effort: "max" }, "unknown model: x/y"],
-    ["unknown reasoning (6) beats a bad fork (8)", { ...base, reasoning_effort: "max", fork_turns: 0 }, "unknown reasoning_effort: max"],
+    ["unknown reasoning (6) beats a bad fork (8)", { ...base, reasoning_effort: "maximum", fork_turns: 0 }, "unknown reasoning_effort: maximum"],
     [
       "unsupported reasoning (7) beats a bad fork (8)",
       { ...base, reasoning_effort: "xhigh", fork_turns: 0 },
