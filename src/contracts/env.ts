@@ -17,6 +17,12 @@ export const ENV = {
   taskFile: "PI_SUBAGENT_TASK_FILE",
   /** Set by the wrapper for its child: the wrapper's pid (the child stops when it changes). */
   wrapperPid: "PI_SUBAGENT_WRAPPER_PID",
+  /**
+   * Set by the wrapper for its child: a random token of the run. Unlike the two above it stays
+   * in the environment, so every process below the child inherits it and the wrapper's orphan
+   * guard can find (and end) the ones that left the child's process group.
+   */
+  runToken: "PI_SUBAGENT_RUN_TOKEN",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */

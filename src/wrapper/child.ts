@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { type OrphanGuard, startOrphanGuard } from "./orphan-guard.js";
 import { TASK_PLACEHOLDER } from "./task-extension.js";
 
 /** The compiled task-delivery extension that sits beside this module. */
@@ -82,6 +83,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   taskFile: string;
+  /** The run's token, put in the child's environment (see orphan-guard.ts). */
+  runToken: string;
 }
 
 /**
@@ -94,6 +97,10 @@ export interface ChildOperations {
   signalGroup(pid: number | undefined, signal: NodeJS.Signals): void;
   /** Whether the process exists and can be signalled (the parent watch asks it once a second). */
   canSignal(pid: number): boolean;
+  /** Whether any process of the group is left (the child's, after the child exited). */
+  groupAlive(pgid: number): boolean;
+  /** Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned. */
+  startGuard(runToken: string, reservePath: string, onError: (err: Error) => void): OrphanGuard;
 }
 
 /**
@@ -105,7 +112,7 @@ export interface ChildOperations {
 export function spawnChild(bin: string, args: string[], options: SpawnOptions): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
-    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid) },
+    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid), [ENV.runToken]: options.runToken },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     shell: false,
@@ -136,4 +143,48 @@ function canSignal(pid: number): boolean {
   }
 }
 
-export const nodeChildOperations: ChildOperations = { resolvePi: resolvePiBinary, spawn: spawnChild, signalGroup, canSignal };
+/**
+ * Whether a live process of group `pgid` is left. kill(-pgid, 0) also counts zombies, which
+ * never go away where nothing reaps orphans (a container whose pid 1 is not an init): on
+ * Linux /proc then says whether a member that is not a zombie is left.
+ */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return liveGroupMember(pgid) ?? true;
+}
+
+/** Whether /proc lists a process of group `pgid` that is not a zombie; undefined without /proc. */
+function liveGroupMember(pgid: number): boolean | undefined {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) > 57) continue; // not a pid
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the last ")".
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
+}
+
+export const nodeChildOperations: ChildOperations = {
+  resolvePi: resolvePiBinary,
+  spawn: spawnChild,
+  signalGroup,
+  canSignal,
+  groupAlive,
+  startGuard: startOrphanGuard,
+};

@@ -5,11 +5,12 @@ import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
-import { exitCodeForStatus, RESULT_VERSION, type ResultV1 } from "../contracts/result.js";
+import { exitCodeForStatus, RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
 import { errorText } from "../lib/values.js";
-import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, writeResultAtomic } from "./artifacts.js";
+import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, ResultReserve, writeResult } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
+import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { nodeScheduler, RunTimers, type Scheduler } from "./scheduler.js";
 import { formatTranscriptEntry } from "./transcript.js";
@@ -21,6 +22,10 @@ export const STDOUT_DRAIN_MS = 2000;
 const STDERR_TAIL_CHARS = 2000;
 /** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
 export const PARENT_CHECK_MS = 1000;
+/** After the child exited and its group got SIGTERM, how long stragglers have before SIGKILL. */
+export const STRAGGLER_KILL_MS = 1000;
+/** How often the child's group is looked at while stragglers are ending. */
+export const GROUP_POLL_MS = 50;
 
 export interface RunReport {
   result: ResultV1;
@@ -58,6 +63,10 @@ class WrapperRun {
   private stderrLog: RawLog | undefined;
   private transcript: ArtifactFile | undefined;
   private child: ChildHandle | undefined;
+  /** Marks every process of this run (the child's environment; see orphan-guard.ts). */
+  private readonly runToken = randomBytes(16).toString("hex");
+  private guard: OrphanGuard | undefined;
+  private reserve: ResultReserve | undefined;
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
   private stderrTail = "";
   private forcedExit = false;
@@ -80,6 +89,13 @@ class WrapperRun {
     if (this.options.handleSignals) this.installSignalHandlers();
     if (this.options.earlySignal) this.interruptBy(`subagent-wrapper received ${this.options.earlySignal}`);
     this.watchParent(env);
+    // The time limit counts from here, before any file is touched: a start-up that stalls
+    // still ends on time (and a decided run never starts pi).
+    if (this.meta.timeoutMs) {
+      this.timers.after(this.meta.timeoutMs, () =>
+        this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
+      );
+    }
     // The artifacts open while the task file is written and pi starts: start-up is the
     // wrapper's whole overhead on a short run (docs/performance.md).
     const artifactsOpen = this.openArtifacts(env);
@@ -89,12 +105,19 @@ class WrapperRun {
       const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
       const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
       taskFile = path.join(os.tmpdir(), `pi-subagent-task-${process.pid}-${randomBytes(6).toString("hex")}.txt`);
-      await fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
+      const taskWritten = fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
+      const reserved = this.takeReserve();
+      // Started while those writes run, and before pi: from pi's spawn on, nothing it starts outlives the wrapper.
+      this.guard = this.processes.startGuard(this.runToken, ResultReserve.pathFor(this.meta.resultPath), (err) =>
+        this.warnOnce(`orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running`),
+      );
+      await Promise.all([taskWritten, reserved]);
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
-        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
+        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile, runToken: this.runToken });
         this.child = child;
+        if (child.pid) this.guard.watch(child.pid);
         // Listened for at once: a child that dies while the artifacts open is not missed.
         const exited = new Promise<void>((resolve) => {
           child.once("exit", (exitCode, signal) => {
@@ -117,7 +140,27 @@ class WrapperRun {
       return await this.finish(startError);
     } finally {
       this.disposeHandlers();
+      // The guard sweeps the run's token (what left the child's group) and exits.
+      this.guard?.close();
     }
+  }
+
+  /**
+   * The disk space result.json will need, taken before pi starts (artifacts.ts). A run that
+   * cannot have it never starts pi: its result could not be promised.
+   */
+  private async takeReserve(): Promise<void> {
+    try {
+      this.reserve = await ResultReserve.create(this.meta.resultPath);
+    } catch (err) {
+      throw new Error(`cannot reserve space for result.json beside ${this.meta.resultPath}: ${errorText(err)}`);
+    }
+  }
+
+  private warnOnce(line: string): void {
+    if (this.warnings.includes(line)) return;
+    this.warnings.push(line);
+    this.options.warn?.(`subagent-wrapper: ${line}`);
   }
 
   private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
@@ -139,12 +182,7 @@ class WrapperRun {
 
   private collectArtifactErrors(): void {
     const files = [this.events.file, this.rawLog?.file, this.stderrLog?.file, this.transcript];
-    for (const file of files) {
-      if (file?.error && !this.warnings.includes(file.error)) {
-        this.warnings.push(file.error);
-        this.options.warn?.(`subagent-wrapper: ${file.error}`);
-      }
-    }
+    for (const file of files) if (file?.error) this.warnOnce(file.error);
   }
 
   /** Resolves with the pid once pi is running; rejects with a clear message if it cannot start. */
@@ -172,19 +210,36 @@ class WrapperRun {
       this.stderrLog?.write(chunk);
       this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
     });
-    if (this.meta.timeoutMs) {
-      this.timers.after(this.meta.timeoutMs, () =>
-        this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
-      );
-    }
     this.applyPendingStop();
     await exited;
     // Stragglers left in the child's process group end with it; one holding stdout would
     // otherwise keep the run open forever.
     this.processes.signalGroup(child.pid, "SIGTERM");
+    const termAt = this.scheduler.now();
     await Promise.race([stdoutDone, new Promise<void>((resolve) => this.timers.after(STDOUT_DRAIN_MS, resolve))]);
     child.stdout.destroy();
     child.stderr.destroy();
+    if (child.pid) await this.endGroup(child.pid, termAt);
+  }
+
+  /**
+   * Waits for the child's group to empty — a straggler that ignores the SIGTERM gets SIGKILL
+   * STRAGGLER_KILL_MS after it — and then tells the guard the group is gone (a group that
+   * cannot be seen to empty is left to the guard, which signals it again).
+   */
+  private async endGroup(pgid: number, termAt: number): Promise<void> {
+    const ops = this.processes;
+    let killed = false;
+    while (ops.groupAlive(pgid)) {
+      const left = termAt + STRAGGLER_KILL_MS - this.scheduler.now();
+      if (left <= 0) {
+        if (killed) return;
+        ops.signalGroup(pgid, "SIGKILL");
+        killed = true;
+      }
+      await new Promise<void>((resolve) => this.timers.after(left > 0 ? Math.min(GROUP_POLL_MS, left) : GROUP_POLL_MS, resolve));
+    }
+    this.guard?.groupGone();
   }
 
   private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {
@@ -265,12 +320,13 @@ class WrapperRun {
     this.collectArtifactErrors();
     const result = this.buildResult(outcome, exitCode);
     try {
-      await writeResultAtomic(this.meta.resultPath, result);
+      const { written, fromReserve } = await writeResult(this.meta.resultPath, result, this.reserve);
+      if (fromReserve) this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} went into the space reserved for it: the disk is full or failing`);
+      return { result: written, exitCode };
     } catch (err) {
       this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} could not be written: ${errorText(err)}`);
-      return { result, exitCode: exitCodeForStatus("failed") };
+      return { result, exitCode: WRAPPER_EXIT.noResult };
     }
-    return { result, exitCode };
   }
 
   /** A run that could not start failed with the reason, unless a signal had already decided it. */

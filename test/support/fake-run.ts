@@ -5,6 +5,7 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import type { ChildHandle, ChildOperations, SpawnOptions } from "../../src/wrapper/child.js";
+import type { OrphanGuard } from "../../src/wrapper/orphan-guard.js";
 import { MAX_TIMER_MS, type Scheduler, type TimerHandle } from "../../src/wrapper/scheduler.js";
 
 interface FakeTimer {
@@ -85,9 +86,14 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** Polls (on real I/O turns, not on time) until `check` holds. */
+/**
+ * Polls (on real I/O turns, not on fake time) until `check` holds. Bounded by real time rather
+ * than by rounds: a run's real file writes (result.json is fsynced) take a few milliseconds on
+ * a busy disk.
+ */
 export async function until(check: () => boolean, what = "condition"): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
     if (check()) return;
     await settle(1);
   }
@@ -103,7 +109,8 @@ export interface ReceivedSignal {
 
 /**
  * A pi child. By default SIGTERM ends it with code 143 (as pi's handler does) and SIGKILL with
- * the signal; `ignoreSigterm` makes only SIGKILL work.
+ * the signal; `ignoreSigterm` makes only SIGKILL work. `straggler` leaves a process in its
+ * group after it exits: one that SIGTERM ends, or with `"ignores SIGTERM"` only SIGKILL.
  */
 export class FakeChild extends EventEmitter implements ChildHandle {
   readonly pid = 424242;
@@ -113,10 +120,18 @@ export class FakeChild extends EventEmitter implements ChildHandle {
   exited = false;
 
   constructor(
-    private readonly clock: Scheduler,
-    private readonly behaviour: { ignoreSigterm?: boolean } = {},
+    readonly clock: Scheduler,
+    private readonly behaviour: { ignoreSigterm?: boolean; straggler?: "ends on SIGTERM" | "ignores SIGTERM" } = {},
   ) {
     super();
+    this.stragglerAlive = behaviour.straggler !== undefined;
+  }
+
+  /** A process of its group is still there (before the child exits, the child itself counts). */
+  stragglerAlive: boolean;
+
+  get groupAlive(): boolean {
+    return !this.exited || this.stragglerAlive;
   }
 
   /** One line of pi's JSON stream on stdout. */
@@ -134,6 +149,7 @@ export class FakeChild extends EventEmitter implements ChildHandle {
 
   receive(signal: NodeJS.Signals): void {
     this.signals.push({ signal, at: this.clock.now(), afterExit: this.exited });
+    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.straggler === "ends on SIGTERM")) this.stragglerAlive = false;
     if (this.exited) return;
     if (signal === "SIGKILL") this.exit(null, "SIGKILL");
     else if (signal === "SIGTERM" && !this.behaviour.ignoreSigterm) this.exit(143);
@@ -145,16 +161,52 @@ export class FakeChild extends EventEmitter implements ChildHandle {
   }
 }
 
+/** What the run told its orphan guard, in order, with the fake time of each word. */
+export class FakeGuard implements OrphanGuard {
+  readonly said: Array<{ word: "watch" | "groupGone" | "close"; at: number; pgid?: number }> = [];
+  started?: { runToken: string; reservePath: string; at: number };
+
+  constructor(private readonly clock: Scheduler) {}
+
+  watch(pgid: number): void {
+    this.said.push({ word: "watch", at: this.clock.now(), pgid });
+  }
+
+  groupGone(): void {
+    this.said.push({ word: "groupGone", at: this.clock.now() });
+  }
+
+  close(): void {
+    this.said.push({ word: "close", at: this.clock.now() });
+  }
+
+  words(): string[] {
+    return this.said.map((s) => (s.pgid === undefined ? s.word : `${s.word} ${s.pgid}`));
+  }
+}
+
 /** ChildOperations around one FakeChild; `alive` answers the parent watch. */
 export function fakeChildOperations(
   child: FakeChild,
   options: { alive?: (pid: number) => boolean } = {},
-): ChildOperations & { spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }> } {
+): ChildOperations & { spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }>; guard: FakeGuard; events: string[] } {
   const spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }> = [];
+  const guard = new FakeGuard(child.clock);
+  /** The order in which the guard started and the child was spawned. */
+  const events: string[] = [];
   return {
     spawned,
+    guard,
+    events,
+    startGuard: (runToken, reservePath) => {
+      events.push("guard");
+      guard.started = { runToken, reservePath, at: child.clock.now() };
+      return guard;
+    },
+    groupAlive: (pgid) => pgid === child.pid && child.groupAlive,
     resolvePi: () => "/fake/bin/pi",
     spawn: (bin, args, spawnOptions) => {
+      events.push("spawn");
       spawned.push({ bin, args, options: spawnOptions });
       process.nextTick(() => child.emit("spawn"));
       return child;
