@@ -2,12 +2,14 @@
 // Re-measures the reliability figures and writes docs/reliability.md.
 //  1. runs the vitest suite test/reliability (the 7 areas, as in `npm test`);
 //  2. runs the heavier loops that do not fit in `npm test`: SIGKILL and SIGTERM at random
-//     moments (atomicity), SIGKILL orphan timing, 50 concurrent wrappers in several rounds,
-//     and a meta.json mutation fuzz;
+//     moments (atomicity), SIGKILL orphan timing, SIGKILL with children that are not a
+//     cooperating pi and artifact paths that used to hang (scripts/reliability-wrapper-cases.mjs),
+//     50 concurrent wrappers in several rounds, and a meta.json mutation fuzz;
 //  3. counts processes left over from /proc (every process started here carries a tag in
 //     its environment) and writes the figures.
 // Options (env): RELIABILITY_KILL_TRIALS (default 240), RELIABILITY_TERM_TRIALS (100),
-// RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
+// RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_ORPHAN_KIND_TRIALS (10 per kind),
+// RELIABILITY_PATH_TRIALS (3 per case), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
 // RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial).
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -15,6 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { GONE_WITHIN_MS, orphanKinds, pathCases } from "./reliability-wrapper-cases.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WRAPPER = path.join(ROOT, "bin", "subagent-wrapper");
@@ -29,6 +32,8 @@ const num = (name, fallback) => {
 const KILL_TRIALS = num("RELIABILITY_KILL_TRIALS", 240);
 const TERM_TRIALS = num("RELIABILITY_TERM_TRIALS", 100);
 const ORPHAN_TRIALS = num("RELIABILITY_ORPHAN_TRIALS", 20);
+const ORPHAN_KIND_TRIALS = num("RELIABILITY_ORPHAN_KIND_TRIALS", 10);
+const PATH_TRIALS = num("RELIABILITY_PATH_TRIALS", 3);
 const LOAD_ROUNDS = num("RELIABILITY_LOAD_ROUNDS", 3);
 const LOAD_WRAPPERS = 50;
 const FUZZ_CASES = num("RELIABILITY_FUZZ_CASES", 300);
@@ -141,7 +146,9 @@ const readResult = (dir) => {
     return { state: "partial" };
   }
 };
-const tempFiles = (dir) => (fs.existsSync(path.join(dir, "out")) ? fs.readdirSync(path.join(dir, "out")).filter((n) => n.endsWith(".tmp")).length : 0);
+const filesEndingWith = (dir, ending) =>
+  fs.existsSync(path.join(dir, "out")) ? fs.readdirSync(path.join(dir, "out")).filter((n) => n.endsWith(ending)).length : 0;
+const tempFiles = (dir) => filesEndingWith(dir, ".tmp");
 
 async function pool(items, worker) {
   const out = [];
@@ -205,11 +212,13 @@ async function calibrate() {
 }
 
 async function killTrials(signal, trials, spanMs) {
-  const tally = { complete: 0, absent: 0, partial: 0, temps: 0, hung: 0, statuses: {} };
+  const tally = { complete: 0, absent: 0, partial: 0, temps: 0, reserves: 0, hung: 0, statuses: {} };
+  const dirs = [];
   await pool(
     Array.from({ length: trials }, (_, i) => Math.round((i / trials) * spanMs * 1.3)),
     async (delay) => {
       const dir = makeCase();
+      dirs.push(dir);
       const wrapper = startWrapper(dir, BUSY, LOAD_TASK_EXTENSION);
       await sleep(delay);
       try {
@@ -232,6 +241,8 @@ async function killTrials(signal, trials, spanMs) {
     },
   );
   tally.left = (await settleLeftovers()).length;
+  // A SIGKILLed wrapper cannot remove its result.json reserve; its orphan guard does.
+  tally.reserves = dirs.reduce((n, dir) => n + filesEndingWith(dir, ".reserve"), 0);
   killLeftovers();
   return tally;
 }
@@ -366,13 +377,24 @@ async function fuzz(cases) {
     if (process.env.RELIABILITY_DEBUG) log(`fuzz ${exit.code}: ${exit.stderr.trim()}`);
     if ([0, 1, 2].includes(exit.code)) tally[exit.code]++;
     else tally.other++;
-    if (exit.code === 2 && exit.stderr.trim().split("\n").length !== 1) tally.multiLine++;
+    // Every problem is a line of its own (`subagent-wrapper: …`); warnings may precede them.
+    if (
+      exit.code === 2 &&
+      !exit.stderr
+        .trim()
+        .split("\n")
+        .every((line) => /^subagent-wrapper: \S/.test(line))
+    )
+      tally.multiLine++;
     if (/\bat .*\.js:\d+/.test(exit.stderr)) tally.stack++;
   });
   tally.left = (await settleLeftovers()).length;
   killLeftovers();
   return tally;
 }
+
+/** What scripts/reliability-wrapper-cases.mjs needs of this script. */
+const wrapperCtx = { makeCase, startWrapper, readResult, settleLeftovers, killLeftovers, sleep, log, scratch };
 
 // --- main ---------------------------------------------------------------------------------
 
@@ -396,6 +418,10 @@ log(`SIGTERM at random moments × ${TERM_TRIALS} …`);
 const terms = await killTrials("SIGTERM", TERM_TRIALS, spanMs);
 log(`SIGKILL orphan timing × ${ORPHAN_TRIALS} …`);
 const orphans = await orphanTrials(ORPHAN_TRIALS);
+log(`SIGKILL with children that are not a cooperating pi × ${ORPHAN_KIND_TRIALS} per kind …`);
+const kinds = await orphanKinds(wrapperCtx, ORPHAN_KIND_TRIALS);
+log(`artifact paths that used to hang × ${PATH_TRIALS} per case …`);
+const paths = await pathCases(wrapperCtx, PATH_TRIALS);
 log(`${LOAD_WRAPPERS} concurrent wrappers × ${LOAD_ROUNDS} rounds …`);
 const load = await loadRounds(LOAD_ROUNDS);
 log(`meta.json fuzz × ${FUZZ_CASES} …`);
@@ -409,7 +435,23 @@ const statusList = (statuses) =>
   Object.entries(statuses)
     .map(([s, n]) => `${s} ${n}`)
     .join(", ") || "—";
-const totalLeft = kills.left + terms.left + orphans.left + load.reduce((n, r) => n + r.left, 0) + fuzzed.left;
+const totalLeft =
+  kills.left +
+  terms.left +
+  orphans.left +
+  kinds.reduce((n, r) => n + r.survivors, 0) +
+  paths.reduce((n, r) => n + r.left, 0) +
+  load.reduce((n, r) => n + r.left, 0) +
+  fuzzed.left;
+const kindTrials = kinds.reduce((n, r) => n + r.trials, 0);
+const pathRows = paths.filter((r) => !r.skipped);
+const pathTrials = pathRows.reduce((n, r) => n + r.trials, 0);
+const pathHung = paths.reduce((n, r) => n + r.hung, 0);
+const pathWrong = pathRows.reduce((n, r) => n + r.trials - r.ok, 0);
+const codeList = (codes) =>
+  Object.entries(codes)
+    .map(([code, n]) => `exit ${code} ×${n}`)
+    .join(", ");
 const lines = [
   "# Reliability figures",
   "",
@@ -423,12 +465,32 @@ const lines = [
   "| what | figure |",
   "|---|---|",
   `| vitest suite test/reliability | ${suite.skipped ? "skipped" : `${passed}/${suite.tests.length} tests passed in ${(suite.ms / 1000).toFixed(1)} s`} |`,
-  `| SIGKILL to the wrapper at moments spread over a run (0–${Math.round(spanMs * 1.3)} ms; a run takes ${spanMs} ms) | ${KILL_TRIALS} trials: ${kills.complete} complete result.json, ${kills.absent} absent, **${kills.partial} partial**, ${kills.temps} temp files left, ${kills.hung} hung |`,
+  `| SIGKILL to the wrapper at moments spread over a run (0–${Math.round(spanMs * 1.3)} ms; a run takes ${spanMs} ms) | ${KILL_TRIALS} trials: ${kills.complete} complete result.json, ${kills.absent} absent, **${kills.partial} partial**, ${kills.temps} temp files left, ${kills.reserves} result reserves left, ${kills.hung} hung |`,
   `| SIGTERM to the wrapper at the same moments | ${TERM_TRIALS} trials: ${terms.complete} complete (${statusList(terms.statuses)}), ${terms.absent} absent (${terms.absentBeforeChild ?? 0} before any child was started, **${terms.absentAfterChild ?? 0} after**), **${terms.partial} partial** |`,
   `| pi outliving a SIGKILLed wrapper | ${ORPHAN_TRIALS} trials: median ${median(orphans.outlived)} ms, max ${max(orphans.outlived)} ms (pi and its grandchild) |`,
+  `| SIGKILL to the wrapper whose child is not a cooperating pi (${kinds.length} kinds, the last not killed) | ${kindTrials} trials: **${kinds.reduce((n, r) => n + r.survivors, 0)} processes alive ${GONE_WITHIN_MS} ms later**, ${kinds.reduce((n, r) => n + r.hung, 0)} hung |`,
+  `| artifact paths that used to hang or follow links (${paths.length} cases${paths.length > pathRows.length ? `, ${paths.length - pathRows.length} skipped: no mount permission` : ""}) | ${pathTrials} trials: ${pathTrials - pathWrong} as documented, **${pathWrong} not**, **${pathHung} hung** |`,
   `| ${LOAD_WRAPPERS} wrappers at once | ${load.map((r, i) => `round ${i + 1}: ${r.correct}/${LOAD_WRAPPERS} correct in ${r.ms} ms`).join("; ")} |`,
-  `| meta.json mutation fuzz | ${FUZZ_CASES} cases: exit 0 ×${fuzzed[0]}, exit 1 ×${fuzzed[1]}, exit 2 ×${fuzzed[2]}, other ×${fuzzed.other}; ${fuzzed.multiLine} exit-2 answers longer than one line, ${fuzzed.stack} stack traces, ${fuzzed.hung} hangs |`,
+  `| meta.json mutation fuzz | ${FUZZ_CASES} cases: exit 0 ×${fuzzed[0]}, exit 1 ×${fuzzed[1]}, exit 2 ×${fuzzed[2]}, other ×${fuzzed.other}; ${fuzzed.multiLine} exit-2 answers with a line that is not one problem, ${fuzzed.stack} stack traces, ${fuzzed.hung} hangs |`,
   `| processes left over (all loops) | **${totalLeft}** |`,
+  "",
+  "## The wrapper's own promises: orphans and paths",
+  "",
+  `Each orphan trial starts the wrapper with that child, waits until the child's processes exist, SIGKILLs the wrapper and counts the tagged processes still alive ${GONE_WITHIN_MS} ms later (the guard itself included); "gone after" is when the count reached 0. Trials run one at a time.`,
+  "",
+  "| child | trials | alive 2 s later | gone after (median, max) | hung |",
+  "|---|---|---|---|---|",
+  ...kinds.map((r) => `| ${r.name} | ${r.trials} | ${r.survivors} | ${median(r.gone)} ms, ${max(r.gone)} ms | ${r.hung} |`),
+  "",
+  "Each path case runs the wrapper (the fake pi answering at once) and checks its documented answer: the exit code, whether result.json is there, and for the symlink that its target is untouched. A run is hung when it has not ended after 60 s.",
+  "",
+  "| case | trials | as documented | exit codes | hung | left over |",
+  "|---|---|---|---|---|---|",
+  ...paths.map((r) =>
+    r.skipped
+      ? `| ${r.name} | — | skipped: mounting a tmpfs needs root | — | — | — |`
+      : `| ${r.name} | ${r.trials} | ${r.ok} | ${codeList(r.codes)} | ${r.hung} | ${r.left} |`,
+  ),
   "",
   "## The suite, area by area (figures in the test names)",
   "",
@@ -445,7 +507,9 @@ const lines = [
   "## What the figures rest on",
   "",
   "- **Atomicity.** result.json is written to a temp file beside it and renamed (src/lib/atomic-file.ts): a reader sees the old state or the whole new file. A SIGKILL between the temp write and the rename can leave a `.result.json.<pid>.<hex>.tmp` file, which nothing reads; the temp-file count above says how often that happened.",
-  "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs. pi runs in its own process group, and the task extension the wrapper loads into it (src/wrapper/task-extension.ts) checks every second that its parent is still the wrapper, then ends pi's group. The fake pi runs that same extension file (`FAKE_PI_LOAD_EXTENSIONS`). The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
+  "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs, so the wrapper starts an orphan guard before pi (src/wrapper/orphan-guard.ts): a `/bin/sh` in a session of its own that holds a pipe from the wrapper. When the pipe closes without the wrapper's word that pi's group is gone, the guard sends SIGTERM, and SIGKILL a second later, to pi's process group and to every process whose /proc environ holds the run's token (`PI_SUBAGENT_RUN_TOKEN`, inherited by everything below pi: this reaches `setsid`, and pi's own bash tool, which runs each command in a session of its own and ends those on SIGTERM but not when SIGKILLed). It does not depend on the child: the kinds above are a bash script, a SIGTERM-trapping script, the fake pi without any extension and a `setsid` sleep. Not covered, by design or by Linux: a process that drops the token from its environment (`env -i`; a test shows it outliving the wrapper), one running as another user (its environ cannot be read), and a SIGKILLed guard. The task extension inside pi (src/wrapper/task-extension.ts) still ends pi's group when its parent changes, a second line of defence. The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
+  "- **Paths.** Artifact paths are checked with calls that cannot block (lstat, statfs, realpath, one-level mkdir; src/lib/file-paths.ts) before the child starts, and the time limit and signal handlers are armed before any file is touched: a path under /proc or /sys, under a regular file, on a read-only mount, or a FIFO is reported unwritable (exit 2 for resultPath) instead of hanging the wrapper. A streamed artifact that is a symlink is refused; result.json's rename replaces one; two artifact paths naming one file (through a symlinked folder or a hard link) are a meta.json error.",
+  "- **Full disk.** 64 KiB are written beside result.json before the child starts; if the ordinary write of result.json fails, the result goes into those blocks (finalText cut to fit if it must be) and is renamed into place. When not even that is possible the wrapper exits 3 (docs/cli.md). Not on a copy-on-write file system, where an overwrite needs new blocks.",
   "- **Parent exit.** Each wrapper gets `PI_SUBAGENTS_PARENT_PID` and interrupts its run within a second of the parent's death; a graceful parent exit (session_shutdown) stops every running turn itself.",
   "- **Restart.** A restored parent waits (up to 10 s) for a wrapper that outlived the previous process (its pid is in the run's `wrapper.pid`), so the restored status is the run's real outcome; a turn whose wrapper left no result.json is `interrupted` (never `running` forever) with the reason `the parent went away and the turn's wrapper left no result.json`.",
   "- **SIGTERM before handlers.** A SIGTERM that reaches the wrapper while node is still loading it (before the CLI installs its handlers) kills it with the default action; no child exists yet, so no result.json is owed (one is owed once a child has been started). From the moment the CLI runs, a signal is remembered and recorded as `interrupted`, and the handlers stay installed until result.json is on disk.",
@@ -456,6 +520,9 @@ const lines = [
 fs.writeFileSync(DOC, `${lines.join("\n")}`);
 log(`wrote ${path.relative(ROOT, DOC)}`);
 const bad =
+  pathHung +
+  pathWrong +
+  kills.reserves +
   kills.partial +
   terms.partial +
   (terms.absentAfterChild ?? 0) +

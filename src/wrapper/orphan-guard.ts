@@ -59,6 +59,11 @@ export function runTokenEntry(token: string): string {
   return `${ENV.runToken}=${token}`;
 }
 
+/** The guard's executable and arguments (the bench starts the same command to measure it). */
+export function guardCommand(token: string, reservePath: string): [string, string[]] {
+  return ["/bin/sh", ["-c", GUARD_SCRIPT, "subagent-wrapper-guard", runTokenEntry(token), reservePath]];
+}
+
 /**
  * Starts the guard. `token` marks the run's processes; `reservePath` is the result.json
  * reserve to remove if the wrapper dies. `onError` hears why a guard could not start.
@@ -70,11 +75,9 @@ export function startOrphanGuard(token: string, reservePath: string, onError: (e
   delete env[ENV.runToken];
   let guard: ChildProcess;
   try {
-    guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, "subagent-wrapper-guard", runTokenEntry(token), reservePath], {
-      stdio: ["pipe", "ignore", "ignore"],
-      detached: true,
-      env,
-    });
+    const [file, args] = guardCommand(token, reservePath);
+    // Its own session: a signal to the wrapper's process group (Ctrl-C, the launcher) never reaches it.
+    guard = spawn(file, args, { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
   } catch (err) {
     onError(err as Error);
     return { watch: () => undefined, groupGone: () => undefined, close: () => undefined };
