@@ -180,3 +180,51 @@ export async function pathCases(ctx, trials) {
   }
   return rows;
 }
+
+/** What fsync costs an atomic write of a 2 KiB result here: medians of `rounds` alternated writes, with and without. */
+export async function fsyncCost(dir, median, rounds = 40) {
+  // Imported here, not at the top: the script builds dist/ after its imports ran.
+  const { writeFileAtomic } = await import("../dist/lib/atomic-file.js");
+  fs.mkdirSync(dir, { recursive: true });
+  const text = "x".repeat(2048);
+  const durable = [];
+  const quick = [];
+  for (let i = 0; i < rounds; i++) {
+    let t = performance.now();
+    await writeFileAtomic(path.join(dir, "durable.json"), text);
+    durable.push(performance.now() - t);
+    t = performance.now();
+    await writeFileAtomic(path.join(dir, "quick.json"), text, { durable: false });
+    quick.push(performance.now() - t);
+  }
+  return { durable: median(durable), quick: median(quick) };
+}
+
+const codeList = (codes) =>
+  Object.entries(codes)
+    .map(([code, n]) => `exit ${code} ×${n}`)
+    .join(", ");
+
+/** The section of docs/reliability.md for these cases. */
+export function wrapperCaseSection(kinds, paths, { median, max }) {
+  return [
+    "## The wrapper's own promises: orphans and paths",
+    "",
+    `Each orphan trial starts the wrapper with that child, waits until the child's processes exist, SIGKILLs the wrapper (except in the last kind, which ends by itself) and counts the tagged processes still alive ${GONE_WITHIN_MS} ms later, the guard itself included; "gone after" is when the count reached 0. Trials run one at a time.`,
+    "",
+    "| child | trials | alive 2 s later | gone after (median, max) | hung |",
+    "|---|---|---|---|---|",
+    ...kinds.map((r) => `| ${r.name} | ${r.trials} | ${r.survivors} | ${median(r.gone)} ms, ${max(r.gone)} ms | ${r.hung} |`),
+    "",
+    "Each path case runs the wrapper (the fake pi answering at once) and checks its documented answer: the exit code, whether result.json is there, and for the symlink that its target is untouched. A run is hung when it has not ended after 60 s.",
+    "",
+    "| case | trials | as documented | exit codes | hung | left over |",
+    "|---|---|---|---|---|---|",
+    ...paths.map((r) =>
+      r.skipped
+        ? `| ${r.name} | — | skipped: mounting a tmpfs needs root | — | — | — |`
+        : `| ${r.name} | ${r.trials} | ${r.ok} | ${codeList(r.codes)} | ${r.hung} | ${r.left} |`,
+    ),
+    "",
+  ];
+}

@@ -17,7 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { GONE_WITHIN_MS, orphanKinds, pathCases } from "./reliability-wrapper-cases.mjs";
+import { fsyncCost, GONE_WITHIN_MS, orphanKinds, pathCases, wrapperCaseSection } from "./reliability-wrapper-cases.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WRAPPER = path.join(ROOT, "bin", "subagent-wrapper");
@@ -422,6 +422,7 @@ log(`SIGKILL with children that are not a cooperating pi × ${ORPHAN_KIND_TRIALS
 const kinds = await orphanKinds(wrapperCtx, ORPHAN_KIND_TRIALS);
 log(`artifact paths that used to hang × ${PATH_TRIALS} per case …`);
 const paths = await pathCases(wrapperCtx, PATH_TRIALS);
+const fsync = await fsyncCost(path.join(scratch, "fsync"), median);
 log(`${LOAD_WRAPPERS} concurrent wrappers × ${LOAD_ROUNDS} rounds …`);
 const load = await loadRounds(LOAD_ROUNDS);
 log(`meta.json fuzz × ${FUZZ_CASES} …`);
@@ -448,10 +449,7 @@ const pathRows = paths.filter((r) => !r.skipped);
 const pathTrials = pathRows.reduce((n, r) => n + r.trials, 0);
 const pathHung = paths.reduce((n, r) => n + r.hung, 0);
 const pathWrong = pathRows.reduce((n, r) => n + r.trials - r.ok, 0);
-const codeList = (codes) =>
-  Object.entries(codes)
-    .map(([code, n]) => `exit ${code} ×${n}`)
-    .join(", ");
+
 const lines = [
   "# Reliability figures",
   "",
@@ -474,24 +472,7 @@ const lines = [
   `| meta.json mutation fuzz | ${FUZZ_CASES} cases: exit 0 ×${fuzzed[0]}, exit 1 ×${fuzzed[1]}, exit 2 ×${fuzzed[2]}, other ×${fuzzed.other}; ${fuzzed.multiLine} exit-2 answers with a line that is not one problem, ${fuzzed.stack} stack traces, ${fuzzed.hung} hangs |`,
   `| processes left over (all loops) | **${totalLeft}** |`,
   "",
-  "## The wrapper's own promises: orphans and paths",
-  "",
-  `Each orphan trial starts the wrapper with that child, waits until the child's processes exist, SIGKILLs the wrapper and counts the tagged processes still alive ${GONE_WITHIN_MS} ms later (the guard itself included); "gone after" is when the count reached 0. Trials run one at a time.`,
-  "",
-  "| child | trials | alive 2 s later | gone after (median, max) | hung |",
-  "|---|---|---|---|---|",
-  ...kinds.map((r) => `| ${r.name} | ${r.trials} | ${r.survivors} | ${median(r.gone)} ms, ${max(r.gone)} ms | ${r.hung} |`),
-  "",
-  "Each path case runs the wrapper (the fake pi answering at once) and checks its documented answer: the exit code, whether result.json is there, and for the symlink that its target is untouched. A run is hung when it has not ended after 60 s.",
-  "",
-  "| case | trials | as documented | exit codes | hung | left over |",
-  "|---|---|---|---|---|---|",
-  ...paths.map((r) =>
-    r.skipped
-      ? `| ${r.name} | — | skipped: mounting a tmpfs needs root | — | — | — |`
-      : `| ${r.name} | ${r.trials} | ${r.ok} | ${codeList(r.codes)} | ${r.hung} | ${r.left} |`,
-  ),
-  "",
+  ...wrapperCaseSection(kinds, paths, { median, max }),
   "## The suite, area by area (figures in the test names)",
   "",
   "The suite runs in `npm test`. Area 5's extension part drives the extension's real `TreeRuntime` (capacity slots, mailbox, launcher) which starts real `subagent-wrapper` processes running the fake pi (`PI_SUBAGENTS_PI_BIN`); it does not go through a real pi root or a model. The restart and parent-exit cases run the runtime from `dist/` in a separate node process that the test kills.",
@@ -509,6 +490,7 @@ const lines = [
   "- **Atomicity.** result.json is written to a temp file beside it and renamed (src/lib/atomic-file.ts): a reader sees the old state or the whole new file. A SIGKILL between the temp write and the rename can leave a `.result.json.<pid>.<hex>.tmp` file, which nothing reads; the temp-file count above says how often that happened.",
   "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs, so the wrapper starts an orphan guard before pi (src/wrapper/orphan-guard.ts): a `/bin/sh` in a session of its own that holds a pipe from the wrapper. When the pipe closes without the wrapper's word that pi's group is gone, the guard sends SIGTERM, and SIGKILL a second later, to pi's process group and to every process whose /proc environ holds the run's token (`PI_SUBAGENT_RUN_TOKEN`, inherited by everything below pi: this reaches `setsid`, and pi's own bash tool, which runs each command in a session of its own and ends those on SIGTERM but not when SIGKILLed). It does not depend on the child: the kinds above are a bash script, a SIGTERM-trapping script, the fake pi without any extension and a `setsid` sleep. Not covered, by design or by Linux: a process that drops the token from its environment (`env -i`; a test shows it outliving the wrapper), one running as another user (its environ cannot be read), and a SIGKILLed guard. The task extension inside pi (src/wrapper/task-extension.ts) still ends pi's group when its parent changes, a second line of defence. The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
   "- **Paths.** Artifact paths are checked with calls that cannot block (lstat, statfs, realpath, one-level mkdir; src/lib/file-paths.ts) before the child starts, and the time limit and signal handlers are armed before any file is touched: a path under /proc or /sys, under a regular file, on a read-only mount, or a FIFO is reported unwritable (exit 2 for resultPath) instead of hanging the wrapper. A streamed artifact that is a symlink is refused; result.json's rename replaces one; two artifact paths naming one file (through a symlinked folder or a hard link) are a meta.json error.",
+  `- **Power loss.** Atomic writes (result.json, and the extension's records through the same helper) fsync the temp file before the rename and the folder after it, so a power cut cannot leave an empty or missing file where the rename said the new one was. Measured here on the temp folder's file system: ${fsync.durable.toFixed(1)} ms a 2 KiB write with fsync, ${fsync.quick.toFixed(1)} ms without (medians of 40); for one result.json per run and a few records per turn that is kept. bench/startup.bench.mjs measures it again.`,
   "- **Full disk.** 64 KiB are written beside result.json before the child starts; if the ordinary write of result.json fails, the result goes into those blocks (finalText cut to fit if it must be) and is renamed into place. When not even that is possible the wrapper exits 3 (docs/cli.md). Not on a copy-on-write file system, where an overwrite needs new blocks.",
   "- **Parent exit.** Each wrapper gets `PI_SUBAGENTS_PARENT_PID` and interrupts its run within a second of the parent's death; a graceful parent exit (session_shutdown) stops every running turn itself.",
   "- **Restart.** A restored parent waits (up to 10 s) for a wrapper that outlived the previous process (its pid is in the run's `wrapper.pid`), so the restored status is the run's real outcome; a turn whose wrapper left no result.json is `interrupted` (never `running` forever) with the reason `the parent went away and the turn's wrapper left no result.json`.",

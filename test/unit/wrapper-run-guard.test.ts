@@ -63,7 +63,19 @@ async function finished(run: Awaited<ReturnType<typeof started>>): Promise<RunRe
 
 describe("the orphan guard, as the run drives it", () => {
   it("starts before pi, hears the group in the spawn's tick, and hears it is gone before the pipe closes", async () => {
-    const run = await started();
+    const run = begin();
+    // What the guard has heard by the first microtask after pi's spawn: nothing may wait in between.
+    let heardBeforeAnyAwait: string[] | undefined;
+    const spawn = run.ops.spawn;
+    run.ops.spawn = (...args) => {
+      const child = spawn(...args);
+      queueMicrotask(() => {
+        heardBeforeAnyAwait = run.ops.guard.words();
+      });
+      return child;
+    };
+    await until(() => run.ops.spawned.length === 1 && run.child.stdout.listenerCount("data") > 0, "pi started");
+    expect(heardBeforeAnyAwait).toEqual([`watch ${run.child.pid}`]);
     expect(run.ops.events).toEqual(["guard", "spawn"]);
     const { runToken } = run.ops.spawned[0]!.options;
     expect(run.ops.guard.started).toEqual({ runToken, reservePath: ResultReserve.pathFor(path.join(dir, "result.json")), at: run.t0 });
