@@ -111,7 +111,10 @@ class WrapperRun {
       this.guard = this.processes.startGuard(this.runToken, ResultReserve.pathFor(this.meta.resultPath), (err) =>
         this.warnOnce(`orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running`),
       );
-      await Promise.all([taskWritten, reserved]);
+      // Both settle before going on: a failed reserve must not leave the task file's write in
+      // flight past the clean-up that removes it.
+      const failed = (await Promise.allSettled([taskWritten, reserved])).find((r) => r.status === "rejected");
+      if (failed) throw failed.reason;
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);

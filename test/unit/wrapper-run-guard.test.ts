@@ -152,6 +152,8 @@ describe("start-up: limits first, then files", () => {
     expect(exitCode).toBe(WRAPPER_EXIT.noResult);
     expect(result.status).toBe("failed");
     expect(result.errorMessage).toMatch(/^cannot reserve space for result\.json beside .*a-file\/result\.json: .*a-file is not a folder/);
+    // The task file written meanwhile is gone too.
+    expect((await readdir(os.tmpdir())).filter((name) => name.startsWith(`pi-subagent-task-${process.pid}-`))).toEqual([]);
   });
 
   it("a completed run leaves no reserve behind", async () => {
