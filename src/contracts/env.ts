@@ -3,7 +3,8 @@
  * `PI_SUBAGENTS_*` ones (README, Configuration); the extension and the wrapper set the rest
  * for the processes they start. `PI_SUBAGENT_*` (singular) are the wrapper's private channel
  * to the task extension inside its child; the task extension removes them from its own
- * environment, so the child's tools never see them.
+ * environment, so the child's tools never see them — all but the run token, which is meant
+ * to be inherited.
  */
 export const ENV = {
   // --- the wrapper -------------------------------------------------------------------------
