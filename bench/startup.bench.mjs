@@ -9,7 +9,7 @@ import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "../dist/lib/atomic-file.js";
-import { guardCommand } from "../dist/wrapper/orphan-guard.js";
+import { guardCommand, processesWithToken } from "../dist/wrapper/orphan-guard.js";
 import { fmt, median, now, rounds, row, runProcess, runWrapper, tempDir, writeMeta } from "./support.mjs";
 
 /** `true` stands in for pi: it exits at once, so only the wrapper's own work is timed. */
@@ -43,7 +43,11 @@ async function startup(taskBytes) {
   }
 }
 
-/** One orphan guard as the wrapper starts it: the spawn call (the event loop is blocked for it), its RSS, its sweep after EOF. */
+/**
+ * One orphan guard as the wrapper starts it: the spawn call (the event loop is blocked for it),
+ * its RSS, how long it takes to go once released (`exit`, a normal end), and its sweep after a
+ * bare EOF (what a SIGKILLed wrapper leaves it to do).
+ */
 async function guardOnce(reservePath) {
   const [file, args] = guardCommand(randomBytes(16).toString("hex"), reservePath);
   const started = now();
@@ -58,7 +62,13 @@ async function guardOnce(reservePath) {
   const closed = now();
   guard.stdin.end();
   await once(guard, "exit");
-  return { spawnMs, rssKiB, sweepMs: now() - closed };
+  const sweepMs = now() - closed;
+  const released = spawn(file, args, { stdio: ["pipe", "ignore", "ignore"], detached: true });
+  await once(released, "spawn");
+  const told = now();
+  released.stdin.end("pgid 999999999\ndone\nexit\n");
+  await once(released, "exit");
+  return { spawnMs, rssKiB, sweepMs, releaseMs: now() - told };
 }
 
 async function guardRows() {
@@ -66,6 +76,8 @@ async function guardRows() {
   const spawnMs = [];
   const rss = [];
   const sweepMs = [];
+  const releaseMs = [];
+  const scanMs = [];
   const trueMs = [];
   try {
     for (let i = 0; i < rounds(20); i++) {
@@ -73,6 +85,10 @@ async function guardRows() {
       spawnMs.push(one.spawnMs);
       rss.push(one.rssKiB);
       sweepMs.push(one.sweepMs);
+      releaseMs.push(one.releaseMs);
+      const scanned = now();
+      await processesWithToken(randomBytes(16).toString("hex"));
+      scanMs.push(now() - scanned);
       const t = now();
       const child = spawn(TRUE_BIN, [], { stdio: "ignore" });
       trueMs.push(now() - t);
@@ -94,9 +110,16 @@ async function guardRows() {
         ratio: fmt.x(median(spawnMs) / median(trueMs)),
       },
       { input: "resident memory", value: `${(median(rss) / 1024).toFixed(1)} MiB`, baseline: "—", ratio: "—" },
-      { input: `sweep after the pipe closes (${processes} processes in /proc)`, value: fmt.ms(median(sweepMs)), baseline: "—", ratio: "—" },
+      {
+        input: `normal end: the wrapper's own look for the run's token (${processes} processes in /proc)`,
+        value: fmt.ms(median(scanMs)),
+        baseline: "—",
+        ratio: "—",
+      },
+      { input: "normal end: released guard gone", value: fmt.ms(median(releaseMs)), baseline: "—", ratio: "—" },
+      { input: "wrapper killed: the guard's sweep, nothing to end", value: fmt.ms(median(sweepMs)), baseline: "—", ratio: "—" },
     ],
-    note: "The guard command of src/wrapper/orphan-guard.ts, started from the bench process as the wrapper starts it (detached, stdin a pipe). Baseline of the spawn: `spawn()` of `true` from the same process (a fork of the same Node). The sweep is the guard's work once the wrapper's pipe closes with nothing left to end: one `grep -l` over every /proc/*/environ, off the wrapper's path (the wrapper has exited by then). The guard's start overlaps the wrapper's first file writes (they run on libuv's threads during the fork), so the start-up row above includes it.",
+    note: "The guard command of src/wrapper/orphan-guard.ts, started from the bench process as the wrapper starts it (detached, stdin a pipe). Baseline of the spawn: `spawn()` of `true` from the same process (a fork of the same Node). At a normal end the wrapper itself looks for processes carrying the run's token (processesWithToken: every /proc/*/environ read once, after result.json is written), then tells the guard `exit` and waits for it to go; both are on the wrapper's path to its exit. When the wrapper was killed, the guard's sweep (one `grep -l` over /proc/*/environ) runs after the wrapper is gone. The guard's start overlaps the wrapper's first file writes (they run on libuv's threads during the fork), so the start-up row above includes it.",
   });
 }
 

@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
-import { type OrphanGuard, startOrphanGuard } from "./orphan-guard.js";
+import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import { TASK_PLACEHOLDER } from "./task-extension.js";
 
 /** The compiled task-delivery extension that sits beside this module. */
@@ -101,6 +101,10 @@ export interface ChildOperations {
   groupAlive(pgid: number): boolean;
   /** Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned. */
   startGuard(runToken: string, reservePath: string, onError: (err: Error) => void): OrphanGuard;
+  /** The live processes that carry the run's token (what left the child's group included). */
+  tokenProcesses(runToken: string): Promise<number[]>;
+  /** Signals one process. Never throws. */
+  signalProcess(pid: number, signal: NodeJS.Signals): void;
 }
 
 /**
@@ -130,6 +134,14 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): vo
     } catch {
       // already gone
     }
+  }
+}
+
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
   }
 }
 
@@ -187,4 +199,6 @@ export const nodeChildOperations: ChildOperations = {
   canSignal,
   groupAlive,
   startGuard: startOrphanGuard,
+  tokenProcesses: processesWithToken,
+  signalProcess,
 };

@@ -22,7 +22,7 @@ export const STDOUT_DRAIN_MS = 2000;
 const STDERR_TAIL_CHARS = 2000;
 /** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
 export const PARENT_CHECK_MS = 1000;
-/** After the child exited and its group got SIGTERM, how long stragglers have before SIGKILL. */
+/** After the child exited and its group (or a straggler outside it) got SIGTERM, how long it has before SIGKILL. */
 export const STRAGGLER_KILL_MS = 1000;
 /** How often the child's group is looked at while stragglers are ending. */
 export const GROUP_POLL_MS = 50;
@@ -142,10 +142,31 @@ class WrapperRun {
     try {
       return await this.finish(startError);
     } finally {
+      // result.json is on disk. What the run left outside the child's group goes now, then
+      // the guard, with nothing left to do: once the wrapper has exited, nothing it started is left.
+      await this.endStragglers();
+      await this.guard?.release();
+      this.timers.dispose();
       this.disposeHandlers();
-      // The guard sweeps the run's token (what left the child's group) and exits.
-      this.guard?.close();
     }
+  }
+
+  /**
+   * Processes that carry the run's token but left the child's group (`setsid`, pi's detached
+   * bash tool): SIGTERM, then SIGKILL for those still there STRAGGLER_KILL_MS later.
+   */
+  private async endStragglers(): Promise<void> {
+    if (!this.child) return;
+    const ops = this.processes;
+    let left = await ops.tokenProcesses(this.runToken);
+    if (left.length === 0) return;
+    for (const pid of left) ops.signalProcess(pid, "SIGTERM");
+    const deadline = this.scheduler.now() + STRAGGLER_KILL_MS;
+    while (left.length > 0 && this.scheduler.now() < deadline) {
+      await new Promise<void>((resolve) => this.timers.after(Math.min(GROUP_POLL_MS, deadline - this.scheduler.now()), resolve));
+      left = await ops.tokenProcesses(this.runToken);
+    }
+    for (const pid of left) ops.signalProcess(pid, "SIGKILL");
   }
 
   /**

@@ -107,10 +107,14 @@ export interface ReceivedSignal {
   afterExit: boolean;
 }
 
+/** How a process left behind by the child takes SIGTERM. */
+export type LeftBehind = "ends on SIGTERM" | "ignores SIGTERM";
+
 /**
  * A pi child. By default SIGTERM ends it with code 143 (as pi's handler does) and SIGKILL with
  * the signal; `ignoreSigterm` makes only SIGKILL work. `straggler` leaves a process in its
- * group after it exits: one that SIGTERM ends, or with `"ignores SIGTERM"` only SIGKILL.
+ * group after it exits; `escapee` one outside the group that carries the run's token (a
+ * `setsid` sleep), pid ESCAPEE_PID: one that SIGTERM ends, or with `"ignores SIGTERM"` only SIGKILL.
  */
 export class FakeChild extends EventEmitter implements ChildHandle {
   readonly pid = 424242;
@@ -121,10 +125,21 @@ export class FakeChild extends EventEmitter implements ChildHandle {
 
   constructor(
     readonly clock: Scheduler,
-    private readonly behaviour: { ignoreSigterm?: boolean; straggler?: "ends on SIGTERM" | "ignores SIGTERM" } = {},
+    private readonly behaviour: { ignoreSigterm?: boolean; straggler?: LeftBehind; escapee?: LeftBehind } = {},
   ) {
     super();
     this.stragglerAlive = behaviour.straggler !== undefined;
+    this.escapeeAlive = behaviour.escapee !== undefined;
+  }
+
+  /** The escapee is still there. */
+  escapeeAlive: boolean;
+  /** The signals the escapee got, at the fake time each arrived. */
+  readonly escapeeSignals: Array<{ signal: NodeJS.Signals; at: number }> = [];
+
+  receiveAsEscapee(signal: NodeJS.Signals): void {
+    this.escapeeSignals.push({ signal, at: this.clock.now() });
+    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.escapee === "ends on SIGTERM")) this.escapeeAlive = false;
   }
 
   /** A process of its group is still there (before the child exits, the child itself counts). */
@@ -161,9 +176,12 @@ export class FakeChild extends EventEmitter implements ChildHandle {
   }
 }
 
+/** The escapee's pid (see FakeChild). */
+export const ESCAPEE_PID = 434343;
+
 /** What the run told its orphan guard, in order, with the fake time of each word. */
 export class FakeGuard implements OrphanGuard {
-  readonly said: Array<{ word: "watch" | "groupGone" | "close"; at: number; pgid?: number }> = [];
+  readonly said: Array<{ word: "watch" | "groupGone" | "release" | "close"; at: number; pgid?: number }> = [];
   started?: { runToken: string; reservePath: string; at: number };
 
   constructor(private readonly clock: Scheduler) {}
@@ -174,6 +192,10 @@ export class FakeGuard implements OrphanGuard {
 
   groupGone(): void {
     this.said.push({ word: "groupGone", at: this.clock.now() });
+  }
+
+  async release(): Promise<void> {
+    this.said.push({ word: "release", at: this.clock.now() });
   }
 
   close(): void {
@@ -204,6 +226,10 @@ export function fakeChildOperations(
       return guard;
     },
     groupAlive: (pgid) => pgid === child.pid && child.groupAlive,
+    tokenProcesses: async (runToken) => (child.escapeeAlive && spawned[0]?.options.runToken === runToken ? [ESCAPEE_PID] : []),
+    signalProcess: (pid, signal) => {
+      if (pid === ESCAPEE_PID) child.receiveAsEscapee(signal);
+    },
     resolvePi: () => "/fake/bin/pi",
     spawn: (bin, args, spawnOptions) => {
       events.push("spawn");

@@ -5,6 +5,7 @@
  * result that cannot be reserved. The guard's own shell is tested against real processes in
  * test/reliability/orphans.test.ts.
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,7 +14,7 @@ import type { MetaV1 } from "../../src/contracts/meta.js";
 import { WRAPPER_EXIT } from "../../src/contracts/result.js";
 import { ResultReserve } from "../../src/wrapper/artifacts.js";
 import { GROUP_POLL_MS, type RunReport, runWrapper, STDOUT_DRAIN_MS, STRAGGLER_KILL_MS } from "../../src/wrapper/run.js";
-import { FakeChild, FakeScheduler, fakeChildOperations, until } from "../support/fake-run.js";
+import { ESCAPEE_PID, FakeChild, FakeScheduler, fakeChildOperations, type LeftBehind, until } from "../support/fake-run.js";
 import { assistantEnd } from "../support/pi-events.js";
 
 let dir: string;
@@ -32,9 +33,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function begin(meta: Partial<MetaV1> = {}, straggler?: "ends on SIGTERM" | "ignores SIGTERM") {
+function begin(meta: Partial<MetaV1> = {}, behaviour: { straggler?: LeftBehind; escapee?: LeftBehind } = {}) {
   const scheduler = new FakeScheduler();
-  const child = new FakeChild(scheduler, straggler ? { straggler } : {});
+  const child = new FakeChild(scheduler, behaviour);
   const ops = fakeChildOperations(child);
   const full: MetaV1 = { runId: "r", task: "t", cwd: dir, resultPath: path.join(dir, "result.json"), eventsPath: path.join(dir, "events.jsonl"), ...meta };
   let ended = false;
@@ -47,8 +48,8 @@ function begin(meta: Partial<MetaV1> = {}, straggler?: "ends on SIGTERM" | "igno
   return run;
 }
 
-async function started(meta: Partial<MetaV1> = {}, straggler?: "ends on SIGTERM" | "ignores SIGTERM") {
-  const run = begin(meta, straggler);
+async function started(meta: Partial<MetaV1> = {}, behaviour: { straggler?: LeftBehind; escapee?: LeftBehind } = {}) {
+  const run = begin(meta, behaviour);
   await until(() => run.ops.spawned.length === 1 && run.child.stdout.listenerCount("data") > 0, "pi started");
   return run;
 }
@@ -83,7 +84,7 @@ describe("the orphan guard, as the run drives it", () => {
     expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`]);
     const { exitCode } = await finished(run);
     expect(exitCode).toBe(0);
-    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "close"]);
+    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "release"]);
   });
 
   it("each run gets its own token", async () => {
@@ -92,14 +93,14 @@ describe("the orphan guard, as the run drives it", () => {
   });
 
   it("a straggler that SIGTERM ends: no SIGKILL, and the group is reported gone", async () => {
-    const run = await started({}, "ends on SIGTERM");
+    const run = await started({}, { straggler: "ends on SIGTERM" });
     await finished(run);
     expect(run.child.signals.map((s) => s.signal)).toEqual(["SIGTERM"]);
-    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "close"]);
+    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "release"]);
   });
 
   it(`a straggler that ignores SIGTERM gets SIGKILL ${STRAGGLER_KILL_MS} ms after it, then the group is reported gone`, async () => {
-    const run = await started({}, "ignores SIGTERM");
+    const run = await started({}, { straggler: "ignores SIGTERM" });
     run.child.print(assistantEnd({ text: "done" }));
     run.child.exit(0);
     await until(() => run.child.signals.length === 1, "the group's SIGTERM");
@@ -115,11 +116,11 @@ describe("the orphan guard, as the run drives it", () => {
     await run.scheduler.advance(GROUP_POLL_MS);
     const { result } = await run.done;
     expect(result).toMatchObject({ status: "completed", forcedExit: false });
-    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "close"]);
+    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "release"]);
   });
 
-  it("a group that cannot be seen to empty is left to the guard: the pipe closes without groupGone", async () => {
-    const run = await started({}, "ignores SIGTERM");
+  it("a group that cannot be seen to empty after SIGKILL: the guard is released without groupGone", async () => {
+    const run = await started({}, { straggler: "ignores SIGTERM" });
     run.ops.signalGroup = () => undefined; // nothing reaches it, SIGKILL included (a zombie that nothing reaps)
     run.child.print(assistantEnd({ text: "done" }));
     run.child.exit(0);
@@ -127,7 +128,61 @@ describe("the orphan guard, as the run drives it", () => {
     await run.scheduler.advance(STRAGGLER_KILL_MS + 2 * GROUP_POLL_MS);
     const { result } = await run.done;
     expect(result.status).toBe("completed");
-    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "close"]);
+    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "release"]);
+  });
+});
+
+describe("the normal end: what left the child's group but carries the run's token", () => {
+  it("gets SIGTERM once result.json is on disk, and the guard is released only after", async () => {
+    const run = await started({}, { escapee: "ends on SIGTERM" });
+    const resultWhenSignalled: boolean[] = [];
+    const signal = run.ops.signalProcess;
+    run.ops.signalProcess = (pid, sig) => {
+      resultWhenSignalled.push(existsSync(path.join(dir, "result.json")));
+      signal(pid, sig);
+    };
+    run.child.print(assistantEnd({ text: "done" }));
+    run.child.exit(0);
+    await until(() => run.child.escapeeSignals.length === 1, "the escapee's SIGTERM");
+    const termAt = run.scheduler.now();
+    // Gone at the next look, GROUP_POLL_MS later: no SIGKILL.
+    await run.scheduler.advance(GROUP_POLL_MS);
+    const { result } = await run.done;
+    expect(result.status).toBe("completed");
+    expect(run.child.escapeeSignals).toEqual([{ signal: "SIGTERM", at: termAt }]);
+    expect(resultWhenSignalled).toEqual([true]);
+    expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "release"]);
+  });
+
+  it(`one that ignores SIGTERM gets SIGKILL ${STRAGGLER_KILL_MS} ms later; then the guard is released`, async () => {
+    const run = await started({}, { escapee: "ignores SIGTERM" });
+    run.child.print(assistantEnd({ text: "done" }));
+    run.child.exit(0);
+    await until(() => run.child.escapeeSignals.length === 1, "the escapee's SIGTERM");
+    const termAt = run.child.escapeeSignals[0]!.at;
+    await run.scheduler.advance(STRAGGLER_KILL_MS - 1);
+    expect(run.child.escapeeSignals.map((s) => s.signal)).toEqual(["SIGTERM"]);
+    expect(run.ops.guard.words()).not.toContain("release");
+    await run.scheduler.advance(1);
+    await run.done;
+    expect(run.child.escapeeSignals).toEqual([
+      { signal: "SIGTERM", at: termAt },
+      { signal: "SIGKILL", at: termAt + STRAGGLER_KILL_MS },
+    ]);
+    expect(run.ops.guard.words().at(-1)).toBe("release");
+    expect(ESCAPEE_PID).toBeGreaterThan(0);
+  });
+
+  it("a run that never started pi looks for nothing", async () => {
+    const run = begin({ timeoutMs: 10 });
+    let asked = 0;
+    run.ops.tokenProcesses = async () => {
+      asked++;
+      return [];
+    };
+    await run.scheduler.advance(10);
+    await run.done;
+    expect(asked).toBe(0);
   });
 });
 
