@@ -248,8 +248,9 @@ class WrapperRun {
 
   /**
    * Waits for the child's group to empty — a straggler that ignores the SIGTERM gets SIGKILL
-   * STRAGGLER_KILL_MS after it — and then tells the guard the group is gone (a group that
-   * cannot be seen to empty is left to the guard, which signals it again).
+   * STRAGGLER_KILL_MS after it — and then tells the guard the group is gone. A group still
+   * there after SIGKILL (a process stuck in the kernel) is not reported gone: should the
+   * wrapper die before its end, the guard signals it once more.
    */
   private async endGroup(pgid: number, termAt: number): Promise<void> {
     const ops = this.processes;
