@@ -63,8 +63,7 @@ async function existingAncestor(dir: string): Promise<{ existing: string; stat: 
 export async function pseudoFilesystem(dir: string): Promise<string | undefined> {
   try {
     const { type } = await fs.promises.statfs(dir);
-    const name = PSEUDO_FILESYSTEMS.get(type >>> 0);
-    if (name) return name;
+    return PSEUDO_FILESYSTEMS.get(type >>> 0);
   } catch {
     // statfs unavailable: the prefixes below still catch the usual mounts
   }
@@ -95,6 +94,25 @@ export async function ensureFolder(dir: string): Promise<void> {
       if (code(err) !== "EEXIST" || !(await fs.promises.stat(current)).isDirectory()) throw err;
     }
   }
+}
+
+/**
+ * ensureFolder, once per folder for the caller's lifetime (a run opens several artifacts and
+ * its reserve in one folder): each folder is checked and made once, its answer shared.
+ */
+export function folderMaker(): (dir: string) => Promise<void> {
+  const folders = new Map<string, Promise<void>>();
+  return (dir) => {
+    const key = path.resolve(dir);
+    let made = folders.get(key);
+    if (!made) {
+      made = ensureFolder(key);
+      // Shared by every caller; each one that awaits it hears the refusal.
+      made.catch(() => undefined);
+      folders.set(key, made);
+    }
+    return made;
+  };
 }
 
 export type TargetKind = "absent" | "file" | "symlink" | "other";

@@ -20,8 +20,8 @@ const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
  * would wait for a reader; a device) is refused, and the open itself carries O_NOFOLLOW and
  * O_NONBLOCK in case the path changed in between (a FIFO then fails at once with ENXIO).
  */
-async function openArtifact(filePath: string): Promise<fs.promises.FileHandle> {
-  await ensureFolder(path.dirname(filePath));
+async function openArtifact(filePath: string, ensure: (dir: string) => Promise<void>): Promise<fs.promises.FileHandle> {
+  await ensure(path.dirname(filePath));
   const kind = await targetKind(filePath);
   if (kind === "symlink") throw new PathRefusal("it is a symbolic link (an artifact is never written through one)");
   if (kind === "other") throw new PathRefusal("it exists and is not a regular file");
@@ -50,9 +50,10 @@ export class ArtifactFile {
     });
   }
 
-  static async open(label: string, filePath: string): Promise<ArtifactFile> {
+  /** `ensure` makes the file's folder (a run shares one folderMaker among its files). */
+  static async open(label: string, filePath: string, ensure: (dir: string) => Promise<void> = ensureFolder): Promise<ArtifactFile> {
     try {
-      const handle = await openArtifact(filePath);
+      const handle = await openArtifact(filePath, ensure);
       return new ArtifactFile(label, filePath, handle.createWriteStream(), undefined);
     } catch (err) {
       return new ArtifactFile(label, filePath, undefined, `${label} ${filePath} could not be written: ${errorText(err)}`);
@@ -205,9 +206,9 @@ export class ResultReserve {
   }
 
   /** Takes the space; throws (ENOSPC when the disk is already full) when it cannot. */
-  static async create(resultPath: string, bytes = RESULT_RESERVE_BYTES): Promise<ResultReserve> {
+  static async create(resultPath: string, bytes = RESULT_RESERVE_BYTES, ensure: (dir: string) => Promise<void> = ensureFolder): Promise<ResultReserve> {
     const file = ResultReserve.pathFor(resultPath);
-    await ensureFolder(path.dirname(file));
+    await ensure(path.dirname(file));
     // Never through a link planted at that name; a leftover of an earlier wrapper with this pid is reused.
     const handle = await fs.promises.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o600);
     try {

@@ -6,6 +6,7 @@ import { ENV } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { exitCodeForStatus, RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, ResultReserve, writeResult } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
@@ -67,6 +68,8 @@ class WrapperRun {
   private readonly runToken = randomBytes(16).toString("hex");
   private guard: OrphanGuard | undefined;
   private reserve: ResultReserve | undefined;
+  /** The run's artifacts and its reserve share folders: each is checked and made once. */
+  private readonly folders = folderMaker();
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
   private stderrTail = "";
   private forcedExit = false;
@@ -140,11 +143,12 @@ class WrapperRun {
     }
     await artifactsOpen;
     try {
-      return await this.finish(startError);
+      // What the run left outside the child's group ends while result.json is written (the
+      // two do not depend on each other; the parent waits for the wrapper's exit, so both count).
+      const [report] = await Promise.all([this.finish(startError), this.endStragglers()]);
+      return report;
     } finally {
-      // result.json is on disk. What the run left outside the child's group goes now, then
-      // the guard, with nothing left to do: once the wrapper has exited, nothing it started is left.
-      await this.endStragglers();
+      // Then the guard, with nothing left to do: once the wrapper has exited, nothing it started is left.
       await this.guard?.release();
       this.timers.dispose();
       this.disposeHandlers();
@@ -175,7 +179,7 @@ class WrapperRun {
    */
   private async takeReserve(): Promise<void> {
     try {
-      this.reserve = await ResultReserve.create(this.meta.resultPath);
+      this.reserve = await ResultReserve.create(this.meta.resultPath, undefined, this.folders);
     } catch (err) {
       throw new Error(`cannot reserve space for result.json beside ${this.meta.resultPath}: ${errorText(err)}`);
     }
@@ -190,10 +194,10 @@ class WrapperRun {
   private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
     const meta = this.meta;
     const [events, stdout, stderr, transcript] = await Promise.all([
-      ArtifactFile.open("events", meta.eventsPath),
-      meta.stdoutPath ? ArtifactFile.open("stdout log", meta.stdoutPath) : undefined,
-      meta.stderrPath ? ArtifactFile.open("stderr log", meta.stderrPath) : undefined,
-      meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath) : undefined,
+      ArtifactFile.open("events", meta.eventsPath, this.folders),
+      meta.stdoutPath ? ArtifactFile.open("stdout log", meta.stdoutPath, this.folders) : undefined,
+      meta.stderrPath ? ArtifactFile.open("stderr log", meta.stderrPath, this.folders) : undefined,
+      meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath, this.folders) : undefined,
     ]);
     const { caps, error } = logCapsFromEnv(env);
     if (error && (stdout || stderr)) this.options.warn?.(`subagent-wrapper: ${error}`);

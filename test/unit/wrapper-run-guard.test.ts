@@ -133,13 +133,19 @@ describe("the orphan guard, as the run drives it", () => {
 });
 
 describe("the normal end: what left the child's group but carries the run's token", () => {
-  it("gets SIGTERM once result.json is on disk, and the guard is released only after", async () => {
+  it("gets SIGTERM once the child has exited, and the guard is released only after it is gone and result.json is on disk", async () => {
     const run = await started({}, { escapee: "ends on SIGTERM" });
-    const resultWhenSignalled: boolean[] = [];
+    const resultWhenReleased: boolean[] = [];
+    const childExitedWhenSignalled: boolean[] = [];
     const signal = run.ops.signalProcess;
     run.ops.signalProcess = (pid, sig) => {
-      resultWhenSignalled.push(existsSync(path.join(dir, "result.json")));
+      childExitedWhenSignalled.push(run.child.exited);
       signal(pid, sig);
+    };
+    const release = run.ops.guard.release.bind(run.ops.guard);
+    run.ops.guard.release = () => {
+      resultWhenReleased.push(existsSync(path.join(dir, "result.json")));
+      return release();
     };
     run.child.print(assistantEnd({ text: "done" }));
     run.child.exit(0);
@@ -150,7 +156,8 @@ describe("the normal end: what left the child's group but carries the run's toke
     const { result } = await run.done;
     expect(result.status).toBe("completed");
     expect(run.child.escapeeSignals).toEqual([{ signal: "SIGTERM", at: termAt }]);
-    expect(resultWhenSignalled).toEqual([true]);
+    expect(childExitedWhenSignalled).toEqual([true]);
+    expect(resultWhenReleased).toEqual([true]);
     expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "release"]);
   });
 
