@@ -2,14 +2,17 @@
 // Re-measures the reliability figures and writes docs/reliability.md.
 //  1. runs the vitest suite test/reliability (the 7 areas, as in `npm test`);
 //  2. runs the heavier loops that do not fit in `npm test`: SIGKILL and SIGTERM at random
-//     moments (atomicity), SIGKILL orphan timing, 50 concurrent wrappers in several rounds,
-//     and a meta.json mutation fuzz; for the extension, the tree directory's disk filling
-//     while children finish (a tmpfs, when this runs as root) and a restore of 64 agents whose
-//     wrapper.pid holds a live pid that is not their wrapper;
+//     moments (atomicity), SIGKILL orphan timing, SIGKILL with children that are not a
+//     cooperating pi and artifact paths that used to hang (scripts/reliability-wrapper-cases.mjs),
+//     50 concurrent wrappers in several rounds, and a meta.json mutation fuzz; for the
+//     extension, the tree directory's disk filling while children finish (a tmpfs, when this
+//     runs as root) and a restore of 64 agents whose wrapper.pid holds a live pid that is not
+//     their wrapper;
 //  3. counts processes left over from /proc (every process started here carries a tag in
 //     its environment) and writes the figures.
 // Options (env): RELIABILITY_KILL_TRIALS (default 240), RELIABILITY_TERM_TRIALS (100),
-// RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
+// RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_ORPHAN_KIND_TRIALS (10 per kind),
+// RELIABILITY_PATH_TRIALS (3 per case), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
 // RELIABILITY_DISKFULL_TRIALS (10), RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial).
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -17,6 +20,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { fsyncCost, GONE_WITHIN_MS, orphanKinds, pathCases, wrapperCaseSection } from "./reliability-wrapper-cases.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WRAPPER = path.join(ROOT, "bin", "subagent-wrapper");
@@ -31,6 +35,8 @@ const num = (name, fallback) => {
 const KILL_TRIALS = num("RELIABILITY_KILL_TRIALS", 240);
 const TERM_TRIALS = num("RELIABILITY_TERM_TRIALS", 100);
 const ORPHAN_TRIALS = num("RELIABILITY_ORPHAN_TRIALS", 20);
+const ORPHAN_KIND_TRIALS = num("RELIABILITY_ORPHAN_KIND_TRIALS", 10);
+const PATH_TRIALS = num("RELIABILITY_PATH_TRIALS", 3);
 const LOAD_ROUNDS = num("RELIABILITY_LOAD_ROUNDS", 3);
 const LOAD_WRAPPERS = 50;
 const FUZZ_CASES = num("RELIABILITY_FUZZ_CASES", 300);
@@ -145,7 +151,9 @@ const readResult = (dir) => {
     return { state: "partial" };
   }
 };
-const tempFiles = (dir) => (fs.existsSync(path.join(dir, "out")) ? fs.readdirSync(path.join(dir, "out")).filter((n) => n.endsWith(".tmp")).length : 0);
+const filesEndingWith = (dir, ending) =>
+  fs.existsSync(path.join(dir, "out")) ? fs.readdirSync(path.join(dir, "out")).filter((n) => n.endsWith(ending)).length : 0;
+const tempFiles = (dir) => filesEndingWith(dir, ".tmp");
 
 async function pool(items, worker) {
   const out = [];
@@ -209,11 +217,13 @@ async function calibrate() {
 }
 
 async function killTrials(signal, trials, spanMs) {
-  const tally = { complete: 0, absent: 0, partial: 0, temps: 0, hung: 0, statuses: {} };
+  const tally = { complete: 0, absent: 0, partial: 0, temps: 0, reserves: 0, hung: 0, statuses: {} };
+  const dirs = [];
   await pool(
     Array.from({ length: trials }, (_, i) => Math.round((i / trials) * spanMs * 1.3)),
     async (delay) => {
       const dir = makeCase();
+      dirs.push(dir);
       const wrapper = startWrapper(dir, BUSY, LOAD_TASK_EXTENSION);
       await sleep(delay);
       try {
@@ -236,6 +246,8 @@ async function killTrials(signal, trials, spanMs) {
     },
   );
   tally.left = (await settleLeftovers()).length;
+  // A SIGKILLed wrapper cannot remove its result.json reserve; its orphan guard does.
+  tally.reserves = dirs.reduce((n, dir) => n + filesEndingWith(dir, ".reserve"), 0);
   killLeftovers();
   return tally;
 }
@@ -370,7 +382,15 @@ async function fuzz(cases) {
     if (process.env.RELIABILITY_DEBUG) log(`fuzz ${exit.code}: ${exit.stderr.trim()}`);
     if ([0, 1, 2].includes(exit.code)) tally[exit.code]++;
     else tally.other++;
-    if (exit.code === 2 && exit.stderr.trim().split("\n").length !== 1) tally.multiLine++;
+    // Every problem is a line of its own (`subagent-wrapper: …`); warnings may precede them.
+    if (
+      exit.code === 2 &&
+      !exit.stderr
+        .trim()
+        .split("\n")
+        .every((line) => /^subagent-wrapper: \S/.test(line))
+    )
+      tally.multiLine++;
     if (/\bat .*\.js:\d+/.test(exit.stderr)) tally.stack++;
   });
   tally.left = (await settleLeftovers()).length;
@@ -526,6 +546,8 @@ async function restoreTiming(agents) {
   const interrupted = [...rt.children.values()].filter(({ record }) => record.status === "interrupted").length;
   return { agents, ms, interrupted };
 }
+/** What scripts/reliability-wrapper-cases.mjs needs of this script. */
+const wrapperCtx = { makeCase, startWrapper, readResult, settleLeftovers, killLeftovers, sleep, log, scratch };
 
 // --- main ---------------------------------------------------------------------------------
 
@@ -549,6 +571,11 @@ log(`SIGTERM at random moments × ${TERM_TRIALS} …`);
 const terms = await killTrials("SIGTERM", TERM_TRIALS, spanMs);
 log(`SIGKILL orphan timing × ${ORPHAN_TRIALS} …`);
 const orphans = await orphanTrials(ORPHAN_TRIALS);
+log(`SIGKILL with children that are not a cooperating pi × ${ORPHAN_KIND_TRIALS} per kind …`);
+const kinds = await orphanKinds(wrapperCtx, ORPHAN_KIND_TRIALS);
+log(`artifact paths that used to hang × ${PATH_TRIALS} per case …`);
+const paths = await pathCases(wrapperCtx, PATH_TRIALS);
+const fsync = await fsyncCost(path.join(scratch, "fsync"), median);
 log(`${LOAD_WRAPPERS} concurrent wrappers × ${LOAD_ROUNDS} rounds …`);
 const load = await loadRounds(LOAD_ROUNDS);
 log(`meta.json fuzz × ${FUZZ_CASES} …`);
@@ -566,7 +593,21 @@ const statusList = (statuses) =>
   Object.entries(statuses)
     .map(([s, n]) => `${s} ${n}`)
     .join(", ") || "—";
-const totalLeft = kills.left + terms.left + orphans.left + load.reduce((n, r) => n + r.left, 0) + fuzzed.left + (diskFull.left ?? 0);
+const totalLeft =
+  kills.left +
+  terms.left +
+  orphans.left +
+  kinds.reduce((n, r) => n + r.survivors, 0) +
+  paths.reduce((n, r) => n + r.left, 0) +
+  load.reduce((n, r) => n + r.left, 0) +
+  fuzzed.left +
+  (diskFull.left ?? 0);
+const kindTrials = kinds.reduce((n, r) => n + r.trials, 0);
+const pathRows = paths.filter((r) => !r.skipped);
+const pathTrials = pathRows.reduce((n, r) => n + r.trials, 0);
+const pathHung = paths.reduce((n, r) => n + r.hung, 0);
+const pathWrong = pathRows.reduce((n, r) => n + r.trials - r.ok, 0);
+
 const figure = (prefix) => suite.figures.find((f) => f.startsWith(prefix))?.slice(prefix.length) ?? "(suite skipped)";
 const diskFullRow = diskFull.skipped
   ? `skipped: ${diskFull.skipped}`
@@ -584,16 +625,19 @@ const lines = [
   "| what | figure |",
   "|---|---|",
   `| vitest suite test/reliability | ${suite.skipped ? "skipped" : `${passed}/${suite.tests.length} tests passed in ${(suite.ms / 1000).toFixed(1)} s`} |`,
-  `| SIGKILL to the wrapper at moments spread over a run (0–${Math.round(spanMs * 1.3)} ms; a run takes ${spanMs} ms) | ${KILL_TRIALS} trials: ${kills.complete} complete result.json, ${kills.absent} absent, **${kills.partial} partial**, ${kills.temps} temp files left, ${kills.hung} hung |`,
+  `| SIGKILL to the wrapper at moments spread over a run (0–${Math.round(spanMs * 1.3)} ms; a run takes ${spanMs} ms) | ${KILL_TRIALS} trials: ${kills.complete} complete result.json, ${kills.absent} absent, **${kills.partial} partial**, ${kills.temps} temp files left, ${kills.reserves} result reserves left, ${kills.hung} hung |`,
   `| SIGTERM to the wrapper at the same moments | ${TERM_TRIALS} trials: ${terms.complete} complete (${statusList(terms.statuses)}), ${terms.absent} absent (${terms.absentBeforeChild ?? 0} before any child was started, **${terms.absentAfterChild ?? 0} after**), **${terms.partial} partial** |`,
-  `| pi outliving a SIGKILLed wrapper | ${ORPHAN_TRIALS} trials: median ${median(orphans.outlived)} ms, max ${max(orphans.outlived)} ms (pi and its grandchild) |`,
+  `| pi outliving a SIGKILLed wrapper | ${ORPHAN_TRIALS} trials: median ${median(orphans.outlived)} ms, max ${max(orphans.outlived)} ms (pi, its grandchild and the orphan guard, which waits 1 s between SIGTERM and SIGKILL) |`,
+  `| SIGKILL to the wrapper whose child is not a cooperating pi (${kinds.length} kinds, the last not killed) | ${kindTrials} trials: **${kinds.reduce((n, r) => n + r.survivors, 0)} processes alive ${GONE_WITHIN_MS} ms later**, ${kinds.reduce((n, r) => n + r.hung, 0)} hung |`,
+  `| artifact paths that used to hang or follow links (${paths.length} cases${paths.length > pathRows.length ? `, ${paths.length - pathRows.length} skipped: no mount permission` : ""}) | ${pathTrials} trials: ${pathTrials - pathWrong} as documented, **${pathWrong} not**, **${pathHung} hung** |`,
   `| ${LOAD_WRAPPERS} wrappers at once | ${load.map((r, i) => `round ${i + 1}: ${r.correct}/${LOAD_WRAPPERS} correct in ${r.ms} ms`).join("; ")} |`,
-  `| meta.json mutation fuzz | ${FUZZ_CASES} cases: exit 0 ×${fuzzed[0]}, exit 1 ×${fuzzed[1]}, exit 2 ×${fuzzed[2]}, other ×${fuzzed.other}; ${fuzzed.multiLine} exit-2 answers longer than one line, ${fuzzed.stack} stack traces, ${fuzzed.hung} hangs |`,
+  `| meta.json mutation fuzz | ${FUZZ_CASES} cases: exit 0 ×${fuzzed[0]}, exit 1 ×${fuzzed[1]}, exit 2 ×${fuzzed[2]}, other ×${fuzzed.other}; ${fuzzed.multiLine} exit-2 answers with a line that is not one problem, ${fuzzed.stack} stack traces, ${fuzzed.hung} hangs |`,
   `| a tree directory damaged before a restart (the suite's area 8) | ${figure("tree corruption: ")} |`,
   `| the tree directory's disk fills while children finish (extension runtime, real wrappers, a 32 MiB tmpfs) | ${diskFullRow} |`,
   `| restore of ${restored.agents} agents left running whose wrapper.pid holds a live pid that is not their wrapper | ${restored.ms} ms, ${restored.interrupted}/${restored.agents} interrupted (a 10 s wait per agent would be ${restored.agents * 10} s) |`,
   `| processes left over (all loops) | **${totalLeft}** |`,
   "",
+  ...wrapperCaseSection(kinds, paths, { median, max }),
   "## The suite, area by area (figures in the test names)",
   "",
   "The suite runs in `npm test`. Area 5's extension part drives the extension's real `TreeRuntime` (capacity slots, mailbox, launcher) which starts real `subagent-wrapper` processes running the fake pi (`PI_SUBAGENTS_PI_BIN`); it does not go through a real pi root or a model. The restart and parent-exit cases run the runtime from `dist/` in a separate node process that the test kills.",
@@ -609,7 +653,10 @@ const lines = [
   "## What the figures rest on",
   "",
   "- **Atomicity.** result.json is written to a temp file beside it and renamed (src/lib/atomic-file.ts): a reader sees the old state or the whole new file. A SIGKILL between the temp write and the rename can leave a `.result.json.<pid>.<hex>.tmp` file, which nothing reads; the temp-file count above says how often that happened.",
-  "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs. pi runs in its own process group, and the task extension the wrapper loads into it (src/wrapper/task-extension.ts) checks every second that its parent is still the wrapper, then ends pi's group. The fake pi runs that same extension file (`FAKE_PI_LOAD_EXTENSIONS`). The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
+  "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs, so the wrapper starts an orphan guard before pi (src/wrapper/orphan-guard.ts): a `/bin/sh` in a session of its own that holds a pipe from the wrapper. A normal end does the work itself (pi's group, then the run's token, then it releases the guard and exits with nothing left); when the pipe closes without that word, the guard sends SIGTERM, and SIGKILL a second later, to pi's process group (unless told it is gone) and to every process whose /proc environ holds the run's token (`PI_SUBAGENT_RUN_TOKEN`, inherited by everything below pi: this reaches `setsid`, and pi's own bash tool, which runs each command in a session of its own and ends those on SIGTERM but not when SIGKILLed). It does not depend on the child: the kinds above are a bash script, a SIGTERM-trapping script, the fake pi without any extension and a `setsid` sleep. Not covered, by design or by Linux: a process that drops the token from its environment (`env -i`; a test shows it outliving the wrapper), one running as another user (its environ cannot be read), and a SIGKILLed guard. The task extension inside pi (src/wrapper/task-extension.ts) still ends pi's group when its parent changes, a second line of defence. The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
+  "- **Paths.** Artifact paths are checked with calls that cannot block (lstat, statfs, realpath, one-level mkdir; src/lib/file-paths.ts) before the child starts, and the time limit and signal handlers are armed before any file is touched: a path under /proc or /sys, under a regular file, on a read-only mount, or a FIFO is reported unwritable (exit 2 for resultPath) instead of hanging the wrapper. A streamed artifact that is a symlink is refused; result.json's rename replaces one; two artifact paths naming one file (through a symlinked folder or a hard link) are a meta.json error.",
+  `- **Power loss.** Atomic writes (result.json, and the extension's records through the same helper) fsync the temp file before the rename and the folder after it, so a power cut cannot leave an empty or missing file where the rename said the new one was. Measured here on the temp folder's file system: ${fsync.durable.toFixed(1)} ms a 2 KiB write with fsync, ${fsync.quick.toFixed(1)} ms without (medians of 40); for one result.json per run and a few records per turn that is kept. bench/startup.bench.mjs measures it again.`,
+  "- **Full disk.** 64 KiB are written beside result.json before the child starts; if the ordinary write of result.json fails, the result goes into those blocks (finalText cut to fit if it must be) and is renamed into place. When not even that is possible the wrapper exits 3 (docs/cli.md). Not on a copy-on-write file system, where an overwrite needs new blocks.",
   "- **Parent exit.** Each wrapper gets `PI_SUBAGENTS_PARENT_PID` and interrupts its run within a second of the parent's death; a graceful parent exit (session_shutdown) stops every running turn itself.",
   "- **Restart.** A restored parent waits for the wrappers that outlived the previous process — all at once, to one deadline 10 s away — so the restored status is the run's real outcome; a turn whose wrapper left no result.json is `interrupted` (never `running` forever) with the reason `the parent went away and the turn's wrapper left no result.json`. `wrapper.pid` holds the wrapper's pid with its start time and the boot id (an older file, the bare pid, is checked against the process's command line), so after a reboot or pid reuse a live process that is not the wrapper is not waited for.",
   "- **A damaged tree directory.** Every agent.json, result.json and inbox file read back is checked against the contracts (unknown fields kept); a file that is not a regular file is refused without a blocking open (a named pipe hung pi at start before). A damaged record is reported once in one line and skipped, its files kept; a file where one of the tree's folders belongs is moved aside; restore never throws out of session_start (docs/tools.md, *Damaged records*).",
@@ -622,6 +669,9 @@ const lines = [
 fs.writeFileSync(DOC, `${lines.join("\n")}`);
 log(`wrote ${path.relative(ROOT, DOC)}`);
 const bad =
+  pathHung +
+  pathWrong +
+  kills.reserves +
   kills.partial +
   terms.partial +
   (terms.absentAfterChild ?? 0) +

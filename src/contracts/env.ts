@@ -3,7 +3,8 @@
  * `PI_SUBAGENTS_*` ones (README, Configuration); the extension and the wrapper set the rest
  * for the processes they start. `PI_SUBAGENT_*` (singular) are the wrapper's private channel
  * to the task extension inside its child; the task extension removes them from its own
- * environment, so the child's tools never see them.
+ * environment, so the child's tools never see them — all but the run token, which is meant
+ * to be inherited.
  */
 export const ENV = {
   // --- the wrapper -------------------------------------------------------------------------
@@ -22,6 +23,12 @@ export const ENV = {
   taskFile: "PI_SUBAGENT_TASK_FILE",
   /** Set by the wrapper for its child: the wrapper's pid (the child stops when it changes). */
   wrapperPid: "PI_SUBAGENT_WRAPPER_PID",
+  /**
+   * Set by the wrapper for its child: a random token of the run. Unlike the two above it stays
+   * in the environment, so every process below the child inherits it and the wrapper's orphan
+   * guard can find (and end) the ones that left the child's process group.
+   */
+  runToken: "PI_SUBAGENT_RUN_TOKEN",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */

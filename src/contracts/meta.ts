@@ -86,17 +86,24 @@ export interface MetaFileV1 extends MetaV1 {
   [field: string]: unknown;
 }
 
-/** A meta.json problem: `message` is the one line shown to the user. */
+/**
+ * meta.json's problems. `problems` holds every one, a line each (what the CLI prints, one per
+ * stderr line); `message` is them all on one line, `; `-separated (result.json's errorMessage).
+ */
 export class MetaError extends Error {
+  readonly problems: readonly string[];
+
   constructor(
-    message: string,
-    /** Where result.json goes, when meta got far enough to say so. */
+    problems: string | readonly string[],
+    /** Where result.json goes, when meta got far enough to say so (and it can be written). */
     readonly resultPath?: string,
     /** The runId, when meta names one. */
     readonly runId?: string,
   ) {
-    super(message);
+    const list = typeof problems === "string" ? [problems] : [...problems];
+    super(list.join("; "));
     this.name = "MetaError";
+    this.problems = list;
   }
 }
 
@@ -130,77 +137,152 @@ export function peekResultPath(raw: unknown, baseDir: string): string | undefine
   return typeof value === "string" && value.length > 0 ? path.resolve(baseDir, value) : undefined;
 }
 
+/** What checking a meta.json object found. */
+export interface MetaCheck {
+  /** The fields that are valid, paths resolved: the whole MetaV1 when `problems` is empty. */
+  fields: Partial<MetaV1>;
+  /** Every problem, one line each, in the order the fields are checked. */
+  problems: string[];
+  /** Fields this version does not know (ignored), each with the known field it is nearest to, if one is close. */
+  unknown: Array<{ field: string; nearest?: string }>;
+}
+
 /**
- * Validate a parsed meta.json object and resolve its paths against `baseDir` (the folder
- * holding meta.json). Pure: checks that need the file system live in the wrapper.
- * Unknown fields are ignored so newer writers keep working with this reader.
+ * Check a parsed meta.json object and resolve its paths against `baseDir` (the folder
+ * holding meta.json), reporting every problem rather than the first. Pure: checks that need
+ * the file system live in the wrapper. Unknown fields are ignored so newer writers keep
+ * working with this reader; they are listed so the wrapper can warn about a likely typo.
  */
-export function parseMeta(raw: unknown, baseDir: string): MetaV1 {
+export function checkMeta(raw: unknown, baseDir: string): MetaCheck {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new MetaError(`meta.json must hold a JSON object, not ${describe(raw)}`);
+    return { fields: {}, problems: [`meta.json must hold a JSON object, not ${describe(raw)}`], unknown: [] };
   }
   const input = raw as Record<string, unknown>;
-  const resultPath = peekResultPath(raw, baseDir);
-  const runId = typeof input.runId === "string" ? input.runId : undefined;
-  const fail = (message: string): never => {
-    throw new MetaError(message, resultPath, runId);
+  const problems: string[] = [];
+  const valid: Record<string, unknown> = {};
+  const accept = (key: string) => {
+    if (input[key] !== undefined) valid[key] = input[key];
   };
 
   if (input.version !== undefined && input.version !== 1) {
-    fail(`meta.json version ${JSON.stringify(input.version)} is not supported (this wrapper reads version 1)`);
+    problems.push(`meta.json version ${JSON.stringify(input.version)} is not supported (this wrapper reads version 1)`);
   }
   for (const key of REQUIRED_STRINGS) {
     const value = input[key];
-    if (value === undefined) fail(`meta.json is missing required field "${key}"`);
-    if (typeof value !== "string") fail(`meta.json field "${key}" must be a string, not ${describe(value)}`);
-    if (key !== "task" && value === "") fail(`meta.json field "${key}" must not be empty`);
+    if (value === undefined) problems.push(`meta.json is missing required field "${key}"`);
+    else if (typeof value !== "string") problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
+    else if (key !== "task" && value === "") problems.push(`meta.json field "${key}" must not be empty`);
+    else accept(key);
   }
   for (const key of OPTIONAL_STRINGS) {
     const value = input[key];
-    if (value !== undefined && typeof value !== "string") {
-      fail(`meta.json field "${key}" must be a string, not ${describe(value)}`);
-    }
+    if (value !== undefined && typeof value !== "string") problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
+    else accept(key);
   }
   for (const key of ["noExtensions", "noContextFiles"] as const) {
     const value = input[key];
-    if (value !== undefined && typeof value !== "boolean") {
-      fail(`meta.json field "${key}" must be a boolean, not ${describe(value)}`);
-    }
+    if (value !== undefined && typeof value !== "boolean") problems.push(`meta.json field "${key}" must be a boolean, not ${describe(value)}`);
+    else accept(key);
   }
   for (const key of ["tools", "extensions"] as const) {
     const value = input[key];
-    if (value === undefined) continue;
-    if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item === "")) {
-      fail(`meta.json field "${key}" must be an array of non-empty strings`);
-    }
+    if (value !== undefined && (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item === ""))) {
+      problems.push(`meta.json field "${key}" must be an array of non-empty strings`);
+    } else accept(key);
   }
   for (const key of ["timeoutMs", "graceMs"] as const) {
     const value = input[key];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-      fail(`meta.json field "${key}" must be a positive number of milliseconds, not ${JSON.stringify(value)}`);
-    }
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value <= 0)) {
+      problems.push(`meta.json field "${key}" must be a positive number of milliseconds, not ${JSON.stringify(value)}`);
+    } else accept(key);
   }
   if (input.thinking !== undefined && !THINKING_LEVELS.includes(input.thinking as ThinkingLevel)) {
-    fail(`meta.json field "thinking" must be one of ${THINKING_LEVELS.join(", ")}, not ${JSON.stringify(input.thinking)}`);
-  }
+    problems.push(`meta.json field "thinking" must be one of ${THINKING_LEVELS.join(", ")}, not ${JSON.stringify(input.thinking)}`);
+  } else accept("thinking");
   if (input.env !== undefined) {
     const env = input.env;
     if (typeof env !== "object" || env === null || Array.isArray(env)) {
-      fail(`meta.json field "env" must be an object of strings, not ${describe(env)}`);
-    }
-    for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
-      if (typeof value !== "string") fail(`meta.json field "env.${name}" must be a string, not ${describe(value)}`);
+      problems.push(`meta.json field "env" must be an object of strings, not ${describe(env)}`);
+    } else {
+      const bad = Object.entries(env as Record<string, unknown>).filter(([, value]) => typeof value !== "string");
+      for (const [name, value] of bad) problems.push(`meta.json field "env.${name}" must be a string, not ${describe(value)}`);
+      if (bad.length === 0) accept("env");
     }
   }
 
-  const meta = { ...input } as unknown as MetaV1;
+  const fields = valid as Partial<MetaV1>;
   for (const key of PATH_FIELDS) {
-    const value = meta[key];
-    if (typeof value === "string") meta[key] = path.resolve(baseDir, value);
+    const value = fields[key];
+    if (typeof value === "string") fields[key] = path.resolve(baseDir, value);
   }
-  if (meta.extensions) meta.extensions = meta.extensions.map((entry) => resolveExtensionEntry(entry, baseDir));
-  return pickKnown(meta);
+  if (fields.extensions) fields.extensions = fields.extensions.map((entry) => resolveExtensionEntry(entry, baseDir));
+  const unknown = Object.keys(input)
+    .filter((key) => key !== "version" && !(KNOWN_KEYS as readonly string[]).includes(key))
+    .map((field) => {
+      const nearest = nearestKnownField(field);
+      return nearest ? { field, nearest } : { field };
+    });
+  return { fields, problems, unknown };
+}
+
+/**
+ * Validate a parsed meta.json object and resolve its paths against `baseDir`. Throws a
+ * MetaError holding every problem.
+ */
+export function parseMeta(raw: unknown, baseDir: string): MetaV1 {
+  const { fields, problems } = checkMeta(raw, baseDir);
+  if (problems.length > 0) {
+    throw new MetaError(problems, peekResultPath(raw, baseDir), typeof fields.runId === "string" ? fields.runId : undefined);
+  }
+  return fields as MetaV1;
+}
+
+/** The line the wrapper prints for a field it does not know. */
+export function unknownFieldWarning({ field, nearest }: { field: string; nearest?: string }): string {
+  const name = JSON.stringify(field);
+  return nearest
+    ? `meta.json field ${name} is not a known field and is ignored; did you mean "${nearest}"?`
+    : `meta.json field ${name} is not a known field and is ignored`;
+}
+
+/** Edit distance (insertions, deletions, substitutions) between two short strings. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The known field an unknown one most likely meant: the same name in another case
+ * (`timeoutMS`), a known name it begins (`stdout` → `stdoutPath`), or one within two edits
+ * (one for short names). None when nothing is that close.
+ */
+export function nearestKnownField(field: string): string | undefined {
+  const lower = field.toLowerCase();
+  const known = [...KNOWN_KEYS, "version"];
+  const sameName = known.find((key) => key.toLowerCase() === lower);
+  if (sameName) return sameName;
+  if (lower.length >= 4) {
+    const begun = known.find((key) => key.toLowerCase().startsWith(lower));
+    if (begun) return begun;
+  }
+  const limit = lower.length >= 5 ? 2 : 1;
+  let best: string | undefined;
+  let bestDistance = limit + 1;
+  for (const key of known) {
+    const distance = editDistance(lower, key.toLowerCase());
+    if (distance < bestDistance) {
+      best = key;
+      bestDistance = distance;
+    }
+  }
+  return best;
 }
 
 /** Paths starting with `.` or `/` resolve like other paths; package specs pass through. */
@@ -220,12 +302,6 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "graceMs",
   "env",
 ];
-
-function pickKnown(meta: MetaV1): MetaV1 {
-  const out: Record<string, unknown> = {};
-  for (const key of KNOWN_KEYS) if (meta[key] !== undefined) out[key] = meta[key];
-  return out as unknown as MetaV1;
-}
 
 /** The model the child runs: resolved, else requested, else pi's default (undefined). */
 export function effectiveModel(meta: Pick<MetaV1, "resolvedModel" | "requestedModel">): string | undefined {

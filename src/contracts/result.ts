@@ -18,6 +18,12 @@ export const WRAPPER_EXIT = {
   outcome: 1,
   /** Usage or meta.json error; no child was started. */
   usage: 2,
+  /**
+   * result.json could not be written, not even into the space reserved for it before the
+   * child started (or that space could not be reserved, and no child was started): the
+   * outcome is on stderr only.
+   */
+  noResult: 3,
 } as const;
 
 /** result.json, version 1. `schemas/result.schema.json` is generated from this type. */

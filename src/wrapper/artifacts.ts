@@ -1,11 +1,37 @@
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { EventRecord } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
-import { writeFileAtomic } from "../lib/atomic-file.js";
+import { syncFolder, writeFileAtomic } from "../lib/atomic-file.js";
+import { ensureFolder, PathRefusal, targetKind } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
+
+const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
+// Not on every platform; where they are missing the lstat checks before the open still hold.
+const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
+
+/**
+ * Opens an artifact for streaming without ever blocking or writing through a link: the folder
+ * is checked and made (file-paths.ts), a symlink or a non-regular file (a FIFO, whose open
+ * would wait for a reader; a device) is refused, and the open itself carries O_NOFOLLOW and
+ * O_NONBLOCK in case the path changed in between (a FIFO then fails at once with ENXIO).
+ */
+async function openArtifact(filePath: string, ensure: (dir: string) => Promise<void>): Promise<fs.promises.FileHandle> {
+  await ensure(path.dirname(filePath));
+  const kind = await targetKind(filePath);
+  if (kind === "symlink") throw new PathRefusal("it is a symbolic link (an artifact is never written through one)");
+  if (kind === "other") throw new PathRefusal("it exists and is not a regular file");
+  const handle = await fs.promises.open(filePath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o666);
+  if (!(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new PathRefusal("it is not a regular file");
+  }
+  return handle;
+}
 
 /**
  * One artifact file written as a stream. Opening and writing never throw: a failure is kept
@@ -24,10 +50,10 @@ export class ArtifactFile {
     });
   }
 
-  static async open(label: string, filePath: string): Promise<ArtifactFile> {
+  /** `ensure` makes the file's folder (a run shares one folderMaker among its files). */
+  static async open(label: string, filePath: string, ensure: (dir: string) => Promise<void> = ensureFolder): Promise<ArtifactFile> {
     try {
-      await fs.promises.mkdir(path.dirname(filePath), { recursive: true });
-      const handle = await fs.promises.open(filePath, "w");
+      const handle = await openArtifact(filePath, ensure);
       return new ArtifactFile(label, filePath, handle.createWriteStream(), undefined);
     } catch (err) {
       return new ArtifactFile(label, filePath, undefined, `${label} ${filePath} could not be written: ${errorText(err)}`);
@@ -148,22 +174,133 @@ export class RawLog {
   }
 }
 
+const resultText = (result: ResultV1): string => `${JSON.stringify(result, null, 2)}\n`;
+
 /**
  * Write result.json atomically: a temp file beside it, then a rename, so a reader never
  * sees half a result. Throws on failure (the caller reports it).
  */
 export async function writeResultAtomic(resultPath: string, result: ResultV1): Promise<void> {
-  await writeFileAtomic(resultPath, `${JSON.stringify(result, null, 2)}\n`);
+  await writeFileAtomic(resultPath, resultText(result));
+}
+
+/** Bytes kept beside result.json from before the child starts, for a result written on a full disk. */
+export const RESULT_RESERVE_BYTES = 64 * 1024;
+
+/**
+ * Disk space for result.json, taken before the child starts: a hidden file beside it
+ * (`.result.json.<pid>.reserve`) filled with `bytes` random bytes (random, so a compressing
+ * file system still allocates them). When the ordinary write fails (the disk filled up during
+ * the run), the result is written over those bytes and the file renamed into place: overwriting
+ * allocated blocks needs no new ones. Not on a copy-on-write file system (btrfs, ZFS), which
+ * allocates anew for every overwrite.
+ */
+export class ResultReserve {
+  private constructor(
+    readonly file: string,
+    readonly bytes: number,
+  ) {}
+
+  static pathFor(resultPath: string): string {
+    return path.join(path.dirname(resultPath), `.${path.basename(resultPath)}.${process.pid}.reserve`);
+  }
+
+  /** Takes the space; throws (ENOSPC when the disk is already full) when it cannot. */
+  static async create(resultPath: string, bytes = RESULT_RESERVE_BYTES, ensure: (dir: string) => Promise<void> = ensureFolder): Promise<ResultReserve> {
+    const file = ResultReserve.pathFor(resultPath);
+    await ensure(path.dirname(file));
+    // Never through a link planted at that name; a leftover of an earlier wrapper with this pid is reused.
+    const handle = await fs.promises.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o600);
+    try {
+      await handle.writeFile(randomBytes(bytes));
+      await handle.close();
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await fs.promises.rm(file, { force: true }).catch(() => undefined);
+      throw err;
+    }
+    return new ResultReserve(file, bytes);
+  }
+
+  /** Writes `text` over the reserved bytes and renames the file to `resultPath`. */
+  async commit(resultPath: string, text: string): Promise<void> {
+    const data = Buffer.from(text, "utf8");
+    if (data.length > this.bytes) throw new Error(`the result (${data.length} bytes) is larger than its reserve (${this.bytes})`);
+    const handle = await fs.promises.open(this.file, "r+");
+    try {
+      await handle.write(data, 0, data.length, 0);
+      await handle.truncate(data.length);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.promises.rename(this.file, resultPath);
+    await syncFolder(path.dirname(resultPath));
+  }
+
+  /** Gives the space back (after the ordinary write succeeded). */
+  release(): Promise<void> {
+    return fs.promises.rm(this.file, { force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * The result as it fits in `bytes`: unchanged when it does, else with its finalText cut
+ * (and errorMessage saying so). The outcome fields stay true.
+ */
+export function resultWithin(result: ResultV1, bytes: number): ResultV1 {
+  let fitted = result;
+  while (Buffer.byteLength(resultText(fitted)) > bytes && fitted.finalText.length > 0) {
+    // Cut by bytes (JSON escapes may need more rounds); a character split in two is dropped.
+    const keep = Buffer.byteLength(fitted.finalText) - (Buffer.byteLength(resultText(fitted)) - bytes) - 256;
+    const finalText = keep <= 0 ? "" : new TextDecoder().decode(Buffer.from(fitted.finalText).subarray(0, keep)).replace(/\uFFFD$/, "");
+    const note = `finalText cut from ${result.finalText.length} to ${finalText.length} characters to fit the space reserved for result.json`;
+    fitted = { ...result, finalText, errorMessage: result.errorMessage ? `${result.errorMessage}; ${note}` : note };
+  }
+  return fitted;
+}
+
+export type ResultWrite = (resultPath: string, text: string) => Promise<void>;
+
+/**
+ * result.json, whatever the disk: the ordinary atomic write, else (it failed: the disk is
+ * full, say) the reserve, with errorMessage telling why. Resolves with the result as
+ * written; throws only when both ways fail. `write` is the ordinary write (a test injects a
+ * failing one).
+ */
+export async function writeResult(
+  resultPath: string,
+  result: ResultV1,
+  reserve: ResultReserve | undefined,
+  write: ResultWrite = writeFileAtomic,
+): Promise<{ written: ResultV1; fromReserve: boolean }> {
+  try {
+    await write(resultPath, resultText(result));
+    await reserve?.release();
+    return { written: result, fromReserve: false };
+  } catch (err) {
+    if (!reserve) throw err;
+    const why = `result.json was written into the space reserved for it (${errorText(err)})`;
+    const written = resultWithin({ ...result, errorMessage: result.errorMessage ? `${result.errorMessage}; ${why}` : why }, reserve.bytes);
+    try {
+      await reserve.commit(resultPath, resultText(written));
+    } catch {
+      await reserve.release();
+      throw err;
+    }
+    return { written, fromReserve: true };
+  }
 }
 
 /** Whether result.json can be created at this path (its folder can be made and written). */
 export async function checkResultPathWritable(resultPath: string): Promise<string | undefined> {
   try {
-    const stat = await fs.promises.stat(resultPath).catch(() => undefined);
-    if (stat?.isDirectory()) return `resultPath ${resultPath} is a directory`;
-    if (stat && !stat.isFile()) return `resultPath ${resultPath} exists and is not a regular file`;
+    if ((await targetKind(resultPath)) === "other") {
+      const stat = await fs.promises.stat(resultPath);
+      return stat.isDirectory() ? `resultPath ${resultPath} is a directory` : `resultPath ${resultPath} exists and is not a regular file`;
+    }
     const dir = path.dirname(resultPath);
-    await fs.promises.mkdir(dir, { recursive: true });
+    await ensureFolder(dir);
     await fs.promises.access(dir, fs.constants.W_OK);
     return undefined;
   } catch (err) {

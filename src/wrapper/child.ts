@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import type { PiIdentity } from "./pi-version.js";
 import { TASK_PLACEHOLDER } from "./task-extension.js";
 
@@ -83,6 +84,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   taskFile: string;
+  /** The run's token, put in the child's environment (see orphan-guard.ts). */
+  runToken: string;
 }
 
 /**
@@ -97,6 +100,14 @@ export interface ChildOperations {
   canSignal(pid: number): boolean;
   /** Which pi `bin` is (default: pi-version.ts's identifyPi, from its package.json or PI_SUBAGENTS_PI_VERSION). */
   identifyPi?(bin: string, env: NodeJS.ProcessEnv): PiIdentity;
+  /** Whether any process of the group is left (the child's, after the child exited). */
+  groupAlive(pgid: number): boolean;
+  /** Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned. */
+  startGuard(runToken: string, reservePath: string, onError: (err: Error) => void): OrphanGuard;
+  /** The live processes that carry the run's token (what left the child's group included). */
+  tokenProcesses(runToken: string): Promise<number[]>;
+  /** Signals one process. Never throws. */
+  signalProcess(pid: number, signal: NodeJS.Signals): void;
 }
 
 /**
@@ -108,7 +119,7 @@ export interface ChildOperations {
 export function spawnChild(bin: string, args: string[], options: SpawnOptions): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
-    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid) },
+    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid), [ENV.runToken]: options.runToken },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     shell: false,
@@ -129,6 +140,14 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): vo
   }
 }
 
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
 /** Whether `pid` can be signalled; any failure (gone, or not ours) counts as no. */
 function canSignal(pid: number): boolean {
   try {
@@ -139,4 +158,50 @@ function canSignal(pid: number): boolean {
   }
 }
 
-export const nodeChildOperations: ChildOperations = { resolvePi: resolvePiBinary, spawn: spawnChild, signalGroup, canSignal };
+/**
+ * Whether a live process of group `pgid` is left. kill(-pgid, 0) also counts zombies, which
+ * never go away where nothing reaps orphans (a container whose pid 1 is not an init): on
+ * Linux /proc then says whether a member that is not a zombie is left.
+ */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return liveGroupMember(pgid) ?? true;
+}
+
+/** Whether /proc lists a process of group `pgid` that is not a zombie; undefined without /proc. */
+function liveGroupMember(pgid: number): boolean | undefined {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) > 57) continue; // not a pid
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the last ")".
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
+}
+
+export const nodeChildOperations: ChildOperations = {
+  resolvePi: resolvePiBinary,
+  spawn: spawnChild,
+  signalGroup,
+  canSignal,
+  groupAlive,
+  startGuard: startOrphanGuard,
+  tokenProcesses: processesWithToken,
+  signalProcess,
+};

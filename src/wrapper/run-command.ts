@@ -53,11 +53,12 @@ export async function runCommand(metaPath: string): Promise<number> {
   };
   let meta: MetaV1;
   try {
-    meta = await loadMeta(metaPath);
+    meta = await loadMeta(metaPath, { warn: (line) => say(`subagent-wrapper: warning: ${line}`) });
   } catch (err) {
     forget();
     if (!(err instanceof MetaError)) throw err;
-    say(`subagent-wrapper: ${err.message}`);
+    // Every problem at once, one line each: a writer fixes them all in one go.
+    for (const problem of err.problems) say(`subagent-wrapper: ${problem}`);
     if (err.resultPath) await writeResultAtomic(err.resultPath, metaErrorResult(err)).catch(() => undefined);
     return WRAPPER_EXIT.usage;
   }

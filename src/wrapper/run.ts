@@ -5,11 +5,13 @@ import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
-import { exitCodeForStatus, RESULT_VERSION, type ResultV1 } from "../contracts/result.js";
+import { exitCodeForStatus, RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
-import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, writeResultAtomic } from "./artifacts.js";
+import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, ResultReserve, writeResult } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
 import { PiLineReader } from "./line-reader.js";
+import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { identifyPi } from "./pi-version.js";
 import { nodeScheduler, RunTimers, type Scheduler } from "./scheduler.js";
@@ -22,6 +24,10 @@ export const STDOUT_DRAIN_MS = 2000;
 const STDERR_TAIL_CHARS = 2000;
 /** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
 export const PARENT_CHECK_MS = 1000;
+/** After the child exited and its group (or a straggler outside it) got SIGTERM, how long it has before SIGKILL. */
+export const STRAGGLER_KILL_MS = 1000;
+/** How often the child's group is looked at while stragglers are ending. */
+export const GROUP_POLL_MS = 50;
 
 export interface RunReport {
   result: ResultV1;
@@ -59,6 +65,12 @@ class WrapperRun {
   private stderrLog: RawLog | undefined;
   private transcript: ArtifactFile | undefined;
   private child: ChildHandle | undefined;
+  /** Marks every process of this run (the child's environment; see orphan-guard.ts). */
+  private readonly runToken = randomBytes(16).toString("hex");
+  private guard: OrphanGuard | undefined;
+  private reserve: ResultReserve | undefined;
+  /** The run's artifacts and its reserve share folders: each is checked and made once. */
+  private readonly folders = folderMaker();
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
   private stderrTail = "";
   private forcedExit = false;
@@ -81,6 +93,13 @@ class WrapperRun {
     if (this.options.handleSignals) this.installSignalHandlers();
     if (this.options.earlySignal) this.interruptBy(`subagent-wrapper received ${this.options.earlySignal}`);
     this.watchParent(env);
+    // The time limit counts from here, before any file is touched: a start-up that stalls
+    // still ends on time (and a decided run never starts pi).
+    if (this.meta.timeoutMs) {
+      this.timers.after(this.meta.timeoutMs, () =>
+        this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
+      );
+    }
     // The artifacts open while the task file is written and pi starts: start-up is the
     // wrapper's whole overhead on a short run (docs/performance.md).
     const artifactsOpen = this.openArtifacts(env);
@@ -91,12 +110,22 @@ class WrapperRun {
       const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
       this.identify(bin, childEnv);
       taskFile = path.join(os.tmpdir(), `pi-subagent-task-${process.pid}-${randomBytes(6).toString("hex")}.txt`);
-      await fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
+      const taskWritten = fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
+      const reserved = this.takeReserve();
+      // Started while those writes run, and before pi: from pi's spawn on, nothing it starts outlives the wrapper.
+      this.guard = this.processes.startGuard(this.runToken, ResultReserve.pathFor(this.meta.resultPath), (err) =>
+        this.warnOnce(`orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running`),
+      );
+      // Both settle before going on: a failed reserve must not leave the task file's write in
+      // flight past the clean-up that removes it.
+      const failed = (await Promise.allSettled([taskWritten, reserved])).find((r) => r.status === "rejected");
+      if (failed) throw failed.reason;
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
-        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile });
+        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile, runToken: this.runToken });
         this.child = child;
+        if (child.pid) this.guard.watch(child.pid);
         // Listened for at once: a child that dies while the artifacts open is not missed.
         const exited = new Promise<void>((resolve) => {
           child.once("exit", (exitCode, signal) => {
@@ -116,19 +145,61 @@ class WrapperRun {
     }
     await artifactsOpen;
     try {
-      return await this.finish(startError);
+      // What the run left outside the child's group ends while result.json is written (the
+      // two do not depend on each other; the parent waits for the wrapper's exit, so both count).
+      const [report] = await Promise.all([this.finish(startError), this.endStragglers()]);
+      return report;
     } finally {
+      // Then the guard, with nothing left to do: once the wrapper has exited, nothing it started is left.
+      await this.guard?.release();
+      this.timers.dispose();
       this.disposeHandlers();
     }
+  }
+
+  /**
+   * Processes that carry the run's token but left the child's group (`setsid`, pi's detached
+   * bash tool): SIGTERM, then SIGKILL for those still there STRAGGLER_KILL_MS later.
+   */
+  private async endStragglers(): Promise<void> {
+    if (!this.child) return;
+    const ops = this.processes;
+    let left = await ops.tokenProcesses(this.runToken);
+    if (left.length === 0) return;
+    for (const pid of left) ops.signalProcess(pid, "SIGTERM");
+    const deadline = this.scheduler.now() + STRAGGLER_KILL_MS;
+    while (left.length > 0 && this.scheduler.now() < deadline) {
+      await new Promise<void>((resolve) => this.timers.after(Math.min(GROUP_POLL_MS, deadline - this.scheduler.now()), resolve));
+      left = await ops.tokenProcesses(this.runToken);
+    }
+    for (const pid of left) ops.signalProcess(pid, "SIGKILL");
+  }
+
+  /**
+   * The disk space result.json will need, taken before pi starts (artifacts.ts). A run that
+   * cannot have it never starts pi: its result could not be promised.
+   */
+  private async takeReserve(): Promise<void> {
+    try {
+      this.reserve = await ResultReserve.create(this.meta.resultPath, undefined, this.folders);
+    } catch (err) {
+      throw new Error(`cannot reserve space for result.json beside ${this.meta.resultPath}: ${errorText(err)}`);
+    }
+  }
+
+  private warnOnce(line: string): void {
+    if (this.warnings.includes(line)) return;
+    this.warnings.push(line);
+    this.options.warn?.(`subagent-wrapper: ${line}`);
   }
 
   private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
     const meta = this.meta;
     const [events, stdout, stderr, transcript] = await Promise.all([
-      ArtifactFile.open("events", meta.eventsPath),
-      meta.stdoutPath ? ArtifactFile.open("stdout log", meta.stdoutPath) : undefined,
-      meta.stderrPath ? ArtifactFile.open("stderr log", meta.stderrPath) : undefined,
-      meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath) : undefined,
+      ArtifactFile.open("events", meta.eventsPath, this.folders),
+      meta.stdoutPath ? ArtifactFile.open("stdout log", meta.stdoutPath, this.folders) : undefined,
+      meta.stderrPath ? ArtifactFile.open("stderr log", meta.stderrPath, this.folders) : undefined,
+      meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath, this.folders) : undefined,
     ]);
     const { caps, error } = logCapsFromEnv(env);
     if (error && (stdout || stderr)) this.options.warn?.(`subagent-wrapper: ${error}`);
@@ -141,12 +212,7 @@ class WrapperRun {
 
   private collectArtifactErrors(): void {
     const files = [this.events.file, this.rawLog?.file, this.stderrLog?.file, this.transcript];
-    for (const file of files) {
-      if (file?.error && !this.warnings.includes(file.error)) {
-        this.warnings.push(file.error);
-        this.options.warn?.(`subagent-wrapper: ${file.error}`);
-      }
-    }
+    for (const file of files) if (file?.error) this.warnOnce(file.error);
   }
 
   /** Resolves with the pid once pi is running; rejects with a clear message if it cannot start. */
@@ -174,19 +240,37 @@ class WrapperRun {
       this.stderrLog?.write(chunk);
       this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
     });
-    if (this.meta.timeoutMs) {
-      this.timers.after(this.meta.timeoutMs, () =>
-        this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
-      );
-    }
     this.applyPendingStop();
     await exited;
     // Stragglers left in the child's process group end with it; one holding stdout would
     // otherwise keep the run open forever.
     this.processes.signalGroup(child.pid, "SIGTERM");
+    const termAt = this.scheduler.now();
     await Promise.race([stdoutDone, new Promise<void>((resolve) => this.timers.after(STDOUT_DRAIN_MS, resolve))]);
     child.stdout.destroy();
     child.stderr.destroy();
+    if (child.pid) await this.endGroup(child.pid, termAt);
+  }
+
+  /**
+   * Waits for the child's group to empty — a straggler that ignores the SIGTERM gets SIGKILL
+   * STRAGGLER_KILL_MS after it — and then tells the guard the group is gone. A group still
+   * there after SIGKILL (a process stuck in the kernel) is not reported gone: should the
+   * wrapper die before its end, the guard signals it once more.
+   */
+  private async endGroup(pgid: number, termAt: number): Promise<void> {
+    const ops = this.processes;
+    let killed = false;
+    while (ops.groupAlive(pgid)) {
+      const left = termAt + STRAGGLER_KILL_MS - this.scheduler.now();
+      if (left <= 0) {
+        if (killed) return;
+        ops.signalGroup(pgid, "SIGKILL");
+        killed = true;
+      }
+      await new Promise<void>((resolve) => this.timers.after(left > 0 ? Math.min(GROUP_POLL_MS, left) : GROUP_POLL_MS, resolve));
+    }
+    this.guard?.groupGone();
   }
 
   /** Whether this pi emits agent_settled decides when graceMs starts: at agent_settled, or at the terminal message. */
@@ -277,12 +361,13 @@ class WrapperRun {
     this.collectArtifactErrors();
     const result = this.buildResult(outcome, exitCode);
     try {
-      await writeResultAtomic(this.meta.resultPath, result);
+      const { written, fromReserve } = await writeResult(this.meta.resultPath, result, this.reserve);
+      if (fromReserve) this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} went into the space reserved for it: the disk is full or failing`);
+      return { result: written, exitCode };
     } catch (err) {
       this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} could not be written: ${errorText(err)}`);
-      return { result, exitCode: exitCodeForStatus("failed") };
+      return { result, exitCode: WRAPPER_EXIT.noResult };
     }
-    return { result, exitCode };
   }
 
   /** A run that could not start failed with the reason, unless a signal had already decided it. */

@@ -36,7 +36,7 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["JSON null", "null", /must hold a JSON object, not null/, false],
   ["a JSON string", json("run it"), /must hold a JSON object/, false],
   ["a JSON number", "42", /must hold a JSON object/, false],
-  ["a missing resultPath", json({ runId: "r", task: "t", cwd: "." }), /meta\.json is missing required field "resultPath"$/, false],
+  ["a missing resultPath", json({ runId: "r", task: "t", cwd: ".", eventsPath: "e.jsonl" }), /meta\.json is missing required field "resultPath"$/, false],
   ["a numeric runId", meta({ runId: 7 }), /"runId" must be a string/, true],
   ["a task that is an object", meta({ task: { text: "hi" } }), /"task" must be a string, not an object$/, true],
   ["tools as a string", meta({ tools: "read,bash" }), /meta\.json field "tools" must be an array of non-empty strings/, true],
@@ -59,7 +59,12 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
     false,
   ],
   ["resultPath and eventsPath naming one file", meta({ eventsPath: "out/result.json" }), /eventsPath and resultPath name the same file/, true],
-  ["a resultPath that is the folder of the other artifacts", meta({ resultPath: "out" }), /resultPath and \w+ overlap/, false],
+  [
+    "a resultPath that is the folder of the events",
+    json({ runId: "r", task: "t", cwd: ".", resultPath: "out", eventsPath: "out/events.jsonl" }),
+    /eventsPath and resultPath overlap/,
+    false,
+  ],
   ["invalid UTF-8 in the task", withBytes(meta({ task: "@@" }), "@@", [0xc3, 0x28, 0xff]), /is not valid UTF-8/, false],
   ["a 17 MiB task (over the 16 MiB meta limit)", meta({ task: "x".repeat(MAX_META_BYTES + 1024 * 1024) }), /is too large/, false],
 ];
@@ -89,14 +94,16 @@ describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, o
 
 describe("area 1: 5 more meta.json edge cases", () => {
   it.each([
-    ["a valid meta", {}],
-    ["an invalid meta (whose failed result.json would go there)", { thinking: "lots" }],
-  ])("%s whose resultPath is a named pipe: exit 2, and the pipe is not replaced", async (_name, overrides) => {
+    ["a valid meta", {}, 1],
+    ["an invalid meta (whose failed result.json would go there)", { thinking: "lots" }, 2],
+  ])("%s whose resultPath is a named pipe: exit 2, a line per problem, and the pipe is not replaced", async (_name, overrides, problems) => {
     const c = await wrapperCase({ meta: defaultMeta({ resultPath: "pipe", ...overrides }), scenario: ECHO });
     execFileSync("mkfifo", [path.join(c.dir, "pipe")]);
     const run = await c.run();
     expect(run.code).toBe(2);
-    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(problems);
+    expect(lines.at(-1)).toBe(`subagent-wrapper: meta.json resultPath ${path.join(c.dir, "pipe")} exists and is not a regular file`);
     expect((await lstat(path.join(c.dir, "pipe"))).isFIFO()).toBe(true);
     await expect(fakePiRecord(run.dir)).rejects.toThrow();
   });
@@ -127,6 +134,57 @@ describe("area 1: 5 more meta.json edge cases", () => {
 });
 
 const END = messageEnd("the answer");
+describe("area 1: a meta.json with several problems gets all of them at once", () => {
+  it("{} names all 5 missing required fields, one line each, exit 2, no child", async () => {
+    const c = await wrapperCase({ metaText: "{}", scenario: ECHO });
+    const run = await c.run();
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split("\n")).toEqual(
+      ["runId", "task", "cwd", "resultPath", "eventsPath"].map((field) => `subagent-wrapper: meta.json is missing required field "${field}"`),
+    );
+    await expect(fakePiRecord(run.dir)).rejects.toThrow();
+  });
+
+  it("shape and file-system problems together: every line on stderr, all of them in the failed result.json", async () => {
+    const text = json({
+      runId: "r9",
+      task: 5,
+      cwd: "no/such/dir",
+      resultPath: "out/result.json",
+      eventsPath: "out/result.json",
+      thinking: "max",
+      graceMs: -1,
+    });
+    const c = await wrapperCase({ metaText: text, scenario: ECHO });
+    const run = await c.run();
+    expect(run.code).toBe(2);
+    const problems = [
+      'meta.json field "task" must be a string, not a number',
+      'meta.json field "graceMs" must be a positive number of milliseconds, not -1',
+      'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"',
+      `meta.json cwd ${path.join(c.dir, "no/such/dir")} does not exist`,
+      `meta.json eventsPath and resultPath name the same file ${path.join(c.dir, "out/result.json")}`,
+    ];
+    expect(run.stderr.trim().split("\n")).toEqual(problems.map((line) => `subagent-wrapper: ${line}`));
+    expect(run.result).toMatchObject({ runId: "r9", status: "failed", exitCode: 2, errorMessage: problems.join("; ") });
+    await expect(fakePiRecord(run.dir)).rejects.toThrow();
+  });
+
+  it.each([
+    ["timeoutMS", 5000, 'did you mean "timeoutMs"?'],
+    ["evntsPath", "x.jsonl", 'did you mean "eventsPath"?'],
+    ["stdout", "out/o.log", 'did you mean "stdoutPath"?'],
+    ["futureField", { nested: true }, "ignored"],
+  ])("an unknown field %s still runs, with one warning line", async (field, value, ending) => {
+    const run = await (await wrapperCase({ meta: defaultMeta({ [field]: value }), scenario: ECHO })).run();
+    expect(run.code).toBe(0);
+    expect(run.result).toMatchObject({ status: "completed" });
+    expect(run.result!.errorMessage).toBeUndefined();
+    const warning = `subagent-wrapper: warning: meta.json field "${field}" is not a known field and is ignored`;
+    expect(run.stderr).toBe(`${warning}${ending === "ignored" ? "" : `; ${ending}`}\n`);
+  });
+});
+
 /** [name, bytes the child writes on stdout]. Each ends with the same terminal answer. */
 const GARBAGE: Array<[string, Buffer]> = [
   ["non-JSON lines", Buffer.from(`hello\n{not json\n\u0000\u0001binary\n${END}\n`)],

@@ -33,7 +33,8 @@ async function childStarted(dir: string): Promise<number> {
 describe("area 3: the suite's leftover count can see a process", () => {
   it("a tagged sleeper is counted, then 0 once it is killed", async () => {
     const sleeper = spawnProcess(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
-    await vi.waitFor(async () => expect(await leftoverProcesses()).toContain(sleeper.pid));
+    // One look at /proc reads every process's environ: on a loaded machine that alone can take seconds.
+    await vi.waitFor(async () => expect(await leftoverProcesses()).toContain(sleeper.pid), { timeout: 15_000, interval: 50 });
     sleeper.kill("SIGKILL");
     await sleeper.done;
     expect(await settleLeftovers()).toEqual([]);

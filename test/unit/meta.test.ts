@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MetaError, parseMeta, resolveExtensionEntry } from "../../src/contracts/meta.js";
+import { checkMeta, MetaError, nearestKnownField, parseMeta, resolveExtensionEntry, unknownFieldWarning } from "../../src/contracts/meta.js";
 import { BASE_META as base, INVALID_META } from "../support/meta-examples.js";
 
 function errorOf(raw: unknown): MetaError {
@@ -53,5 +53,65 @@ describe("parseMeta", () => {
     expect(error.resultPath).toBe("/base/out/result.json");
     expect(error.runId).toBe("r1");
     expect(errorOf({ runId: "r2" }).resultPath).toBeUndefined();
+  });
+});
+
+describe("checkMeta: every problem at once", () => {
+  it("{} lists the five required fields in order", () => {
+    expect(checkMeta({}, "/b").problems).toEqual(["runId", "task", "cwd", "resultPath", "eventsPath"].map((f) => `meta.json is missing required field "${f}"`));
+  });
+
+  it("reports each bad field once, keeps the valid ones (paths resolved), and parseMeta's error holds them all", () => {
+    const raw = { ...base, runId: 3, tools: "x", timeoutMs: 0, env: { A: 1, B: "ok", C: null }, stdoutPath: "o.log" };
+    const { problems, fields } = checkMeta(raw, "/b");
+    expect(problems).toEqual([
+      'meta.json field "runId" must be a string, not a number',
+      'meta.json field "tools" must be an array of non-empty strings',
+      'meta.json field "timeoutMs" must be a positive number of milliseconds, not 0',
+      'meta.json field "env.A" must be a string, not a number',
+      'meta.json field "env.C" must be a string, not null',
+    ]);
+    expect(fields).toMatchObject({ task: "do it", cwd: "/b", resultPath: "/b/out/result.json", stdoutPath: "/b/o.log" });
+    expect(fields).not.toHaveProperty("runId");
+    expect(fields).not.toHaveProperty("env");
+    const error = errorOf(raw);
+    expect(error.problems).toEqual(problems);
+    expect(error.message).toBe(problems.join("; "));
+    expect(error.resultPath).toBe("/base/out/result.json");
+    expect(error.runId).toBeUndefined();
+  });
+
+  it("lists unknown fields with the nearest known one, and none for a name nothing is close to", () => {
+    const { unknown, problems } = checkMeta({ ...base, timeoutMS: 5, graceMS: 1, futureField: 1, version: 1 }, "/b");
+    expect(problems).toEqual([]);
+    expect(unknown).toEqual([{ field: "timeoutMS", nearest: "timeoutMs" }, { field: "graceMS", nearest: "graceMs" }, { field: "futureField" }]);
+  });
+});
+
+describe("nearestKnownField", () => {
+  it.each([
+    ["timeoutMS", "timeoutMs"],
+    ["RUNID", "runId"],
+    ["evntsPath", "eventsPath"],
+    ["resultpth", "resultPath"],
+    ["stdout", "stdoutPath"],
+    ["grace", "graceMs"],
+    ["tool", "tools"],
+    ["mod", "mode"],
+    ["sytemPromptPath", "systemPromptPath"],
+    ["versoin", "version"],
+  ])("%s → %s", (field, nearest) => {
+    expect(nearestKnownField(field)).toBe(nearest);
+  });
+
+  it.each(["futureField", "x", "priority", "labels", "zz"])("%s → nothing", (field) => {
+    expect(nearestKnownField(field)).toBeUndefined();
+  });
+
+  it("words the warning with and without a suggestion", () => {
+    expect(unknownFieldWarning({ field: "timeoutMS", nearest: "timeoutMs" })).toBe(
+      'meta.json field "timeoutMS" is not a known field and is ignored; did you mean "timeoutMs"?',
+    );
+    expect(unknownFieldWarning({ field: "futureField" })).toBe('meta.json field "futureField" is not a known field and is ignored');
   });
 });

@@ -90,6 +90,8 @@ describe("subagent-wrapper: flags and environment from meta", () => {
     expect(flagValue("--append-system-prompt")).toBe(path.join(c.dir, "prompt.md"));
     expect(flagValue("--session")).toBe(path.join(c.dir, "sessions/child.jsonl"));
     expect(env).toMatchObject({ SUBAGENT_FLAVOUR: "mint", PI_SUBAGENT_TEST: "yes" });
+    // The run's token, which every process below pi inherits (the orphan guard finds them by it).
+    expect(env.PI_SUBAGENT_RUN_TOKEN).toMatch(/^[0-9a-f]{32}$/);
     expect(run.result).toMatchObject({ requestedModel: "fake/fast", resolvedModel: "fake/deep" });
     // run_start shows the child's argv without the task text
     expect(run.events[0]).toMatchObject({ type: "run_start", runId: "run-1", argv });

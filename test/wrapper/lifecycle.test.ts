@@ -50,9 +50,10 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
   });
 
   it("timeoutMs stops a slow child and records timed_out", async () => {
-    const run = await (await wrapperCase({ scenario: "slow", meta: defaultMeta({ timeoutMs: 400 }) })).run();
+    // timeoutMs counts from the wrapper's start, before pi exists: long enough for the fake pi to start on a loaded machine.
+    const run = await (await wrapperCase({ scenario: "slow", meta: defaultMeta({ timeoutMs: 2500 }) })).run();
     expect(run.code).toBe(1);
-    expect(run.result).toMatchObject({ status: "timed_out", exitCode: 1, forcedExit: true, errorMessage: "run exceeded timeoutMs (400 ms)" });
+    expect(run.result).toMatchObject({ status: "timed_out", exitCode: 1, forcedExit: true, errorMessage: "run exceeded timeoutMs (2500 ms)" });
     // On a loaded machine the SIGTERM may come before the fake pi's handlers: it then dies of it.
     expect(await signalsReached(run)).toEqual(["SIGTERM"]);
     expect(run.events.map((e) => e.type)).toEqual(["run_start", "run_end"]);

@@ -1,0 +1,148 @@
+/**
+ * The orphan guard: however the wrapper ends (SIGKILL included), what it started does not
+ * outlive it. A tiny `/bin/sh` process, started before the child in a session of its own,
+ * holds a pipe from the wrapper as its stdin. The wrapper tells it the child's process group
+ * (`pgid N`) right after the spawn, `done` once that group is gone, and `exit` once the run
+ * has ended everything itself (the normal end: the group, then the run's token, see below) —
+ * the guard then exits at once. When the pipe closes without `exit` (the wrapper died,
+ * however it did), the guard ends:
+ * - the child's process group, unless it heard `done`;
+ * - every process whose environment holds the run's token (`PI_SUBAGENT_RUN_TOKEN`, set in
+ *   the child's environment and inherited by everything below it), found in /proc — this
+ *   reaches what left the group (`setsid`, a daemonizing tool, pi's detached bash tool), and
+ *   covers the moment between the child's spawn and the `pgid` line;
+ * with SIGTERM, then SIGKILL a second later for whatever is still there. It also removes the
+ * wrapper's result.json reserve, which a killed wrapper leaves behind.
+ *
+ * Not covered: a process that drops the token from its environment (`env -i`, an explicit
+ * environment), one that runs as another user (its /proc environ is unreadable), systems
+ * without /proc (only the group is ended there), and a guard that is itself SIGKILLed.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import { ENV } from "../contracts/env.js";
+
+/** How long the guard waits between SIGTERM and SIGKILL (whole seconds: POSIX sleep). */
+export const GUARD_KILL_AFTER_S = 1;
+/** How long the wrapper waits for a released guard to exit. */
+export const GUARD_EXIT_WAIT_MS = 1000;
+
+const GUARD_SCRIPT = `
+needle=$1 reserve=$2 pg=
+while read -r word arg; do
+  case $word in
+    pgid) pg=$arg ;;
+    done) pg= ;;
+    exit) exit 0 ;;
+  esac
+done
+[ -n "$reserve" ] && rm -f -- "$reserve"
+end() {
+  hit=
+  if [ -n "$pg" ] && kill -s "$1" -- "-$pg" 2>/dev/null; then hit=1; fi
+  for f in $(grep -lF -e "$needle" /proc/[0-9]*/environ 2>/dev/null); do
+    p=\${f#/proc/}
+    kill -s "$1" "\${p%/environ}" 2>/dev/null && hit=1
+  done
+  [ -n "$hit" ]
+}
+if end TERM; then sleep ${GUARD_KILL_AFTER_S}; end KILL; fi
+exit 0
+`;
+
+/** The guard as the run sees it. Every call is safe after the guard died. */
+export interface OrphanGuard {
+  /** The child's process group: the guard ends it if the wrapper goes first. */
+  watch(pgid: number): void;
+  /** The child's group is gone: the guard must not signal that (reusable) number any more. */
+  groupGone(): void;
+  /** The run ended what it started: the guard exits without doing anything. Resolves once it has (bounded). */
+  release(): Promise<void>;
+  /** Closes the pipe without `exit`: the guard does its work (a fallback; the wrapper's death does the same). */
+  close(): void;
+}
+
+/** The environment entry that marks every process of one run. */
+export function runTokenEntry(token: string): string {
+  return `${ENV.runToken}=${token}`;
+}
+
+/** The guard's executable and arguments (the bench starts the same command to measure it). */
+export function guardCommand(token: string, reservePath: string): [string, string[]] {
+  return ["/bin/sh", ["-c", GUARD_SCRIPT, "subagent-wrapper-guard", runTokenEntry(token), reservePath]];
+}
+
+const idleGuard: OrphanGuard = { watch: () => undefined, groupGone: () => undefined, release: async () => undefined, close: () => undefined };
+
+/**
+ * Starts the guard. `token` marks the run's processes; `reservePath` is the result.json
+ * reserve to remove if the wrapper dies. `onError` hears why a guard could not start.
+ */
+export function startOrphanGuard(token: string, reservePath: string, onError: (err: Error) => void): OrphanGuard {
+  // The guard must not carry a token of its own: an outer run's guard, sweeping that token,
+  // would otherwise end this guard before it has done its work.
+  const env = { ...process.env };
+  delete env[ENV.runToken];
+  let guard: ChildProcess;
+  try {
+    const [file, args] = guardCommand(token, reservePath);
+    // Its own session: a signal to the wrapper's process group (Ctrl-C, the launcher) never reaches it.
+    guard = spawn(file, args, { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
+  } catch (err) {
+    onError(err as Error);
+    return idleGuard;
+  }
+  let failed = false;
+  guard.once("error", (err) => {
+    failed = true;
+    onError(err);
+  });
+  const exited = new Promise<void>((resolve) => guard.once("close", () => resolve()));
+  const stdin = guard.stdin!;
+  // A guard that died already: the wrapper carries on (the write error is not news).
+  stdin.on("error", () => undefined);
+  // Neither the guard nor its pipe keeps the wrapper alive: its exit is what closes the pipe.
+  guard.unref();
+  (stdin as { unref?: () => void }).unref?.();
+  const say = (line: string) => {
+    if (!stdin.destroyed && stdin.writable) stdin.write(`${line}\n`);
+  };
+  return {
+    watch: (pgid) => say(`pgid ${pgid}`),
+    groupGone: () => say("done"),
+    release: async () => {
+      say("exit");
+      stdin.end();
+      if (failed) return;
+      // A ref'd timer: the run's own exit waits for the guard's, within the bound.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, GUARD_EXIT_WAIT_MS)))]);
+      clearTimeout(timer);
+    },
+    close: () => stdin.end(),
+  };
+}
+
+/**
+ * The live processes whose environment holds the run's token, from /proc (none without it).
+ * A zombie's environ reads empty, so zombies are not counted; another user's cannot be read.
+ */
+export async function processesWithToken(token: string): Promise<number[]> {
+  const needle = Buffer.from(`\0${runTokenEntry(token)}\0`);
+  let entries: string[];
+  try {
+    entries = await fs.promises.readdir("/proc");
+  } catch {
+    return [];
+  }
+  const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
+  const found = await Promise.all(
+    pids.map(async (pid) => {
+      if (pid === process.pid) return undefined;
+      const environ = await fs.promises.readFile(`/proc/${pid}/environ`).catch(() => undefined);
+      // Each entry ends with NUL; one in front makes the first entry match too.
+      return environ && Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? pid : undefined;
+    }),
+  );
+  return found.filter((pid): pid is number => pid !== undefined);
+}

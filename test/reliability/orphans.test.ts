@@ -1,0 +1,113 @@
+/**
+ * Area 3b — no orphans, the wrapper's own guarantee: however the wrapper ends, SIGKILL
+ * included, nothing it started is alive 2 s later, whatever the child is — a bash script, one
+ * that ignores SIGTERM, the fake pi without the task extension (so without pi's own orphan
+ * check), a child whose tool leaves its process group with `setsid`. The orphan guard
+ * (src/wrapper/orphan-guard.ts) does it; processes are counted from /proc by the suite's tag.
+ * scripts/reliability.mjs runs the same kinds many more times.
+ */
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { killAll, pidAlive } from "../support/processes.js";
+import { cleanupWrapperCases, defaultMeta, type WrapperCase, wrapperCase } from "../support/wrapper-harness.js";
+import { killLeftovers, leftoverProcesses, messageEnd, settleLeftovers } from "./support.js";
+
+afterEach(async () => {
+  await killAll();
+  await killLeftovers();
+  await cleanupWrapperCases();
+});
+
+/** The promise: nothing left this long after the wrapper is gone. */
+const GONE_WITHIN_MS = 2000;
+const TRIALS = 2;
+
+/** `setsid` a sleep and wait until it is in its own session (its pid file is written from there). */
+const SETSID_SLEEP = "setsid sh -c 'echo $$ > setsid.pid; exec sleep 60' &\nwhile [ ! -s setsid.pid ]; do sleep 0.01; done\n";
+
+/** Children that are not a cooperating pi. Each writes `ready` once all its processes exist. */
+const SCRIPTS: Array<[string, string]> = [
+  ["a bash script (a sleep in the background and one in front)", "sleep 60 &\necho > ready\nsleep 61\n"],
+  ["a script that ignores SIGTERM (its sleeps inherit that)", "trap '' TERM\nsleep 60 &\necho > ready\nsleep 61\n"],
+  ["a script whose tool leaves the process group (setsid sleep 60)", `${SETSID_SLEEP}sleep 61 &\necho > ready\nwait\n`],
+];
+
+/** A case whose `pi` is a bash script with `body`. */
+async function scriptCase(body: string): Promise<{ c: WrapperCase; env: NodeJS.ProcessEnv }> {
+  const c = await wrapperCase({ meta: defaultMeta() });
+  const bin = path.join(c.dir, "child.sh");
+  await writeFile(bin, `#!/bin/bash\n${body}`);
+  await chmod(bin, 0o755);
+  return { c, env: { PI_SUBAGENTS_PI_BIN: bin } };
+}
+
+const exists = async (file: string) => (await stat(file).catch(() => undefined)) !== undefined;
+const waitForFile = (file: string) => vi.waitFor(async () => expect(await exists(file)).toBe(true), { timeout: 15_000, interval: 20 });
+
+/** The session id of a live process (field 6 of /proc/<pid>/stat). */
+async function sessionOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+}
+
+describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 processes alive ${GONE_WITHIN_MS} ms later`, () => {
+  it.each(SCRIPTS)(`%s (${TRIALS} trials)`, async (name, body) => {
+    for (let i = 0; i < TRIALS; i++) {
+      const { c, env } = await scriptCase(body);
+      const wrapper = c.start({ env });
+      await waitForFile(path.join(c.dir, "ready"));
+      if (name.includes("setsid")) {
+        // The case is what it says: the sleep really left the child's session.
+        const setsidPid = Number(await readFile(path.join(c.dir, "setsid.pid"), "utf8"));
+        expect(await sessionOf(setsidPid)).toBe(setsidPid);
+      }
+      process.kill(wrapper.pid, "SIGKILL");
+      await wrapper.done;
+      expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
+    }
+  });
+
+  it(`the fake pi without the task extension, a grandchild in its group (${TRIALS} trials)`, async () => {
+    const slow = { steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }] };
+    for (let i = 0; i < TRIALS; i++) {
+      const c = await wrapperCase({ meta: defaultMeta(), scenario: slow });
+      const wrapper = c.start();
+      await waitForFile(path.join(c.dir, "gc.pid"));
+      process.kill(wrapper.pid, "SIGKILL");
+      await wrapper.done;
+      expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
+    }
+  });
+});
+
+describe("area 3b: the normal end of a run", () => {
+  it("a child that answers and exits, leaving a setsid sleep (one that ignores SIGTERM, too) behind: result.json written, 0 processes once the wrapper has exited", async () => {
+    const answer = messageEnd("done").replaceAll("'", "'\\''");
+    const stubborn = "setsid sh -c 'trap \"\" TERM; echo $$ > stubborn.pid; sleep 60' > /dev/null 2>&1 &\nwhile [ ! -s stubborn.pid ]; do sleep 0.01; done\n";
+    const { c, env } = await scriptCase(`${SETSID_SLEEP.replace("&", "> /dev/null 2>&1 &")}${stubborn}echo '${answer}'\n`);
+    const run = await c.collect(await c.start({ env }).done);
+    expect(run.code).toBe(0);
+    expect(run.result).toMatchObject({ status: "completed", finalText: "done", forcedExit: false });
+    // Not "within 2 s": the wrapper ends them (SIGKILL for the one that ignores SIGTERM) and its guard before it exits.
+    expect(await leftoverProcesses()).toEqual([]);
+  });
+
+  it("documented limit: a process that drops the run's token from its environment (env -i setsid …) outlives a SIGKILLed wrapper", async () => {
+    const { c, env } = await scriptCase(
+      "env -i setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' &\nsleep 61 &\nwhile [ ! -s escaped.pid ]; do sleep 0.01; done\necho > ready\nwait\n",
+    );
+    const wrapper = c.start({ env });
+    await waitForFile(path.join(c.dir, "ready"));
+    const escaped = Number(await readFile(path.join(c.dir, "escaped.pid"), "utf8"));
+    try {
+      process.kill(wrapper.pid, "SIGKILL");
+      await wrapper.done;
+      // Everything that kept the token is gone; the one that dropped it is not.
+      expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
+      expect(pidAlive(escaped)).toBe(true);
+    } finally {
+      process.kill(escaped, "SIGKILL");
+    }
+  });
+});
