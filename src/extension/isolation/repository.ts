@@ -24,7 +24,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { failure, type GitCallOptions, git, identityEnv, runGit, stripNewline } from "./git.js";
+import { failure, type GitCallOptions, git, identityEnv, runGit, stripNewline } from "../../lib/git.js";
 
 export interface Repository {
   /** The top of the working tree that holds the cwd (a linked worktree's own top when in one). */

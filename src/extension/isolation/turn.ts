@@ -10,7 +10,7 @@
  * turn that changed nothing makes no commit (no `--allow-empty`). Commits the child made
  * itself during the turn stay as they are; only what is left uncommitted is added.
  */
-import { git, identityEnv, type LockOptions, retryOnLock } from "./git.js";
+import { git, identityEnv, type LockOptions, retryOnLock } from "../../lib/git.js";
 import { headCommit } from "./repository.js";
 
 export interface CommitTurnOptions extends LockOptions {

@@ -13,59 +13,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { commonGitDir, failure, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized } from "./git.js";
+import { commonGitDir, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized } from "../../lib/git.js";
+import { branchCommit, listWorktrees, type WorktreeEntry } from "../../lib/git-worktrees.js";
 import { worktreeCwd } from "./names.js";
-
-export interface WorktreeEntry {
-  path: string;
-  /** Absent for a bare repository's entry. */
-  head?: string;
-  /** Short name (`subagent/7f3a9c2e-lead`); absent when detached or bare. */
-  branch?: string;
-  bare?: boolean;
-  detached?: boolean;
-  locked?: boolean;
-  /** Its folder is gone; `git worktree prune` would drop it. */
-  prunable?: boolean;
-}
-
-/** Every worktree of the repository that holds `topLevel`, the main one first. */
-export async function listWorktrees(topLevel: string, options: GitCallOptions = {}): Promise<WorktreeEntry[]> {
-  const cwd = topLevel;
-  const args = ["worktree", "list", "--porcelain", "-z"];
-  const result = await runGit(args, { ...options, cwd });
-  if (result.code === 0) return parseWorktreeList(result.stdout.toString("utf8"), "\0");
-  if (!/unknown switch/i.test(result.stderr)) throw failure(args, result);
-  // git < 2.36 has no -z: lines then (a path with a newline would be misread).
-  return parseWorktreeList(await git(["worktree", "list", "--porcelain"], { ...options, cwd }), "\n");
-}
-
-/** `git worktree list --porcelain` records: attribute lines, an empty one after each record. */
-export function parseWorktreeList(text: string, separator: "\0" | "\n"): WorktreeEntry[] {
-  const entries: WorktreeEntry[] = [];
-  let current: WorktreeEntry | undefined;
-  for (const field of text.split(separator)) {
-    if (field === "") {
-      current = undefined;
-      continue;
-    }
-    const space = field.indexOf(" ");
-    const key = space === -1 ? field : field.slice(0, space);
-    const value = space === -1 ? "" : field.slice(space + 1);
-    if (key === "worktree") {
-      current = { path: value };
-      entries.push(current);
-    } else if (current) {
-      if (key === "HEAD") current.head = value;
-      else if (key === "branch") current.branch = value.replace(/^refs\/heads\//, "");
-      else if (key === "bare") current.bare = true;
-      else if (key === "detached") current.detached = true;
-      else if (key === "locked") current.locked = true;
-      else if (key === "prunable") current.prunable = true;
-    }
-  }
-  return entries;
-}
 
 /** `p` with symbolic links resolved as far as it exists, so paths compare as git stores them. */
 async function canonical(p: string): Promise<string> {
@@ -82,15 +32,6 @@ async function findEntry(topLevel: string, worktreePath: string, options: GitCal
   const wanted = await canonical(worktreePath);
   for (const entry of await listWorktrees(topLevel, options)) if ((await canonical(entry.path)) === wanted) return entry;
   return undefined;
-}
-
-/** The commit `branch` points at, or undefined when there is no such branch. */
-export async function branchCommit(cwd: string, branch: string, options: GitCallOptions = {}): Promise<string | undefined> {
-  const args = ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`];
-  const result = await runGit(args, { ...options, cwd });
-  if (result.code === 0) return result.stdout.toString("utf8").trim();
-  if (result.code === 1) return undefined;
-  throw failure(args, result);
 }
 
 const exists = (p: string): Promise<boolean> =>

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FALLBACK_IDENTITY } from "../../../src/extension/isolation/git.js";
 import { findRepository, snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
 import { createWorktree } from "../../../src/extension/isolation/worktree.js";
+import { FALLBACK_IDENTITY } from "../../../src/lib/git.js";
 import { AS_SETUP, commitAll, makeRepo, type Sandbox, sh, show, treeFiles, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();

@@ -3,7 +3,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { branchName, treeTag, worktreeName } from "../../../src/extension/isolation/names.js";
 import { snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
-import { branchCommit, createWorktree, ensureWorktree, listWorktrees, parseWorktreeList, removeWorktree } from "../../../src/extension/isolation/worktree.js";
+import { createWorktree, ensureWorktree, removeWorktree } from "../../../src/extension/isolation/worktree.js";
+import { branchCommit, listWorktrees, parseWorktreeList } from "../../../src/lib/git-worktrees.js";
 import { commitAll, makeRepo, type Sandbox, sh, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();

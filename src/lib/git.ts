@@ -1,6 +1,7 @@
 /**
- * How the isolation code talks to git: one program call at a time through `runProcess`
- * (never a shell), each with a time limit, so no git call can hang a spawn or a close.
+ * Running git safely on the user's behalf (the extension's isolated children, the CLI's
+ * worktree listing): one program call at a time through `runProcess` (never a shell), each
+ * with a time limit, so no git call can hang a spawn, a close or a doctor run.
  *
  * Every call gets the same guard rails, because these commands run in the user's repository
  * on the user's behalf but must never act like the user's own git session:
@@ -23,7 +24,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type RunResult, runProcess, tail } from "./process.js";
+import { type RunResult, runProcess, tail } from "./run-process.js";
 
 /** Time limit of one git command unless the caller gives another. */
 export const GIT_TIMEOUT_MS = 60_000;
