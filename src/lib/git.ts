@@ -202,6 +202,15 @@ export async function commonGitDir(cwd: string, options: GitCallOptions = {}): P
   return fs.promises.realpath(dir).catch(() => dir);
 }
 
+/**
+ * The pathspec of "everything at the cwd's top but these paths" (relative to the top,
+ * matched literally: no glob or magic in a name is interpreted), for `git add --all`.
+ */
+export function allExcept(paths: readonly string[]): string[] {
+  if (paths.length === 0) return [];
+  return ["--", ".", ...paths.map((entry) => `:(exclude,literal)${entry}`)];
+}
+
 /** Who commits when the repository and environment name nobody. */
 export const FALLBACK_IDENTITY = { name: "pi-subagent-tree", email: "pi-subagent-tree@localhost" } as const;
 

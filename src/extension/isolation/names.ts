@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { TREE_FILES } from "../../contracts/layout.js";
 import { ROOT_PATH } from "../../contracts/tree.js";
 import { agentFolderSegments, isCanonicalPath } from "../tree/paths.js";
 
@@ -38,7 +39,7 @@ export function branchName(tag: string, agentPath: string): string {
 
 /** Where an agent's worktree lives: `<treeDir>/worktrees/<worktreeName>` (flat, so no worktree lies inside another). */
 export function worktreePathFor(treeDir: string, agentPath: string): string {
-  return path.join(treeDir, "worktrees", worktreeName(agentPath));
+  return path.join(treeDir, TREE_FILES.worktrees, worktreeName(agentPath));
 }
 
 /**

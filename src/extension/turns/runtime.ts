@@ -4,7 +4,7 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import type { ResultV1, RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice, NoticeWorktree, PendingPart } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -20,6 +20,7 @@ import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, stopNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
+import { finishWorktreeTurn, gitWorktrees, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 const STOP_WAIT_MS = 8000;
@@ -48,6 +49,8 @@ export interface RuntimeOptions {
   hooks?: RuntimeHooks;
   /** How turns run (default: one `subagent-wrapper` process per turn). */
   turns?: TurnOperations;
+  /** How an isolated agent's worktree is used, committed and removed (default: git). */
+  worktrees?: WorktreeOperations;
 }
 
 /** What followup_task tells the model. */
@@ -80,6 +83,7 @@ export class TreeRuntime {
   readonly mailbox = new Mailbox();
   readonly slots: TurnSlots;
   readonly turns: TurnOperations;
+  readonly worktrees: WorktreeOperations;
   private readonly hooks: RuntimeHooks;
   private closing = false;
   /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
@@ -94,6 +98,7 @@ export class TreeRuntime {
   ) {
     this.hooks = options.hooks ?? {};
     this.turns = options.turns ?? wrapperTurns;
+    this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
   }
 
@@ -141,13 +146,14 @@ export class TreeRuntime {
     // A follow-up that joined this turn while it was queued is delivered now, not again later.
     record.followupQueued = false;
     try {
+      const cwd = record.worktree ? await this.worktrees.turnCwd(record.worktree) : this.cwd;
       const turn = await this.turns.start({
         record,
         agentDir: this.tree.agentDir(record.path),
         treeDir: this.tree.root,
         prompt: turnPrompt(parts, record.taskName, forkTranscript),
         kind,
-        cwd: this.cwd,
+        cwd,
         instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
         timeoutMs: this.limits.turnTimeoutMs,
       });
@@ -199,7 +205,9 @@ export class TreeRuntime {
       // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
       // crashed. That is an error of the turn, never an interruption.
       const lost = `wrapper exited (${running?.howExited?.() ?? "unknown"}) without writing result.json`;
-      await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length });
+      // Whatever the outcome, an isolated turn's work is committed (a follow-up's start waits for it).
+      const worktree = await finishWorktreeTurn(this.worktrees, record, result?.status ?? (stopping ? "interrupted" : "failed"));
+      await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length, worktree });
     } finally {
       state.settling = false;
     }
@@ -211,7 +219,13 @@ export class TreeRuntime {
    */
   private async settle(
     state: ChildState,
-    end: { result?: ResultV1 | undefined; failure?: string | undefined; stopping?: StopReason | undefined; turn?: number },
+    end: {
+      result?: ResultV1 | undefined;
+      failure?: string | undefined;
+      stopping?: StopReason | undefined;
+      turn?: number;
+      worktree?: NoticeWorktree | undefined;
+    },
   ): Promise<void> {
     const { record } = state;
     const { result, stopping } = end;
@@ -242,7 +256,7 @@ export class TreeRuntime {
       // Messages a child sent up during its turn precede the notice of that turn's end.
       await this.collectInbox();
       const subtreeUsage = await this.subtreeUsage(record);
-      this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage }));
+      this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage, worktree: end.worktree }));
       if (record.followupQueued) await this.requestTurn(state, "followup");
     }
   }
@@ -317,12 +331,14 @@ export class TreeRuntime {
     record.status = "shutdown";
     await this.recordStop(state, "close", stopped);
     // The child's own process stopped its children as it ended; their records become shutdown too.
-    for (const descendant of await this.tree.subtree(record.path)) {
+    const descendants = await this.tree.subtree(record.path);
+    for (const descendant of descendants) {
       if (descendant.status === "shutdown") continue;
       descendant.lastTurnStatus ??= descendant.status;
       descendant.status = "shutdown";
       await this.tree.writeRecord(descendant);
     }
+    await removeWorktrees(this.worktrees, [record, ...descendants]);
     return stopped.previous;
   }
 
@@ -346,11 +362,19 @@ export class TreeRuntime {
   private async recordStop(state: ChildState, by: "interrupt" | "close", stopped: Stopped): Promise<void> {
     state.record.followupQueued = false;
     await this.persist(state);
-    if (stopped.running || stopped.queued) this.notify(stopNotice(state.record, by, stopped.subtreeUsage));
+    // An isolated agent's notice tells its branch after the stopped turn's commit, so it waits for that turn first.
+    const isolated = state.record.worktree !== undefined;
+    if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+    if (stopped.running || stopped.queued) {
+      const worktree = isolated
+        ? await finishWorktreeTurn(this.worktrees, state.record, `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`)
+        : undefined;
+      this.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
+    }
     // A follow-up must not start while the stopped pi may still write the shared session,
     // and it must see what the stopped turn left undelivered. The wait's timer holds the event
     // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
-    if (stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+    if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
   }
 
   /**
