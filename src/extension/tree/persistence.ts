@@ -45,6 +45,8 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
     spawnSeq: record.spawnSeq,
     spawnedAt: record.spawnedAt,
     notifiedRun: record.notifiedRun,
+    // Where an isolated agent works: with the tree directory gone, restore recreates it from its branch.
+    worktree: record.worktree,
   };
 }
 

@@ -282,6 +282,18 @@ describe("ensureWorktree", () => {
     expect((await listWorktrees(repo, { env: box.env })).filter((entry) => entry.path === worktree.path)).toEqual([{ path: worktree.path, head: tip, branch }]);
   });
 
+  it("finishes the checkout of a worktree a stopped process registered but never filled", async () => {
+    const box = sandbox();
+    const { repo, base, tag, worktrees } = await parentRepo(box);
+    const branch = branchName(tag, "/root/a");
+    const worktreePath = path.join(worktrees, "a");
+    sh(box, repo, ["worktree", "add", "-q", "--no-checkout", "-b", branch, worktreePath, base]);
+    expect(fs.readdirSync(worktreePath)).toEqual([".git"]);
+    expect(await ensureWorktree({ topLevel: repo, worktreePath, branch, env: box.env })).toEqual({ created: false, cwd: worktreePath });
+    expect(fs.readFileSync(path.join(worktreePath, "a.txt"), "utf8")).toBe("a, uncommitted\n");
+    expect(sh(box, worktreePath, ["status", "--porcelain"])).toBe("");
+  });
+
   it("repairs a worktree whose repository moved", async () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
