@@ -124,5 +124,7 @@ export async function run() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { printRows } = await import("./report.mjs");
-  printRows(await run());
+  const rows = await run();
+  printRows(rows);
+  for (const r of rows) console.log(`\n${r.note}`);
 }

@@ -27,6 +27,7 @@ export {
   createWorktree,
   type EnsureWorktreeOptions,
   ensureWorktree,
+  isCheckedOut,
   type RemoveWorktreeOptions,
   removeWorktree,
   type Worktree,

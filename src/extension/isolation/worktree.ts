@@ -122,6 +122,17 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
   return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, options.subdir) };
 }
 
+/**
+ * Without running git: whether `worktreePath` is a linked worktree whose checkout finished
+ * (its `.git` file leads to a git dir that holds an index). The fast path before each turn;
+ * anything else goes through ensureWorktree.
+ */
+export async function isCheckedOut(worktreePath: string): Promise<boolean> {
+  const text = await fs.promises.readFile(path.join(worktreePath, ".git"), "utf8").catch(() => "");
+  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return gitdir !== undefined && exists(path.join(path.resolve(worktreePath, gitdir), "index"));
+}
+
 export interface EnsureWorktreeOptions extends LockOptions {
   topLevel: string;
   worktreePath: string;

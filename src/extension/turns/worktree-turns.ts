@@ -12,7 +12,7 @@ import fs from "node:fs";
 import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contracts/tree.js";
 import { serialized } from "../../lib/git.js";
 import { errorText } from "../../lib/values.js";
-import { branchCommit, commitTurn, ensureWorktree, removeWorktree, worktreeSummary } from "../isolation/index.js";
+import { branchCommit, commitTurn, ensureWorktree, isCheckedOut, removeWorktree, worktreeCwd, worktreeSummary } from "../isolation/index.js";
 
 /**
  * The real operations run one at a time per worktree (a promise chain keyed by its folder),
@@ -72,6 +72,9 @@ async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promi
 export const gitWorktrees: WorktreeOperations = {
   turnCwd: (worktree) =>
     serialized(`worktree:${worktree.path}`, async () => {
+      // The usual case runs no git process: the worktree is there, checked out, with the cwd in it.
+      const cwd = worktreeCwd(worktree.path, worktree.subdir);
+      if ((await isCheckedOut(worktree.path)) && fs.existsSync(cwd)) return cwd;
       const ensured = await ensureWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, subdir: worktree.subdir });
       return ensured.cwd;
     }),
