@@ -31,6 +31,14 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 const fmt = (ms) => `${Math.round(ms)}`;
+/**
+ * CPU time (user + system, ms) of this process's children that have ended so far: git's own
+ * work, which a loaded machine does not inflate the way it inflates wall time.
+ */
+const childCpuMs = () => {
+  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * 10; // cutime + cstime, in 1/100 s
+};
 
 const sandbox = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "psa-bench-isolation-")));
 const env = {
@@ -64,28 +72,34 @@ function makeRepo(files) {
 async function isolation(repo, round) {
   const worktreePath = path.join(sandbox, "worktrees", `iso-${path.basename(repo)}-${round}`);
   const branch = `subagent/0000bench-r${round}`;
+  const c0 = childCpuMs();
   const t0 = performance.now();
   const base = await snapshotWorkingState(repo, { env });
   const t1 = performance.now();
+  const c1 = childCpuMs();
   await createWorktree({ topLevel: repo, worktreePath, branch, base, env });
   const t2 = performance.now();
+  const c2 = childCpuMs();
   await removeWorktree({ topLevel: repo, worktreePath, branch, base, env });
-  return { snapshot: t1 - t0, total: t2 - t0 };
+  return { snapshot: t1 - t0, total: t2 - t0, snapshotCpu: c1 - c0, createCpu: c2 - c1 };
 }
 
 /** One way of checking out HEAD into a new worktree, timed; the worktree and branch go afterwards. */
 function variant(repo, round, name, steps) {
   const worktreePath = path.join(sandbox, "worktrees", `${name}-${path.basename(repo)}-${round}`);
   const branch = `${name}-r${round}`;
+  const c0 = childCpuMs();
   const t0 = performance.now();
   steps(worktreePath, branch);
   const ms = performance.now() - t0;
+  cpu[name].push(childCpuMs() - c0);
   if (git(worktreePath, ["status", "--porcelain"]) !== "") throw new Error(`${name}: the worktree is not clean`);
   git(repo, ["worktree", "remove", "--force", worktreePath]);
   git(repo, ["branch", "-q", "-D", branch]);
   return ms;
 }
 
+let cpu = {};
 const VARIANTS = {
   plain: (repo) => (wt, branch) => git(repo, ["worktree", "add", "-q", "-b", branch, wt, "HEAD"]),
   workers: (repo) => (wt, branch) => git(repo, ["-c", "checkout.workers=0", "worktree", "add", "-q", "-b", branch, wt, "HEAD"]),
@@ -104,10 +118,13 @@ try {
     const snapshot = [];
     const total = [];
     const others = Object.fromEntries(Object.keys(VARIANTS).map((name) => [name, []]));
+    cpu = Object.fromEntries(["snapshot", "create", ...Object.keys(VARIANTS)].map((name) => [name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const result = await isolation(repo, round);
       snapshot.push(result.snapshot);
       total.push(result.total);
+      cpu.snapshot.push(result.snapshotCpu);
+      cpu.create.push(result.createCpu);
       for (const [name, make] of Object.entries(VARIANTS)) others[name].push(variant(repo, round, name, make(repo)));
     }
     if (git(repo, ["status", "--porcelain"]).split("\n").filter(Boolean).length !== 110) throw new Error("the parent's working tree changed");
@@ -116,6 +133,7 @@ try {
       snapshot: median(snapshot),
       total: median(total),
       ...Object.fromEntries(Object.entries(others).map(([name, ms]) => [name, median(ms)])),
+      cpu: Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [name, median(ms)])),
     });
     fs.rmSync(repo, { recursive: true, force: true });
   }
@@ -128,12 +146,23 @@ console.log(
     .trim()
     .replace(/^git version /, "")}, ${os.cpus().length} CPUs)\n`,
 );
+const load = os.loadavg()[0].toFixed(1);
+console.log(`Wall time, ms (1-minute load average ${load} at the end; the machine's load inflates these):\n`);
 console.log(
-  "| files | snapshotWorkingState ms | createWorktree ms (ours) | plain `git worktree add` ms | `worktree add` + checkout.workers=0 ms | `--no-checkout` + sequential read-tree ms |",
+  "| files | snapshotWorkingState | createWorktree (ours) | plain `git worktree add` | `worktree add` + checkout.workers=0 | `--no-checkout` + sequential read-tree |",
 );
 console.log("|---:|---:|---:|---:|---:|---:|");
 for (const row of rows) {
   console.log(
     `| ${row.files} | ${fmt(row.snapshot)} | ${fmt(row.total - row.snapshot)} | ${fmt(row.plain)} | ${fmt(row.workers)} | ${fmt(row.sequentialReadTree)} |`,
   );
+}
+console.log("\nCPU time of the git processes (user + system), ms — the work itself, much less sensitive to load:\n");
+console.log(
+  "| files | snapshotWorkingState | createWorktree (ours) | plain `git worktree add` | `worktree add` + checkout.workers=0 | `--no-checkout` + sequential read-tree |",
+);
+console.log("|---:|---:|---:|---:|---:|---:|");
+for (const row of rows) {
+  const c = row.cpu;
+  console.log(`| ${row.files} | ${fmt(c.snapshot)} | ${fmt(c.create)} | ${fmt(c.plain)} | ${fmt(c.workers)} | ${fmt(c.sequentialReadTree)} |`);
 }
