@@ -100,6 +100,7 @@ Exit codes: 0 the run completed
     .version(version, "-v, --version")
     .option("--json", "print the checks as JSON")
     .option("--timeout-ms <ms>", "how long `pi --version` may take", positiveInt, 10_000)
+    .option("--tree <dir>", "instead: list the git worktrees of a tree directory's isolated agents and say which are stale")
     .addHelpText(
       "after",
       `
@@ -107,9 +108,14 @@ Environment: PI_SUBAGENTS_PI_BIN   pi executable (path or name on PATH; default 
              PI_CODING_AGENT_DIR  pi's agent dir (default ~/.pi/agent)
              PI_SUBAGENTS_DIR     where the extension keeps run directories (default: beside the
                                   session file, else a temp folder)
-Exit codes: 0 every check passed, 1 a check failed, 2 usage error`,
+With --tree <dir> (a tree directory: <PI_SUBAGENTS_DIR or subagents/>/<root session id>):
+each isolated agent's worktree and branch, stale when its folder is missing or unknown to git
+for an agent not shut down, its branch is gone, a shut-down agent's worktree is still there,
+or a folder in worktrees/ belongs to no agent. Read-only: it repairs nothing.
+Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree: some stale),
+            2 usage error (--tree: no tree directory there)`,
     )
-    .action(async (flags: { json?: boolean; timeoutMs: number }) => {
+    .action(async (flags: { json?: boolean; timeoutMs: number; tree?: string }) => {
       quietWhenStdoutCloses();
       const { doctorCommand } = await import("./doctor.js");
       onExitCode(await doctorCommand(flags));

@@ -13,7 +13,15 @@ export interface DoctorCheck {
   notes?: string[];
 }
 
-export function formatDoctorReport(checks: readonly DoctorCheck[]): string {
+/** How the last line counts: checks (the default), or stale worktrees for `doctor --tree`. */
+export interface ReportWords {
+  passed: string;
+  failed(count: number): string;
+}
+
+const CHECK_WORDS: ReportWords = { passed: "all checks passed", failed: (n) => `${n} check${n === 1 ? "" : "s"} failed` };
+
+export function formatDoctorReport(checks: readonly DoctorCheck[], words: ReportWords = CHECK_WORDS): string {
   const width = Math.max(...checks.map((check) => check.name.length));
   const lines: string[] = [];
   for (const check of checks) {
@@ -22,7 +30,7 @@ export function formatDoctorReport(checks: readonly DoctorCheck[]): string {
     if (!check.ok && check.hint) lines.push(`${" ".repeat(width + 4)}→ ${check.hint}`);
   }
   const failed = checks.filter((check) => !check.ok).length;
-  lines.push("", failed === 0 ? "all checks passed" : `${failed} check${failed === 1 ? "" : "s"} failed`);
+  lines.push("", failed === 0 ? words.passed : words.failed(failed));
   return `${lines.join("\n")}\n`;
 }
 

@@ -21,6 +21,8 @@ import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } f
 export interface DoctorFlags {
   json?: boolean;
   timeoutMs: number;
+  /** A tree directory: list its isolated agents' worktrees instead (which are stale). */
+  tree?: string;
 }
 
 /** Runs `<bin> --version` in its own process group, which is ended if it overruns. */
@@ -209,7 +211,26 @@ export async function runDoctorChecks(env: NodeJS.ProcessEnv, timeoutMs: number)
   return [checkNode(), ...(await checkPi(env, timeoutMs)), checkAgentDir(env), checkRunBase(env), checkTaskExtension()];
 }
 
+const STALE_WORDS = { passed: "no stale worktree", failed: (n: number) => `${n} stale worktree${n === 1 ? "" : "s"}` };
+
+/** `doctor --tree <dir>`: 0 no stale worktree, 1 some are stale, 2 no tree there. */
+async function treeDoctor(treeDir: string, json: boolean | undefined): Promise<number> {
+  const { NoTreeError, treeWorktreeChecks } = await import("./worktree-check.js");
+  let checks: DoctorCheck[];
+  try {
+    checks = await treeWorktreeChecks(treeDir);
+  } catch (err) {
+    if (!(err instanceof NoTreeError)) throw err;
+    process.stderr.write(`subagent-wrapper doctor: ${err.message}\n`);
+    return 2;
+  }
+  const ok = checks.every((check) => check.ok);
+  process.stdout.write(json ? `${JSON.stringify({ ok, tree: treeDir, worktrees: checks }, null, 2)}\n` : formatDoctorReport(checks, STALE_WORDS));
+  return ok ? 0 : 1;
+}
+
 export async function doctorCommand(flags: DoctorFlags): Promise<number> {
+  if (flags.tree !== undefined) return treeDoctor(flags.tree, flags.json);
   const checks = await runDoctorChecks(process.env, flags.timeoutMs);
   process.stdout.write(flags.json ? `${JSON.stringify({ ok: checks.every((check) => check.ok), checks }, null, 2)}\n` : formatDoctorReport(checks));
   return checks.every((check) => check.ok) ? 0 : 1;

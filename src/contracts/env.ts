@@ -55,6 +55,14 @@ export const ENV = {
    */
   wake: "PI_SUBAGENTS_WAKE",
 
+  // --- the extension: isolated children (docs/isolation.md) ---------------------------------
+  /** A shell command run in each new worktree before the child's first turn (link node_modules, …). */
+  worktreeSetup: "PI_SUBAGENTS_WORKTREE_SETUP",
+  /** Time limit of that command in ms (default 120 000); over it, the spawn fails. */
+  worktreeSetupTimeoutMs: "PI_SUBAGENTS_WORKTREE_SETUP_TIMEOUT_MS",
+  /** Set for the setup command: the working tree the child's starting state came from (the parent's top). */
+  worktreeSource: "PI_SUBAGENTS_WORKTREE_SOURCE",
+
   // --- the extension: roles ----------------------------------------------------------------
   /** `1`: also read agent definitions from the project's `.pi/agents/`. */
   projectAgents: "PI_SUBAGENTS_PROJECT_AGENTS",

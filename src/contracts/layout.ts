@@ -34,6 +34,10 @@ export const TREE_FILES = {
   inbox: "inbox",
   /** The agents' folders, one per path segment. */
   agents: "agents",
+  /** Isolated agents' git worktrees, one flat folder each (`lead-checker` for /root/lead/checker). */
+  worktrees: "worktrees",
+  /** The tree tag of a tree whose tree.json predates tags: claimed once, by exclusive creation. */
+  treeTag: "tree-tag",
   /** A parent's queued child turns, published by its process. */
   queue: "queue.json",
   /** One agent's record. */

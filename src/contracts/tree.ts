@@ -20,6 +20,10 @@ export type Health = "healthy" | "unhealthy";
 /** What a notice reports: the status a turn ended with, or a message from a child. */
 export type NoticeType = "completed" | "errored" | "aborted" | "interrupted" | "shutdown" | "message";
 
+/** Where a child works: the parent's cwd (`none`), or a git worktree of its own (`worktree`). */
+export const ISOLATION_MODES = ["none", "worktree"] as const;
+export type IsolationMode = (typeof ISOLATION_MODES)[number];
+
 /** The root's canonical path; children are `/root/<task_name>`, `/root/<a>/<b>`, … */
 export const ROOT_PATH = "/root";
 
@@ -64,6 +68,12 @@ export const LIMITS = {
   waitDefaultMs: 30_000,
   waitMaxMs: 3_600_000,
   noticesPerWait: 5,
+  /** Paths a notice's `worktree.changed_files` lists at most (then `changed_files_total` says how many). */
+  changedFilesListed: 50,
+  /** Each path in `worktree.changed_files` (its end is kept: the file name says most). */
+  changedFilePathChars: 200,
+  /** A notice's whole `worktree` field, as compact JSON; the report gets what is left. */
+  noticeWorktreeChars: 3000,
 } as const;
 
 export type EnvelopeKind = "NEW_TASK" | "MESSAGE" | "FOLLOWUP_TASK";
@@ -75,6 +85,28 @@ export interface PendingPart {
   from: string;
   text: string;
   sentAt: string;
+}
+
+/**
+ * The git worktree of an agent spawned with `isolation: "worktree"`, as its record keeps it.
+ * Every field is required but `setupPaths`; an agent without isolation has no `worktree`.
+ */
+export interface AgentWorktreeV1 {
+  /** The worktree's top folder: `<tree dir>/worktrees/<path segments below /root joined by "-">`. */
+  path: string;
+  /** Its branch: `subagent/<tree tag>-<the same segments>`. */
+  branch: string;
+  /** The full sha the child started from: its parent's working state when it was spawned. */
+  baseCommit: string;
+  /**
+   * The repository's common git directory (a real path), where worktree commands run: it
+   * outlives every working tree of the repository, the parent's own worktree included.
+   */
+  gitDir: string;
+  /** The child's cwd below the worktree's top, `/`-separated, "" for the top: the parent's cwd below its own. */
+  subdir: string;
+  /** Untracked paths (below the top) the setup command created, e.g. a node_modules link: no turn commits them. */
+  setupPaths?: string[];
 }
 
 /** One agent as stored in the tree directory (`agents/<path>/agent.json`). */
@@ -123,6 +155,31 @@ export interface AgentRecordV1 {
   forkTranscript?: string;
   /** Run directory whose result has been turned into a notice (restore never repeats it). */
   notifiedRun?: string;
+  /** Set when the agent runs in its own git worktree (`isolation: "worktree"`). */
+  worktree?: AgentWorktreeV1;
+}
+
+/**
+ * What a notice says about an isolated agent's worktree after a turn: the turn's work is
+ * committed on `branch` (one commit per turn that changed something), and the counts are of
+ * the whole branch against `base_commit`. The parent brings the work in itself.
+ */
+export interface NoticeWorktree {
+  path: string;
+  branch: string;
+  base_commit: string;
+  /** The branch's tip after this turn's commit (`base_commit` while nothing was committed). */
+  head_commit: string;
+  /** Paths changed between base_commit and head_commit, sorted, at most LIMITS.changedFilesListed. */
+  changed_files: string[];
+  /** How many paths changed, when changed_files does not list them all. */
+  changed_files_total?: number;
+  insertions: number;
+  deletions: number;
+  /** `git diff <base_commit> <head_commit> | git apply --3way`: the child's changes onto the parent's tree (when there are any). */
+  merge_hint?: string;
+  /** Why this turn's changes could not be committed (they are still in the worktree). */
+  error?: string;
 }
 
 /** One entry of a parent's mailbox, as `wait_agent` returns it. */
@@ -144,6 +201,8 @@ export interface Notice {
   report_chars: number;
   report_stored: boolean;
   report: string;
+  /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
+  worktree?: NoticeWorktree;
 }
 
 /** Maps a wrapper outcome to the agent status it leaves. */
@@ -175,6 +234,20 @@ const AGENT_SOURCES = ["builtin", "user", "project"] as const;
 const isPart = (value: unknown): boolean =>
   isRecord(value) && ENVELOPE_KINDS.includes(value.kind as EnvelopeKind) && isString(value.from) && isString(value.text) && isString(value.sentAt);
 const isRunName = (value: unknown): boolean => isString(value) && RUN_NAME_PATTERN.test(value);
+const isAbsolute = (value: unknown): boolean => isString(value) && value.startsWith("/");
+/** Where an isolated agent works: the extension runs git and starts turns there, so every part must be sound. */
+const isWorktree = (value: unknown): boolean =>
+  isRecord(value) &&
+  isAbsolute(value.path) &&
+  isString(value.branch) &&
+  value.branch.startsWith("subagent/") &&
+  isString(value.baseCommit) &&
+  /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(value.baseCommit) &&
+  isAbsolute(value.gitDir) &&
+  isString(value.subdir) &&
+  !value.subdir.startsWith("/") &&
+  !value.subdir.split("/").includes("..") &&
+  (value.setupPaths === undefined || (Array.isArray(value.setupPaths) && value.setupPaths.every(isString)));
 
 /** The parent path and last segment of a canonical path below the root. */
 function splitPath(agentPath: string): { parent: string; name: string } {
@@ -226,7 +299,8 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
     .list("undelivered", isPart, "a list of pending messages")
     .list("runningParts", isPart, "a list of pending messages", false)
     .string("forkTranscript", false)
-    .string("notifiedRun", false);
+    .string("notifiedRun", false)
+    .check("worktree", false, isWorktree, "a worktree (absolute path, subagent/ branch, base commit sha, absolute gitDir, relative subdir)");
   if (raw.parent !== parent)
     fields.problems.unshift(`field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`);
   if (raw.taskName !== name)

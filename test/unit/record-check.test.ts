@@ -16,9 +16,23 @@ const problemOf = (raw: unknown, expectedPath?: string) => {
   return checked.ok ? "ok" : checked.problem;
 };
 
+const worktree = () => ({ path: "/t/worktrees/mid-leaf", branch: "subagent/7f3a9c2e-mid-leaf", baseCommit: "a".repeat(40), gitDir: "/repo/.git", subdir: "src" });
+
 describe("checkAgentRecord", () => {
+  it.each<[string, unknown]>([
+    ["a string", "/w"],
+    ["a relative path", { ...worktree(), path: "w" }],
+    ["a branch outside subagent/", { ...worktree(), branch: "main" }],
+    ["a base commit that is not a sha", { ...worktree(), baseCommit: "HEAD" }],
+    ["a subdir that climbs out", { ...worktree(), subdir: "../../etc" }],
+    ["an absolute subdir", { ...worktree(), subdir: "/etc" }],
+    ["setupPaths that are not strings", { ...worktree(), setupPaths: [1] }],
+  ])("refuses a worktree that is %s (turns start and git runs there)", (_what, value) => {
+    expect(problemOf({ ...sound(), worktree: value })).toMatch(/^field "worktree" must be a worktree \(/);
+  });
+
   it("passes a sound record as it is, unknown fields and all (forward compatible)", () => {
-    const raw = { ...sound(), worktree: { path: "/w", branch: "subagent/x" }, somethingNew: [1, 2] };
+    const raw = { ...sound(), worktree: worktree(), somethingNew: [1, 2] };
     const checked = checkAgentRecord(raw, "/root/mid/leaf");
     expect(checked).toEqual({ ok: true, record: raw });
   });

@@ -63,7 +63,7 @@ async function sampleTree(): Promise<string> {
       status: "errored",
       health: "unhealthy",
       spawnSeq: 2,
-      worktree: { path: "/t/worktrees/lead", branch: "subagent/7f3a9c2e-lead" },
+      worktree: { path: "/t/worktrees/lead", branch: "subagent/7f3a9c2e-lead", baseCommit: "c".repeat(40), gitDir: "/t/repo/.git", subdir: "" },
     },
     {
       "0001-spawn": turnResult({ durationMs: 5300 }),

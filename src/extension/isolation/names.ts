@@ -5,15 +5,13 @@
  * and `/root/a/b_c` stay apart. The tree tag keeps branches of different trees in one
  * repository apart; it is random, not the first characters of the tree id (a UUIDv7 starts
  * with a timestamp that trees started in the same minute share).
- *
- * The path check is local on purpose (the same rule as the extension's canonical paths) so
- * this folder depends on nothing that may move.
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { TREE_FILES } from "../../contracts/layout.js";
+import { ROOT_PATH } from "../../contracts/tree.js";
+import { agentFolderSegments, isCanonicalPath } from "../tree/paths.js";
 
-const ROOT = "/root";
-const SEGMENT = /^[a-z0-9_]+$/;
 const TREE_TAG = /^[0-9a-f]{8}$/;
 
 /** 8 random lowercase hex characters, drawn once per tree. */
@@ -27,11 +25,10 @@ export function isTreeTag(tag: string): boolean {
 
 /** `/root/lead/checker` → `lead-checker`. Throws for `/root` (which is never isolated) and any non-canonical path. */
 export function worktreeName(agentPath: string): string {
-  const segments = agentPath.startsWith(`${ROOT}/`) ? agentPath.slice(ROOT.length + 1).split("/") : [];
-  if (segments.length === 0 || !segments.every((segment) => SEGMENT.test(segment))) {
+  if (agentPath === ROOT_PATH || !isCanonicalPath(agentPath)) {
     throw new Error(`not the canonical path of an agent below /root: ${JSON.stringify(agentPath)}`);
   }
-  return segments.join("-");
+  return agentFolderSegments(agentPath).join("-");
 }
 
 /** `7f3a9c2e` + `/root/lead/checker` → `subagent/7f3a9c2e-lead-checker`. */
@@ -42,7 +39,7 @@ export function branchName(tag: string, agentPath: string): string {
 
 /** Where an agent's worktree lives: `<treeDir>/worktrees/<worktreeName>` (flat, so no worktree lies inside another). */
 export function worktreePathFor(treeDir: string, agentPath: string): string {
-  return path.join(treeDir, "worktrees", worktreeName(agentPath));
+  return path.join(treeDir, TREE_FILES.worktrees, worktreeName(agentPath));
 }
 
 /**

@@ -24,7 +24,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { failure, type GitCallOptions, git, identityEnv, runGit, stripNewline } from "./git.js";
+import { allExcept, failure, type GitCallOptions, git, identityEnv, runGit, stripNewline } from "../../lib/git.js";
 
 export interface Repository {
   /** The top of the working tree that holds the cwd (a linked worktree's own top when in one). */
@@ -66,6 +66,11 @@ export async function headCommit(cwd: string, options: GitCallOptions = {}): Pro
 export interface SnapshotOptions extends GitCallOptions {
   /** Message of the snapshot commit. */
   message?: string;
+  /**
+   * Untracked paths (relative to the top) to leave out: the tree directory when it lies in
+   * the working tree, an isolated parent's setup links. A tracked path is still carried.
+   */
+  exclude?: readonly string[];
 }
 
 const SNAPSHOT_MESSAGE = "pi-subagent-tree: working state (HEAD plus uncommitted and untracked changes)";
@@ -93,7 +98,7 @@ export async function snapshotWorkingState(topLevel: string, options: SnapshotOp
     // tracked files that match an ignore rule are still carried.
     if (!copied && head) await git(["read-tree", head], indexEnv);
     // A split index would be written back split, into the repository's git dir.
-    await git(["-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "add", "--all"], indexEnv);
+    await git(["-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], indexEnv);
     const tree = (await git(["write-tree"], indexEnv)).trim();
     if (head && (await git(["rev-parse", `${head}^{tree}`], { ...options, cwd })).trim() === tree) return head;
     const identity = await identityEnv(cwd, options);
@@ -102,4 +107,22 @@ export async function snapshotWorkingState(topLevel: string, options: SnapshotOp
   } finally {
     await fs.promises.rm(temp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Untracked, not ignored paths of a working tree (relative to its top; a folder with
+ * nothing tracked in it is one entry, without its trailing `/`). After a worktree's setup
+ * command these are what the setup created.
+ */
+export async function untrackedPaths(topLevel: string, options: GitCallOptions = {}): Promise<string[]> {
+  const out = await git(["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all"], { ...options, cwd: topLevel });
+  const paths: string[] = [];
+  const records = out.split("\0");
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    // A rename or copy is followed by its source path in the next field.
+    if (record.startsWith("R") || record.startsWith("C")) i++;
+    if (record.startsWith("?? ")) paths.push(record.slice(3).replace(/\/$/, ""));
+  }
+  return paths.sort();
 }

@@ -9,7 +9,7 @@
  * it exits, so no process of a setup outlives it. Failure is an Error whose message ends
  * with the tail of stderr (of stdout when stderr is empty), which the spawn reports.
  */
-import { runProcess, tail } from "./process.js";
+import { runProcess, tail } from "../../lib/run-process.js";
 
 export interface SetupCommandOptions {
   command: string;

@@ -10,12 +10,14 @@
  * turn that changed nothing makes no commit (no `--allow-empty`). Commits the child made
  * itself during the turn stay as they are; only what is left uncommitted is added.
  */
-import { git, identityEnv, type LockOptions, retryOnLock } from "./git.js";
+import { allExcept, git, identityEnv, type LockOptions, retryOnLock } from "../../lib/git.js";
 import { headCommit } from "./repository.js";
 
 export interface CommitTurnOptions extends LockOptions {
   worktreePath: string;
   message: string;
+  /** Untracked paths (relative to the top) never committed: what the setup command created. */
+  exclude?: readonly string[];
 }
 
 export interface TurnCommit {
@@ -29,7 +31,7 @@ export async function commitTurn(options: CommitTurnOptions): Promise<TurnCommit
   const cwd = options.worktreePath;
   const call = { ...options, cwd };
   // The worktree's own index: a stale index.lock left by a killed child is waited out, then reported.
-  await retryOnLock(() => git(["-c", "advice.addEmbeddedRepo=false", "add", "--all"], call), options.lockWaitMs);
+  await retryOnLock(() => git(["-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], call), options.lockWaitMs);
   const tree = (await git(["write-tree"], call)).trim();
   const head = await headCommit(cwd, options);
   if (head && (await git(["rev-parse", `${head}^{tree}`], call)).trim() === tree) return { head, committed: false };

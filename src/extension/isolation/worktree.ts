@@ -13,59 +13,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { commonGitDir, failure, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized } from "./git.js";
+import { commonGitDir, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized, stripNewline } from "../../lib/git.js";
+import { branchCommit, listWorktrees, type WorktreeEntry } from "../../lib/git-worktrees.js";
 import { worktreeCwd } from "./names.js";
-
-export interface WorktreeEntry {
-  path: string;
-  /** Absent for a bare repository's entry. */
-  head?: string;
-  /** Short name (`subagent/7f3a9c2e-lead`); absent when detached or bare. */
-  branch?: string;
-  bare?: boolean;
-  detached?: boolean;
-  locked?: boolean;
-  /** Its folder is gone; `git worktree prune` would drop it. */
-  prunable?: boolean;
-}
-
-/** Every worktree of the repository that holds `topLevel`, the main one first. */
-export async function listWorktrees(topLevel: string, options: GitCallOptions = {}): Promise<WorktreeEntry[]> {
-  const cwd = topLevel;
-  const args = ["worktree", "list", "--porcelain", "-z"];
-  const result = await runGit(args, { ...options, cwd });
-  if (result.code === 0) return parseWorktreeList(result.stdout.toString("utf8"), "\0");
-  if (!/unknown switch/i.test(result.stderr)) throw failure(args, result);
-  // git < 2.36 has no -z: lines then (a path with a newline would be misread).
-  return parseWorktreeList(await git(["worktree", "list", "--porcelain"], { ...options, cwd }), "\n");
-}
-
-/** `git worktree list --porcelain` records: attribute lines, an empty one after each record. */
-export function parseWorktreeList(text: string, separator: "\0" | "\n"): WorktreeEntry[] {
-  const entries: WorktreeEntry[] = [];
-  let current: WorktreeEntry | undefined;
-  for (const field of text.split(separator)) {
-    if (field === "") {
-      current = undefined;
-      continue;
-    }
-    const space = field.indexOf(" ");
-    const key = space === -1 ? field : field.slice(0, space);
-    const value = space === -1 ? "" : field.slice(space + 1);
-    if (key === "worktree") {
-      current = { path: value };
-      entries.push(current);
-    } else if (current) {
-      if (key === "HEAD") current.head = value;
-      else if (key === "branch") current.branch = value.replace(/^refs\/heads\//, "");
-      else if (key === "bare") current.bare = true;
-      else if (key === "detached") current.detached = true;
-      else if (key === "locked") current.locked = true;
-      else if (key === "prunable") current.prunable = true;
-    }
-  }
-  return entries;
-}
 
 /** `p` with symbolic links resolved as far as it exists, so paths compare as git stores them. */
 async function canonical(p: string): Promise<string> {
@@ -82,15 +32,6 @@ async function findEntry(topLevel: string, worktreePath: string, options: GitCal
   const wanted = await canonical(worktreePath);
   for (const entry of await listWorktrees(topLevel, options)) if ((await canonical(entry.path)) === wanted) return entry;
   return undefined;
-}
-
-/** The commit `branch` points at, or undefined when there is no such branch. */
-export async function branchCommit(cwd: string, branch: string, options: GitCallOptions = {}): Promise<string | undefined> {
-  const args = ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`];
-  const result = await runGit(args, { ...options, cwd });
-  if (result.code === 0) return result.stdout.toString("utf8").trim();
-  if (result.code === 1) return undefined;
-  throw failure(args, result);
 }
 
 const exists = (p: string): Promise<boolean> =>
@@ -137,6 +78,23 @@ export interface Worktree {
   cwd: string;
 }
 
+/**
+ * The files of a worktree made with `--no-checkout`, written by one `read-tree -u` with
+ * parallel checkout (a worker per core). A plain `git worktree add` checks out with one
+ * process and then stats every file again; on a slow file system (a container's overlay, a
+ * loaded machine) this is 2–4× faster at 10 000 files (docs/isolation.md, "What it costs").
+ * Runs outside the per-repository lock: it touches only the new worktree's own index.
+ */
+async function checkOut(worktreePath: string, commit: string, options: GitCallOptions): Promise<void> {
+  await git(["-c", "checkout.workers=0", "read-tree", "-u", "--reset", commit], { ...options, cwd: worktreePath });
+}
+
+/** A file of the worktree's own git dir (`index`, …), as an absolute path. */
+async function gitPath(worktreePath: string, name: string, options: GitCallOptions): Promise<string> {
+  const out = await git(["rev-parse", "--git-path", name], { ...options, cwd: worktreePath });
+  return path.resolve(worktreePath, stripNewline(out));
+}
+
 /** `git worktree add -b <branch> <path> <base>`: a new worktree on a new branch (submodules not checked out). */
 export async function createWorktree(options: CreateWorktreeOptions): Promise<Worktree> {
   const { topLevel, branch } = options;
@@ -154,11 +112,25 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
       // A failed attempt may have created the branch before it failed on the worktree.
       const reuse = attempt > 0 && (await branchCommit(cwd, branch, options)) === base;
       if (reuse && (await findEntry(cwd, worktreePath, options))?.branch === branch) return;
-      const args = reuse ? ["worktree", "add", "--quiet", "--", worktreePath, branch] : ["worktree", "add", "--quiet", "-b", branch, "--", worktreePath, base];
+      const args = reuse
+        ? ["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch]
+        : ["worktree", "add", "--quiet", "--no-checkout", "-b", branch, "--", worktreePath, base];
       await git(args, { ...options, cwd });
     }, options.lockWaitMs);
   });
+  await checkOut(worktreePath, base, options);
   return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, options.subdir) };
+}
+
+/**
+ * Without running git: whether `worktreePath` is a linked worktree whose checkout finished
+ * (its `.git` file leads to a git dir that holds an index). The fast path before each turn;
+ * anything else goes through ensureWorktree.
+ */
+export async function isCheckedOut(worktreePath: string): Promise<boolean> {
+  const text = await fs.promises.readFile(path.join(worktreePath, ".git"), "utf8").catch(() => "");
+  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return gitdir !== undefined && exists(path.join(path.resolve(worktreePath, gitdir), "index"));
 }
 
 export interface EnsureWorktreeOptions extends LockOptions {
@@ -193,9 +165,18 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ 
     if ((await branchCommit(cwd, branch, options)) === undefined) {
       throw new Error(`cannot recreate worktree ${worktreePath}: branch ${branch} does not exist`);
     }
-    await retryOnLock(() => git(["worktree", "add", "--quiet", "--", worktreePath, branch], { ...options, cwd }), options.lockWaitMs);
+    await retryOnLock(() => git(["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch], { ...options, cwd }), options.lockWaitMs);
     return true;
   });
+  // Made just now, or made by a process that stopped before its checkout wrote the index.
+  if (created || !(await exists(await gitPath(worktreePath, "index", options)))) {
+    try {
+      await checkOut(worktreePath, `refs/heads/${branch}`, options);
+    } catch (error) {
+      if (created) await runGit(["worktree", "remove", "--force", "--force", "--", worktreePath], { ...options, cwd });
+      throw error;
+    }
+  }
   return { created, cwd: await prepareCwd(worktreePath, options.subdir) };
 }
 

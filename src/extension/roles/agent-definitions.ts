@@ -9,6 +9,7 @@
  *   tools: read, grep, find, ls        # or a YAML list; omit for the parent's tools, [] for none
  *   model: anthropic/claude-sonnet-4-5  # provider/id or `inherit` (the default)
  *   reasoning: high                     # a default, clamped to what the model supports
+ *   isolation: worktree                 # a default: the child works in its own git worktree
  *   ---
  *   You are a code reviewer. …          (appended to the child's system prompt)
  *
@@ -22,6 +23,7 @@ import path from "node:path";
 import { getAgentDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { ENV } from "../../contracts/env.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
+import { ISOLATION_MODES, type IsolationMode } from "../../contracts/tree.js";
 import { errorText, isRecord } from "../../lib/values.js";
 import { isThinkingLevel, parseModelRef } from "./models.js";
 import { buildRoleCatalog, RESERVED_ROLE_NAMES, type RegistryTool, type RoleCatalog } from "./roles.js";
@@ -37,6 +39,8 @@ export interface AgentDefinition {
   model?: string;
   /** Default reasoning, clamped like a built-in role's; undefined = the parent's level. */
   reasoning?: ThinkingLevel;
+  /** Default isolation; undefined = `none` (spawn_agent's `isolation` parameter wins either way). */
+  isolation?: IsolationMode;
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;
   source: DefinitionSource;
@@ -53,7 +57,7 @@ export interface RejectedDefinition {
 
 export type ParsedDefinition = { ok: true; definition: AgentDefinition } | { ok: false; rejected: RejectedDefinition };
 
-export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning"] as const;
+export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning", "isolation"] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 /** Larger files are refused: the body goes into every turn's system prompt. */
@@ -116,6 +120,15 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
     reasoning = fm.reasoning;
   }
 
+  let isolation: IsolationMode | undefined;
+  if ("isolation" in fm) {
+    const value = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
+    if (!(ISOLATION_MODES as readonly unknown[]).includes(value)) {
+      return reject(`isolation ${JSON.stringify(fm.isolation)} must be ${ISOLATION_MODES.join(" or ")}`, name);
+    }
+    isolation = value as IsolationMode;
+  }
+
   return {
     ok: true,
     definition: {
@@ -124,6 +137,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
       tools,
       ...(model !== undefined && { model }),
       ...(reasoning !== undefined && { reasoning }),
+      ...(isolation !== undefined && { isolation }),
       prompt: body.trim(),
       source,
       filePath,

@@ -3,6 +3,7 @@
  * set a child gets.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
+import type { IsolationMode } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
 import type { AgentDefinition, DefinitionSource, DiscoveredDefinitions, RejectedDefinition } from "./agent-definitions.js";
 
@@ -25,6 +26,8 @@ export interface Role {
   prompt?: string;
   /** The agent-definition file of a user-defined role. */
   filePath?: string;
+  /** A user-defined role's default isolation (`isolation: worktree` in its file); spawn_agent's parameter wins. */
+  isolation?: IsolationMode;
 }
 
 const ROLES: readonly Role[] = [
@@ -112,6 +115,7 @@ function roleFromDefinition(def: AgentDefinition): Role {
     ...(def.model !== undefined && { model: def.model }),
     ...(def.prompt !== "" && { prompt: def.prompt }),
     filePath: def.filePath,
+    ...(def.isolation !== undefined && { isolation: def.isolation }),
   };
 }
 
@@ -198,7 +202,10 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
   if (defined.length > 0) {
     const described = defined
       .slice(0, DESCRIBED_ROLES_MAX)
-      .map((role) => `\`${role.name}\` (${role.source}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`);
+      .map(
+        (role) =>
+          `\`${role.name}\` (${role.source}${role.isolation === "worktree" ? ", in its own git worktree" : ""}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`,
+      );
     const rest = defined.slice(DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\``);
     parts.push(`Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`);
   }

@@ -1,7 +1,8 @@
 /**
- * spawn_agent: validate (validate.ts, rules in a fixed order), claim the path, a spawn slot
- * and a nickname in the tree directory, write the forked history, record the agent and queue
- * its first turn. A rejected spawn leaves nothing behind.
+ * spawn_agent: validate (validate.ts, rules in a fixed order; rule 13 asks git), claim the
+ * path, a spawn slot and a nickname in the tree directory, make an isolated child's worktree
+ * (isolate.ts), write the forked history, record the agent and queue its first turn. A
+ * rejected spawn leaves nothing behind: every step taken is undone in reverse order.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -18,6 +19,7 @@ import { COORDINATION_TOOLS } from "../roles/tool-names.js";
 import { pickNickname } from "../tree/paths.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
+import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type SpawnRequest, validateSpawn } from "./validate.js";
 
 export interface SpawnResult {
@@ -28,6 +30,8 @@ export interface SpawnResult {
   reasoning: ThinkingLevel;
   agent_status: string;
   queue_position?: number;
+  /** An isolated child's worktree: where it works, its branch, and the commit it starts from. */
+  worktree?: { path: string; branch: string; base_commit: string };
 }
 
 /** The caller's model registry lookup: a model pi knows and can authenticate, else undefined. */
@@ -66,6 +70,8 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
   });
   if (!checked.ok) throw new Error(checked.error);
   const plan = checked.plan;
+  // 13, the last rule: it runs git, so it comes after every rule that does not.
+  const repository = plan.isolation === "worktree" ? await repositoryFor(runtime.cwd) : undefined;
 
   if (!(await tree.claimPath(plan.path))) throw new Error(`agent task path already exists: ${plan.path}`);
   const releases: Array<() => Promise<void>> = [() => tree.releasePath(plan.path)];
@@ -78,6 +84,22 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     let nickname = pickNickname(await tree.takenNicknames());
     while (!(await tree.claimNickname(nickname, plan.path))) nickname = pickNickname(await tree.takenNicknames());
     releases.push(() => tree.releaseNickname(nickname));
+
+    let childCwd = runtime.cwd;
+    let worktree: AgentRecordV1["worktree"];
+    if (repository) {
+      const isolated = await createIsolatedWorktree({
+        repository,
+        treeDir: tree.root,
+        agentPath: plan.path,
+        treeTag: await tree.treeTag(),
+        parentWorktree: (await tree.readRecord(runtime.self))?.worktree,
+        setup: setupCommandFromEnv(),
+      });
+      releases.push(isolated.release);
+      worktree = isolated.worktree;
+      childCwd = isolated.cwd;
+    }
 
     const { tools, extensions } = resolveChildTools({
       role: plan.roleInfo,
@@ -95,7 +117,7 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     if (plan.fork.kind !== "none") {
       const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
       if (hasAssistant(messages)) {
-        await writeForkSession(sessionPath, messages, { cwd: runtime.cwd, parentSession: ctx.sessionManager.getSessionFile() });
+        await writeForkSession(sessionPath, messages, { cwd: childCwd, parentSession: ctx.sessionManager.getSessionFile() });
       } else if (messages.length > 0) {
         forkTranscript = renderForkTranscript(messages);
       }
@@ -126,6 +148,7 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
       followupQueued: false,
       undelivered: [],
       ...(forkTranscript !== undefined && { forkTranscript }),
+      ...(worktree && { worktree }),
     };
     const state: ChildState = { record };
     runtime.children.set(plan.path, state);
@@ -139,6 +162,7 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
       reasoning: record.reasoning,
       agent_status: record.status,
       ...(queuePosition !== undefined && { queue_position: queuePosition }),
+      ...(worktree && { worktree: { path: worktree.path, branch: worktree.branch, base_commit: worktree.baseCommit } }),
     };
   } catch (err) {
     runtime.children.delete(plan.path);

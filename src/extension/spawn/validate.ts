@@ -8,7 +8,7 @@
  * extension this package replaces did, so prompts and habits formed on it keep working.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
-import { LIMITS } from "../../contracts/tree.js";
+import { ISOLATION_MODES, type IsolationMode, LIMITS } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
 import { clampLevel, isThinkingLevel, type ModelInfo, modelRef, supportedLevels } from "../roles/models.js";
 import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "../roles/roles.js";
@@ -22,6 +22,7 @@ export interface SpawnRequest {
   fork_turns?: unknown;
   model?: unknown;
   reasoning_effort?: unknown;
+  isolation?: unknown;
 }
 
 export interface SpawnEnv {
@@ -57,6 +58,8 @@ export interface SpawnPlan {
   reasoningSource: "explicit" | "role" | "parent";
   fork: ForkSpec;
   message: string;
+  /** The parameter, else the role's default, else `none`. */
+  isolation: IsolationMode;
 }
 
 export type SpawnValidation = { ok: true; plan: SpawnPlan } | { ok: false; error: string };
@@ -191,6 +194,14 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
     return fail(`spawn limit reached: this tree has spawned ${env.spawnCount} agents (limit ${env.maxSpawns})`);
   }
 
+  // 12. Rule 13 (a git repository must hold the cwd) needs git, so spawn.ts checks it next.
+  let isolation: IsolationMode = role?.isolation ?? "none";
+  if (given(req.isolation)) {
+    const value = req.isolation;
+    if (typeof value !== "string" || !(ISOLATION_MODES as readonly string[]).includes(value.trim())) return fail(ISOLATION_VALUE_ERROR);
+    isolation = value.trim() as IsolationMode;
+  }
+
   return {
     ok: true,
     plan: {
@@ -203,6 +214,14 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
       reasoningSource,
       fork,
       message,
+      isolation,
     },
   };
+}
+
+export const ISOLATION_VALUE_ERROR = 'isolation must be "none" or "worktree"';
+
+/** 13. The message when `isolation: "worktree"` is asked for in a cwd that no git working tree holds. */
+export function noRepositoryError(cwd: string): string {
+  return `isolation "worktree" needs a git repository: ${cwd} is not inside one`;
 }

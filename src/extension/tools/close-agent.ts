@@ -11,7 +11,7 @@ export function closeAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     name: "close_agent",
     label: "Close agent",
     description:
-      "Shut down a direct child and its whole subtree: running turns are stopped, no process is left, and every agent in the subtree becomes `shutdown` (final: it takes no follow-up; list_agents keeps what its last turn ended with as last_outcome). Returns previous_status. Frees capacity at once.",
+      "Shut down a direct child and its whole subtree: running turns are stopped, no process is left, and every agent in the subtree becomes `shutdown` (final: it takes no follow-up; list_agents keeps what its last turn ended with as last_outcome). Returns previous_status. Frees capacity at once. The git worktrees of isolated agents in the subtree are removed (what they left uncommitted is committed first); a branch that holds commits stays, one with none is deleted.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {

@@ -31,9 +31,19 @@ const spawnParameters = (roles: RoleCatalog) =>
           "off, minimal, low, medium, high or xhigh, supported by the child's model (default: the role's level, else yours, clamped silently to what the model supports).",
       }),
     ),
+    isolation: Type.Optional(
+      Type.String({
+        description:
+          "`none` (default, or the role's default): the child works in your cwd. `worktree`: it works in its own git worktree of the repository holding your cwd, on branch subagent/<tree tag>-<its path>, starting from what you see (HEAD plus uncommitted and untracked files; ignored files such as node_modules are not copied) — for children that write in parallel. Each of its turns is committed on its branch; nothing is merged for you.",
+      }),
+    ),
   });
 
 type SpawnParameters = ReturnType<typeof spawnParameters>;
+
+/** How a parent brings an isolated child's work in (spawn_agent and wait_agent say it). */
+export const ISOLATION_MERGE_TEXT =
+  "An isolated child's notices carry worktree (path, branch, base_commit, head_commit, changed_files, insertions, deletions, merge_hint); bring its work into your working tree with `git diff <base_commit> <head_commit> | git apply --3way` (merge_hint) — a plain `git merge <branch>` would also bring the uncommitted work its base holds, so it suits only when base_commit is your HEAD.";
 
 /** `30 minutes`, `90 seconds`: a turn limit as the description states it. */
 export function describeDuration(ms: number): string {
@@ -61,6 +71,7 @@ export function spawnAgentTool(
       `Limits: ${limits.maxActiveChildTurns} turns of your children run at once (more are queued, not refused), ${limits.maxDepth} levels below the root, ${limits.maxSpawns} spawns per tree (finished agents count), each turn at most ${describeDuration(limits.turnTimeoutMs)} (then it ends errored, timed_out).`,
       `When the tree has a budget (${ENV.budgetTokens} / ${ENV.budgetCost}) and its agents have spent it, spawning is refused.`,
       `The child's final answer comes back in a notice of at most ${LIMITS.maxMessageChars} characters (a long report keeps its head and tail; get_agent_report pages the full text).`,
+      ISOLATION_MERGE_TEXT,
     ].join(" "),
     parameters,
     executionMode: "sequential",

@@ -5,6 +5,7 @@ import { usageTotals } from "../../contracts/usage.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
+import { ISOLATION_MERGE_TEXT } from "./spawn-agent.js";
 
 const parameters = Type.Object({
   timeout_ms: Type.Optional(
@@ -97,6 +98,7 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
       `This is the way to wait — do not poll list_agents. Returns at once when notices are pending (at most ${LIMITS.noticesPerWait} per call, oldest first; \`pending\` says how many remain), at once with idle: true when no child has a running or queued turn, else when one arrives or timeout_ms passes (timed_out: true).`,
       "It also returns early, with the counts running and queued of your children still working: user_message_pending: true when the user has typed a message for you (read it first; pending notices stay pending), cancelled: true (not timed_out) when the user pressed Esc.",
       `While waiting it streams the progress of your running and queued agents (elapsed time, current tool, turns, tokens, cost) about once a second. Each notice carries agent_name, nickname, type, agent_status, health, the child's effective model and reasoning, outcome and reason when it did not complete, usage and subtree_usage (the agent plus its descendants; a message notice has neither), and its report (a message notice: the text), the whole notice at most ${LIMITS.maxMessageChars} characters (report_chars is the full length; get_agent_report pages a stored report).`,
+      ISOLATION_MERGE_TEXT,
     ].join(" "),
     parameters,
     execute: async (_id, params, signal, onUpdate, ctx) => {

@@ -4,8 +4,10 @@
  * A process ending never turns a finished agent into `shutdown`: only close_agent does, so a
  * restarted parent can still follow up on its children. A turn that was running when its
  * parent went away ends as its result.json says, or `interrupted` when there is none, and its
- * notice is given once.
+ * notice is given once. An isolated agent's worktree is kept (recreated from its branch when it
+ * went missing) unless the agent was closed, and what a settled turn left in it is committed.
  */
+import fs from "node:fs";
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { ResultV1 } from "../../contracts/result.js";
@@ -18,6 +20,7 @@ import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "../turns/launcher.js";
 import { turnEndNotice } from "../turns/notices.js";
 import { saveReport } from "../turns/reports.js";
 import type { TreeRuntime } from "../turns/runtime.js";
+import { finishWorktreeTurn } from "../turns/worktree-turns.js";
 import { parentOf } from "./paths.js";
 
 export const ENTRY_TYPE = "pi-subagents";
@@ -46,6 +49,8 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
     spawnSeq: record.spawnSeq,
     spawnedAt: record.spawnedAt,
     notifiedRun: record.notifiedRun,
+    // Where an isolated agent works: with the tree directory gone, restore recreates it from its branch.
+    worktree: record.worktree,
   };
 }
 
@@ -117,7 +122,10 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
         runtime.report(`could not record how the turn ${record.path} left running ended: ${errorText(err)}`);
       }
     }
-    if (direct) runtime.children.set(record.path, { record, ...(unsaved && { unsaved }) });
+    if (direct) {
+      await restoreWorktree(runtime, record);
+      runtime.children.set(record.path, { record, ...(unsaved && { unsaved }) });
+    }
   }
 }
 
@@ -170,8 +178,12 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       outcome: result.status,
       text: result.finalText,
     }).catch(() => undefined);
+    // What the turn left in an isolated agent's worktree is committed before the notice tells it.
+    const worktree = await finishWorktreeTurn(runtime.worktrees, record, `${result.status} (committed when its parent came back)`);
     if (direct) {
-      runtime.notify(turnEndNotice(record, { outcome: result.status, reason: record.lastReason, text: result.finalText, reportStored: report !== undefined }));
+      runtime.notify(
+        turnEndNotice(record, { outcome: result.status, reason: record.lastReason, text: result.finalText, reportStored: report !== undefined, worktree }),
+      );
     }
   } else {
     if (!result || result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
@@ -179,6 +191,7 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
     record.lastOutcome ??= "interrupted";
+    if (lastRun && fs.existsSync(record.worktree?.path ?? "")) await finishWorktreeTurn(runtime.worktrees, record, "interrupted (its parent went away)");
   }
   record.runningParts = undefined;
   record.followupQueued = false;
@@ -205,4 +218,17 @@ function damagedRunResult(damaged: string, runName: string): ResultV1 {
     forcedExit: false,
     errorMessage: `the run's ${damaged}`,
   };
+}
+
+/**
+ * A direct child's worktree after a restart: an agent that was not closed keeps it, recreated
+ * from its branch when the folder went missing; a closed agent's worktree that is still there
+ * (its close was cut short) is removed as close_agent would. A failure here is left for the
+ * agent's next turn to report (it cannot start without its worktree).
+ */
+async function restoreWorktree(runtime: TreeRuntime, record: AgentRecordV1): Promise<void> {
+  const worktree = record.worktree;
+  if (!worktree) return;
+  if (record.status !== "shutdown") await runtime.worktrees.turnCwd(worktree).catch(() => undefined);
+  else if (fs.existsSync(worktree.path)) await runtime.worktrees.remove(worktree).catch(() => undefined);
 }

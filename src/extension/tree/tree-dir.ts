@@ -1,7 +1,7 @@
 /**
  * The tree directory: the one source of truth every process of a tree shares.
  *
- *   <treeDir>/tree.json                      who the root is
+ *   <treeDir>/tree.json                      who the root is, and the tree tag
  *   <treeDir>/spawns/<n>                     one claim per spawn (the per-tree cap)
  *   <treeDir>/nicknames/<name>               one claim per nickname (unique in the tree)
  *   <treeDir>/inbox/                         messages to the root from its children
@@ -10,6 +10,7 @@
  *   <treeDir>/agents/<seg>/…/runs/0001-spawn the wrapper's files of each turn
  *   <treeDir>/agents/<seg>/…/reports/        full answers (reports.ts)
  *   <treeDir>/agents/<seg>/…/inbox/          messages to this agent from its children
+ *   <treeDir>/worktrees/<seg>-<seg>          isolated agents' git worktrees (flat)
  *
  * Claims use exclusive file creation, so processes racing for a nickname or the last spawn
  * slot never both win. Every write of a record is atomic (temp file + rename).
@@ -28,6 +29,7 @@ import { checkAgentRecord, checkNotice, ROOT_PATH, TASK_NAME_PATTERN } from "../
 import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { readJsonFile } from "../../lib/regular-file.js";
 import { errorText } from "../../lib/values.js";
+import { isTreeTag, treeTag } from "../isolation/names.js";
 import { agentFolderSegments } from "./paths.js";
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
@@ -123,7 +125,29 @@ export class TreeDir {
       }
     }
     const marker = path.join(this.root, TREE_FILES.marker);
-    if (!fs.existsSync(marker)) await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString() });
+    // The tag is drawn with the tree, before any child exists, so every process reads the same one.
+    if (!fs.existsSync(marker)) await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString(), tag: treeTag() });
+  }
+
+  /**
+   * The tree tag: 8 hex characters unique to this tree that keep its branches apart from
+   * other trees' in one repository (`subagent/<tag>-<name>`). From tree.json; a tree made
+   * before tags claims one once in `tree-tag` (exclusive creation: racing processes agree).
+   */
+  async treeTag(): Promise<string> {
+    const read = await readJsonFile(path.join(this.root, TREE_FILES.marker));
+    const tag = read.ok ? (read.value as { tag?: unknown } | null)?.tag : undefined;
+    if (typeof tag === "string" && isTreeTag(tag)) return tag;
+    const claim = path.join(this.root, TREE_FILES.treeTag);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      await exclusiveCreate(claim, treeTag());
+      // Whoever won wrote the file in one call; read back what it holds.
+      const claimed = (await fs.promises.readFile(claim, "utf8").catch(() => "")).trim();
+      if (isTreeTag(claimed)) return claimed;
+      // Another process created the file and is writing it: read again shortly.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`the tree tag in ${claim} is not 8 lowercase hex characters`);
   }
 
   /** Makes `dir` a folder; true when something else stood there and was moved aside. */

@@ -3,7 +3,7 @@
  * message can flood a parent's or a child's context: notices in a parent's mailbox and whole
  * messages copied into a child's history. Pure functions, no I/O.
  */
-import { LIMITS, type Notice } from "../../contracts/tree.js";
+import { LIMITS, type Notice, type NoticeWorktree } from "../../contracts/tree.js";
 import { headChars, tailChars } from "../../lib/text.js";
 import { isRecord } from "../../lib/values.js";
 
@@ -85,14 +85,47 @@ function capSideFields(notice: Notice, maxChars: number): Notice {
   return out as unknown as Notice;
 }
 
+/** A path's end (the file name says most), with `…` in front when it was cut. */
+function capPath(text: string, maxChars: number): string {
+  return text.length <= maxChars ? text : `…${tailChars(text, maxChars - 1)}`;
+}
+
 /**
- * A notice whose compact JSON is at most `maxChars` long. Side fields are capped first; the
- * report then gets whatever budget is left, keeping its head and tail. Lengths are measured
- * on the JSON text, so quotes, newlines and control chars (which grow when escaped) count
- * as what they cost. `maxChars` must leave room for the notice's keys and the marker line
+ * An isolated agent's `worktree` field within `maxChars` of compact JSON. It is kept whole in
+ * what the parent needs to bring the work in — path, branch, both commits, the counts, the
+ * merge hint — and the file list gives way: each path is capped (its end kept), then paths are
+ * dropped from the end of the sorted list until it fits, `changed_files_total` telling how
+ * many there are. The string fields are capped like a notice's side fields.
+ */
+export function boundWorktree(worktree: NoticeWorktree, maxChars: number = LIMITS.noticeWorktreeChars): NoticeWorktree {
+  const total = worktree.changed_files_total ?? worktree.changed_files.length;
+  const files = worktree.changed_files.slice(0, LIMITS.changedFilesListed).map((file) => capPath(file, LIMITS.changedFilePathChars));
+  const bounded: NoticeWorktree = {
+    ...worktree,
+    path: capText(worktree.path, LIMITS.sideFieldChars),
+    branch: capText(worktree.branch, LIMITS.sideFieldChars),
+    ...(worktree.error !== undefined && { error: capText(worktree.error, LIMITS.sideFieldChars) }),
+    changed_files: files,
+  };
+  const withFiles = (count: number): NoticeWorktree => {
+    const { changed_files_total: _, ...rest } = bounded;
+    return { ...rest, changed_files: files.slice(0, count), ...(count < total && { changed_files_total: total }) };
+  };
+  let count = files.length;
+  while (count > 0 && jsonLength(withFiles(count)) > maxChars) count--;
+  return withFiles(count);
+}
+
+/**
+ * A notice whose compact JSON is at most `maxChars` long. Side fields are capped first (an
+ * isolated agent's `worktree` to LIMITS.noticeWorktreeChars); the report then gets whatever
+ * budget is left, keeping its head and tail. Lengths are measured on the JSON text, so
+ * quotes, newlines and control chars (which grow when escaped) count as what they cost. `maxChars` must leave room for the notice's keys and the marker line
  * (a few hundred chars); below that the result is as small as it gets, not within bound.
  */
-export function boundNotice(notice: Notice, maxChars: number = LIMITS.maxMessageChars): Notice {
+export function boundNotice(input: Notice, maxChars: number = LIMITS.maxMessageChars): Notice {
+  // The worktree field is bounded on its own (boundWorktree) and then kept whole: the report gives way to it.
+  const notice = input.worktree ? { ...input, worktree: boundWorktree(input.worktree) } : input;
   let capped = capSideFields(notice, LIMITS.sideFieldChars);
   if (jsonLength(capped) <= maxChars) return capped;
 

@@ -4,6 +4,7 @@
  */
 import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
+import type { WorktreeOperations } from "./worktree-turns.js";
 
 /** Why this process stopped a running turn. */
 export type StopReason = "interrupt" | "close" | "shutdown";
@@ -39,6 +40,8 @@ export interface RuntimeOptions {
   hooks?: RuntimeHooks;
   /** How turns run (default: one `subagent-wrapper` process per turn). */
   turns?: TurnOperations;
+  /** How an isolated agent's worktree is used, committed and removed (default: git). */
+  worktrees?: WorktreeOperations;
 }
 
 /** What followup_task tells the model. */

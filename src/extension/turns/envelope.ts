@@ -32,6 +32,11 @@ export function childInstructions(record: AgentRecordV1, canDelegate: boolean): 
     "Your final answer is your report to your parent: make it complete and self-contained.",
     "If you cannot do the task, write a line that starts with `[ABORT] <reason>` and stop.",
   ];
+  if (record.worktree) {
+    lines.push(
+      `You work in your own git worktree, ${record.worktree.path}, on branch ${record.worktree.branch}: your parent's working state when you were spawned, ignored files (node_modules, build output) not included unless a setup command linked them. Whatever you change there is committed on that branch when your turn ends, so leave the branch checked out (no checkout, switch or reset to another commit); your parent brings your work in. Nobody else writes there.`,
+    );
+  }
   if (canDelegate) {
     lines.push(
       "You may delegate with spawn_agent. If you do, call wait_agent until your children are done before you give your final answer: when your turn ends, children still running are stopped.",

@@ -5,7 +5,7 @@
  * no notice can flood the parent's context. Pure functions, no I/O.
  */
 import type { RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, Notice, NoticeType } from "../../contracts/tree.js";
+import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../contracts/tree.js";
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { headChars } from "../../lib/text.js";
 import { boundNotice } from "./bounds.js";
@@ -22,6 +22,8 @@ export interface TurnEnd {
   subtreeUsage?: UsageTotals | undefined;
   /** Why the turn's end could not be written to the tree directory (a full disk), when it could not. */
   unrecorded?: string | undefined;
+  /** An isolated agent's worktree after the turn's commit. */
+  worktree?: NoticeWorktree | undefined;
 }
 
 function agentNotice(
@@ -35,6 +37,7 @@ function agentNotice(
     subtreeUsage?: UsageTotals | undefined;
     /** Show outcome and reason even for a completed turn. */
     forceOutcome?: boolean;
+    worktree?: NoticeWorktree | undefined;
   },
 ): Notice {
   const text = extra.text ?? "";
@@ -59,6 +62,7 @@ function agentNotice(
     report_chars: text.length,
     report_stored: extra.reportStored ?? false,
     report: text,
+    ...(extra.worktree && { worktree: extra.worktree }),
   });
 }
 
@@ -78,10 +82,15 @@ export function turnEndNotice(record: AgentRecordV1, end: TurnEnd): Notice {
 }
 
 /** interrupt_agent or close_agent stopped a running or queued turn. */
-export function stopNotice(record: AgentRecordV1, by: "interrupt" | "close", subtreeUsage: UsageTotals | undefined): Notice {
+export function stopNotice(
+  record: AgentRecordV1,
+  by: "interrupt" | "close",
+  subtreeUsage: UsageTotals | undefined,
+  worktree?: NoticeWorktree | undefined,
+): Notice {
   return by === "interrupt"
-    ? agentNotice(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent", subtreeUsage })
-    : agentNotice(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage });
+    ? agentNotice(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent", subtreeUsage, worktree })
+    : agentNotice(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage, worktree });
 }
 
 /**

@@ -4,7 +4,7 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import type { ResultV1, RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice, NoticeWorktree } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -21,6 +21,7 @@ import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, stopNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
+import { finishWorktreeTurn, gitWorktrees, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 const STOP_WAIT_MS = 8000;
@@ -42,6 +43,7 @@ export class TreeRuntime {
   readonly mailbox = new Mailbox();
   readonly slots: TurnSlots;
   readonly turns: TurnOperations;
+  readonly worktrees: WorktreeOperations;
   private readonly hooks: RuntimeHooks;
   private closing = false;
   private readonly stopHearingDamage: () => void;
@@ -57,6 +59,7 @@ export class TreeRuntime {
   ) {
     this.hooks = options.hooks ?? {};
     this.turns = options.turns ?? wrapperTurns;
+    this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
     this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
   }
@@ -132,13 +135,14 @@ export class TreeRuntime {
     record.followupQueued = false;
     let turn: RunningTurn;
     try {
+      const cwd = record.worktree ? await this.worktrees.turnCwd(record.worktree) : this.cwd;
       turn = await this.turns.start({
         record,
         agentDir: this.tree.agentDir(record.path),
         treeDir: this.tree.root,
         prompt: turnPrompt(parts, record.taskName, forkTranscript),
         kind,
-        cwd: this.cwd,
+        cwd,
         instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
         timeoutMs: this.limits.turnTimeoutMs,
       });
@@ -199,7 +203,9 @@ export class TreeRuntime {
       const exited = `wrapper exited (${running?.howExited?.() ?? "unknown"})`;
       const damaged = running?.damagedResult?.();
       const lost = damaged ? `${exited}; the run's ${damaged}` : `${exited} without writing result.json`;
-      await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length });
+      // Whatever the outcome, an isolated turn's work is committed (a follow-up's start waits for it).
+      const worktree = await finishWorktreeTurn(this.worktrees, record, result?.status ?? (stopping ? "interrupted" : "failed"));
+      await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length, worktree });
     } finally {
       state.settling = false;
     }
@@ -211,7 +217,13 @@ export class TreeRuntime {
    */
   private async settle(
     state: ChildState,
-    end: { result?: ResultV1 | undefined; failure?: string | undefined; stopping?: StopReason | undefined; turn?: number },
+    end: {
+      result?: ResultV1 | undefined;
+      failure?: string | undefined;
+      stopping?: StopReason | undefined;
+      turn?: number;
+      worktree?: NoticeWorktree | undefined;
+    },
   ): Promise<void> {
     const { record } = state;
     const { result, stopping } = end;
@@ -248,7 +260,7 @@ export class TreeRuntime {
     // Messages a child sent up during its turn precede the notice of that turn's end.
     await this.collectInbox().catch((err: unknown) => this.report(`could not read the inbox of ${this.self}: ${errorText(err)}`));
     const subtreeUsage = await this.subtreeUsage(record);
-    this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage, unrecorded }));
+    this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage, unrecorded, worktree: end.worktree }));
     state.owesNotice = false;
     if (record.followupQueued) {
       await this.requestTurn(state, "followup").catch((err: unknown) => this.report(`could not queue the follow-up of ${record.path}: ${errorText(err)}`));
@@ -355,12 +367,14 @@ export class TreeRuntime {
     record.status = "shutdown";
     await this.recordStop(state, "close", stopped);
     // The child's own process stopped its children as it ended; their records become shutdown too.
-    for (const descendant of await this.tree.subtree(record.path)) {
+    const descendants = await this.tree.subtree(record.path);
+    for (const descendant of descendants) {
       if (descendant.status === "shutdown") continue;
       descendant.lastTurnStatus ??= descendant.status;
       descendant.status = "shutdown";
       await this.tree.writeRecord(descendant);
     }
+    await removeWorktrees(this.worktrees, [record, ...descendants]);
     return stopped.previous;
   }
 
@@ -384,11 +398,19 @@ export class TreeRuntime {
   private async recordStop(state: ChildState, by: "interrupt" | "close", stopped: Stopped): Promise<void> {
     state.record.followupQueued = false;
     await this.persist(state);
-    if (stopped.running || stopped.queued) this.notify(stopNotice(state.record, by, stopped.subtreeUsage));
+    // An isolated agent's notice tells its branch after the stopped turn's commit, so it waits for that turn first.
+    const isolated = state.record.worktree !== undefined;
+    if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+    if (stopped.running || stopped.queued) {
+      const worktree = isolated
+        ? await finishWorktreeTurn(this.worktrees, state.record, `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`)
+        : undefined;
+      this.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
+    }
     // A follow-up must not start while the stopped pi may still write the shared session,
     // and it must see what the stopped turn left undelivered. The wait's timer holds the event
     // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
-    if (stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+    if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
   }
 
   /**

@@ -15,7 +15,7 @@ import {
   projectAgentsEnabled,
   userAgentsDir,
 } from "../../../src/extension/roles/agent-definitions.js";
-import { describeRegistry, lookupRole, RESERVED_ROLE_NAMES } from "../../../src/extension/roles/roles.js";
+import { describeAgentTypes, describeRegistry, lookupRole, RESERVED_ROLE_NAMES } from "../../../src/extension/roles/roles.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const FILE = "/u/agents/reviewer.md";
@@ -73,6 +73,36 @@ describe("parseAgentDefinition: files that work", () => {
   });
 });
 
+describe("parseAgentDefinition: isolation", () => {
+  it("reads `isolation: worktree` as the role's default; `none` and no field mean none", () => {
+    const isolation = (value: string | undefined) => {
+      const parsed = parse(doc(`name: writer\ndescription: Writes code.${value === undefined ? "" : `\nisolation: ${value}`}`));
+      if (!parsed.ok) throw new Error(parsed.rejected.problem);
+      return parsed.definition.isolation;
+    };
+    expect(isolation("worktree")).toBe("worktree");
+    expect(isolation(" worktree ")).toBe("worktree");
+    expect(isolation("none")).toBe("none");
+    expect(isolation(undefined)).toBeUndefined();
+  });
+
+  it("the role built from it carries the default, and spawn_agent's agent_type text says so", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-defs-"));
+    try {
+      fs.mkdirSync(path.join(dir, "agents"));
+      fs.writeFileSync(path.join(dir, "agents", "writer.md"), doc("name: writer\ndescription: Writes code.\nisolation: worktree"));
+      vi.stubEnv("PI_CODING_AGENT_DIR", dir);
+      const catalog = loadRoleCatalog(dir);
+      const found = lookupRole(catalog, "writer");
+      expect(found.ok && found.role.isolation).toBe("worktree");
+      expect(describeAgentTypes(catalog)).toContain("`writer` (user, in its own git worktree: Writes code.)");
+    } finally {
+      vi.unstubAllEnvs();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the documented examples", () => {
   it.each(["README.md", "docs/agents.md"])("the first markdown example in %s is a valid definition", (doc) => {
     const example = /```markdown\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(REPO, doc), "utf8"))?.[1];
@@ -105,12 +135,12 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
     [
       "an unknown field (a typo of tools)",
       doc("name: r\ndescription: d\ntool: read"),
-      'unknown field "tool" (allowed: name, description, tools, model, reasoning)',
+      'unknown field "tool" (allowed: name, description, tools, model, reasoning, isolation)',
     ],
     [
       "several unknown fields",
       doc("name: r\ndescription: d\ncolor: blue\nreasoning_effort: high"),
-      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning)',
+      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning, isolation)',
     ],
     [
       "`tools:` with no value",
@@ -133,6 +163,8 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
       'reasoning "maximum" must be one of off, minimal, low, medium, high, xhigh, max',
     ],
     ["reasoning in capitals", doc("name: r\ndescription: d\nreasoning: High"), /^reasoning "High" must be one of/],
+    ["an unknown isolation", doc("name: r\ndescription: d\nisolation: container"), 'isolation "container" must be none or worktree'],
+    ["isolation as a boolean", doc("name: r\ndescription: d\nisolation: true"), "isolation true must be none or worktree"],
   ])("%s", (_label, content, expected) => {
     if (typeof expected === "string") expect(problem(content)).toBe(expected);
     else expect(problem(content)).toMatch(expected);

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LIMITS, type Notice } from "../../../src/contracts/tree.js";
+import { LIMITS, type Notice, type NoticeWorktree } from "../../../src/contracts/tree.js";
 import { usageTotals } from "../../../src/contracts/usage.js";
-import { boundNotice, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/turns/bounds.js";
+import { boundNotice, boundWorktree, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/turns/bounds.js";
 
 const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
 
@@ -222,5 +222,63 @@ describe("stripSignatures", () => {
     const out = dropThinking(assistant);
     expect(out.content.map((b) => b.type)).toEqual(["text", "toolCall"]);
     expect(assistant.content).toHaveLength(4);
+  });
+});
+
+describe("a notice with an isolated agent's worktree", () => {
+  const sha = (digit: string) => digit.repeat(40);
+  const worktree = (files: string[], extra: Partial<NoticeWorktree> = {}): NoticeWorktree => ({
+    path: "/home/u/.pi/agent/sessions/x/subagents/0192/worktrees/lead-checker",
+    branch: "subagent/7f3a9c2e-lead-checker",
+    base_commit: sha("a"),
+    head_commit: sha("b"),
+    changed_files: files,
+    insertions: 1234,
+    deletions: 56,
+    merge_hint: `git diff ${sha("a")} ${sha("b")} | git apply --3way`,
+    ...extra,
+  });
+  const longPath = (i: number) => `src/${"deeply/nested/".repeat(30)}module_${String(i).padStart(2, "0")}/file.ts`;
+
+  it("50 long paths and a long report: within 8 000 chars, the worktree whole but for its file list, the report cut", () => {
+    const files = Array.from({ length: 50 }, (_, i) => longPath(i));
+    const input = notice(makeReport(20_000, "report line\n"), { worktree: worktree(files, { changed_files_total: 73 }) });
+    const out = checkBounded(input);
+    const kept = out.worktree!;
+    expect(JSON.stringify(kept).length).toBeLessThanOrEqual(LIMITS.noticeWorktreeChars);
+    // Everything the parent needs to bring the work in is there, exactly.
+    expect(kept).toMatchObject({ path: input.worktree!.path, branch: input.worktree!.branch, base_commit: sha("a"), head_commit: sha("b") });
+    expect(kept).toMatchObject({ insertions: 1234, deletions: 56, merge_hint: input.worktree!.merge_hint, changed_files_total: 73 });
+    // Each listed path is capped with its end kept, in the original order.
+    expect(kept.changed_files.length).toBeGreaterThan(5);
+    expect(kept.changed_files.length).toBeLessThan(50);
+    kept.changed_files.forEach((file, i) => {
+      expect(file.length).toBeLessThanOrEqual(LIMITS.changedFilePathChars);
+      expect(file.startsWith("…")).toBe(true);
+      expect(longPath(i).endsWith(file.slice(1))).toBe(true);
+    });
+    expect(out.report).toMatch(MARKER);
+    expect(out.report.length).toBeGreaterThan(3000);
+  });
+
+  it("a small worktree and a short report are left as they are", () => {
+    const input = notice("done", { worktree: worktree(["a.txt", "src/b.ts"]) });
+    expect(boundNotice(input)).toEqual(input);
+  });
+
+  it("says how many paths there are once some are left out, and never lists more than 50", () => {
+    const files = Array.from({ length: 80 }, (_, i) => `f${i}.txt`);
+    const out = boundWorktree(worktree(files));
+    expect(out.changed_files).toEqual(files.slice(0, 50));
+    expect(out.changed_files_total).toBe(80);
+    const few = boundWorktree(worktree(files.slice(0, 3)));
+    expect(few.changed_files).toEqual(files.slice(0, 3));
+    expect(few.changed_files_total).toBeUndefined();
+  });
+
+  it("caps a long error like a side field and keeps the notice in bound", () => {
+    const out = checkBounded(notice("x".repeat(9000), { worktree: worktree([], { error: "e".repeat(5000) }) }));
+    expect(out.worktree!.error).toHaveLength(LIMITS.sideFieldChars);
+    expect(out.worktree!.error!.endsWith("…")).toBe(true);
   });
 });

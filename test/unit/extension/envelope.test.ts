@@ -62,4 +62,12 @@ describe("withRolePrompt", () => {
     expect(withRolePrompt("x\n", "scout", undefined)).toBe("x\n");
     expect(withRolePrompt("x\n", "reviewer", "  \n")).toBe("x\n");
   });
+
+  it("tells an isolated child where it works, on which branch, and that each turn is committed there", () => {
+    const worktree = { path: "/t/worktrees/w", branch: "subagent/7f3a9c2e-w", baseCommit: "a".repeat(40), gitDir: "/r/.git", subdir: "" };
+    const text = childInstructions(agentRecord({ path: "/root/w", worktree }), false);
+    expect(text).toContain("You work in your own git worktree, /t/worktrees/w, on branch subagent/7f3a9c2e-w");
+    expect(text).toContain("committed on that branch when your turn ends");
+    expect(childInstructions(agentRecord({ path: "/root/w" }), false)).not.toContain("worktree");
+  });
 });

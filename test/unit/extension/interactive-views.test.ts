@@ -42,7 +42,15 @@ describe("a notice's line", () => {
   it("names the branch of a child that worked in its own worktree", () => {
     const notice = {
       ...turnEndNotice(agentRecord(), { outcome: "completed", text: "ok", reportStored: true }),
-      worktree: { branch: "subagent/7f3a9c2e-worker", path: "/w" },
+      worktree: {
+        branch: "subagent/7f3a9c2e-worker",
+        path: "/w",
+        base_commit: "a".repeat(40),
+        head_commit: "b".repeat(40),
+        changed_files: ["x.ts"],
+        insertions: 1,
+        deletions: 0,
+      },
     };
     expect(noticeLine(notice)).toBe("✓ /root/worker (Euclid) completed: ok · branch subagent/7f3a9c2e-worker");
   });
@@ -161,7 +169,7 @@ describe("/agents: one agent", () => {
   it("says why the last turn did not complete, names the worktree, and tells a grandchild's viewer who can act on it", () => {
     const record = {
       ...agentRecord({ path: "/root/a/b", status: "errored", health: "unhealthy", lastOutcome: "timed_out", lastReason: "turn limit" }),
-      worktree: { branch: "subagent/x-a-b", path: "/w/a-b" },
+      worktree: { branch: "subagent/x-a-b", path: "/w/a-b", baseCommit: "a".repeat(40), gitDir: "/repo/.git", subdir: "" },
     };
     const lines = agentDetails(progress(record), {}, false);
     expect(lines[1]).toBe("status   errored · unhealthy · last turn timed_out: turn limit");

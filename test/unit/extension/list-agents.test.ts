@@ -37,3 +37,17 @@ describe("list_agents", () => {
     expect(Buffer.byteLength(JSON.stringify(oneMore), "utf8")).toBeGreaterThan(LIMITS.listAgentsBytes - 64);
   });
 });
+
+describe("list_agents: isolated agents", () => {
+  it("shows the branch of an agent that works in its own worktree, and none for the others", async () => {
+    const h = await runtimeHarness();
+    const worktree = { path: "/t/worktrees/writer", branch: "subagent/7f3a9c2e-writer", baseCommit: "a".repeat(40), gitDir: "/r/.git", subdir: "" };
+    await h.tree.writeRecord(agentRecord({ path: "/root/writer", nickname: "A", spawnSeq: 1, worktree }));
+    await h.tree.writeRecord(agentRecord({ path: "/root/plain", nickname: "B", spawnSeq: 2 }));
+    const tool = listAgentsTool({ pi: {} as ExtensionAPI, runtime: () => h.runtime });
+    const result = await tool.execute("call", {}, undefined, undefined, {} as never);
+    const agents = (result.details as unknown as { agents: Array<Record<string, unknown>> }).agents;
+    expect(agents[0]).toMatchObject({ agent_name: "/root/writer", branch: "subagent/7f3a9c2e-writer" });
+    expect(agents[1]).not.toHaveProperty("branch");
+  });
+});

@@ -26,6 +26,27 @@ describe("notices", () => {
     });
   });
 
+  it("an isolated agent's notices carry its worktree, bounded; others carry none", () => {
+    const worktree = {
+      path: "/t/worktrees/w",
+      branch: "subagent/7f3a9c2e-w",
+      base_commit: "a".repeat(40),
+      head_commit: "b".repeat(40),
+      changed_files: ["x.ts"],
+      insertions: 3,
+      deletions: 1,
+    };
+    const record = agentRecord({ status: "completed" });
+    expect(turnEndNotice(record, { outcome: "completed", text: "done", reportStored: true, worktree }).worktree).toEqual(worktree);
+    expect(stopNotice(agentRecord({ status: "interrupted" }), "interrupt", undefined, worktree).worktree).toEqual(worktree);
+    expect(turnEndNotice(record, { outcome: "completed", text: "done", reportStored: true })).not.toHaveProperty("worktree");
+    const many = { ...worktree, changed_files: Array.from({ length: 60 }, (_, i) => `f${i}`) };
+    expect(turnEndNotice(record, { outcome: "completed", text: "", reportStored: true, worktree: many }).worktree).toMatchObject({
+      changed_files: many.changed_files.slice(0, LIMITS.changedFilesListed),
+      changed_files_total: 60,
+    });
+  });
+
   it("interrupt and close say who stopped the turn", () => {
     expect(stopNotice(agentRecord({ status: "interrupted" }), "interrupt", undefined)).toMatchObject({
       type: "interrupted",

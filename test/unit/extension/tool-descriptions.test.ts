@@ -51,6 +51,18 @@ describe("the tool descriptions the model reads", () => {
     expect(text("list_agents")).toContain("under 50 KiB");
   });
 
+  it("spawn_agent and wait_agent say how to bring an isolated child's work in, and list_agents shows its branch", () => {
+    const text = (name: string) => tools.find((tool) => tool.name === name)!.description;
+    for (const name of ["spawn_agent", "wait_agent"]) {
+      expect(text(name)).toContain("git diff <base_commit> <head_commit> | git apply --3way");
+      expect(text(name)).toContain("a plain `git merge <branch>` would also bring the uncommitted work its base holds");
+    }
+    const spawn = tools.find((tool) => tool.name === "spawn_agent")!;
+    expect(spawn.parameters.properties.isolation?.description).toMatch(/^`none` \(default, or the role's default\).*`worktree`/);
+    expect(text("list_agents")).toContain("branch for an agent in its own git worktree");
+    expect(text("close_agent")).toContain("a branch that holds commits stays, one with none is deleted");
+  });
+
   it("spawn_agent states the limits the runtime applies, not only the defaults", () => {
     const standard = spawnAgentTool(deps, BUILTIN_CATALOG, { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 30 * 60_000 });
     expect(standard.description).toContain("3 turns of your children run at once");

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -75,5 +75,27 @@ describe("config", () => {
   it("limits have documented defaults and can be raised or lowered by environment", () => {
     expect(treeLimits({})).toEqual({ maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 1_800_000 });
     expect(treeLimits({ PI_SUBAGENTS_MAX_DEPTH: "1", PI_SUBAGENTS_MAX_SPAWNS: "nope" })).toMatchObject({ maxDepth: 1, maxSpawns: 64 });
+  });
+});
+
+describe("the tree tag", () => {
+  it("is drawn with the tree (8 lowercase hex in tree.json), read the same by every process, and differs between trees", async () => {
+    const tag = await tree.treeTag();
+    expect(tag).toMatch(/^[0-9a-f]{8}$/);
+    expect(JSON.parse(await readFile(path.join(tree.root, "tree.json"), "utf8")).tag).toBe(tag);
+    expect(await new TreeDir(tree.root).treeTag()).toBe(tag);
+    const other = new TreeDir(path.join(dir, "other"));
+    await other.init("session-2");
+    expect(await other.treeTag()).not.toBe(tag);
+  });
+
+  it("a tree made before tags claims one once: processes racing for it all get the same", async () => {
+    const old = path.join(dir, "old");
+    await mkdir(old);
+    await writeFile(path.join(old, "tree.json"), JSON.stringify({ version: 1, rootSession: "s", createdAt: "2026-01-01T00:00:00Z" }));
+    const tags = await Promise.all(Array.from({ length: 8 }, () => new TreeDir(old).treeTag()));
+    expect(new Set(tags).size).toBe(1);
+    expect(tags[0]).toMatch(/^[0-9a-f]{8}$/);
+    expect((await readFile(path.join(old, "tree-tag"), "utf8")).trim()).toBe(tags[0]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../../src/extension/roles/models.js";
 import { BUILTIN_CATALOG, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles/roles.js";
-import { parseFork, type SpawnEnv, type SpawnRequest, validateSpawn } from "../../../src/extension/spawn/validate.js";
+import { noRepositoryError, parseFork, type SpawnEnv, type SpawnRequest, validateSpawn } from "../../../src/extension/spawn/validate.js";
 
 /** A built-in role, read from the catalog spawn_agent uses. */
 const builtinRole = (name: string): Role | undefined => BUILTIN_CATALOG.roles.find((role) => role.name === name);
@@ -191,6 +191,7 @@ describe("validateSpawn: plans", () => {
       reasoningSource: "parent",
       fork: { kind: "all" },
       message: "do it",
+      isolation: "none",
     });
   });
 
@@ -205,6 +206,7 @@ describe("validateSpawn: plans", () => {
       reasoningSource: "role",
       fork: { kind: "none" },
       message: "look",
+      isolation: "none",
     });
   });
 
@@ -358,5 +360,58 @@ describe("validateSpawn: values in errors are bounded, task_name has a maximum l
     expect(error({ ...base, task_name: "a".repeat(65), agent_type: "scout", model: "fake/nope" })).toBe(
       "task_name must be at most 64 characters (this one has 65)",
     );
+  });
+});
+
+describe("validateSpawn: isolation (rule 12; rule 13 needs git and is checked by spawn)", () => {
+  const ISOLATION = 'isolation must be "none" or "worktree"';
+  const isolated = (isolation: Role["isolation"]): RoleCatalog => ({
+    ...BUILTIN_CATALOG,
+    roles: [
+      ...BUILTIN_CATALOG.roles,
+      { name: "writer", description: "writes", tools: "parent", requiresForkNone: false, source: "user", ...(isolation && { isolation }) },
+    ],
+  });
+  const plan = (req: SpawnRequest, e: SpawnEnv = env()) => {
+    const result = validateSpawn(req, e);
+    if (!result.ok) throw new Error(result.error);
+    return result.plan;
+  };
+
+  it.each<[string, unknown]>([
+    ["an unknown word", "sideways"],
+    ["a capitalised value", "Worktree"],
+    ["a boolean", true],
+    ["a number", 1],
+    ["an object", { mode: "worktree" }],
+  ])("12 %s is refused with the exact message", (_label, isolation) => {
+    expect(error({ ...base, isolation })).toBe(ISOLATION);
+  });
+
+  it("12 comes after every earlier rule, the spawn cap (11) included", () => {
+    expect(error({ ...base, isolation: "bad" }, env({ spawnCount: 64 }))).toMatch(/^spawn limit reached/);
+    expect(error({ ...base, task_name: "taken", isolation: "bad" })).toBe("agent task path already exists: /root/taken");
+    expect(error({ ...base, isolation: "bad" })).toBe(ISOLATION);
+  });
+
+  it("defaults to none; absent, null and empty mean not given; surrounding white space is forgiven", () => {
+    expect(plan(base).isolation).toBe("none");
+    expect(plan({ ...base, isolation: null }).isolation).toBe("none");
+    expect(plan({ ...base, isolation: "" }).isolation).toBe("none");
+    expect(plan({ ...base, isolation: " worktree " }).isolation).toBe("worktree");
+    expect(plan({ ...base, isolation: "none" }).isolation).toBe("none");
+  });
+
+  it("a role's `isolation: worktree` is its default, and the parameter wins over it", () => {
+    const withRole = env({ findRole: (name) => lookupRole(isolated("worktree"), name) });
+    expect(plan({ ...base, agent_type: "writer", fork_turns: "none" }, withRole).isolation).toBe("worktree");
+    expect(plan({ ...base, agent_type: "writer", fork_turns: "none", isolation: "none" }, withRole).isolation).toBe("none");
+    const plain = env({ findRole: (name) => lookupRole(isolated(undefined), name) });
+    expect(plan({ ...base, agent_type: "writer", fork_turns: "none" }, plain).isolation).toBe("none");
+    expect(plan({ ...base, agent_type: "writer", fork_turns: "none", isolation: "worktree" }, plain).isolation).toBe("worktree");
+  });
+
+  it("13's message names the cwd", () => {
+    expect(noRepositoryError("/home/u/notes")).toBe('isolation "worktree" needs a git repository: /home/u/notes is not inside one');
   });
 });

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FALLBACK_IDENTITY, GitError, git, gitEnv, identityEnv, isLockError, retryOnLock, serialized } from "../../../src/extension/isolation/git.js";
 import { findRepository } from "../../../src/extension/isolation/repository.js";
+import { FALLBACK_IDENTITY, GitError, git, gitEnv, identityEnv, isLockError, retryOnLock, serialized } from "../../../src/lib/git.js";
 import { gone, makeRepo, sh, useSandbox } from "./support.js";
 
 const sandbox = useSandbox();

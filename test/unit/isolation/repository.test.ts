@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FALLBACK_IDENTITY } from "../../../src/extension/isolation/git.js";
-import { findRepository, snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
+import { findRepository, snapshotWorkingState, untrackedPaths } from "../../../src/extension/isolation/repository.js";
 import { createWorktree } from "../../../src/extension/isolation/worktree.js";
+import { FALLBACK_IDENTITY } from "../../../src/lib/git.js";
 import { AS_SETUP, commitAll, makeRepo, type Sandbox, sh, show, treeFiles, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();
@@ -230,5 +230,32 @@ describe("snapshotWorkingState", () => {
     // The hooks are real: git run by hand does call them.
     sh(box, repo, [...AS_SETUP, "commit", "-q", "-am", "by hand"]);
     expect(fs.readFileSync(marker, "utf8")).toContain("pre-commit");
+  });
+});
+
+describe("snapshotWorkingState: exclude", () => {
+  it("leaves the given untracked paths out, literally (a name with glob characters matches only itself), and a tracked one keeps its indexed content", async () => {
+    const box = sandbox();
+    const repo = makeRepo(box, { "a.txt": "a\n", "kept/t.txt": "t\n" });
+    write(path.join(repo, "tree", "worktrees", "x", "f"), "f\n");
+    write(path.join(repo, "we*rd"), "w\n");
+    write(path.join(repo, "weXrd"), "x\n");
+    write(path.join(repo, "kept", "t.txt"), "t, changed\n");
+    const base = await snapshotWorkingState(repo, { env: box.env, exclude: ["tree", "we*rd", "kept"] });
+    expect(treeFiles(box, repo, base)).toEqual(["a.txt", "kept/t.txt", "weXrd"]);
+    expect(show(box, repo, base, "kept/t.txt")).toBe("t\n");
+  });
+});
+
+describe("untrackedPaths", () => {
+  it("lists untracked, not ignored paths below the top, a folder of untracked files as one entry", async () => {
+    const box = sandbox();
+    const repo = makeRepo(box, { ".gitignore": "*.log\n", "a.txt": "a\n" });
+    write(path.join(repo, "new.txt"), "n\n");
+    write(path.join(repo, "cache", "x", "y"), "y\n");
+    write(path.join(repo, "debug.log"), "l\n");
+    write(path.join(repo, "a.txt"), "a, changed\n");
+    fs.symlinkSync("/nowhere", path.join(repo, "node_modules"));
+    expect(await untrackedPaths(repo, { env: box.env })).toEqual(["cache", "new.txt", "node_modules"]);
   });
 });

@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FALLBACK_IDENTITY } from "../../../src/extension/isolation/git.js";
 import { snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
 import { commitTurn, parseNumstat, worktreeSummary } from "../../../src/extension/isolation/turn.js";
 import { createWorktree } from "../../../src/extension/isolation/worktree.js";
+import { FALLBACK_IDENTITY } from "../../../src/lib/git.js";
 import { commitAll, makeRepo, type Sandbox, sh, treeFiles, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();

@@ -3,7 +3,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { branchName, treeTag, worktreeName } from "../../../src/extension/isolation/names.js";
 import { snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
-import { branchCommit, createWorktree, ensureWorktree, listWorktrees, parseWorktreeList, removeWorktree } from "../../../src/extension/isolation/worktree.js";
+import { createWorktree, ensureWorktree, isCheckedOut, removeWorktree } from "../../../src/extension/isolation/worktree.js";
+import { branchCommit, listWorktrees, parseWorktreeList } from "../../../src/lib/git-worktrees.js";
 import { commitAll, makeRepo, type Sandbox, sh, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();
@@ -281,6 +282,18 @@ describe("ensureWorktree", () => {
     expect((await listWorktrees(repo, { env: box.env })).filter((entry) => entry.path === worktree.path)).toEqual([{ path: worktree.path, head: tip, branch }]);
   });
 
+  it("finishes the checkout of a worktree a stopped process registered but never filled", async () => {
+    const box = sandbox();
+    const { repo, base, tag, worktrees } = await parentRepo(box);
+    const branch = branchName(tag, "/root/a");
+    const worktreePath = path.join(worktrees, "a");
+    sh(box, repo, ["worktree", "add", "-q", "--no-checkout", "-b", branch, worktreePath, base]);
+    expect(fs.readdirSync(worktreePath)).toEqual([".git"]);
+    expect(await ensureWorktree({ topLevel: repo, worktreePath, branch, env: box.env })).toEqual({ created: false, cwd: worktreePath });
+    expect(fs.readFileSync(path.join(worktreePath, "a.txt"), "utf8")).toBe("a, uncommitted\n");
+    expect(sh(box, worktreePath, ["status", "--porcelain"])).toBe("");
+  });
+
   it("repairs a worktree whose repository moved", async () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
@@ -298,5 +311,19 @@ describe("ensureWorktree", () => {
     await expect(ensureWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch: "subagent/00000000-a", env: box.env })).rejects.toThrow(
       /cannot recreate worktree .*: branch subagent\/00000000-a does not exist/,
     );
+  });
+});
+
+describe("isCheckedOut", () => {
+  it("is true for a finished worktree, false for a folder, a missing one, or one registered but never checked out", async () => {
+    const box = sandbox();
+    const { repo, base, tag, worktrees } = await parentRepo(box);
+    const made = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch: branchName(tag, "/root/a"), base, env: box.env });
+    expect(await isCheckedOut(made.path)).toBe(true);
+    expect(await isCheckedOut(repo)).toBe(false); // the main working tree has a .git folder, not a link
+    expect(await isCheckedOut(path.join(worktrees, "nothing"))).toBe(false);
+    const bare = path.join(worktrees, "b");
+    sh(box, repo, ["worktree", "add", "-q", "--no-checkout", "-b", branchName(tag, "/root/b"), bare, base]);
+    expect(await isCheckedOut(bare)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * How the isolation code talks to git: one program call at a time through `runProcess`
- * (never a shell), each with a time limit, so no git call can hang a spawn or a close.
+ * Running git safely on the user's behalf (the extension's isolated children, the CLI's
+ * worktree listing): one program call at a time through `runProcess` (never a shell), each
+ * with a time limit, so no git call can hang a spawn, a close or a doctor run.
  *
  * Every call gets the same guard rails, because these commands run in the user's repository
  * on the user's behalf but must never act like the user's own git session:
@@ -23,7 +24,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type RunResult, runProcess, tail } from "./process.js";
+import { type RunResult, runProcess, tail } from "./run-process.js";
 
 /** Time limit of one git command unless the caller gives another. */
 export const GIT_TIMEOUT_MS = 60_000;
@@ -199,6 +200,15 @@ export async function commonGitDir(cwd: string, options: GitCallOptions = {}): P
   const out = stripNewline(await git(["rev-parse", "--git-common-dir"], { ...options, cwd }));
   const dir = path.resolve(cwd, out);
   return fs.promises.realpath(dir).catch(() => dir);
+}
+
+/**
+ * The pathspec of "everything at the cwd's top but these paths" (relative to the top,
+ * matched literally: no glob or magic in a name is interpreted), for `git add --all`.
+ */
+export function allExcept(paths: readonly string[]): string[] {
+  if (paths.length === 0) return [];
+  return ["--", ".", ...paths.map((entry) => `:(exclude,literal)${entry}`)];
 }
 
 /** Who commits when the repository and environment name nobody. */
