@@ -22,6 +22,8 @@ export const ENV = {
   taskFile: "PI_SUBAGENT_TASK_FILE",
   /** Set by the wrapper for its child: the wrapper's pid (the child stops when it changes). */
   wrapperPid: "PI_SUBAGENT_WRAPPER_PID",
+  /** Set by the wrapper for its child when meta.json has `inboxPath`: the folder of live messages the task extension hands to pi. */
+  inboxDir: "PI_SUBAGENT_INBOX_DIR",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */

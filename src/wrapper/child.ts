@@ -83,6 +83,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   taskFile: string;
+  /** The live-message folder the task extension watches (meta.json `inboxPath`), when the run has one. */
+  inboxDir?: string;
 }
 
 /**
@@ -108,7 +110,12 @@ export interface ChildOperations {
 export function spawnChild(bin: string, args: string[], options: SpawnOptions): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
-    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid) },
+    env: {
+      ...options.env,
+      [ENV.taskFile]: options.taskFile,
+      [ENV.wrapperPid]: String(process.pid),
+      ...(options.inboxDir && { [ENV.inboxDir]: options.inboxDir }),
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     shell: false,
