@@ -5,6 +5,7 @@ import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
 import { budgetState } from "../progress/budget.js";
 import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
+import { pendingMessageCount } from "../turns/live-messages.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
@@ -18,7 +19,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     name: "list_agents",
     label: "List agents",
     description:
-      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while your child is queued, last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many.",
+      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, queue_position while your child is queued, pending_messages (messages sent to it it has not read yet, when any), last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many.",
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();
@@ -30,6 +31,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
         const { record } = agent;
         const usage = usageTotals(agent.usage);
         addTotals(totalUsage, usage);
+        const pendingMessages = pendingMessageCount(record);
         return {
           agent_name: record.path,
           nickname: record.nickname,
@@ -39,6 +41,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
           reasoning: record.reasoning,
           health: record.health,
           ...(agent.queuePosition !== undefined && { queue_position: agent.queuePosition }),
+          ...(pendingMessages > 0 && { pending_messages: pendingMessages }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
           ...(record.status === "running" && progressFields(agent)),
           usage,

@@ -12,6 +12,7 @@ import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import { addUsage, emptyUsage } from "../../contracts/usage.js";
 import { ORPHAN_WRAPPER_WAIT_MS } from "../turns/launcher.js";
+import { dropConfirmed, liveRuns } from "../turns/live-messages.js";
 import { turnEndNotice } from "../turns/notices.js";
 import { saveReport } from "../turns/reports.js";
 import type { TreeRuntime } from "../turns/runtime.js";
@@ -81,12 +82,30 @@ export async function restore(runtime: TreeRuntime, sessionEntries: readonly unk
     const direct = record.parent === runtime.self;
     // Deeper agents belong to processes that are gone when the root restarts; a child only settles its own.
     if (!direct && !runtime.identity.isRoot) continue;
-    if (record.status === "running" || record.status === "pending_init") await settleOrphan(runtime, record, direct);
+    const requeued = record.status === "running" || record.status === "pending_init" ? await settleOrphan(runtime, record, direct) : false;
+    if (await reconcileLiveMessages(runtime, record, requeued ? record.runs.at(-1) : undefined)) await tree.writeRecord(record);
     if (direct) runtime.children.set(record.path, { record });
   }
 }
 
-async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean): Promise<void> {
+/**
+ * Drops the live messages that their runs confirmed (events.jsonl `message_delivered`), so a
+ * restarted parent never gives one twice; the others stay for the next turn. `keepRun`: a run
+ * whose turn left no trace in the session, so what it read is given again. Whether anything changed.
+ */
+async function reconcileLiveMessages(runtime: TreeRuntime, record: AgentRecordV1, keepRun: string | undefined): Promise<boolean> {
+  let dropped = 0;
+  for (const run of liveRuns(record)) {
+    if (run === keepRun) continue;
+    const delivered = await runtime.turns.deliveredIds(path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, run)).catch(() => new Set<string>());
+    dropped += dropConfirmed(record, run, delivered);
+  }
+  return dropped > 0;
+}
+
+/** Settles a turn its parent's previous process left running or queued; whether its prompt goes again (it left no trace). */
+async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean): Promise<boolean> {
+  let requeued = false;
   const lastRun = record.runs.at(-1);
   const runDir = lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
   const result = record.status === "running" && runDir ? await runtime.turns.settledResult(runDir, ORPHAN_WRAPPER_WAIT_MS) : undefined;
@@ -100,7 +119,10 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
     record.notifiedRun = lastRun;
     // Stopped (its parent went away) before any assistant message reached the session: pi never
     // wrote the prompt there, so it goes first with the next turn, as for a live interrupt.
-    if (result.status === "interrupted" && result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+    if (result.status === "interrupted" && result.turns === 0) {
+      record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+      requeued = true;
+    }
     const report = await saveReport(runtime.tree.agentDir(record.path), {
       runId: result.runId,
       turn: record.runs.length,
@@ -111,7 +133,10 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       runtime.notify(turnEndNotice(record, { outcome: result.status, reason: record.lastReason, text: result.finalText, reportStored: report !== undefined }));
     }
   } else {
-    if (!result || result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+    if (!result || result.turns === 0) {
+      record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+      requeued = true;
+    }
     if (record.status === "running" && !result) record.lastReason = "the parent went away and the turn's wrapper left no result.json";
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
@@ -120,4 +145,5 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
   record.runningParts = undefined;
   record.followupQueued = false;
   await runtime.tree.writeRecord(record);
+  return requeued;
 }
