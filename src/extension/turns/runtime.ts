@@ -17,7 +17,7 @@ import { subtreeUsage } from "../tree/usage-rollup.js";
 import { TurnSlots } from "./capacity.js";
 import { childInstructions, partEnvelope, turnPrompt } from "./envelope.js";
 import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.js";
-import { dropConfirmed, type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
+import { dropConfirmed, liveRuns, type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, stopNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
@@ -196,7 +196,9 @@ export class TreeRuntime {
     if (leftNoTrace) record.undelivered = [...running.parts, ...record.undelivered];
     // The wrapper has exited: what its run confirmed is final. The live messages it did not
     // read stay in the inbox, in their place, for the next turn.
-    else if (running) dropConfirmed(record, runName, await this.turns.deliveredIds(running.runDir).catch(() => new Set<string>()));
+    else if (running && liveRuns(record).includes(runName)) {
+      dropConfirmed(record, runName, await this.turns.deliveredIds(running.runDir).catch(() => new Set<string>()));
+    }
     record.notifiedRun = runName;
     try {
       // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
