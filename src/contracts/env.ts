@@ -29,6 +29,8 @@ export const ENV = {
    * guard can find (and end) the ones that left the child's process group.
    */
   runToken: "PI_SUBAGENT_RUN_TOKEN",
+  /** Set by the wrapper for its child when meta.json has `inboxPath`: the folder of live messages the task extension hands to pi. */
+  inboxDir: "PI_SUBAGENT_INBOX_DIR",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */

@@ -72,6 +72,18 @@ export interface SettledRecord {
   aborted?: boolean;
 }
 
+/**
+ * A live message (meta.json `inboxPath`) reached the child's conversation: pi showed a user
+ * message with exactly its text. Written where the child read it, between the records around it.
+ */
+export interface MessageDeliveredRecord {
+  type: "message_delivered";
+  /** The message file's `id`. */
+  id: string;
+  /** Its text, as the child read it. */
+  text: string;
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -87,6 +99,7 @@ export type EventRecordBody =
   | RetryRecord
   | AbortRecord
   | SettledRecord
+  | MessageDeliveredRecord
   | RunEndRecord;
 
 /**

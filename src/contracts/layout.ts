@@ -20,6 +20,8 @@ export const RUN_FILES = {
   wrapperPid: "wrapper.pid",
   /** The child's system-prompt addition. */
   instructions: "instructions.md",
+  /** Live messages for the running child (meta.json `inboxPath`, see inbox.ts); delivered ones move to `inbox/delivered/`. */
+  inbox: "inbox",
 } as const;
 
 /** Entries of a tree directory (`<base>/<root session id>/`) and of each agent's folder in it. */

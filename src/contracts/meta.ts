@@ -73,6 +73,13 @@ export interface MetaV1 {
   graceMs?: PositiveMs;
   /** Extra environment for the child. */
   env?: Record<string, string>;
+  /**
+   * A folder of live messages for the running child, one `{"id","text"}` JSON file each,
+   * written whole, names sorting in send order: each is handed to pi as a steering message
+   * (before its next model request) and moved to `delivered/` once pi shows it in the
+   * conversation. Created (one level) when missing.
+   */
+  inboxPath?: string;
 }
 
 /**
@@ -121,8 +128,9 @@ const OPTIONAL_STRINGS = [
   "stdoutPath",
   "stderrPath",
   "transcriptPath",
+  "inboxPath",
 ] as const;
-const PATH_FIELDS = ["cwd", "resultPath", "eventsPath", "systemPromptPath", "sessionPath", "stdoutPath", "stderrPath", "transcriptPath"] as const;
+const PATH_FIELDS = ["cwd", "resultPath", "eventsPath", "systemPromptPath", "sessionPath", "stdoutPath", "stderrPath", "transcriptPath", "inboxPath"] as const;
 
 function describe(value: unknown): string {
   if (value === null) return "null";

@@ -85,6 +85,14 @@ export interface PendingPart {
   from: string;
   text: string;
   sentAt: string;
+  /** A `MESSAGE`'s id (`msg-<n>`, unique in the agent): its envelope shows it, and the run that read it records it. */
+  id?: string;
+  /**
+   * A `MESSAGE` written into a running turn's live inbox: that run's directory name. The part
+   * stays in `inbox` until that run's events.jsonl confirms it (`message_delivered`); one the
+   * run ended without reading goes with the next turn, like a queued one.
+   */
+  liveRun?: string;
 }
 
 /**
@@ -143,8 +151,14 @@ export interface AgentRecordV1 {
   spawnSeq: number;
   spawnedAt: string;
   updatedAt: string;
-  /** send_message and followup_task texts waiting for the next turn, in the order sent. */
+  /**
+   * send_message and followup_task texts not yet in the child's conversation, in the order
+   * sent: queued ones wait for the next turn; live ones (`liveRun`) were written to the
+   * running turn and wait for its confirmation.
+   */
   inbox: PendingPart[];
+  /** The number of the last message id given (`msg-<n>`); absent before the first. */
+  messageSeq?: number;
   /** A followup_task is waiting: the next turn starts when the running one ends. */
   followupQueued: boolean;
   /** The parts of an interrupted turn that never reached the session; they go first next time. */

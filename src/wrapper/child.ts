@@ -86,6 +86,8 @@ export interface SpawnOptions {
   taskFile: string;
   /** The run's token, put in the child's environment (see orphan-guard.ts). */
   runToken: string;
+  /** The live-message folder the task extension watches (meta.json `inboxPath`), when the run has one. */
+  inboxDir?: string;
 }
 
 /**
@@ -119,7 +121,13 @@ export interface ChildOperations {
 export function spawnChild(bin: string, args: string[], options: SpawnOptions): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
-    env: { ...options.env, [ENV.taskFile]: options.taskFile, [ENV.wrapperPid]: String(process.pid), [ENV.runToken]: options.runToken },
+    env: {
+      ...options.env,
+      [ENV.taskFile]: options.taskFile,
+      [ENV.wrapperPid]: String(process.pid),
+      [ENV.runToken]: options.runToken,
+      ...(options.inboxDir && { [ENV.inboxDir]: options.inboxDir }),
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     shell: false,

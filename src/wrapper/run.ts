@@ -10,7 +10,9 @@ import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 import { ArtifactFile, EventsWriter, logCapsFromEnv, RawLog, ResultReserve, writeResult } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
+import { DeliveryLedger } from "./inbox.js";
 import { PiLineReader } from "./line-reader.js";
+import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { identifyPi } from "./pi-version.js";
@@ -77,6 +79,8 @@ class WrapperRun {
   private cancelGrace: (() => void) | undefined;
   private stopping = false;
   private readonly cleanups: Array<() => void> = [];
+  /** Confirms live messages (meta.json `inboxPath`) from the child's stream. */
+  private inbox: DeliveryLedger | undefined;
 
   constructor(
     private readonly meta: MetaV1,
@@ -123,7 +127,8 @@ class WrapperRun {
       // A signal during start-up is recorded without starting pi at all.
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
-        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile, runToken: this.runToken });
+        const inboxDir = this.openInbox();
+        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile, runToken: this.runToken, ...(inboxDir && { inboxDir }) });
         this.child = child;
         if (child.pid) this.guard.watch(child.pid);
         // Listened for at once: a child that dies while the artifacts open is not missed.
@@ -225,7 +230,7 @@ class WrapperRun {
 
   private async supervise(child: ChildHandle, exited: Promise<void>): Promise<void> {
     const reader = new PiLineReader({
-      event: (event) => this.apply(this.tracker.observe(event)),
+      event: (event) => this.onEvent(event),
       garbage: () => undefined,
       raw: (bytes, bulky) => this.rawLog?.write(bytes, bulky),
     });
@@ -278,6 +283,26 @@ class WrapperRun {
     const pi = (this.processes.identifyPi ?? identifyPi)(bin, childEnv);
     if (pi.problem) this.options.warn?.(`subagent-wrapper: ${pi.problem}`);
     this.tracker.expectSettled(pi.emitsSettled);
+  }
+
+  /** A live-message inbox the child can use, or undefined (none asked for, or unusable: reported, and the run goes on). */
+  private openInbox(): string | undefined {
+    if (!this.meta.inboxPath) return undefined;
+    const inbox = new DeliveryLedger(this.meta.inboxPath);
+    const problem = inbox.prepare();
+    if (problem) {
+      this.warnings.push(problem);
+      this.options.warn?.(`subagent-wrapper: ${problem}`);
+      return undefined;
+    }
+    this.inbox = inbox;
+    return inbox.dir;
+  }
+
+  private onEvent(event: PiEvent): void {
+    // A delivery is recorded where the child read it: before what pi does with it.
+    if (this.inbox) for (const record of this.inbox.observe(event)) this.record(record);
+    this.apply(this.tracker.observe(event));
   }
 
   private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {

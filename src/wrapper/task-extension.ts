@@ -1,17 +1,21 @@
 /**
- * Loaded into every child pi with `-e`. It does two things pi cannot be asked for on its
- * command line:
+ * Loaded into every child pi with `-e`. It does what pi cannot be asked for on its command
+ * line:
  * - delivers the task verbatim: pi trims piped stdin, reads `-x` as an option, `@x` as a
  *   file and `/x` as a command, and caps one argument at 128 KiB. The wrapper passes a
  *   harmless placeholder message and this extension swaps in the task file's exact text
  *   through pi's `input` event (prompt templates are disabled with `-np`, so nothing
  *   expands it afterwards);
+ * - hands live messages to the running child: with meta.json `inboxPath`, it watches that
+ *   folder and steers each new message into pi's conversation before pi's next model
+ *   request (inbox-feeder.ts says when that can work; the wrapper confirms what arrived);
  * - stops the child when its wrapper is gone (the child runs in its own process group, so a
  *   wrapper killed with SIGKILL would otherwise leave it running).
  * Only node built-ins and the contracts' names: pi loads this compiled file as it is.
  */
 import fs from "node:fs";
 import { ENV } from "../contracts/env.js";
+import { InboxFeeder } from "./inbox-feeder.js";
 
 export const TASK_PLACEHOLDER = "(subagent task: delivered by the pi-subagent-tree task extension)";
 const ORPHAN_CHECK_MS = 1000;
@@ -20,17 +24,35 @@ interface InputEvent {
   text: string;
 }
 
+/** The part of pi's turn_end event the feeder looks at: did the turn call a tool, how did it stop. */
+interface TurnEndEvent {
+  message?: { role?: unknown; content?: unknown; stopReason?: unknown };
+}
+
 interface MinimalExtensionApi {
   on(event: "input", handler: (event: InputEvent) => unknown): void;
-  on(event: "session_shutdown", handler: () => unknown): void;
+  on(event: "agent_start" | "turn_start" | "agent_end" | "session_shutdown", handler: () => unknown): void;
+  on(event: "turn_end", handler: (event: TurnEndEvent) => unknown): void;
+  sendUserMessage(text: string, options: { deliverAs: "steer" }): void;
+}
+
+/** How pi goes on after a turn: `tools` (it runs them, then asks the model again), `maybe` (only if it holds a steering message), `ends`. */
+export function afterTurn(event: TurnEndEvent): "tools" | "maybe" | "ends" {
+  const message = event.message;
+  const content = Array.isArray(message?.content) ? (message.content as Array<{ type?: unknown }>) : [];
+  const stop = message?.stopReason;
+  if (stop === "error" || stop === "aborted") return "ends";
+  return content.some((block) => block?.type === "toolCall") ? "tools" : "maybe";
 }
 
 export default function taskExtension(pi: MinimalExtensionApi): void {
   const taskFile = process.env[ENV.taskFile];
   const wrapperPid = Number(process.env[ENV.wrapperPid]);
+  const inboxDir = process.env[ENV.inboxDir];
   // Tools this child runs (bash, nested pi) must not see the wrapper's private channel.
   delete process.env[ENV.taskFile];
   delete process.env[ENV.wrapperPid];
+  delete process.env[ENV.inboxDir];
 
   let delivered = false;
   pi.on("input", (event) => {
@@ -41,6 +63,20 @@ export default function taskExtension(pi: MinimalExtensionApi): void {
     fs.rmSync(taskFile, { force: true });
     return { action: "transform", text };
   });
+
+  if (inboxDir) {
+    const feeder = new InboxFeeder(inboxDir, (text) => pi.sendUserMessage(text, { deliverAs: "steer" }));
+    feeder.start();
+    pi.on("agent_start", () => feeder.resume());
+    pi.on("turn_start", () => feeder.resume());
+    pi.on("turn_end", (event) => {
+      const next = afterTurn(event);
+      if (next === "maybe") feeder.lastChance();
+      else if (next === "ends") feeder.pause();
+    });
+    pi.on("agent_end", () => feeder.pause());
+    pi.on("session_shutdown", () => feeder.stop());
+  }
 
   if (Number.isInteger(wrapperPid) && wrapperPid > 1) {
     const timer = setInterval(() => {

@@ -33,6 +33,8 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
         : `~ retry ${record.attempt} ${record.success ? "succeeded" : `failed: ${record.finalError ?? ""}`}\n\n`;
     case "abort":
       return `! aborted (${record.source}): ${record.reason}\n\n`;
+    case "message_delivered":
+      return `## message ${record.id} (read by the child)\n${record.text}\n\n`;
     case "settled":
       return `# pi settled${record.aborted ? " (aborted)" : ""}\n\n`;
     case "run_end":

@@ -205,7 +205,7 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
   );
 
   it(
-    "04 ordering: NEW_TASK first; then MESSAGE before FOLLOWUP_TASK in the next turn; send_message starts no turn",
+    "04 ordering: NEW_TASK first; a MESSAGE to the busy child arrives in its running turn, before the FOLLOWUP_TASK's turn; send_message starts no turn",
     async () => {
       const drive = (req: ChatRequest) => {
         const notices = noticesIn(req);
@@ -239,20 +239,21 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
 
       const [spawn, send, followup] = h.allResultsOf("/root") as Json[];
       expect(spawn).toMatchObject({ agent_name: "/root/worker", role: "implementation", reasoning: "medium", agent_status: "running" });
-      expect(send).toMatchObject({ delivered: "queued", target: "/root/worker", agent_status: "running" });
+      expect(send).toMatchObject({ delivered: "live", target: "/root/worker", message_id: "msg-1", agent_status: "running" });
       expect(followup).toMatchObject({ agent_name: "/root/worker", queued_behind_running_turn: true });
 
       const reqs = h.requestsOf("/root/worker");
       expect(reqs).toHaveLength(3);
       const first = userTexts(reqs[0]!);
-      expect(first).toEqual(["[NEW_TASK from /root · task worker]\nFIRST TASK: sleep then report"]);
-      // The second turn continues the same conversation and gets both pieces, in the order sent.
+      expect(first[0]).toBe("[NEW_TASK from /root · task worker]\nFIRST TASK: sleep then report");
+      // The note reached the first turn (right after the task, or after the bash call), once.
+      const note = "[MESSAGE from /root · task worker · id msg-1]\nNOTE";
+      expect(userTexts(reqs[1]!).filter((t) => t === note)).toHaveLength(1);
+      // The second turn continues the same conversation with the follow-up alone.
       const second = userTexts(reqs[2]!);
       expect(second[0]).toBe(first[0]);
-      const latest = second.at(-1)!;
-      expect(latest).toContain("[MESSAGE from /root · task worker]\nNOTE");
-      expect(latest).toContain("[FOLLOWUP_TASK from /root · task worker]\nSECOND TASK");
-      expect(latest.indexOf("NOTE")).toBeLessThan(latest.indexOf("SECOND TASK"));
+      expect(second.at(-1)).toBe("[FOLLOWUP_TASK from /root · task worker]\nSECOND TASK");
+      expect(second.filter((t) => t.includes("NOTE"))).toEqual([note]);
       expect(second.join("\n")).not.toContain("LATE NOTE");
 
       const notices = noticesOf(h);
@@ -266,7 +267,7 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
       // LATE NOTE was queued for the next turn; it started none: the following wait is idle.
       const results = h.allResultsOf("/root") as Json[];
       const late = results.find((r) => r?.delivered && r.agent_status === "completed");
-      expect(late).toMatchObject({ delivered: "queued", queued_messages: 1 });
+      expect(late).toMatchObject({ delivered: "queued", queued_messages: 1, pending_messages: 1, message_id: "msg-2" });
       expect(results.at(-1)).toMatchObject({ notices: [], idle: true });
       const [record] = await h.readRecords();
       expect(record!.runs).toEqual(["0001-spawn", "0002-followup"]);

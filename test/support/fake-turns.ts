@@ -4,6 +4,7 @@
  * it ends `interrupted`, as a wrapper does on SIGTERM).
  */
 import path from "node:path";
+import type { InboxMessageV1 } from "../../src/contracts/inbox.js";
 import { runName, TREE_FILES } from "../../src/contracts/layout.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { emptyUsage } from "../../src/contracts/usage.js";
@@ -54,6 +55,12 @@ export class FakeTurns implements TurnOperations {
   readonly settledCalls: Array<{ runDirs: readonly string[]; waitMs: number }> = [];
   /** When set, the next turn's wrapper leaves a damaged result.json (the problem) instead of a result. */
   damageNextResult: string | undefined;
+  /** Live messages written, per run directory, in the order written (what the run's inbox holds). */
+  readonly live = new Map<string, Array<InboxMessageV1 & { seq: number }>>();
+  /** The ids each run confirmed (what its events.jsonl would say): `confirm` adds to it. */
+  readonly delivered = new Map<string, Set<string>>();
+  /** When set, the next postLive throws it (a run directory that cannot be written). */
+  failNextPost: Error | undefined;
 
   async start(spec: TurnSpec): Promise<RunningTurn> {
     const failure = this.failNextStart;
@@ -102,6 +109,24 @@ export class FakeTurns implements TurnOperations {
       reads.set(runDir, result ? { result } : damaged ? { damaged } : {});
     }
     return reads;
+  }
+
+  async postLive(runDir: string, seq: number, message: InboxMessageV1): Promise<void> {
+    const failure = this.failNextPost;
+    if (failure) {
+      this.failNextPost = undefined;
+      throw failure;
+    }
+    this.live.set(runDir, [...(this.live.get(runDir) ?? []), { ...message, seq }]);
+  }
+
+  async deliveredIds(runDir: string): Promise<Set<string>> {
+    return new Set(this.delivered.get(runDir) ?? []);
+  }
+
+  /** The run read these live messages (its wrapper recorded message_delivered). */
+  confirm(runDir: string, ...ids: string[]): void {
+    this.delivered.set(runDir, new Set([...(this.delivered.get(runDir) ?? []), ...ids]));
   }
 
   /** The latest turn started (throws when none was). */

@@ -37,6 +37,8 @@ export interface StreamOptions {
   thinking?: string;
   /** Pause between SSE chunks, to make streaming observable. */
   chunkDelayMs?: number;
+  /** The answer starts only once this settles (e.g. once another agent's request has arrived). */
+  waitFor?: Promise<unknown>;
 }
 
 export type Reply =
@@ -237,6 +239,7 @@ async function respond(res: http.ServerResponse, r: Reply, model: string, index:
     return sendJson(res, r.status, { error: { message: r.message, type: "server_error", code: null } });
   }
   if (r.kind === "hang" && r.partialText === undefined) return; // no headers at all; close() frees it
+  if (r.kind === "stream" && r.waitFor) await r.waitFor.catch(() => undefined);
 
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const id = `chatcmpl-scripted-${index}`;

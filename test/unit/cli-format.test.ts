@@ -197,6 +197,18 @@ describe("tail lines", () => {
     expect(text).toContain("✓ events.jsonl (7 records)");
   });
 
+  it("shows a live message where the child read it, in tail and inspect, and the record passes the contract check", () => {
+    const delivered = { type: "message_delivered", id: "msg-1", text: "[MESSAGE from /root · task w · id msg-1]\nskip legacy/", seq: 5, ts: T0 + 350 };
+    expect(formatTailLine({ line: 5, record: delivered })).toMatch(
+      /^\d\d:\d\d:\d\d ## message msg-1 \(read by the child\)\n {9}\[MESSAGE from \/root · task w · id msg-1\]\n {9}skip legacy\/$/,
+    );
+    const records = [...RECORDS.slice(0, 4), delivered, ...RECORDS.slice(4).map((r) => ({ ...r, seq: r.seq + 1 }))];
+    const snap = snapshot({ events: lines(records) });
+    const text = formatInspection(snap, checkRunContracts(snap, checks), { transcript: true });
+    expect(text).toContain("← bash ok\n\n## message msg-1 (read by the child)\n[MESSAGE from /root · task w · id msg-1]\nskip legacy/\n\n## assistant");
+    expect(text).toContain("✓ events.jsonl (7 records)");
+  });
+
   it("ends with a summary and an exit code from result.json, else from run_end", () => {
     expect(formatTailSummary(RESULT, undefined)).toBe("── completed (exit 0) · 1.5 s · 2 turns · $0.0246 ──");
     expect(formatTailSummary({ ...RESULT, status: "failed", exitCode: 1, errorMessage: "boom" }, undefined)).toBe(

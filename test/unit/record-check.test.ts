@@ -16,7 +16,13 @@ const problemOf = (raw: unknown, expectedPath?: string) => {
   return checked.ok ? "ok" : checked.problem;
 };
 
-const worktree = () => ({ path: "/t/worktrees/mid-leaf", branch: "subagent/7f3a9c2e-mid-leaf", baseCommit: "a".repeat(40), gitDir: "/repo/.git", subdir: "src" });
+const worktree = () => ({
+  path: "/t/worktrees/mid-leaf",
+  branch: "subagent/7f3a9c2e-mid-leaf",
+  baseCommit: "a".repeat(40),
+  gitDir: "/repo/.git",
+  subdir: "src",
+});
 
 describe("checkAgentRecord", () => {
   it.each<[string, unknown]>([

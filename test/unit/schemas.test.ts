@@ -74,13 +74,15 @@ describe("published schemas", () => {
     expect(checks.event({ type: "settled", ...stamp, aborted: true })).toEqual([]);
     expect(checks.event({ type: "settled", ...stamp })).toEqual([]);
     expect(checks.event({ type: "settled", ...stamp, aborted: "yes" }).map(formatIssue)).toEqual(["/aborted: must be boolean"]);
+    expect(checks.event({ type: "message_delivered", ...stamp, id: "msg-1", text: "skip legacy/" })).toEqual([]);
+    expect(checks.event({ type: "message_delivered", ...stamp, text: "no id" }).map(formatIssue)).toEqual(['missing required field "id"']);
     expect(checks.event({ type: "retry", ...stamp, phase: "end", attempt: 1 }).map(formatIssue)).toEqual(['missing required field "success"']);
     expect(checks.event({ type: "tool_result", ...stamp, toolCallId: "c1", toolName: "bash", isError: "no" }).map(formatIssue)).toEqual([
       "/isError: must be boolean",
     ]);
     expect(checks.event({ type: "assistant_text", seq: 0, ts: 1.5, text: "x" }).map(formatIssue)).toEqual(["/seq: must be >= 1", "/ts: must be integer"]);
     expect(checks.event({ type: "progress", ...stamp }).map(formatIssue)).toEqual([
-      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, run_end)',
+      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, run_end)',
     ]);
   });
 });

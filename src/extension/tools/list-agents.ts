@@ -5,6 +5,7 @@ import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
 import { budgetState } from "../progress/budget.js";
 import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
+import { pendingMessageCount } from "../turns/live-messages.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 
 /** Damaged records named in one result (each problem is one bounded line). */
@@ -21,7 +22,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     name: "list_agents",
     label: "List agents",
     description:
-      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, branch for an agent in its own git worktree, queue_position while your child is queued, last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many. An agent whose record in the tree directory is damaged is not listed among agents but in damaged (agent_name, problem); it cannot be acted on.",
+      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, branch for an agent in its own git worktree, queue_position while your child is queued, pending_messages (messages sent to it it has not read yet, when any), last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many. An agent whose record in the tree directory is damaged is not listed among agents but in damaged (agent_name, problem); it cannot be acted on.",
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();
@@ -33,6 +34,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
         const { record } = agent;
         const usage = usageTotals(agent.usage);
         addTotals(totalUsage, usage);
+        const pendingMessages = pendingMessageCount(record);
         return {
           agent_name: record.path,
           nickname: record.nickname,
@@ -43,6 +45,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
           health: record.health,
           ...(record.worktree && { branch: record.worktree.branch }),
           ...(agent.queuePosition !== undefined && { queue_position: agent.queuePosition }),
+          ...(pendingMessages > 0 && { pending_messages: pendingMessages }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
           ...(record.status === "running" && progressFields(agent)),
           usage,

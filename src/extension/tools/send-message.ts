@@ -6,7 +6,7 @@ import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "A direct child (canonical path or name relative to you), or your parent's path." }),
-  message: Type.String({ description: "The text, delivered verbatim; it must not be empty." }),
+  message: Type.String({ description: `The text, delivered verbatim; not empty, at most ${LIMITS.maxMessageChars} characters.` }),
 });
 
 export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -14,8 +14,11 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
     name: "send_message",
     label: "Send message",
     description: [
-      "Queue a message for a direct child: it is delivered, in order, with the child's next turn (use followup_task to start one). It starts no turn and does not interrupt a running one; a shut-down child takes no messages.",
-      `A child may send_message to its parent's path: it lands in the parent's mailbox as a notice of type \`message\` (at most ${LIMITS.maxMessageChars} characters).`,
+      `Message a direct child (at most ${LIMITS.maxMessageChars} characters; starts no turn).`,
+      'Running child: delivered "live", read before its next model request, after the tool calls it is running.',
+      'Otherwise "queued": read at the start of its next turn (followup_task starts one).',
+      "Each arrives once, in send order; a live message the turn ends before reading goes with the next turn. pending_messages counts those not read yet.",
+      "To your parent's path: a `message` notice in its mailbox.",
     ].join(" "),
     parameters,
     executionMode: "sequential",
@@ -28,8 +31,16 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
         return jsonResult({ delivered: "parent_mailbox", target: parent });
       }
       const state = directChild(rt, params.target, "messages");
+      if (text.length > LIMITS.maxMessageChars) throw new Error(`message is ${text.length} characters; the limit is ${LIMITS.maxMessageChars}`);
       const delivery = await rt.queueMessage(state, text);
-      return jsonResult({ delivered: delivery.delivered, target: state.record.path, queued_messages: delivery.queuedMessages, agent_status: delivery.status });
+      return jsonResult({
+        delivered: delivery.delivered,
+        target: state.record.path,
+        message_id: delivery.messageId,
+        pending_messages: delivery.pendingMessages,
+        queued_messages: delivery.queuedMessages,
+        agent_status: delivery.status,
+      });
     },
   };
 }

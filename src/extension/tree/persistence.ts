@@ -17,6 +17,7 @@ import { addUsage, emptyUsage } from "../../contracts/usage.js";
 import { errorValue } from "../../lib/text.js";
 import { errorText } from "../../lib/values.js";
 import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "../turns/launcher.js";
+import { dropConfirmed, liveRuns } from "../turns/live-messages.js";
 import { turnEndNotice } from "../turns/notices.js";
 import { saveReport } from "../turns/reports.js";
 import type { TreeRuntime } from "../turns/runtime.js";
@@ -113,14 +114,21 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
   for (const record of mine) {
     const direct = record.parent === runtime.self;
     let unsaved = false;
+    let requeued = false;
     if (unsettled.includes(record)) {
       try {
-        await settleOrphan(runtime, record, direct, reads.get(runDirOf(runtime, record) ?? "") ?? {});
+        requeued = await settleOrphan(runtime, record, direct, reads.get(runDirOf(runtime, record) ?? "") ?? {});
       } catch (err) {
         // Settled here, not on disk: shutdown writes it once more.
         unsaved = true;
         runtime.report(`could not record how the turn ${record.path} left running ended: ${errorText(err)}`);
       }
+    }
+    try {
+      if (await reconcileLiveMessages(runtime, record, requeued ? record.runs.at(-1) : undefined)) await tree.writeRecord(record);
+    } catch (err) {
+      unsaved = true;
+      runtime.report(`could not record which live messages ${record.path} read: ${errorText(err)}`);
     }
     if (direct) {
       await restoreWorktree(runtime, record);
@@ -155,7 +163,24 @@ function runDirOf(runtime: TreeRuntime, record: AgentRecordV1): string | undefin
   return lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
 }
 
-async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean, read: RunRead): Promise<void> {
+/**
+ * Drops the live messages that their runs confirmed (events.jsonl `message_delivered`), so a
+ * restarted parent never gives one twice; the others stay for the next turn. `keepRun`: a run
+ * whose turn left no trace in the session, so what it read is given again. Whether anything changed.
+ */
+async function reconcileLiveMessages(runtime: TreeRuntime, record: AgentRecordV1, keepRun: string | undefined): Promise<boolean> {
+  let dropped = 0;
+  for (const run of liveRuns(record)) {
+    if (run === keepRun) continue;
+    const delivered = await runtime.turns.deliveredIds(path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, run)).catch(() => new Set<string>());
+    dropped += dropConfirmed(record, run, delivered);
+  }
+  return dropped > 0;
+}
+
+/** Settles a turn its parent's previous process left running or queued; whether its prompt goes again (it left no trace). */
+async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean, read: RunRead): Promise<boolean> {
+  let requeued = false;
   const lastRun = record.runs.at(-1);
   if (read.damaged) runtime.report(`${record.path}'s run ${lastRun}: ${read.damaged}; the turn is recorded errored`);
   // A damaged result.json is the run's end all the same: the wrapper wrote one, so the turn is
@@ -171,7 +196,10 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
     record.notifiedRun = lastRun;
     // Stopped (its parent went away) before any assistant message reached the session: pi never
     // wrote the prompt there, so it goes first with the next turn, as for a live interrupt.
-    if (result.status === "interrupted" && result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+    if (result.status === "interrupted" && result.turns === 0) {
+      record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+      requeued = true;
+    }
     const report = await saveReport(runtime.tree.agentDir(record.path), {
       runId: result.runId,
       turn: record.runs.length,
@@ -186,7 +214,10 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       );
     }
   } else {
-    if (!result || result.turns === 0) record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+    if (!result || result.turns === 0) {
+      record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
+      requeued = true;
+    }
     if (record.status === "running" && !result) record.lastReason = "the parent went away and the turn's wrapper left no result.json";
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
@@ -196,6 +227,7 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
   record.runningParts = undefined;
   record.followupQueued = false;
   await runtime.tree.writeRecord(record);
+  return requeued;
 }
 
 /** Stands in for a result.json that is damaged: the turn failed, for the reason `damaged`. */

@@ -51,12 +51,3 @@ export interface FollowupResult {
   queuedBehindRunningTurn: boolean;
   queuePosition?: number;
 }
-
-/** What send_message tells the model about a message to a child. */
-export interface MessageDelivery {
-  /** `queued`: it goes with the child's next turn. */
-  delivered: "queued";
-  /** Messages and follow-ups now waiting for the child's next turn. */
-  queuedMessages: number;
-  status: AgentStatus;
-}

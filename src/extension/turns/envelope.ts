@@ -5,17 +5,22 @@
 import type { AgentRecordV1, EnvelopeKind, PendingPart } from "../../contracts/tree.js";
 
 /**
- * One envelope: what it is, who sent it and the task it belongs to, then the payload
- * verbatim. It never names the sender's model or reasoning: children that were shown them
- * took them for their own.
+ * One envelope: what it is, who sent it and the task it belongs to (and a message's id),
+ * then the payload verbatim. It never names the sender's model or reasoning: children that
+ * were shown them took them for their own.
  */
-export function envelope(kind: EnvelopeKind, from: string, taskName: string, payload: string): string {
-  return `[${kind} from ${from} · task ${taskName}]\n${payload}`;
+export function envelope(kind: EnvelopeKind, from: string, taskName: string, payload: string, id?: string): string {
+  return `[${kind} from ${from} · task ${taskName}${id === undefined ? "" : ` · id ${id}`}]\n${payload}`;
+}
+
+/** A part's envelope: a message live or queued reads the same. */
+export function partEnvelope(part: PendingPart, taskName: string): string {
+  return envelope(part.kind, part.from, taskName, part.text, part.id);
 }
 
 /** The prompt of one turn: each queued piece in its own envelope, in the order sent. */
 export function turnPrompt(parts: readonly PendingPart[], taskName: string, forkTranscript?: string): string {
-  const pieces = parts.map((part) => envelope(part.kind, part.from, taskName, part.text));
+  const pieces = parts.map((part) => partEnvelope(part, taskName));
   if (forkTranscript) pieces.unshift(`[FORKED_HISTORY · the parent's conversation so far]\n${forkTranscript}`);
   return pieces.join("\n\n");
 }
@@ -28,7 +33,7 @@ export function childInstructions(record: AgentRecordV1, canDelegate: boolean): 
     `${record.path} is your canonical agent path: a coordination identifier in the agent tree, not a filesystem path. Never use it with file tools; your working directory is your filesystem location.`,
     `Role: ${record.role}. Your own model is ${record.model} with reasoning ${record.reasoning}.`,
     "",
-    "Messages from the tree arrive in envelopes: `[NEW_TASK from <path> · task <name>]` (your task), `[MESSAGE from <path> · task <name>]` (a note to take into account), `[FOLLOWUP_TASK from <path> · task <name>]` (new work in the same conversation). Handle them in the order they appear.",
+    "Messages from the tree arrive in envelopes: `[NEW_TASK from <path> · task <name>]` (your task), `[MESSAGE from <path> · task <name> · id <id>]` (a note to take into account; it can also arrive while you work, after a tool call), `[FOLLOWUP_TASK from <path> · task <name>]` (new work in the same conversation). Handle them in the order they appear.",
     "Your final answer is your report to your parent: make it complete and self-contained.",
     "If you cannot do the task, write a line that starts with `[ABORT] <reason>` and stop.",
   ];

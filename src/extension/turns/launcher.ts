@@ -6,11 +6,12 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { ENV } from "../../contracts/env.js";
+import { type InboxMessageV1, inboxFileName, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
 import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import { checkResult, type ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
-import { type ProcessIdentity, processArgs, processIdentity, sameProcessAlive } from "../../lib/process.js";
+import { type ProcessIdentity, processAlive, processArgs, processIdentity, sameProcessAlive } from "../../lib/process.js";
 import { readJsonFile, readRegularFile } from "../../lib/regular-file.js";
 import { WRAPPER_BIN } from "../config.js";
 import { writeJsonAtomic } from "../tree/tree-dir.js";
@@ -40,6 +41,10 @@ export interface TurnOperations {
    * read as it stands.
    */
   settledResults(runDirs: readonly string[], waitMs: number): Promise<Map<string, RunRead>>;
+  /** Writes a live message (whole) into a running turn's inbox, as the `seq`-th message of its agent. */
+  postLive(runDir: string, seq: number, message: InboxMessageV1): Promise<void>;
+  /** The ids of the live messages a run confirmed in its child's conversation (its events.jsonl). */
+  deliveredIds(runDir: string): Promise<Set<string>>;
 }
 
 /** A run's result.json as read back: the result, none (`{}`), or a damaged one (why). */
@@ -105,6 +110,7 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     startedAt: new Date().toISOString(),
     timeoutMs: spec.timeoutMs,
     env: { [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
+    inboxPath: path.join(runDir, RUN_FILES.inbox),
   };
 }
 
@@ -112,7 +118,7 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
 export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const name = runName(spec.record.runs.length + 1, spec.kind);
   const runDir = path.join(spec.agentDir, TREE_FILES.runs, name);
-  await fs.promises.mkdir(runDir, { recursive: true });
+  await fs.promises.mkdir(path.join(runDir, RUN_FILES.inbox), { recursive: true });
   // A user-defined role's text, snapshotted at spawn, follows the tree instructions every turn.
   const rolePrompt = await fs.promises.readFile(path.join(spec.agentDir, TREE_FILES.rolePrompt), "utf8").catch(() => undefined);
   await fs.promises.writeFile(path.join(runDir, RUN_FILES.instructions), withRolePrompt(spec.instructions, spec.record.role, rolePrompt), "utf8");
@@ -273,5 +279,100 @@ export async function settledRunResults(
   return reads;
 }
 
+/** A live message file in the run's inbox, written whole (the task extension never reads half of one). */
+export async function postLiveMessage(runDir: string, seq: number, message: InboxMessageV1): Promise<void> {
+  await writeJsonAtomic(path.join(runDir, RUN_FILES.inbox, inboxFileName(seq)), message);
+}
+
+/** Lines of a JSON Lines file that mention `needle`, parsed (a file that is not there has none). */
+async function linesWith(file: string, needle: string): Promise<unknown[]> {
+  // Never a plain readFile: a FIFO where a run's file belongs would block it forever.
+  const read = await readRegularFile(file);
+  const text = read.ok ? read.text : "";
+  const out: unknown[] = [];
+  for (const line of text.split("\n")) {
+    // Cheap filter first: most lines are something else.
+    if (!line.includes(needle)) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      // a line its writer was writing when it died
+    }
+  }
+  return out;
+}
+
+/** How long a run's pi may outlive its killed wrapper: its orphan check runs every second. */
+export const ORPHAN_CHILD_WAIT_MS = 5000;
+
+/** Waits (up to `waitMs`) until the pi a run started (its run_start pid) has exited. */
+async function childGone(eventsPath: string, waitMs: number): Promise<void> {
+  const start = (await linesWith(eventsPath, '"run_start"'))[0] as { pid?: unknown } | undefined;
+  const pid = typeof start?.pid === "number" ? start.pid : undefined;
+  if (!pid || pid <= 1) return;
+  const deadline = Date.now() + waitMs;
+  while (runningProcess(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+/** Alive and not a zombie (an orphan nobody reaps has exited all the same; Linux's /proc says so). */
+function runningProcess(pid: number): boolean {
+  if (!processAlive(pid)) return false;
+  try {
+    return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/** The text of a session entry that is a user message, else undefined. */
+function sessionUserText(entry: unknown): string | undefined {
+  const message = (entry as { type?: unknown; message?: { role?: unknown; content?: unknown } }).message;
+  if ((entry as { type?: unknown }).type !== "message" || message?.role !== "user") return undefined;
+  if (typeof message.content === "string") return message.content;
+  if (!Array.isArray(message.content)) return undefined;
+  return (message.content as Array<{ type?: unknown; text?: unknown }>)
+    .filter((block) => block.type === "text" && typeof block.text === "string")
+    .map((block) => block.text as string)
+    .join("\n");
+}
+
+/**
+ * The ids of the live messages a run's child read: those its events.jsonl records
+ * (`message_delivered`), and those still in its inbox that the child's session holds as a
+ * user message — pi can put a message it had queued into the conversation as it stops
+ * (pi 1.x on SIGTERM, its wrapper already gone), and the session is the conversation.
+ */
+export async function deliveredMessageIds(runDir: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  const events = path.join(runDir, RUN_FILES.events);
+  for (const record of await linesWith(events, '"message_delivered"')) {
+    const { type, id } = record as { type?: unknown; id?: unknown };
+    if (type === "message_delivered" && typeof id === "string") ids.add(id);
+  }
+  const inbox = path.join(runDir, RUN_FILES.inbox);
+  const names = (await fs.promises.readdir(inbox).catch(() => [])).filter(isInboxMessageName);
+  if (names.length === 0) return ids;
+  const meta = await readJsonFile(path.join(runDir, RUN_FILES.meta));
+  const sessionPath = meta.ok ? (meta.value as Partial<MetaV1> | null)?.sessionPath : undefined;
+  if (!sessionPath) return ids;
+  // A wrapper that died (no result.json) leaves its pi for up to a second, stopping: what
+  // it writes to the session as it goes counts, so the session is read once it is gone.
+  const ended = await readRunResult(runDir);
+  if (!ended.result && !ended.damaged) await childGone(events, ORPHAN_CHILD_WAIT_MS);
+  for (const name of names) {
+    const file = await readRegularFile(path.join(inbox, name));
+    const message = file.ok ? parseInboxMessage(file.text) : undefined;
+    if (!message || ids.has(message.id)) continue;
+    const entries = await linesWith(sessionPath, message.id);
+    if (entries.some((entry) => sessionUserText(entry) === message.text)) ids.add(message.id);
+  }
+  return ids;
+}
+
 /** Turns as `subagent-wrapper` processes. */
-export const wrapperTurns: TurnOperations = { start: startTurn, settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs) };
+export const wrapperTurns: TurnOperations = {
+  start: startTurn,
+  settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs),
+  postLive: postLiveMessage,
+  deliveredIds: deliveredMessageIds,
+};

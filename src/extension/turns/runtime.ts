@@ -4,7 +4,7 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import type { ResultV1, RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, AgentStatus, Notice, NoticeWorktree } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice, NoticeWorktree, PendingPart } from "../../contracts/tree.js";
 import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -15,9 +15,10 @@ import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
 import { TurnSlots } from "./capacity.js";
-import type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
-import { childInstructions, turnPrompt } from "./envelope.js";
+import type { ChildState, FollowupResult, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
+import { childInstructions, partEnvelope, turnPrompt } from "./envelope.js";
 import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.js";
+import { dropConfirmed, liveRuns, type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, stopNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
@@ -47,6 +48,8 @@ export class TreeRuntime {
   private readonly hooks: RuntimeHooks;
   private closing = false;
   private readonly stopHearingDamage: () => void;
+  /** Record writes of each agent, one after the other: the last write on disk is the latest state. */
+  private readonly writes = new Map<string, Promise<void>>();
   /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
   private queuePublished: Promise<void> = Promise.resolve();
 
@@ -81,9 +84,13 @@ export class TreeRuntime {
   }
 
   async persist(state: ChildState): Promise<void> {
-    await this.tree.writeRecord(state.record);
+    const { record } = state;
+    // Chained: two writes in flight could land in either order; each writes the record as it is then.
+    const write = (this.writes.get(record.path) ?? Promise.resolve()).catch(() => undefined).then(() => this.tree.writeRecord(record));
+    this.writes.set(record.path, write);
+    await write;
     state.unsaved = false;
-    this.hooks.recorded?.(state.record);
+    this.hooks.recorded?.(record);
   }
 
   /**
@@ -194,8 +201,15 @@ export class TreeRuntime {
     this.slots.release(record.path);
     if (result) addUsage(record.usage, result.usage);
     // pi writes a session only once an assistant message exists: a stopped turn that got
-    // none never reached it, so its prompt goes first next time (never lost).
-    if (running && (!result || result.turns === 0) && stopping) record.undelivered = [...running.parts, ...record.undelivered];
+    // none never reached it, so its prompt goes first next time (never lost), and so do the
+    // live messages it read.
+    const leftNoTrace = running !== undefined && (!result || result.turns === 0) && stopping !== undefined;
+    if (leftNoTrace) record.undelivered = [...running.parts, ...record.undelivered];
+    // The wrapper has exited: what its run confirmed is final. The live messages it did not
+    // read stay in the inbox, in their place, for the next turn.
+    else if (running && liveRuns(record).includes(runName)) {
+      dropConfirmed(record, runName, await this.turns.deliveredIds(running.runDir).catch(() => new Set<string>()));
+    }
     record.notifiedRun = runName;
     try {
       // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
@@ -339,13 +353,38 @@ export class TreeRuntime {
     return { status: record.status, queuedBehindRunningTurn: busy, ...(queuePosition !== undefined && { queuePosition }) };
   }
 
-  /** send_message to a child: every message to a child comes in here; it goes with the child's next turn. */
+  /**
+   * send_message to a child: live into a running turn's inbox, else queued for the next turn.
+   * It is in the record first and leaves it only once the child's conversation has it
+   * (finishTurn, restore), so a crash of either process loses nothing (live-messages.ts).
+   */
   async queueMessage(state: ChildState, text: string): Promise<MessageDelivery> {
     const { record } = state;
     if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no messages`);
-    record.inbox.push({ kind: "MESSAGE", from: this.self, text, sentAt: new Date().toISOString() });
+    const { id, seq } = nextMessageId(record);
+    // A turn being stopped reads nothing more: the message waits for the next one.
+    const running = state.running && !state.stopping ? state.running : undefined;
+    const part: PendingPart = { kind: "MESSAGE", from: this.self, text, sentAt: new Date().toISOString(), id, ...(running && { liveRun: running.runName }) };
+    record.inbox.push(part);
     await this.persist(state);
-    return { delivered: "queued", queuedMessages: record.inbox.length, status: record.status };
+    let delivered: MessageDelivery["delivered"] = "queued";
+    if (running) {
+      try {
+        await this.turns.postLive(running.runDir, seq, { id, text: partEnvelope(part, record.taskName) });
+        delivered = "live";
+      } catch {
+        // The run's inbox cannot be written: the message waits for the next turn instead.
+        delete part.liveRun;
+        await this.persist(state);
+      }
+    }
+    return {
+      delivered,
+      messageId: id,
+      pendingMessages: pendingMessageCount(record),
+      queuedMessages: queuedPartCount(record, state.running?.runName),
+      status: record.status,
+    };
   }
 
   /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */

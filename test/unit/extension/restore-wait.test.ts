@@ -118,7 +118,12 @@ describe("restore with agents whose recorded wrapper pid is a live non-wrapper",
     const clock = virtualClock();
     const turns = new FakeTurns();
     const runtime = new TreeRuntime({ self: "/root", isRoot: true, treeDir: h.tree.root }, h.tree, h.runtime.limits, h.tree.root, {
-      turns: { start: (spec) => turns.start(spec), settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs, clock) },
+      turns: {
+        start: (spec) => turns.start(spec),
+        settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs, clock),
+        postLive: (runDir, seq, message) => turns.postLive(runDir, seq, message),
+        deliveredIds: (runDir) => turns.deliveredIds(runDir),
+      },
     });
     await restore(runtime, []);
     expect(clock.elapsed()).toBe(0);

@@ -191,12 +191,18 @@ describe("capacity", () => {
 });
 
 describe("followup_task and send_message", () => {
-  it("a follow-up behind a running turn starts when that turn ends, after its notice, with the queued message first", async () => {
+  it("a follow-up behind a running turn starts when that turn ends, after its notice, with the live message its turn did not read first", async () => {
     const h = await runtimeHarness();
     const worker = await h.child("worker");
     await h.runtime.requestTurn(worker, "spawn");
 
-    expect(await h.runtime.queueMessage(worker, "note this")).toEqual({ delivered: "queued", queuedMessages: 1, status: "running" });
+    expect(await h.runtime.queueMessage(worker, "note this")).toEqual({
+      delivered: "live",
+      messageId: "msg-1",
+      pendingMessages: 1,
+      queuedMessages: 0,
+      status: "running",
+    });
     expect(await h.runtime.followup(worker, "then do that")).toEqual({ status: "running", queuedBehindRunningTurn: true });
     expect(worker.record.followupQueued).toBe(true);
     expect(h.turns.started).toHaveLength(1);
@@ -209,7 +215,7 @@ describe("followup_task and send_message", () => {
     expect(noticed.map((n) => [n.type, n.report])).toEqual([["completed", "first done"]]);
     expect(h.turns.started).toHaveLength(2);
     expect(h.turns.last).toMatchObject({ runName: "0002-followup", spec: { kind: "followup" } });
-    expect(h.turns.last.spec.prompt).toBe("[MESSAGE from /root · task worker]\nnote this\n\n[FOLLOWUP_TASK from /root · task worker]\nthen do that");
+    expect(h.turns.last.spec.prompt).toBe("[MESSAGE from /root · task worker · id msg-1]\nnote this\n\n[FOLLOWUP_TASK from /root · task worker]\nthen do that");
     expect(worker.record).toMatchObject({ status: "running", followupQueued: false, inbox: [], runs: ["0001-spawn", "0002-followup"] });
   });
 

@@ -49,6 +49,16 @@ describe("the tool descriptions the model reads", () => {
     expect(text("wait_agent")).toContain(`at most ${LIMITS.noticesPerWait} per call`);
     expect(text("get_agent_report")).toContain(`at most ${LIMITS.reportPageChars} characters`);
     expect(text("list_agents")).toContain("under 50 KiB");
+    expect(text("send_message")).toContain(`at most ${LIMITS.maxMessageChars} characters`);
+  });
+
+  it("send_message says its two deliveries, one sentence each", () => {
+    const text = tools.find((tool) => tool.name === "send_message")!.description;
+    const sentences = text.split(/(?<=\.) /);
+    expect(sentences.filter((s) => s.includes('"live"'))).toEqual([
+      'Running child: delivered "live", read before its next model request, after the tool calls it is running.',
+    ]);
+    expect(sentences.filter((s) => s.includes('"queued"'))).toEqual(['Otherwise "queued": read at the start of its next turn (followup_task starts one).']);
   });
 
   it("spawn_agent and wait_agent say how to bring an isolated child's work in, and list_agents shows its branch", () => {
