@@ -3,9 +3,8 @@
  * slots and the mailbox. Every state change is written to the tree directory (the source
  * of truth shared with nested agents' processes) before anything is reported.
  */
-import type { ResultV1, RunStatus } from "../../contracts/result.js";
+import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1, AgentStatus, Notice, NoticeWorktree, PendingPart } from "../../contracts/tree.js";
-import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
@@ -20,24 +19,15 @@ import { childInstructions, partEnvelope, turnPrompt } from "./envelope.js";
 import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.js";
 import { dropConfirmed, liveRuns, type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
-import { messageNotice, stopNotice, turnEndNotice } from "./notices.js";
+import { messageNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
-import { finishWorktreeTurn, gitWorktrees, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
-
-/** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
-const STOP_WAIT_MS = 8000;
+import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./stopping.js";
+import { applyTurnEnd, lostResultReason, type TurnEndFacts } from "./turn-end.js";
+import { finishWorktreeTurn, gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 export type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
-/** What the stop of one turn found, for the notice and the wait that follow. */
-interface Stopped {
-  previous: AgentStatus;
-  queued: boolean;
-  running: RunningTurn | undefined;
-  subtreeUsage: UsageTotals | undefined;
-}
-
-export class TreeRuntime {
+export class TreeRuntime implements StopContext {
   readonly children = new Map<string, ChildState>();
   /** Direct children whose record is damaged, with why: they are not loaded, and tools say so. */
   readonly damaged = new Map<string, string>();
@@ -212,11 +202,7 @@ export class TreeRuntime {
     }
     record.notifiedRun = runName;
     try {
-      // Not stopped by this process and no result: the wrapper was killed (SIGKILL, OOM) or
-      // crashed. That is an error of the turn, never an interruption.
-      const exited = `wrapper exited (${running?.howExited?.() ?? "unknown"})`;
-      const damaged = running?.damagedResult?.();
-      const lost = damaged ? `${exited}; the run's ${damaged}` : `${exited} without writing result.json`;
+      const lost = lostResultReason(running?.howExited?.(), running?.damagedResult?.());
       // Whatever the outcome, an isolated turn's work is committed (a follow-up's start waits for it).
       const worktree = await finishWorktreeTurn(this.worktrees, record, result?.status ?? (stopping ? "interrupted" : "failed"));
       await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length, worktree });
@@ -229,40 +215,14 @@ export class TreeRuntime {
    * Records a finished turn and gives the parent its one notice. `turn` is the number of the
    * turn whose answer is stored; a turn that never started has none.
    */
-  private async settle(
-    state: ChildState,
-    end: {
-      result?: ResultV1 | undefined;
-      failure?: string | undefined;
-      stopping?: StopReason | undefined;
-      turn?: number;
-      worktree?: NoticeWorktree | undefined;
-    },
-  ): Promise<void> {
+  private async settle(state: ChildState, end: TurnEndFacts & { turn?: number; worktree?: NoticeWorktree | undefined }): Promise<void> {
     const { record } = state;
-    const { result, stopping } = end;
-    // A wrapper stopped in its first milliseconds dies before it can write a result (and
-    // before it starts pi): for a turn this process stopped, that is an interruption.
-    const outcome: RunStatus = result?.status ?? (stopping ? "interrupted" : "failed");
-    const reason = end.failure ?? result?.errorMessage ?? result?.abortReason;
-    record.lastOutcome = outcome;
-    record.lastReason = reason;
-    const text = result?.finalText ?? "";
+    const { stopping } = end;
+    const { outcome, reason, text } = applyTurnEnd(record, end);
     const report =
       end.turn === undefined
         ? undefined
-        : await saveReport(this.tree.agentDir(record.path), { runId: result?.runId ?? "none", turn: end.turn, outcome, text }).catch(() => undefined);
-    if (stopping === "close") {
-      record.lastTurnStatus = statusForOutcome(outcome);
-    } else if (stopping) {
-      // interrupt_agent already reported; a process that is ending reports nothing.
-      record.status = "interrupted";
-      record.lastTurnStatus = "interrupted";
-    } else {
-      record.status = statusForOutcome(outcome);
-      record.health = healthForOutcome(outcome);
-      record.lastTurnStatus = record.status;
-    }
+        : await saveReport(this.tree.agentDir(record.path), { runId: end.result?.runId ?? "none", turn: end.turn, outcome, text }).catch(() => undefined);
     const unrecorded = await this.persistOrReport(state, `the end of a turn (${outcome})`);
     if (stopping) return;
     // The parent still learns how the turn ended, and that the tree directory does not say
@@ -273,7 +233,7 @@ export class TreeRuntime {
     }
     // Messages a child sent up during its turn precede the notice of that turn's end.
     await this.collectInbox().catch((err: unknown) => this.report(`could not read the inbox of ${this.self}: ${errorText(err)}`));
-    const subtreeUsage = await this.subtreeUsage(record);
+    const subtreeUsage = await this.subtreeUsageOf(record);
     this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage, unrecorded, worktree: end.worktree }));
     state.owesNotice = false;
     if (record.followupQueued) {
@@ -301,7 +261,7 @@ export class TreeRuntime {
   }
 
   /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */
-  private async subtreeUsage(record: AgentRecordV1): Promise<UsageTotals | undefined> {
+  async subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined> {
     return subtreeUsage(this.tree, record).catch(() => undefined);
   }
 
@@ -387,69 +347,14 @@ export class TreeRuntime {
     };
   }
 
-  /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */
-  async interrupt(state: ChildState): Promise<AgentStatus> {
-    const { record } = state;
-    const stopped = await this.stopTurn(state, "interrupt");
-    if (!stopped.running && !stopped.queued) return stopped.previous;
-    record.status = "interrupted";
-    record.lastTurnStatus = "interrupted";
-    await this.recordStop(state, "interrupt", stopped);
-    return stopped.previous;
+  /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable (stopping.ts). */
+  interrupt(state: ChildState): Promise<AgentStatus> {
+    return interruptTurn(this, state);
   }
 
-  /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown. */
-  async close(state: ChildState): Promise<AgentStatus> {
-    const { record } = state;
-    const stopped = await this.stopTurn(state, "close");
-    record.lastTurnStatus ??= record.status;
-    record.status = "shutdown";
-    await this.recordStop(state, "close", stopped);
-    // The child's own process stopped its children as it ended; their records become shutdown too.
-    const descendants = await this.tree.subtree(record.path);
-    for (const descendant of descendants) {
-      if (descendant.status === "shutdown") continue;
-      descendant.lastTurnStatus ??= descendant.status;
-      descendant.status = "shutdown";
-      await this.tree.writeRecord(descendant);
-    }
-    await removeWorktrees(this.worktrees, [record, ...descendants]);
-    return stopped.previous;
-  }
-
-  /** How interrupt and close begin: drop a queued turn, stop a running one and free its slot at once. */
-  private async stopTurn(state: ChildState, by: "interrupt" | "close"): Promise<Stopped> {
-    const { record } = state;
-    // Read first: from here to its notice the stop runs without a pause.
-    const subtreeUsage = await this.subtreeUsage(record);
-    const previous = record.status;
-    const queued = this.slots.dequeue(record.path);
-    const running = state.running;
-    if (running) {
-      state.stopping = by;
-      running.stop();
-      this.slots.release(record.path);
-    }
-    return { previous, queued, running, subtreeUsage };
-  }
-
-  /** How interrupt and close end: the record written, the one notice given, the stopped turn recorded. */
-  private async recordStop(state: ChildState, by: "interrupt" | "close", stopped: Stopped): Promise<void> {
-    state.record.followupQueued = false;
-    await this.persist(state);
-    // An isolated agent's notice tells its branch after the stopped turn's commit, so it waits for that turn first.
-    const isolated = state.record.worktree !== undefined;
-    if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
-    if (stopped.running || stopped.queued) {
-      const worktree = isolated
-        ? await finishWorktreeTurn(this.worktrees, state.record, `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`)
-        : undefined;
-      this.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
-    }
-    // A follow-up must not start while the stopped pi may still write the shared session,
-    // and it must see what the stopped turn left undelivered. The wait's timer holds the event
-    // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
-    if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+  /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown (stopping.ts). */
+  close(state: ChildState): Promise<AgentStatus> {
+    return closeAgent(this, state);
   }
 
   /**

@@ -1,0 +1,102 @@
+/**
+ * interrupt_agent and close_agent: how a direct child's turn is stopped and recorded. A
+ * queued turn is dropped, a running one stopped and its slot freed at once; the parent gets
+ * one notice; a follow-up cannot start while the stopped pi may still write its session.
+ */
+import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
+import type { UsageTotals } from "../../contracts/usage.js";
+import { settledWithin } from "../../lib/wait.js";
+import type { TreeDir } from "../tree/tree-dir.js";
+import type { TurnSlots } from "./capacity.js";
+import type { ChildState } from "./child-state.js";
+import type { RunningTurn } from "./launcher.js";
+import { stopNotice } from "./notices.js";
+import { finishWorktreeTurn, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
+
+/** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
+export const STOP_WAIT_MS = 8000;
+
+/** What stopping a turn needs of the runtime (TreeRuntime is one). */
+export interface StopContext {
+  readonly slots: TurnSlots;
+  readonly tree: TreeDir;
+  readonly worktrees: WorktreeOperations;
+  persist(state: ChildState): Promise<void>;
+  notify(notice: Notice): void;
+  subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined>;
+}
+
+type StopBy = "interrupt" | "close";
+
+/** What the stop of one turn found, for the notice and the wait that follow. */
+interface Stopped {
+  previous: AgentStatus;
+  queued: boolean;
+  running: RunningTurn | undefined;
+  subtreeUsage: UsageTotals | undefined;
+}
+
+/** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */
+export async function interruptTurn(ctx: StopContext, state: ChildState): Promise<AgentStatus> {
+  const { record } = state;
+  const stopped = await stopTurn(ctx, state, "interrupt");
+  if (!stopped.running && !stopped.queued) return stopped.previous;
+  record.status = "interrupted";
+  record.lastTurnStatus = "interrupted";
+  await recordStop(ctx, state, "interrupt", stopped);
+  return stopped.previous;
+}
+
+/** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown. */
+export async function closeAgent(ctx: StopContext, state: ChildState): Promise<AgentStatus> {
+  const { record } = state;
+  const stopped = await stopTurn(ctx, state, "close");
+  record.lastTurnStatus ??= record.status;
+  record.status = "shutdown";
+  await recordStop(ctx, state, "close", stopped);
+  // The child's own process stopped its children as it ended; their records become shutdown too.
+  const descendants = await ctx.tree.subtree(record.path);
+  for (const descendant of descendants) {
+    if (descendant.status === "shutdown") continue;
+    descendant.lastTurnStatus ??= descendant.status;
+    descendant.status = "shutdown";
+    await ctx.tree.writeRecord(descendant);
+  }
+  await removeWorktrees(ctx.worktrees, [record, ...descendants]);
+  return stopped.previous;
+}
+
+/** How interrupt and close begin: drop a queued turn, stop a running one and free its slot at once. */
+async function stopTurn(ctx: StopContext, state: ChildState, by: StopBy): Promise<Stopped> {
+  const { record } = state;
+  // Read first: from here to its notice the stop runs without a pause.
+  const subtreeUsage = await ctx.subtreeUsageOf(record);
+  const previous = record.status;
+  const queued = ctx.slots.dequeue(record.path);
+  const running = state.running;
+  if (running) {
+    state.stopping = by;
+    running.stop();
+    ctx.slots.release(record.path);
+  }
+  return { previous, queued, running, subtreeUsage };
+}
+
+/** How interrupt and close end: the record written, the one notice given, the stopped turn recorded. */
+async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopped: Stopped): Promise<void> {
+  state.record.followupQueued = false;
+  await ctx.persist(state);
+  // An isolated agent's notice tells its branch after the stopped turn's commit, so it waits for that turn first.
+  const isolated = state.record.worktree !== undefined;
+  if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+  if (stopped.running || stopped.queued) {
+    const worktree = isolated
+      ? await finishWorktreeTurn(ctx.worktrees, state.record, `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`)
+      : undefined;
+    ctx.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
+  }
+  // A follow-up must not start while the stopped pi may still write the shared session,
+  // and it must see what the stopped turn left undelivered. The wait's timer holds the event
+  // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
+  if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+}
