@@ -8,28 +8,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { AGENT_SUBFOLDERS, RUN_FILES, TREE_FILES } from "../contracts/layout.js";
+import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { isRecord } from "../lib/values.js";
 import { runState } from "./inspect-format.js";
 import { formatTreeInspection, type TreeAgentView, type TreeInspection, type TreeRunView, treeInspectionJson } from "./inspect-tree-format.js";
 import { locateRun, readRunSnapshot } from "./run-files.js";
-
-/** Deeper than any tree can be (the depth limit is far below): a loop of links cannot hang us. */
-const MAX_DEPTH = 32;
-
-function readJson(file: string): { value?: unknown; error?: string } {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT" ? {} : { error: `cannot be read: ${(err as Error).message}` };
-  }
-  try {
-    return { value: JSON.parse(text) };
-  } catch (err) {
-    return { error: `is not valid JSON: ${(err as Error).message}` };
-  }
-}
+import { agentRecordFiles, readJsonFileSync } from "./tree-records.js";
 
 /** A tree directory holds tree.json (who the root is) or, at least, the agents' folder. */
 export function isTreeDirectory(dir: string): boolean {
@@ -43,7 +27,7 @@ export function isTreeDirectory(dir: string): boolean {
 
 function runView(agentDir: string, name: string): TreeRunView {
   const dir = path.join(agentDir, TREE_FILES.runs, name);
-  const result = readJson(path.join(dir, RUN_FILES.result)).value;
+  const result = readJsonFileSync(path.join(dir, RUN_FILES.result)).value;
   if (isRecord(result) && typeof result.status === "string") {
     return {
       name,
@@ -101,26 +85,12 @@ function agentView(dir: string, record: Record<string, unknown>): TreeAgentView 
 export function readTree(treeDir: string): TreeInspection {
   const agents: TreeAgentView[] = [];
   const problems: string[] = [];
-  const walk = (dir: string, depth: number) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (!entry.isDirectory() || AGENT_SUBFOLDERS.has(entry.name)) continue;
-      const agentDir = path.join(dir, entry.name);
-      const file = path.join(agentDir, TREE_FILES.record);
-      const { value, error } = readJson(file);
-      if (error) problems.push(`${file} ${error}`);
-      else if (isRecord(value)) agents.push(agentView(agentDir, value));
-      if (depth < MAX_DEPTH) walk(agentDir, depth + 1);
-    }
-  };
-  walk(path.join(treeDir, TREE_FILES.agents), 0);
+  for (const { dir, file, value, error } of agentRecordFiles(treeDir)) {
+    if (error) problems.push(`${file} ${error}`);
+    else if (isRecord(value)) agents.push(agentView(dir, value));
+  }
   agents.sort((a, b) => a.spawnSeq - b.spawnSeq);
-  const marker = readJson(path.join(treeDir, TREE_FILES.marker)).value;
+  const marker = readJsonFileSync(path.join(treeDir, TREE_FILES.marker)).value;
   const rootSession = isRecord(marker) && typeof marker.rootSession === "string" ? marker.rootSession : undefined;
   const createdAt = isRecord(marker) && typeof marker.createdAt === "string" ? marker.createdAt : undefined;
   return { dir: treeDir, ...(rootSession && { rootSession }), ...(createdAt && { createdAt }), agents, problems };

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { MetaError, type MetaV1, parseMeta, peekResultPath } from "../contracts/meta.js";
+import { readFileTail } from "../lib/file-tail.js";
 import { processAlive } from "../lib/process.js";
 import { errorText, isRecord } from "../lib/values.js";
 
@@ -169,23 +170,9 @@ export function readOptional(file: string | undefined): { text?: string; error?:
   }
 }
 
-/** The last `maxBytes` of a (log) file, or undefined when it is missing or empty. */
+/** The tail of a log the snapshot shows (16 KiB by default). */
 export function readTail(file: string | undefined, maxBytes = 16 * 1024): string | undefined {
-  if (!file) return undefined;
-  let handle: number | undefined;
-  try {
-    handle = fs.openSync(file, "r");
-    const size = fs.fstatSync(handle).size;
-    if (size === 0) return undefined;
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    fs.readSync(handle, buffer, 0, length, size - length);
-    return buffer.toString("utf8");
-  } catch {
-    return undefined;
-  } finally {
-    if (handle !== undefined) fs.closeSync(handle);
-  }
+  return file === undefined ? undefined : readFileTail(file, maxBytes);
 }
 
 /** Everything `inspect` shows about a run, read once. */

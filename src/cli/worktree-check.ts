@@ -11,6 +11,7 @@ import type { AgentWorktreeV1 } from "../contracts/tree.js";
 import { runGit } from "../lib/git.js";
 import { branchCommit, listWorktrees } from "../lib/git-worktrees.js";
 import { errorText, isRecord } from "../lib/values.js";
+import { agentRecordFiles } from "./tree-records.js";
 import { type WorktreeFacts, worktreeChecks } from "./worktree-format.js";
 
 export class NoTreeError extends Error {}
@@ -18,30 +19,13 @@ export class NoTreeError extends Error {}
 /** Records that name a worktree, in spawn order, read tolerantly (a half-written or foreign file is skipped). */
 function isolatedRecords(treeDir: string): Array<{ agent: string; status: string; worktree: AgentWorktreeV1 }> {
   const found: Array<{ agent: string; status: string; worktree: AgentWorktreeV1; seq: number }> = [];
-  const walk = (dir: string, depth: number): void => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
+  for (const { value: record } of agentRecordFiles(treeDir)) {
+    const worktree = isRecord(record) ? record.worktree : undefined;
+    if (isRecord(record) && isRecord(worktree) && typeof worktree.path === "string" && typeof worktree.gitDir === "string") {
+      const seq = typeof record.spawnSeq === "number" ? record.spawnSeq : Number.MAX_SAFE_INTEGER;
+      found.push({ agent: String(record.path), status: String(record.status), worktree: worktree as unknown as AgentWorktreeV1, seq });
     }
-    for (const entry of entries) {
-      if (!entry.isDirectory() || [TREE_FILES.runs, TREE_FILES.reports, TREE_FILES.inbox].includes(entry.name as never)) continue;
-      const sub = path.join(dir, entry.name);
-      try {
-        const record: unknown = JSON.parse(fs.readFileSync(path.join(sub, TREE_FILES.record), "utf8"));
-        const worktree = isRecord(record) ? record.worktree : undefined;
-        if (isRecord(record) && isRecord(worktree) && typeof worktree.path === "string" && typeof worktree.gitDir === "string") {
-          const seq = typeof record.spawnSeq === "number" ? record.spawnSeq : Number.MAX_SAFE_INTEGER;
-          found.push({ agent: String(record.path), status: String(record.status), worktree: worktree as unknown as AgentWorktreeV1, seq });
-        }
-      } catch {
-        // no record here (or not one of ours): look further down
-      }
-      if (depth < 16) walk(sub, depth + 1);
-    }
-  };
-  walk(path.join(treeDir, TREE_FILES.agents), 0);
+  }
   return found.sort((a, b) => a.seq - b.seq);
 }
 

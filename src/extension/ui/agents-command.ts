@@ -6,10 +6,10 @@
  * methods the tools use, so the model learns of them from its mailbox as usual. Dialogs are
  * pi's (ui.select / ui.input / ui.confirm), which RPC clients get as extension UI requests.
  */
-import fs from "node:fs";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
+import { readFileTail } from "../../lib/file-tail.js";
 import { errorText } from "../../lib/values.js";
 import { assertBudgetLeft } from "../progress/budget.js";
 import type { AgentProgress } from "../progress/progress.js";
@@ -34,23 +34,6 @@ export interface AgentsCommandDeps {
   refresh(): void;
 }
 
-/** The last `maxBytes` of a file as text, or undefined when it cannot be read. */
-function readTail(file: string, maxBytes: number): string | undefined {
-  let handle: number | undefined;
-  try {
-    handle = fs.openSync(file, "r");
-    const size = fs.fstatSync(handle).size;
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    fs.readSync(handle, buffer, 0, length, size - length);
-    return buffer.toString("utf8");
-  } catch {
-    return undefined;
-  } finally {
-    if (handle !== undefined) fs.closeSync(handle);
-  }
-}
-
 async function agentFiles(rt: TreeRuntime, agent: AgentProgress): Promise<AgentFiles> {
   const agentDir = rt.tree.agentDir(agent.record.path);
   const latest = agent.record.runs.at(-1);
@@ -58,7 +41,7 @@ async function agentFiles(rt: TreeRuntime, agent: AgentProgress): Promise<AgentF
   const page = await readReportPage(agentDir).catch(() => undefined);
   return {
     ...(runDir && { runDir }),
-    ...(runDir && { transcriptTail: readTail(path.join(runDir, RUN_FILES.transcript), TRANSCRIPT_TAIL_BYTES) }),
+    ...(runDir && { transcriptTail: readFileTail(path.join(runDir, RUN_FILES.transcript), TRANSCRIPT_TAIL_BYTES) }),
     ...(page?.available && { report: { text: page.text, turn: page.turn_number, totalChars: page.total_chars } }),
   };
 }
