@@ -219,7 +219,8 @@ describe("live messages to a running child", () => {
       let killed: number | undefined;
       const killWrapper = (h: TreeHarness) => {
         // The send_message result is in this request: the live file is on disk.
-        const pid = Number(fs.readFileSync(path.join(runDir(h, "0001-spawn"), "wrapper.pid"), "utf8"));
+        // wrapper.pid holds the wrapper's identity as JSON: {pid, startTicks, bootId}.
+        const { pid } = JSON.parse(fs.readFileSync(path.join(runDir(h, "0001-spawn"), "wrapper.pid"), "utf8")) as { pid: number };
         process.kill(pid, "SIGKILL");
         killed = pid;
       };

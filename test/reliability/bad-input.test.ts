@@ -152,7 +152,7 @@ describe("area 1: a meta.json with several problems gets all of them at once", (
       cwd: "no/such/dir",
       resultPath: "out/result.json",
       eventsPath: "out/result.json",
-      thinking: "max",
+      thinking: "maximum",
       graceMs: -1,
     });
     const c = await wrapperCase({ metaText: text, scenario: ECHO });
@@ -161,7 +161,7 @@ describe("area 1: a meta.json with several problems gets all of them at once", (
     const problems = [
       'meta.json field "task" must be a string, not a number',
       'meta.json field "graceMs" must be a positive number of milliseconds, not -1',
-      'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, not "max"',
+      'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"',
       `meta.json cwd ${path.join(c.dir, "no/such/dir")} does not exist`,
       `meta.json eventsPath and resultPath name the same file ${path.join(c.dir, "out/result.json")}`,
     ];

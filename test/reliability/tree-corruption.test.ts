@@ -136,6 +136,11 @@ const CASES: Case[] = [
   { name: "an unknown status", damage: victimJson((r) => ({ ...r, status: "zombie" })), damaged: V },
   { name: "no usage", damage: victimJson(({ usage: _, ...r }) => r), damaged: V },
   { name: "a spawnSeq that is text", damage: victimJson((r) => ({ ...r, spawnSeq: "3" })), damaged: V },
+  {
+    name: "a worktree whose subdir climbs out",
+    damage: victimJson((r) => ({ ...r, worktree: { path: "/w", branch: "subagent/x", baseCommit: "a".repeat(40), gitDir: "/r/.git", subdir: "../.." } })),
+    damaged: V,
+  },
   { name: "pending messages that are not messages", damage: victimJson((r) => ({ ...r, undelivered: [1, null] })), damaged: V },
   { name: "agent.json is a folder", damage: async (t) => replace(victimFile(t), (file) => fs.mkdir(file)), damaged: V },
   { name: "agent.json is a named pipe", damage: async (t) => replaceWithFifo(victimFile(t)), damaged: V },
@@ -147,7 +152,7 @@ const CASES: Case[] = [
     damaged: ["/root/alpha/sub"],
   },
   // Not damage: each restores without a line.
-  { name: "an unknown field (a newer writer's)", damage: victimJson((r) => ({ ...r, worktree: { path: "/w", branch: "b" } })), lines: 0 },
+  { name: "an unknown field (a newer writer's)", damage: victimJson((r) => ({ ...r, somethingNew: { path: "/w", branch: "b" } })), lines: 0 },
   { name: "a running record with an empty run list", damage: victimJson((r) => ({ ...r, status: "running", runs: [] })), lines: 0, victim: "interrupted" },
   {
     name: "wrapper.pid holds a live pid that is not the wrapper",
