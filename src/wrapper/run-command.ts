@@ -13,9 +13,19 @@ import { writeResultAtomic } from "./artifacts.js";
 import { loadMeta } from "./load-meta.js";
 import { runWrapper } from "./run.js";
 
+/**
+ * One line on stderr, which never fails the run: stderr may be a file on the disk that just
+ * filled up (a synchronous write throws ENOSPC) or a pipe whose reader is gone (an 'error'
+ * event). The run's outcome is in result.json; a lost line is only a lost line.
+ */
 export const say = (line: string): void => {
-  process.stderr.write(`${line}\n`);
+  try {
+    process.stderr.write(`${line}\n`);
+  } catch {
+    // the line is lost, the run goes on
+  }
 };
+process.stderr.on("error", () => undefined);
 
 /** The result.json of a run that never started because its meta.json was invalid. */
 export function metaErrorResult(error: MetaError, now = new Date()): ResultV1 {

@@ -192,10 +192,19 @@ class WrapperRun {
     }
   }
 
+  /** A line for the caller's warn hook; a hook that throws (stderr on a full disk) never fails the run. */
+  private say(line: string): void {
+    try {
+      this.options.warn?.(`subagent-wrapper: ${line}`);
+    } catch {
+      // the line is lost; result.json still tells the outcome
+    }
+  }
+
   private warnOnce(line: string): void {
     if (this.warnings.includes(line)) return;
     this.warnings.push(line);
-    this.options.warn?.(`subagent-wrapper: ${line}`);
+    this.say(line);
   }
 
   private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
@@ -207,7 +216,7 @@ class WrapperRun {
       meta.transcriptPath ? ArtifactFile.open("transcript", meta.transcriptPath, this.folders) : undefined,
     ]);
     const { caps, error } = logCapsFromEnv(env);
-    if (error && (stdout || stderr)) this.options.warn?.(`subagent-wrapper: ${error}`);
+    if (error && (stdout || stderr)) this.say(error);
     this.events = new EventsWriter(events);
     this.rawLog = stdout && new RawLog(stdout, caps);
     this.stderrLog = stderr && new RawLog(stderr, caps);
@@ -281,7 +290,7 @@ class WrapperRun {
   /** Whether this pi emits agent_settled decides when graceMs starts: at agent_settled, or at the terminal message. */
   private identify(bin: string, childEnv: NodeJS.ProcessEnv): void {
     const pi = (this.processes.identifyPi ?? identifyPi)(bin, childEnv);
-    if (pi.problem) this.options.warn?.(`subagent-wrapper: ${pi.problem}`);
+    if (pi.problem) this.say(pi.problem);
     this.tracker.expectSettled(pi.emitsSettled);
   }
 
@@ -292,7 +301,7 @@ class WrapperRun {
     const problem = inbox.prepare();
     if (problem) {
       this.warnings.push(problem);
-      this.options.warn?.(`subagent-wrapper: ${problem}`);
+      this.say(problem);
       return undefined;
     }
     this.inbox = inbox;
@@ -387,10 +396,10 @@ class WrapperRun {
     const result = this.buildResult(outcome, exitCode);
     try {
       const { written, fromReserve } = await writeResult(this.meta.resultPath, result, this.reserve);
-      if (fromReserve) this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} went into the space reserved for it: the disk is full or failing`);
+      if (fromReserve) this.say(`result ${this.meta.resultPath} went into the space reserved for it: the disk is full or failing`);
       return { result: written, exitCode };
     } catch (err) {
-      this.options.warn?.(`subagent-wrapper: result ${this.meta.resultPath} could not be written: ${errorText(err)}`);
+      this.say(`result ${this.meta.resultPath} could not be written: ${errorText(err)}`);
       return { result, exitCode: WRAPPER_EXIT.noResult };
     }
   }

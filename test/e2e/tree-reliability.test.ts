@@ -86,12 +86,23 @@ describe("the extension's promises whatever the disk or the tree directory does 
     if ("skip" in disk) return ctx.skip(disk.skip);
     let h: TreeHarness | undefined;
     try {
+      // Both children ask before the disk fills, and both answer on the full disk: a wrapper
+      // that starts on a full disk cannot reserve result.json's space and fails at its start
+      // instead (another case), so the fill waits until both runs are under way.
+      // Whatever a finishing process deletes (a temp file, a released reserve) is taken back
+      // at once: the disk stays full until the root has ended.
       let filled = 0;
-      // Each child's model request fills the disk before it answers: the child's turn ends on a full disk.
-      const answerOnFullDisk = (text: string) => (_req: ChatRequest) => {
+      let bothAsked!: () => void;
+      let refill: NodeJS.Timeout | undefined;
+      const diskFull = new Promise<void>((resolve) => {
+        bothAsked = resolve;
+      }).then(() => {
         fillDisk(disk.dir);
-        filled++;
-        return reply.text(text);
+        refill = setInterval(() => fillDisk(disk.dir), 1);
+      });
+      const answerOnFullDisk = (text: string) => (_req: ChatRequest) => {
+        if (++filled === 2) bothAsked();
+        return reply.text(text, { waitFor: diskFull });
       };
       const root = new Program([
         spawn({ task_name: "first", message: "FIRST TASK", fork_turns: "none" }),
@@ -106,7 +117,7 @@ describe("the extension's promises whatever the disk or the tree directory does 
         env: { PI_SUBAGENTS_TURN_TIMEOUT_MS: "30000" },
         scripts: { "/root": root.steps(), "/root/first": [answerOnFullDisk("FIRST DONE")], "/root/second": [answerOnFullDisk("SECOND DONE")] },
       });
-      const run = await h.runRoot("go", { timeoutMs: 120_000 });
+      const run = await h.runRoot("go", { timeoutMs: 120_000 }).finally(() => clearInterval(refill));
       expectCleanExit(run);
       expect(root.remaining).toBe(0);
       expect(filled).toBe(2);

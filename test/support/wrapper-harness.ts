@@ -3,6 +3,7 @@
  * the fake pi first on PATH, and reads back what a script would: exit code, stderr,
  * result.json, events.jsonl and the other artifacts.
  */
+import type { StdioOptions } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -21,13 +22,20 @@ export interface WrapperRunOutput extends ProcessResult {
   read(name: string): Promise<string>;
 }
 
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  args?: string[];
+  /** The wrapper's stdio (default: stdin ignored, stdout and stderr captured). */
+  stdio?: StdioOptions;
+}
+
 export interface WrapperCase {
   dir: string;
   metaPath: string;
   /** The meta.json fields the case wrote (relative paths as written). */
   meta: Record<string, unknown>;
-  start(opts?: { env?: NodeJS.ProcessEnv; args?: string[] }): SpawnedProcess;
-  run(opts?: { env?: NodeJS.ProcessEnv; args?: string[] }): Promise<WrapperRunOutput>;
+  start(opts?: StartOptions): SpawnedProcess;
+  run(opts?: StartOptions): Promise<WrapperRunOutput>;
   collect(processResult: ProcessResult): Promise<WrapperRunOutput>;
 }
 
@@ -78,10 +86,11 @@ export async function wrapperCase(options: { meta?: Record<string, unknown>; sce
     TMPDIR: tmp,
     ...scenarioEnv,
   });
-  const start = (opts: { env?: NodeJS.ProcessEnv; args?: string[] } = {}) =>
+  const start = (opts: StartOptions = {}) =>
     spawnProcess(process.execPath, [WRAPPER_BIN, ...(opts.args ?? [metaPath])], {
       cwd: dir,
       env: { ...baseEnv(), ...opts.env },
+      ...(opts.stdio && { stdio: opts.stdio }),
       timeoutMs: 25_000,
     });
   const collect = async (processResult: ProcessResult): Promise<WrapperRunOutput> => {
