@@ -33,7 +33,7 @@ export interface Role {
 const ROLES: readonly Role[] = [
   {
     name: "scout",
-    description: "Cheap read-only recon (read, grep, find, ls; low reasoning) for finding files and facts; needs fork_turns `none`.",
+    description: "Cheap read-only search; needs fork_turns none.",
     tools: ["read", "grep", "find", "ls"],
     reasoning: "low",
     requiresForkNone: true,
@@ -41,7 +41,7 @@ const ROLES: readonly Role[] = [
   },
   {
     name: "implementation",
-    description: "Makes code changes with read, write, edit, bash, grep, find and ls at medium reasoning; no extension tools.",
+    description: "Edits code, runs bash; cannot delegate.",
     tools: ["read", "write", "edit", "bash", "grep", "find", "ls"],
     reasoning: "medium",
     requiresForkNone: false,
@@ -49,7 +49,7 @@ const ROLES: readonly Role[] = [
   },
   {
     name: "specialist",
-    description: "Hard problems: the parent's own tools (extension tools included) at high reasoning.",
+    description: "Hard problems: your tools, high reasoning.",
     tools: "parent",
     reasoning: "high",
     requiresForkNone: false,
@@ -198,7 +198,7 @@ function cut(text: string, max: number): string {
 export function describeAgentTypes(catalog: RoleCatalog): string {
   const builtin = catalog.roles.filter((role) => role.source === "builtin");
   const defined = catalog.roles.filter((role) => role.source !== "builtin");
-  const parts = [`Role: ${builtin.map((role) => `\`${role.name}\` (${role.description})`).join("; ")}.`];
+  const parts = [`${builtin.map((role) => `\`${role.name}\` (${role.description})`).join("; ")}.`];
   if (defined.length > 0) {
     const described = defined
       .slice(0, DESCRIBED_ROLES_MAX)
@@ -209,7 +209,7 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
     const rest = defined.slice(DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\``);
     parts.push(`Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`);
   }
-  parts.push("Omit for a plain child with your tools, model and reasoning.");
+  parts.push("Omit for a plain child like you.");
   if (catalog.rejected.length > 0) {
     const listed = catalog.rejected.slice(0, LISTED_REJECTIONS_MAX).map((entry) => `${entry.filePath}: ${cut(entry.problem, ROLE_DESCRIPTION_CHARS)}`);
     const more = catalog.rejected.length - listed.length;

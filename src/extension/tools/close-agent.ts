@@ -3,15 +3,14 @@ import { Type } from "typebox";
 import { directChild, jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
-  target: Type.String({ description: "A direct child (canonical path or name relative to you)." }),
+  target: Type.String({ description: "Direct child." }),
 });
 
 export function closeAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "close_agent",
     label: "Close agent",
-    description:
-      "Shut down a direct child and its whole subtree: running turns are stopped, no process is left, and every agent in the subtree becomes `shutdown` (final: it takes no follow-up; list_agents keeps what its last turn ended with as last_outcome). Returns previous_status. Frees capacity at once. The git worktrees of isolated agents in the subtree are removed (what they left uncommitted is committed first); a branch that holds commits stays, one with none is deleted.",
+    description: "Shut down a child and its subtree for good, freeing slots. Worktrees go (leftovers committed); branches with commits stay.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {

@@ -5,8 +5,8 @@ import { progressOf } from "../progress/progress.js";
 import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
-  target: Type.String({ description: "A direct child (canonical path or name relative to you)." }),
-  message: Type.String({ description: "The new task, not empty, delivered verbatim in the child's own conversation." }),
+  target: Type.String({ description: "Direct child." }),
+  message: Type.String({ description: "The new task, non-empty, verbatim." }),
 });
 
 export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -14,7 +14,7 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
     name: "followup_task",
     label: "Follow-up task",
     description:
-      "Give a direct child a new turn in its own conversation (it keeps its earlier context). If its turn is running, the follow-up waits behind it; if its turn is queued, the follow-up joins that turn. Messages queued with send_message and any interrupted task are delivered first, in order. Resumes an interrupted child; a shut-down child takes no follow-up, and none starts once the tree's budget is spent. Collect the result with wait_agent.",
+      "New turn for a child in its own conversation, after any running turn; queued messages and an interrupted task go first. Not for a shut-down child.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {

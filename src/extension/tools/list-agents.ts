@@ -12,17 +12,14 @@ import { jsonResult, type ToolDeps } from "./common.js";
 const DAMAGED_LISTED = 20;
 
 const parameters = Type.Object({
-  path_prefix: Type.Optional(
-    Type.String({ description: "Only agents whose canonical path starts with this prefix, given as a canonical path or one relative to you." }),
-  ),
+  path_prefix: Type.Optional(Type.String({ description: "Only paths starting with this." })),
 });
 
 export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "list_agents",
     label: "List agents",
-    description:
-      "List every agent in your subtree (children and their descendants, not you), in spawn order: agent_name (canonical path: a coordination id, not a filesystem path), nickname, agent_status, role, effective model and reasoning, health, branch for an agent in its own git worktree, queue_position while your child is queued, pending_messages (messages sent to it it has not read yet, when any), last_outcome for a shut-down agent, usage (tokens and cost, the running turn included), subtree_usage (the agent plus its descendants), and for a running agent its elapsed_ms, turns, tool_calls and current_tool. total_usage sums the listed agents; budget shows the tree's budget and spend when one is set. To wait for results use wait_agent, not repeated list_agents calls. The result stays under 50 KiB: agents past that are left out and omitted says how many. An agent whose record in the tree directory is damaged is not listed among agents but in damaged (agent_name, problem); it cannot be acted on.",
+    description: `Your subtree's agents: status, usage, progress, pending_messages (unread). ≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest. Agents in damaged cannot be acted on. To wait use wait_agent.`,
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();

@@ -18,8 +18,7 @@ export function listModelsTool(_deps: ToolDeps): ToolDefinition<typeof parameter
   return {
     name: "list_models",
     label: "List models",
-    description:
-      "List the models a child agent can use (spawn_agent's `model`, written provider/id): each with its supported reasoning_levels and context_window. When the session has a model scope (--models or enabledModels), only the scoped models are listed and scoped is true.",
+    description: "Models for spawn_agent (provider/id) and their reasoning_levels; scoped: true if the session limits them.",
     parameters,
     execute: async (_id, _params, _signal, _onUpdate, ctx) => {
       const available = ctx.modelRegistry.getAvailable() as ModelInfo[];

@@ -5,8 +5,8 @@ import { resolveTarget } from "../tree/paths.js";
 import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
-  target: Type.String({ description: "A direct child (canonical path or name relative to you), or your parent's path." }),
-  message: Type.String({ description: `The text, delivered verbatim; not empty, at most ${LIMITS.maxMessageChars} characters.` }),
+  target: Type.String({ description: "Direct child, or your parent." }),
+  message: Type.String({ description: `Non-empty, ≤${LIMITS.maxMessageChars} chars, verbatim.` }),
 });
 
 export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -14,11 +14,9 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
     name: "send_message",
     label: "Send message",
     description: [
-      `Message a direct child (at most ${LIMITS.maxMessageChars} characters; starts no turn).`,
-      'Running child: delivered "live", read before its next model request, after the tool calls it is running.',
-      'Otherwise "queued": read at the start of its next turn (followup_task starts one).',
-      "Each arrives once, in send order; a live message the turn ends before reading goes with the next turn. pending_messages counts those not read yet.",
-      "To your parent's path: a `message` notice in its mailbox.",
+      "Message a child or your parent; starts no turn.",
+      "A running child reads it live before its next model request, else queued for its next turn.",
+      "Each arrives once, in order.",
     ].join(" "),
     parameters,
     executionMode: "sequential",

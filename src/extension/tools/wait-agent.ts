@@ -5,18 +5,10 @@ import { usageTotals } from "../../contracts/usage.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
-import { ISOLATION_MERGE_TEXT } from "./spawn-agent.js";
 
 const parameters = Type.Object({
-  timeout_ms: Type.Optional(
-    Type.Number({ description: `How long to wait for a notice, in ms (default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look).` }),
-  ),
-  target: Type.Optional(
-    Type.String({
-      description:
-        "An agent of your subtree that must exist (canonical path or relative to you), though waiting stays mailbox-wide: any child's notice returns.",
-    }),
-  ),
+  timeout_ms: Type.Optional(Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` })),
+  target: Type.Optional(Type.String({ description: "An existing agent of your subtree; any child's notice returns." })),
 });
 
 /** How often a waiting parent looks at its inbox for messages its children sent up, and for a message the user typed. */
@@ -94,11 +86,9 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
     name: "wait_agent",
     label: "Wait for agents",
     description: [
-      "Wait for notices from your child agents: a finished turn (completed, errored, aborted), an interrupt or shutdown, or a message a child sent you.",
-      `This is the way to wait — do not poll list_agents. Returns at once when notices are pending (at most ${LIMITS.noticesPerWait} per call, oldest first; \`pending\` says how many remain), at once with idle: true when no child has a running or queued turn, else when one arrives or timeout_ms passes (timed_out: true).`,
-      "It also returns early, with the counts running and queued of your children still working: user_message_pending: true when the user has typed a message for you (read it first; pending notices stay pending), cancelled: true (not timed_out) when the user pressed Esc.",
-      `While waiting it streams the progress of your running and queued agents (elapsed time, current tool, turns, tokens, cost) about once a second. Each notice carries agent_name, nickname, type, agent_status, health, the child's effective model and reasoning, outcome and reason when it did not complete, usage and subtree_usage (the agent plus its descendants; a message notice has neither), and its report (a message notice: the text), the whole notice at most ${LIMITS.maxMessageChars} characters (report_chars is the full length; get_agent_report pages a stored report).`,
-      ISOLATION_MERGE_TEXT,
+      `Wait for your children's notices: pending ones at once (≤${LIMITS.noticesPerWait} per call; pending counts the rest), idle: true if no child turn runs or waits, else the next or timed_out: true.`,
+      "Returns early on user_message_pending: true (answer the user; notices stay) or cancelled: true (Esc).",
+      `Notices are ≤${LIMITS.maxMessageChars} chars; get_agent_report pages a cut report.`,
     ].join(" "),
     parameters,
     execute: async (_id, params, signal, onUpdate, ctx) => {
