@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { benchPiHome, fmt, median, now, PI, REPO_ROOT, rounds, row, runProcess, startBenchLlm } from "./support.mjs";
+import { benchLines, benchPiHome, fmt, median, now, REPO_ROOT, rounds, row, runProcess, startBenchLlm } from "./support.mjs";
 
 const SIZES = (process.env.BENCH_ISOLATION_SIZES ?? "1000,10000,30000").split(",").map(Number);
 const PER_DIR = 100;
@@ -17,8 +17,9 @@ const TARGET_MS = 1000;
 const agentOf = (body) => /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
 const toolCount = (body) => (body.messages ?? []).filter((m) => m.role === "tool").length;
 
-const gitEnv = (home) => ({
-  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("GIT_"))),
+/** `base` without the caller's GIT_* variables, with a private git configuration. */
+const gitEnv = (home, base) => ({
+  ...Object.fromEntries(Object.entries(base).filter(([name]) => !name.startsWith("GIT_"))),
   HOME: home,
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_GLOBAL: "/dev/null",
@@ -63,8 +64,11 @@ export async function run() {
     }
     return { text: "root done" };
   });
-  const { home, env, cleanup } = benchPiHome(llm.url);
-  const git = gitEnv(home);
+  // The current pi line (1.x on its Node 22): isolation costs git and file-system time, the same on either line.
+  const [line] = benchLines();
+  const PI = path.join(line.binDir, "pi");
+  const { home, env, cleanup } = benchPiHome(llm.url, line);
+  const git = gitEnv(home, env);
   const points = [];
   const breakdown = [];
   try {
@@ -79,7 +83,7 @@ export async function run() {
           marks = {};
           const result = await runProcess(PI, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "spawn one"], {
             cwd: repo,
-            env: { ...env, ...git },
+            env: git,
             timeoutMs: 300_000,
           });
           if (result.code !== 0 || marks.childFirst === undefined) throw new Error(`root exited ${result.code}: ${result.stderr.slice(-800)}`);
@@ -117,7 +121,7 @@ export async function run() {
       what: "spawn to the child's first model request: isolation worktree vs none",
       target: `≤ ${TARGET_MS} ms extra at 10 000 files`,
       points,
-      note: `Real pi and extension, loopback LLM. Measured: from the root model's spawn_agent call (its reply leaving the LLM) to the child's first request reaching it, \`isolation: "worktree"\` (value) vs \`none\` (baseline), alternated, medians; ratio is the difference. The repositories are dirty (50 modified, 50 untracked, 10 deleted files), so the snapshot is a new commit. ${breakdown.join("; ")} (the rest is the wrapper and the child pi starting, the same either way).`,
+      note: `Real pi (${line.label}) and extension, loopback LLM. Measured: from the root model's spawn_agent call (its reply leaving the LLM) to the child's first request reaching it, \`isolation: "worktree"\` (value) vs \`none\` (baseline), alternated, medians; ratio is the difference. The repositories are dirty (50 modified, 50 untracked, 10 deleted files), so the snapshot is a new commit. ${breakdown.join("; ")} (the rest is the wrapper and the child pi starting, the same either way).`,
     }),
   ];
 }

