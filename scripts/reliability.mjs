@@ -20,6 +20,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { fillDisk, mountTmpfs } from "./full-disk.mjs";
 import { fsyncCost, GONE_WITHIN_MS, orphanKinds, pathCases, wrapperCaseSection } from "./reliability-wrapper-cases.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -434,22 +435,6 @@ function agentRecord(name, seq, overrides = {}) {
   };
 }
 
-/** Fills the file system holding `dir` to its last byte. */
-function fillDisk(dir) {
-  const fd = fs.openSync(path.join(dir, "filler"), "a");
-  for (const size of [1 << 20, 1 << 12, 1]) {
-    const chunk = Buffer.alloc(size);
-    for (;;) {
-      try {
-        fs.writeSync(fd, chunk);
-      } catch {
-        break;
-      }
-    }
-  }
-  fs.closeSync(fd);
-}
-
 /**
  * The extension's runtime (from dist/) with real wrappers running the fake pi, its tree
  * directory on a small tmpfs that is filled at a moment spread over the children's turns:
@@ -457,12 +442,9 @@ function fillDisk(dir) {
  * every slot must be free again.
  */
 async function diskFullTrials(trials) {
-  const mountDir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-reliability-tmpfs-"));
-  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mountDir], { encoding: "utf8" });
-  if (mounted.status !== 0) {
-    fs.rmdirSync(mountDir);
-    return { skipped: `no tmpfs could be mounted here (${(mounted.stderr || mounted.error?.message || "").trim().split("\n")[0]})` };
-  }
+  const disk = mountTmpfs("32m");
+  if ("skip" in disk) return { skipped: disk.skip };
+  const mountDir = disk.dir;
   const { TreeDir } = await dist("tree/tree-dir.js");
   const { TreeRuntime } = await dist("turns/runtime.js");
   const unhandled = [];
@@ -518,8 +500,7 @@ async function diskFullTrials(trials) {
   tally.unhandled = unhandled.length;
   tally.left = (await settleLeftovers()).length;
   killLeftovers();
-  if (spawnSync("umount", [mountDir]).status !== 0) spawnSync("umount", ["-l", mountDir]);
-  fs.rmdirSync(mountDir);
+  disk.unmount();
   return tally;
 }
 

@@ -10,9 +10,9 @@
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { fillDisk, mountTmpfs } from "../../scripts/full-disk.mjs";
 import { type ChatRequest, reply } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import {
@@ -38,52 +38,10 @@ const extensionLines = (stderr: string) => stderr.split("\n").filter((line) => l
 /** Node's stack frames, which must never reach the user. */
 const STACK = /^\s+at .+[:(]\d+/m;
 
-/** A tmpfs of `size` at a new temp folder, or why there cannot be one here (not root, no mount). */
-function mountTmpfs(size: string): { dir: string; unmount(): void } | { skip: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-tmpfs-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "pipe" });
-  } catch (err) {
-    fs.rmdirSync(dir);
-    return { skip: `a small tmpfs is needed to fill the tree directory's disk, and mount failed here (${String((err as Error).message).split("\n")[0]})` };
-  }
-  return {
-    dir,
-    unmount() {
-      try {
-        execFileSync("umount", [dir], { stdio: "pipe" });
-      } catch {
-        // Still busy (a process of a failed test): detach it now, it goes once they are gone.
-        execFileSync("umount", ["-l", dir], { stdio: "pipe" });
-      }
-      fs.rmdirSync(dir);
-    },
-  };
-}
-
-/** Fills the file system holding `dir` to the last byte (idempotent). */
-function fillDisk(dir: string): void {
-  const fd = fs.openSync(path.join(dir, "filler"), "a");
-  try {
-    for (const size of [1 << 20, 1 << 12, 1]) {
-      const chunk = Buffer.alloc(size);
-      for (;;) {
-        try {
-          fs.writeSync(fd, chunk);
-        } catch {
-          break;
-        }
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 describe("the extension's promises whatever the disk or the tree directory does (real pi)", { timeout: 180_000 }, () => {
   it("the tree directory's disk fills while two children finish: pi keeps running, wait_agent returns both errored notices with the reason", async (ctx) => {
     const disk = mountTmpfs("16m");
-    if ("skip" in disk) return ctx.skip(disk.skip);
+    if ("skip" in disk) return ctx.skip(`a small tmpfs is needed to fill the tree directory's disk: ${disk.skip}`);
     let h: TreeHarness | undefined;
     try {
       // Both children ask before the disk fills, and both answer on the full disk: a wrapper
