@@ -31,6 +31,8 @@ export const ENV = {
   runToken: "PI_SUBAGENT_RUN_TOKEN",
   /** Set by the wrapper for its child when meta.json has `inboxPath`: the folder of live messages the task extension hands to pi. */
   inboxDir: "PI_SUBAGENT_INBOX_DIR",
+  /** Set by the wrapper for its child when meta.json has `cwdReadyPath`: the file the task extension waits for before pi loads the project. */
+  cwdReady: "PI_SUBAGENT_CWD_READY",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */

@@ -80,6 +80,21 @@ export interface MetaV1 {
    * conversation. Created (one level) when missing.
    */
   inboxPath?: string;
+  /**
+   * A file that says when `cwd` is ready, for a caller that writes the cwd (a checkout)
+   * while the child starts: the child starts at once, but its tool calls wait until the
+   * file exists. Holding `ready` lets them go on; anything else ends the run as an error
+   * with that text. What pi reads before its first tool call (context files, `.pi`,
+   * `.agents`) must be there before the run starts. Once pi's own start-up is over (its
+   * first model request is on its way) the child creates `cwdStartedPath(cwdReadyPath)`,
+   * so the caller can leave heavy work until then.
+   */
+  cwdReadyPath?: string;
+}
+
+/** The file the child creates once its start-up is over, beside meta.json `cwdReadyPath`. */
+export function cwdStartedPath(cwdReadyPath: string): string {
+  return `${cwdReadyPath}.started`;
 }
 
 /**
@@ -129,8 +144,20 @@ const OPTIONAL_STRINGS = [
   "stderrPath",
   "transcriptPath",
   "inboxPath",
+  "cwdReadyPath",
 ] as const;
-const PATH_FIELDS = ["cwd", "resultPath", "eventsPath", "systemPromptPath", "sessionPath", "stdoutPath", "stderrPath", "transcriptPath", "inboxPath"] as const;
+const PATH_FIELDS = [
+  "cwd",
+  "resultPath",
+  "eventsPath",
+  "systemPromptPath",
+  "sessionPath",
+  "stdoutPath",
+  "stderrPath",
+  "transcriptPath",
+  "inboxPath",
+  "cwdReadyPath",
+] as const;
 
 function describe(value: unknown): string {
   if (value === null) return "null";

@@ -47,6 +47,8 @@ export interface GitRunOptions extends GitCallOptions {
   cwd: string;
   /** Set on top of the prepared environment (GIT_INDEX_FILE, identity fallback). */
   extraEnv?: Record<string, string>;
+  /** The nice value of the git process (see RunOptions.niceness). */
+  niceness?: number;
 }
 
 /** Variables that would point git at another repository, index or object store than the cwd's. */
@@ -108,6 +110,7 @@ export async function runGit(args: readonly string[], options: GitRunOptions): P
       cwd: options.cwd,
       env: gitEnv(options.env, options.extraEnv),
       timeoutMs,
+      ...(options.niceness !== undefined && { niceness: options.niceness }),
     });
   } catch (error) {
     const missingCwd = !fs.existsSync(options.cwd);

@@ -5,7 +5,9 @@
  * wrote), and because a descendant that keeps our pipes open must not keep the promise
  * pending: this function always settles, and holds no timer or handle once it has.
  */
+
 import { spawn } from "node:child_process";
+import os from "node:os";
 
 /** How much of stderr (and stdout) an error message quotes: the end, where the reason is. */
 export const TAIL_CHARS = 600;
@@ -25,6 +27,11 @@ export interface RunOptions {
   maxStdoutBytes?: number;
   /** Kill what is left of the process group once the leader has exited (setup commands). */
   killGroupOnExit?: boolean;
+  /**
+   * Scheduling priority (nice value, 0 normal, 19 lowest) set as soon as the process exists,
+   * for work that should only use CPU time nothing else wants; what it starts inherits it.
+   */
+  niceness?: number;
 }
 
 export interface RunResult {
@@ -68,6 +75,13 @@ export function runProcess(file: string, args: readonly string[], options: RunOp
       detached: true,
       shell: false,
     });
+    if (options.niceness !== undefined && child.pid) {
+      try {
+        os.setPriority(child.pid, options.niceness);
+      } catch {
+        // not allowed here (or already gone): it runs at the normal priority
+      }
+    }
     const maxStdout = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;

@@ -60,8 +60,11 @@ export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_
   if (meta.tools) args.push(...(meta.tools.length === 0 ? ["--no-tools"] : ["--tools", meta.tools.join(",")]));
   if (meta.noExtensions) args.push("--no-extensions");
   if (meta.noContextFiles) args.push("--no-context-files");
-  for (const extension of meta.extensions ?? []) args.push("--extension", extension);
+  // The task extension first: pi runs handlers in the order extensions were loaded, so its
+  // tool_call wait (meta.json `cwdReadyPath`) comes before any other extension's tool runs,
+  // and the others' `input` handlers see the task itself rather than the placeholder.
   args.push("--extension", taskExtensionPath);
+  for (const extension of meta.extensions ?? []) args.push("--extension", extension);
   if (meta.systemPromptPath) args.push("--append-system-prompt", meta.systemPromptPath);
   args.push(...(meta.sessionPath ? ["--session", meta.sessionPath] : ["--no-session"]));
   args.push(TASK_PLACEHOLDER);
@@ -88,6 +91,8 @@ export interface SpawnOptions {
   runToken: string;
   /** The live-message folder the task extension watches (meta.json `inboxPath`), when the run has one. */
   inboxDir?: string;
+  /** The file whose `ready` lets the child load its project (meta.json `cwdReadyPath`), when the run has one. */
+  cwdReady?: string;
 }
 
 /**
@@ -127,6 +132,7 @@ export function spawnChild(bin: string, args: string[], options: SpawnOptions): 
       [ENV.wrapperPid]: String(process.pid),
       [ENV.runToken]: options.runToken,
       ...(options.inboxDir && { [ENV.inboxDir]: options.inboxDir }),
+      ...(options.cwdReady && { [ENV.cwdReady]: options.cwdReady }),
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

@@ -128,7 +128,14 @@ class WrapperRun {
       if (!this.tracker.decided) {
         const args = buildChildArgs(this.meta);
         const inboxDir = this.openInbox();
-        const child = this.processes.spawn(bin, args, { cwd: this.meta.cwd, env: childEnv, taskFile, runToken: this.runToken, ...(inboxDir && { inboxDir }) });
+        const child = this.processes.spawn(bin, args, {
+          cwd: this.meta.cwd,
+          env: childEnv,
+          taskFile,
+          runToken: this.runToken,
+          ...(inboxDir && { inboxDir }),
+          ...(this.meta.cwdReadyPath && { cwdReady: this.meta.cwdReadyPath }),
+        });
         this.child = child;
         if (child.pid) this.guard.watch(child.pid);
         // Listened for at once: a child that dies while the artifacts open is not missed.

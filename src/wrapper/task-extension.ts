@@ -9,12 +9,16 @@
  * - hands live messages to the running child: with meta.json `inboxPath`, it watches that
  *   folder and steers each new message into pi's conversation before pi's next model
  *   request (inbox-feeder.ts says when that can work; the wrapper confirms what arrived);
+ * - holds the child's tool calls until its cwd is ready (meta.json `cwdReadyPath`, see
+ *   cwd-ready.ts), so a caller can finish writing the cwd while pi starts and the model thinks;
  * - stops the child when its wrapper is gone (the child runs in its own process group, so a
  *   wrapper killed with SIGKILL would otherwise leave it running).
  * Only node built-ins and the contracts' names: pi loads this compiled file as it is.
  */
 import fs from "node:fs";
 import { ENV } from "../contracts/env.js";
+import { cwdStartedPath } from "../contracts/meta.js";
+import { CWD_NOT_READY_EXIT, waitForCwdReady } from "./cwd-ready.js";
 import { InboxFeeder } from "./inbox-feeder.js";
 
 export const TASK_PLACEHOLDER = "(subagent task: delivered by the pi-subagent-tree task extension)";
@@ -33,6 +37,7 @@ interface MinimalExtensionApi {
   on(event: "input", handler: (event: InputEvent) => unknown): void;
   on(event: "agent_start" | "turn_start" | "agent_end" | "session_shutdown", handler: () => unknown): void;
   on(event: "turn_end", handler: (event: TurnEndEvent) => unknown): void;
+  on(event: "tool_call", handler: () => unknown): void;
   sendUserMessage(text: string, options: { deliverAs: "steer" }): void;
 }
 
@@ -45,14 +50,31 @@ export function afterTurn(event: TurnEndEvent): "tools" | "maybe" | "ends" {
   return content.some((block) => block?.type === "toolCall") ? "tools" : "maybe";
 }
 
+/**
+ * The wait for meta.json `cwdReadyPath`, once per process: pi may run this factory more
+ * than once while it starts (a pass before it decides whether to trust the project).
+ */
+let cwdReady: Promise<void> | undefined;
+
+function cwdReadyWait(file: string): Promise<void> {
+  cwdReady ??= waitForCwdReady(file).catch((err: unknown) => {
+    // A blocked tool call would only tell the model; the run must end, as an error that says why.
+    process.stderr.write(`pi-subagent-tree: the working directory is not ready: ${(err as Error).message}\n`);
+    process.exit(CWD_NOT_READY_EXIT);
+  });
+  return cwdReady;
+}
+
 export default function taskExtension(pi: MinimalExtensionApi): void {
   const taskFile = process.env[ENV.taskFile];
   const wrapperPid = Number(process.env[ENV.wrapperPid]);
   const inboxDir = process.env[ENV.inboxDir];
+  const cwdReadyFile = process.env[ENV.cwdReady];
   // Tools this child runs (bash, nested pi) must not see the wrapper's private channel.
   delete process.env[ENV.taskFile];
   delete process.env[ENV.wrapperPid];
   delete process.env[ENV.inboxDir];
+  delete process.env[ENV.cwdReady];
 
   let delivered = false;
   pi.on("input", (event) => {
@@ -91,5 +113,20 @@ export default function taskExtension(pi: MinimalExtensionApi): void {
     // pi exits when its event loop drains: this timer must never hold it open.
     timer.unref();
     pi.on("session_shutdown", () => clearInterval(timer));
+  }
+
+  if (cwdReadyFile) {
+    // Loaded first, this handler runs before any other extension's: no tool touches the cwd
+    // before it is ready. pi awaits tool_call handlers in order on both lines.
+    const ready = cwdReadyWait(cwdReadyFile);
+    pi.on("tool_call", () => ready);
+    // pi's start-up is over and its first request on its way: the caller may write now
+    // without slowing that start down.
+    let told = false;
+    pi.on("agent_start", () => {
+      if (told) return;
+      told = true;
+      fs.writeFile(cwdStartedPath(cwdReadyFile), "", () => undefined);
+    });
   }
 }

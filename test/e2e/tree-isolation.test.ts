@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/pi-home.js";
-import { reply } from "../support/scripted-llm.js";
+import { reply, systemText } from "../support/scripted-llm.js";
 import { diag, expectCleanExit, noticesOf, ROOT_RUN, runSpans, SCENARIO_MS } from "../support/stress-scenarios.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import { expectNoSurvivors, type Json, Program, rootText, spawn, useTrees, waitForAll, waitUntil } from "../support/tree-harness-extra.js";
@@ -85,12 +85,39 @@ function toolOutput(h: TreeHarness, agent: string): string {
 const isolatedSpawn = (taskName: string, message: string, extra: Json = {}) =>
   spawn({ task_name: taskName, message, agent_type: "implementation", fork_turns: "none", isolation: "worktree", ...extra });
 
+/**
+ * A `git` first on the root's PATH: the real one, except that the rest of a deferred checkout
+ * (`read-tree -m`, run in the new worktree) first runs `before` (a shell snippet), then
+ * records in `<dir>/log` whether the child had said it started and when the checkout ended.
+ */
+function checkoutShim(h: TreeHarness, before: string): { env: Record<string, string>; log: string } {
+  const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+  const dir = path.join(h.home.root, "git-shim");
+  fs.mkdirSync(dir, { recursive: true });
+  const log = path.join(dir, "log");
+  const script = [
+    "#!/bin/sh",
+    'deferred=no; for arg in "$@"; do [ "$arg" = "-m" ] && deferred=yes; done',
+    `if [ "$deferred" = yes ]; then`,
+    `  if [ -e "$PWD.ready.started" ]; then echo "child-started" >> ${JSON.stringify(log)}; else echo "child-not-started" >> ${JSON.stringify(log)}; fi`,
+    `  ${before}`,
+    `  ${JSON.stringify(realGit)} "$@"; code=$?`,
+    `  echo "checkout-ended $(date +%s%N) $code" >> ${JSON.stringify(log)}`,
+    "  exit $code",
+    "fi",
+    `exec ${JSON.stringify(realGit)} "$@"`,
+    "",
+  ].join("\n");
+  fs.writeFileSync(path.join(dir, "git"), script, { mode: 0o755 });
+  return { env: { PATH: `${dir}${path.delimiter}${h.home.env.PATH ?? process.env.PATH ?? ""}` }, log };
+}
+
 /** The root pi in `cwd` (a subdirectory of the repository), as runRoot runs it in the home's cwd. */
-function runRootIn(h: TreeHarness, cwd: string, prompt: string) {
+function runRootIn(h: TreeHarness, cwd: string, prompt: string, env: Record<string, string> = {}) {
   return h.home.runPi(["--mode", "json", "-np", "-e", REPO_ROOT, prompt], {
     timeoutMs: ROOT_RUN.timeoutMs,
     cwd,
-    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
+    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir, ...env },
   });
 }
 
@@ -369,6 +396,90 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       }
       expect(git(h, repo, ["branch", "--list", "--format=%(refname:short)"]).trim()).toBe("main");
       expect(git(h, repo, ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "a child starts before its worktree is all written: its first request has the context files, and its first tool call waits for the rest",
+    async () => {
+      const root = new Program([isolatedSpawn("reader", "read it"), waitForAll(["/root/reader"]), reply.text("ROOT DONE")]);
+      const h = await tree({
+        scripts: {
+          "/root": root.steps(),
+          // Answered at once: the tool call comes long before a 2 s checkout ends.
+          "/root/reader": [reply.toolCall("bash", { command: "date +%s%N; cat deep/er/file_49.txt" }), reply.text("READ")],
+        },
+      });
+      const repo = h.home.cwd;
+      git(h, repo, ["init", "-q", "-b", "main"]);
+      write(path.join(repo, "AGENTS.md"), "TOP-LEVEL CONTEXT\n");
+      write(path.join(repo, "pkg", "CLAUDE.md"), "PKG CONTEXT\n");
+      for (let i = 0; i < 50; i++) write(path.join(repo, "pkg", "deep", "er", `file_${i}.txt`), `deep file ${i}\n`);
+      git(h, repo, ["add", "-A"]);
+      git(h, repo, ["commit", "-q", "-m", "initial"]);
+      const shim = checkoutShim(h, "sleep 2");
+
+      const run = await runRootIn(h, path.join(repo, "pkg"), "go", shim.env);
+      expectCleanExit(run);
+      const child = h.requestsOf("/root/reader");
+      // pi read the context files at its start, before the rest was written.
+      expect(systemText(child[0]!)).toContain("TOP-LEVEL CONTEXT");
+      expect(systemText(child[0]!)).toContain("PKG CONTEXT");
+      const [, checkoutEnd] = fs.readFileSync(shim.log, "utf8").trim().split("\n");
+      expect(fs.readFileSync(shim.log, "utf8")).toMatch(/^child-started\ncheckout-ended \d+ 0\n$/);
+      const output = toolOutput(h, "/root/reader");
+      expect(output).toContain("deep file 49");
+      const toolTime = BigInt(/(\d{16,})/.exec(output)![1]!);
+      expect(toolTime >= BigInt(checkoutEnd!.split(" ")[1]!), `${output} / ${checkoutEnd}`).toBe(true);
+      expect(noticesOf(h).find((n) => n.agent_name === "/root/reader")).toMatchObject({ type: "completed", report: "READ" });
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "a checkout that fails ends the child's turn as an error that says so, with nothing committed; a follow-up writes it again and works",
+    async () => {
+      const root = new Program([
+        isolatedSpawn("reader", "read it"),
+        waitForAll(["/root/reader"]),
+        reply.toolCall("followup_task", { target: "reader", message: "again" }),
+        waitUntil((notices) => notices.filter((n) => n.agent_name === "/root/reader").length === 2),
+        reply.text("ROOT DONE"),
+      ]);
+      const h = await tree({
+        scripts: {
+          "/root": root.steps(),
+          // The first turn ends in its tool call (the child stops there), so its steps are one.
+          "/root/reader": [
+            reply.toolCall("bash", { command: "cat data/d.txt" }),
+            reply.toolCall("bash", { command: "cat data/d.txt" }),
+            reply.text("READ AT LAST"),
+          ],
+        },
+      });
+      const repo = h.home.cwd;
+      git(h, repo, ["init", "-q", "-b", "main"]);
+      write(path.join(repo, "data", "d.txt"), "the data\n");
+      git(h, repo, ["add", "-A"]);
+      git(h, repo, ["commit", "-q", "-m", "initial"]);
+      const head = git(h, repo, ["rev-parse", "HEAD"]).trim();
+      const shim = checkoutShim(h, "echo 'fatal: simulated: no space left on device' >&2; exit 128");
+
+      const run = await h.runRoot("go", { ...ROOT_RUN, env: shim.env });
+      expectCleanExit(run);
+      const [first, second] = noticesOf(h).filter((n) => n.agent_name === "/root/reader");
+      expect(first!.type, diag(h)).not.toBe("completed");
+      expect(JSON.stringify(first)).toContain("the worktree's checkout failed");
+      expect(JSON.stringify(first)).toContain("no space left on device");
+      expect((first!.worktree as Json).error).toMatch(/^nothing was committed: the worktree has no index/);
+      expect(second).toMatchObject({ type: "completed", report: "READ AT LAST" });
+      expect(toolOutput(h, "/root/reader")).toContain("the data");
+      const tag = treeTag(h);
+      // No commit recorded the missing files as deleted.
+      expect(git(h, repo, ["rev-list", "--count", `${head}..subagent/${tag}-reader`]).trim()).toBe("0");
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

@@ -11,7 +11,9 @@ describe("buildChildArgs", () => {
     expect(args({})).toEqual(["--mode", "json", "--no-prompt-templates", "--extension", "/ext/task.js", "--no-session", TASK_PLACEHOLDER]);
   });
 
-  it("passes every flag meta asks for", () => {
+  // The task extension first: its tool_call wait (cwdReadyPath) comes before any other
+  // extension's handlers, and their input handlers see the task, not the placeholder.
+  it("passes every flag meta asks for, the task extension before meta's extensions", () => {
     expect(
       args({
         requestedModel: "fake/fast",
@@ -37,11 +39,11 @@ describe("buildChildArgs", () => {
       "--no-extensions",
       "--no-context-files",
       "--extension",
+      "/ext/task.js",
+      "--extension",
       "/w/a.ts",
       "--extension",
       "npm:pkg",
-      "--extension",
-      "/ext/task.js",
       "--append-system-prompt",
       "/w/prompt.md",
       "--session",

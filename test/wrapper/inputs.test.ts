@@ -97,6 +97,15 @@ describe("subagent-wrapper: flags and environment from meta", () => {
     expect(run.events[0]).toMatchObject({ type: "run_start", runId: "run-1", argv });
   });
 
+  it("cwdReadyPath reaches the child as PI_SUBAGENT_CWD_READY, resolved against meta's folder; without it the variable is unset", async () => {
+    const c = await wrapperCase({ scenario: ECHO, meta: defaultMeta({ cwdReadyPath: "wt.ready" }) });
+    const run = await c.run();
+    expect(run.code).toBe(0);
+    expect((await fakePiRecord(c.dir)).env.PI_SUBAGENT_CWD_READY).toBe(path.join(c.dir, "wt.ready"));
+    const plain = await (await wrapperCase({ scenario: ECHO })).run();
+    expect((await fakePiRecord(plain.dir)).env.PI_SUBAGENT_CWD_READY).toBeUndefined();
+  });
+
   it("an empty tools list means no tools; no sessionPath means no saved session", async () => {
     const run = await (await wrapperCase({ scenario: ECHO, meta: defaultMeta({ tools: [] }) })).run();
     const { argv } = await fakePiRecord(run.dir);

@@ -40,7 +40,8 @@ export interface Repository {
  */
 export async function findRepository(cwd: string, options: GitCallOptions = {}): Promise<Repository | undefined> {
   const args = ["rev-parse", "--is-inside-work-tree", "--show-prefix"];
-  const result = await runGit(args, { ...options, cwd });
+  // Asked at once; the top is only used when the cwd turns out to be in a working tree.
+  const [result, top] = await Promise.all([runGit(args, { ...options, cwd }), runGit(["rev-parse", "--show-toplevel"], { ...options, cwd })]);
   if (result.code !== 0) {
     if (/not a git repository/i.test(result.stderr)) return undefined;
     throw failure(args, result);
@@ -50,7 +51,8 @@ export async function findRepository(cwd: string, options: GitCallOptions = {}):
   const newline = out.indexOf("\n");
   if (out.slice(0, newline) !== "true") return undefined;
   const prefix = stripNewline(out.slice(newline + 1));
-  const topLevel = stripNewline(await git(["rev-parse", "--show-toplevel"], { ...options, cwd }));
+  if (top.code !== 0) throw failure(["rev-parse", "--show-toplevel"], top);
+  const topLevel = stripNewline(top.stdout.toString("utf8"));
   return { topLevel, subdir: prefix.endsWith("/") ? prefix.slice(0, -1) : prefix };
 }
 
@@ -81,8 +83,13 @@ const SNAPSHOT_MESSAGE = "pi-subagent-tree: working state (HEAD plus uncommitted
  */
 export async function snapshotWorkingState(topLevel: string, options: SnapshotOptions = {}): Promise<string> {
   const cwd = topLevel;
-  const head = await headCommit(cwd, options);
-  const realIndex = path.resolve(cwd, stripNewline(await git(["rev-parse", "--git-path", "index"], { ...options, cwd })));
+  // Independent questions, asked at once: each git process costs a few ms to start.
+  const [head, indexPath, identity] = await Promise.all([
+    headCommit(cwd, options),
+    git(["rev-parse", "--git-path", "index"], { ...options, cwd }),
+    identityEnv(cwd, options),
+  ]);
+  const realIndex = path.resolve(cwd, stripNewline(indexPath));
   const temp = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-snapshot-"));
   try {
     const tempIndex = path.join(temp, "index");
@@ -97,11 +104,12 @@ export async function snapshotWorkingState(topLevel: string, options: SnapshotOp
     // No index yet (a fresh clone with --no-checkout, a deleted index): start from HEAD so
     // tracked files that match an ignore rule are still carried.
     if (!copied && head) await git(["read-tree", head], indexEnv);
+    const headTree = head ? git(["rev-parse", `${head}^{tree}`], { ...options, cwd }) : Promise.resolve(undefined);
+    headTree.catch(() => undefined); // awaited below; never unhandled if add fails first
     // A split index would be written back split, into the repository's git dir.
     await git(["-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], indexEnv);
     const tree = (await git(["write-tree"], indexEnv)).trim();
-    if (head && (await git(["rev-parse", `${head}^{tree}`], { ...options, cwd })).trim() === tree) return head;
-    const identity = await identityEnv(cwd, options);
+    if (head && (await headTree)?.trim() === tree) return head;
     const args = ["commit-tree", "--no-gpg-sign", ...(head ? ["-p", head] : []), "-m", options.message ?? SNAPSHOT_MESSAGE, tree];
     return (await git(args, { ...options, cwd, extraEnv: identity })).trim();
   } finally {

@@ -16,6 +16,7 @@ import path from "node:path";
 import { commonGitDir, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized, stripNewline } from "../../lib/git.js";
 import { branchCommit, listWorktrees, type WorktreeEntry } from "../../lib/git-worktrees.js";
 import { worktreeCwd } from "./names.js";
+import { ownGitDir, stagedCheckout, startupEntries } from "./staged-checkout.js";
 
 /** `p` with symbolic links resolved as far as it exists, so paths compare as git stores them. */
 async function canonical(p: string): Promise<string> {
@@ -67,6 +68,11 @@ export interface CreateWorktreeOptions extends LockOptions {
   base: string;
   /** The parent's cwd below its top (`Repository.subdir`); `cwd` is the same folder in the worktree. */
   subdir?: string;
+  /**
+   * Return once what pi reads before its first tool call is written (startupEntries) and
+   * leave the rest to `Worktree.finishCheckout`, for the caller to run when it suits.
+   */
+  deferCheckout?: boolean;
 }
 
 export interface Worktree {
@@ -76,6 +82,11 @@ export interface Worktree {
   base: string;
   /** The child's cwd inside the worktree (created when git did not). */
   cwd: string;
+  /**
+   * With `deferCheckout`: writes the rest of the files (the worktree's index exists once it
+   * resolves); rejects when the checkout failed. Undefined when createWorktree wrote them all.
+   */
+  finishCheckout?: () => Promise<void>;
 }
 
 /**
@@ -101,11 +112,15 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
   const worktreePath = path.resolve(options.worktreePath);
   const cwd = topLevel;
   const baseArgs = ["rev-parse", "--verify", "--quiet", `${options.base}^{commit}`];
-  const baseResult = await runGit(baseArgs, { ...options, cwd }); // a base like "-x" fails below either way
+  // a base like "-x" fails below either way
+  const [baseResult, key] = await Promise.all([runGit(baseArgs, { ...options, cwd }), commonGitDir(cwd, options)]);
   if (options.base.startsWith("-") || baseResult.code !== 0)
     throw new Error(`cannot create worktree ${worktreePath}: ${options.base} is not a commit of ${topLevel}`);
   const base = baseResult.stdout.toString("utf8").trim();
-  const key = await commonGitDir(cwd, options);
+  const subdir = options.subdir ?? "";
+  // What to write first, asked of the commit while the worktree is being made.
+  const early = options.deferCheckout ? startupEntries(topLevel, base, subdir, options) : undefined;
+  early?.catch(() => undefined); // awaited below, once the worktree exists
   await serialized(key, async () => {
     if ((await branchCommit(cwd, branch, options)) !== undefined) throw new Error(`cannot create worktree ${worktreePath}: branch ${branch} already exists`);
     await retryOnLock(async (attempt) => {
@@ -118,8 +133,10 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
       await git(args, { ...options, cwd });
     }, options.lockWaitMs);
   });
+  const rest = early ? await stagedCheckout(worktreePath, base, subdir, await early, options) : undefined;
+  if (rest) return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, subdir), finishCheckout: rest };
   await checkOut(worktreePath, base, options);
-  return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, options.subdir) };
+  return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, subdir) };
 }
 
 /**
@@ -128,9 +145,8 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
  * anything else goes through ensureWorktree.
  */
 export async function isCheckedOut(worktreePath: string): Promise<boolean> {
-  const text = await fs.promises.readFile(path.join(worktreePath, ".git"), "utf8").catch(() => "");
-  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
-  return gitdir !== undefined && exists(path.join(path.resolve(worktreePath, gitdir), "index"));
+  const gitDir = await ownGitDir(worktreePath);
+  return gitDir !== undefined && exists(path.join(gitDir, "index"));
 }
 
 export interface EnsureWorktreeOptions extends LockOptions {
@@ -171,7 +187,8 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ 
   // Made just now, or made by a process that stopped before its checkout wrote the index.
   if (created || !(await exists(await gitPath(worktreePath, "index", options)))) {
     try {
-      await checkOut(worktreePath, `refs/heads/${branch}`, options);
+      // A checkout of a parent that stopped may still be finishing (it holds index.lock).
+      await retryOnLock(() => checkOut(worktreePath, `refs/heads/${branch}`, options), options.lockWaitMs);
     } catch (error) {
       if (created) await runGit(["worktree", "remove", "--force", "--force", "--", worktreePath], { ...options, cwd });
       throw error;

@@ -66,6 +66,11 @@ export interface IsolationRequest {
   /** The spawning agent's own worktree, when it is isolated itself: its setup paths stay out of the snapshot. */
   parentWorktree?: AgentWorktreeV1;
   setup?: SetupCommand;
+  /**
+   * Return before every file is written (`IsolatedWorktree.finishCheckout` writes the rest),
+   * so the child can start meanwhile; ignored with a setup command, which needs every file.
+   */
+  deferCheckout?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -75,6 +80,11 @@ export interface IsolatedWorktree {
   cwd: string;
   /** Removes the worktree and its branch (for a spawn that fails later). */
   release(): Promise<void>;
+  /**
+   * With `deferCheckout`: writes the rest of the worktree's files (the runtime's worktree
+   * operations decide when); undefined when they are all written already.
+   */
+  finishCheckout?: () => Promise<void>;
 }
 
 const real = (p: string): string => {
@@ -111,25 +121,43 @@ function snapshotExclusions(request: IsolationRequest): string[] {
 export async function createIsolatedWorktree(request: IsolationRequest): Promise<IsolatedWorktree> {
   const { repository, env } = request;
   const git = { env };
-  const gitDir = await commonGitDir(repository.topLevel, git);
   const branch = branchName(request.treeTag, request.agentPath);
   const worktreePath = worktreePathFor(request.treeDir, request.agentPath);
+  const exclude = snapshotExclusions(request);
+  // Asked at once (each git process costs a few ms to start); a snapshot made for nothing
+  // when the branch exists leaves only objects that `git gc` drops.
+  const snapshot = snapshotWorkingState(repository.topLevel, { ...git, exclude });
+  snapshot.catch(() => undefined); // awaited below, after the checks
+  const [gitDir, existing] = await Promise.all([commonGitDir(repository.topLevel, git), branchCommit(repository.topLevel, branch, git)]);
   // Another tree with the same tag (one chance in 4 billion) or a user's branch: never touch it.
-  if ((await branchCommit(gitDir, branch, git)) !== undefined) {
+  if (existing !== undefined) {
     throw new Error(`isolation "worktree" cannot create branch ${branch}: it already exists in ${repository.topLevel}`);
   }
-  const baseCommit = await snapshotWorkingState(repository.topLevel, { ...git, exclude: snapshotExclusions(request) });
+  const baseCommit = await snapshot;
+  let finishing: Promise<void> | undefined;
   const release = async (): Promise<void> => {
+    await finishing?.catch(() => undefined); // never remove files a checkout is still writing
     await removeWorktree({ topLevel: gitDir, worktreePath, branch, base: baseCommit, env });
   };
   let created: Awaited<ReturnType<typeof createWorktree>>;
   try {
-    created = await createWorktree({ topLevel: repository.topLevel, worktreePath, branch, base: baseCommit, subdir: repository.subdir, env });
+    created = await createWorktree({
+      topLevel: repository.topLevel,
+      worktreePath,
+      branch,
+      base: baseCommit,
+      subdir: repository.subdir,
+      env,
+      deferCheckout: request.deferCheckout === true && request.setup === undefined,
+    });
   } catch (err) {
     // git may have made the branch (or half a worktree) before it failed.
     await release().catch(() => undefined);
     throw new Error(`isolation "worktree" could not create the worktree: ${errorText(err)}`);
   }
+  const rest = created.finishCheckout;
+  // Run once: a release waits for it.
+  const finishCheckout = rest && (() => (finishing ??= rest()));
   const worktree: AgentWorktreeV1 = { path: created.path, branch, baseCommit, gitDir, subdir: repository.subdir };
   try {
     if (request.setup) {
@@ -146,5 +174,5 @@ export async function createIsolatedWorktree(request: IsolationRequest): Promise
     await release().catch(() => undefined);
     throw err;
   }
-  return { worktree, cwd: created.cwd, release };
+  return { worktree, cwd: created.cwd, release, ...(finishCheckout && { finishCheckout }) };
 }

@@ -87,6 +87,7 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
 
     let childCwd = runtime.cwd;
     let worktree: AgentRecordV1["worktree"];
+    let finishCheckout: (() => Promise<void>) | undefined;
     if (repository) {
       const isolated = await createIsolatedWorktree({
         repository,
@@ -95,10 +96,12 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
         treeTag: await tree.treeTag(),
         parentWorktree: (await tree.readRecord(runtime.self))?.worktree,
         setup: setupCommandFromEnv(),
+        deferCheckout: true,
       });
       releases.push(isolated.release);
       worktree = isolated.worktree;
       childCwd = isolated.cwd;
+      finishCheckout = isolated.finishCheckout;
     }
 
     const { tools, extensions } = resolveChildTools({
@@ -152,6 +155,13 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     };
     const state: ChildState = { record };
     runtime.children.set(plan.path, state);
+    if (worktree && finishCheckout) {
+      // The first turn starts before every file is written (its tool calls wait for them).
+      void runtime.worktrees.adopt(worktree, finishCheckout);
+      // Removal waits for a checkout under way (and starts one not begun), then removes.
+      const adopted = worktree;
+      releases.push(() => runtime.worktrees.remove(adopted).catch(() => undefined));
+    }
     await runtime.requestTurn(state, "spawn");
     const queuePosition = runtime.queuePosition(plan.path);
     return {

@@ -24,6 +24,8 @@ export interface TurnSpec {
   prompt: string;
   kind: "spawn" | "followup";
   cwd: string;
+  /** While an isolated child's checkout is still being written: the file that says when it is done (meta.json `cwdReadyPath`). */
+  cwdReadyPath?: string;
   instructions: string;
   timeoutMs: number;
 }
@@ -111,6 +113,7 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     timeoutMs: spec.timeoutMs,
     env: { [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
+    ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
   };
 }
 

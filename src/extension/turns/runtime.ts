@@ -132,14 +132,15 @@ export class TreeRuntime implements StopContext {
     record.followupQueued = false;
     let turn: RunningTurn;
     try {
-      const cwd = record.worktree ? await this.worktrees.turnCwd(record.worktree) : this.cwd;
+      const place = record.worktree ? await this.worktrees.turnCwd(record.worktree) : { cwd: this.cwd };
       turn = await this.turns.start({
         record,
         agentDir: this.tree.agentDir(record.path),
         treeDir: this.tree.root,
         prompt: turnPrompt(parts, record.taskName, forkTranscript),
         kind,
-        cwd,
+        cwd: place.cwd,
+        ...(place.readyPath && { cwdReadyPath: place.readyPath }),
         instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
         timeoutMs: this.limits.turnTimeoutMs,
       });

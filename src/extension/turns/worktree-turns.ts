@@ -9,7 +9,9 @@
  * `worktree` says how the parent can bring the work in.
  */
 import fs from "node:fs";
+import { cwdStartedPath } from "../../contracts/meta.js";
 import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contracts/tree.js";
+import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { serialized } from "../../lib/git.js";
 import { errorText } from "../../lib/values.js";
 import { branchCommit, commitTurn, ensureWorktree, isCheckedOut, removeWorktree, worktreeCwd, worktreeSummary } from "../isolation/index.js";
@@ -19,8 +21,21 @@ import { branchCommit, commitTurn, ensureWorktree, isCheckedOut, removeWorktree,
  * so a follow-up's turn never starts while the previous turn's commit is still being made.
  */
 export interface WorktreeOperations {
-  /** The child's cwd for its next turn; its worktree is recreated from the branch when it went missing. */
-  turnCwd(worktree: AgentWorktreeV1): Promise<string>;
+  /**
+   * Where the child's next turn runs; its worktree is recreated from the branch when it went
+   * missing. While the worktree's checkout is still being written (see `adopt`), at once,
+   * with `readyPath`: the turn starts, and its child waits for that file (meta.json
+   * `cwdReadyPath`) before it reads the project.
+   */
+  turnCwd(worktree: AgentWorktreeV1): Promise<TurnPlace>;
+  /**
+   * A new worktree whose files are not all written yet: `finishCheckout` writes the rest.
+   * It runs once the first turn's child says its start-up is over (so the two do not compete
+   * for the machine), or CHECKOUT_START_WAIT_MS after adopt, or at once when a commit or a
+   * removal needs it. The first turn need not wait; commit and remove wait for it. Resolves
+   * (never rejects) once the ready file says how the checkout ended.
+   */
+  adopt(worktree: AgentWorktreeV1, finishCheckout: () => Promise<void>): Promise<void>;
   /**
    * Commits what is uncommitted in the worktree (no commit when nothing changed) and tells
    * the branch against its base. Never rejects: a failure is the result's `error`.
@@ -28,6 +43,17 @@ export interface WorktreeOperations {
   commit(worktree: AgentWorktreeV1, message: string): Promise<NoticeWorktree>;
   /** Removes the worktree (what is left uncommitted is committed first); the branch goes when it holds no commit. */
   remove(worktree: AgentWorktreeV1): Promise<void>;
+}
+
+export interface TurnPlace {
+  cwd: string;
+  /** The file that says when `cwd` is ready, while a checkout is still writing it. */
+  readyPath?: string;
+}
+
+/** The file that says when a worktree's checkout is done: beside its folder, in the tree directory. */
+export function checkoutReadyPath(worktree: AgentWorktreeV1): string {
+  return `${worktree.path}.ready`;
 }
 
 /** The command that takes just the child's changes onto the parent's working tree. */
@@ -58,6 +84,16 @@ async function summarize(worktree: AgentWorktreeV1, head: string, error?: string
 }
 
 async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promise<NoticeWorktree> {
+  // Once a turn has ended its child no longer waits for the checkout.
+  for (const file of [checkoutReadyPath(worktree), cwdStartedPath(checkoutReadyPath(worktree))]) {
+    await fs.promises.rm(file, { force: true }).catch(() => undefined);
+  }
+  // Without its index (a checkout that failed or was cut short) `add --all` would build a new
+  // one from the files that happen to be there and commit the rest as deleted.
+  if (!(await isCheckedOut(worktree.path))) {
+    const head = (await branchCommit(worktree.gitDir, worktree.branch).catch(() => undefined)) ?? worktree.baseCommit;
+    return summarize(worktree, head, "nothing was committed: the worktree has no index (its checkout did not finish, or its link to the repository is broken)");
+  }
   try {
     const { head } = await commitTurn({ worktreePath: worktree.path, message, exclude: worktree.setupPaths ?? [] });
     return await summarize(worktree, head);
@@ -68,23 +104,85 @@ async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promi
   }
 }
 
-/** Isolated turns with git (the default). */
-export const gitWorktrees: WorktreeOperations = {
-  turnCwd: (worktree) =>
-    serialized(`worktree:${worktree.path}`, async () => {
-      // The usual case runs no git process: the worktree is there, checked out, with the cwd in it.
-      const cwd = worktreeCwd(worktree.path, worktree.subdir);
-      if ((await isCheckedOut(worktree.path)) && fs.existsSync(cwd)) return cwd;
-      const ensured = await ensureWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, subdir: worktree.subdir });
-      return ensured.cwd;
-    }),
-  commit: (worktree, message) => serialized(`worktree:${worktree.path}`, () => commitWorktree(worktree, message)),
-  remove: (worktree) =>
-    serialized(`worktree:${worktree.path}`, async () => {
-      if (fs.existsSync(worktree.path)) await commitWorktree(worktree, "uncommitted work found when the agent was closed");
-      await removeWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, base: worktree.baseCommit });
-    }),
-};
+/** How long a new worktree's checkout waits for its child to say that it has started. */
+export const CHECKOUT_START_WAIT_MS = 3000;
+const STARTED_POLL_MS = 20;
+
+/** Resolves when the child of `readyPath` says it has started, after `waitMs`, or on `startNow`. */
+function checkoutStart(readyPath: string, waitMs: number): { started: Promise<void>; startNow(): void } {
+  let startNow!: () => void;
+  const started = new Promise<void>((resolve) => {
+    const startedFile = cwdStartedPath(readyPath);
+    // Polled: one stat every 20 ms for the second or two a child takes to start.
+    const poll = setInterval(() => {
+      if (fs.existsSync(startedFile)) startNow();
+    }, STARTED_POLL_MS);
+    const fallback = setTimeout(() => startNow(), waitMs);
+    // pi may exit meanwhile: a worktree left without its index is written again before its next turn.
+    poll.unref();
+    fallback.unref();
+    startNow = () => {
+      clearInterval(poll);
+      clearTimeout(fallback);
+      resolve();
+    };
+  });
+  return { started, startNow };
+}
+
+/**
+ * Isolated turns with git. `startWaitMs`: how long an adopted checkout waits for its child to
+ * say that it has started (default CHECKOUT_START_WAIT_MS).
+ */
+export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_MS): WorktreeOperations {
+  /** Worktrees whose checkout has not finished, by folder: how to start it now. */
+  const pendingCheckouts = new Map<string, { startNow(): void }>();
+  return {
+    turnCwd: (worktree) => {
+      if (pendingCheckouts.has(worktree.path)) {
+        return Promise.resolve({ cwd: worktreeCwd(worktree.path, worktree.subdir), readyPath: checkoutReadyPath(worktree) });
+      }
+      return serialized(`worktree:${worktree.path}`, async () => {
+        // The usual case runs no git process: the worktree is there, checked out, with the cwd in it.
+        const cwd = worktreeCwd(worktree.path, worktree.subdir);
+        if ((await isCheckedOut(worktree.path)) && fs.existsSync(cwd)) return { cwd };
+        const ensured = await ensureWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, subdir: worktree.subdir });
+        return { cwd: ensured.cwd };
+      });
+    },
+    adopt: (worktree, finishCheckout) => {
+      const readyPath = checkoutReadyPath(worktree);
+      const start = checkoutStart(readyPath, startWaitMs);
+      pendingCheckouts.set(worktree.path, start);
+      // In the worktree's chain, so a commit or a removal waits until every file is written.
+      return serialized(`worktree:${worktree.path}`, async () => {
+        await start.started;
+        const outcome = await finishCheckout().then(
+          () => "ready",
+          (err: unknown) => `the worktree's checkout failed: ${errorText(err)}`,
+        );
+        pendingCheckouts.delete(worktree.path);
+        // A child that cannot be told would wait until its turn's time limit: say it in the
+        // file whatever happens, and if even that fails the child's wrapper still ends with its parent.
+        await writeFileAtomic(readyPath, `${outcome}\n`, { durable: false }).catch(() => undefined);
+      });
+    },
+    commit: (worktree, message) => {
+      pendingCheckouts.get(worktree.path)?.startNow();
+      return serialized(`worktree:${worktree.path}`, () => commitWorktree(worktree, message));
+    },
+    remove: (worktree) => {
+      pendingCheckouts.get(worktree.path)?.startNow();
+      return serialized(`worktree:${worktree.path}`, async () => {
+        if (fs.existsSync(worktree.path)) await commitWorktree(worktree, "uncommitted work found when the agent was closed");
+        await removeWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, base: worktree.baseCommit });
+      });
+    },
+  };
+}
+
+/** Isolated turns with git (the runtime's default). */
+export const gitWorktrees: WorktreeOperations = gitWorktreeOperations();
 
 /**
  * The end of an isolated agent's turn: whatever the turn left in its worktree becomes one

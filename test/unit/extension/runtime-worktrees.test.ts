@@ -5,12 +5,13 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { cwdStartedPath } from "../../../src/contracts/meta.js";
 import type { AgentRecordV1, Notice } from "../../../src/contracts/tree.js";
 import { createIsolatedWorktree, repositoryFor } from "../../../src/extension/spawn/isolate.js";
 import { restore } from "../../../src/extension/tree/persistence.js";
 import type { ChildState } from "../../../src/extension/turns/runtime.js";
-import { gitWorktrees } from "../../../src/extension/turns/worktree-turns.js";
+import { checkoutReadyPath, gitWorktreeOperations, gitWorktrees, type WorktreeOperations } from "../../../src/extension/turns/worktree-turns.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { cleanupRuntimes, type RuntimeHarness, runtimeHarness } from "../../support/runtime-harness.js";
 import { makeRepo, type Sandbox, sh, useSandbox, write } from "../isolation/support.js";
@@ -106,8 +107,9 @@ describe("an isolated agent's turns", () => {
     const h = await runtimeHarness();
     const { state } = await isolatedChild(h, box, "worker");
     await h.runtime.requestTurn(state, "spawn");
-    // The worktree's link to its repository is broken: git cannot commit there.
-    fs.writeFileSync(path.join(state.record.worktree!.path, ".git"), "gitdir: /nonexistent\n");
+    // The worktree's index is damaged: git cannot commit there.
+    const gitDir = sh(box, state.record.worktree!.path, ["rev-parse", "--absolute-git-dir"]).trim();
+    fs.writeFileSync(path.join(gitDir, "index"), "not an index\n");
     write(path.join(state.record.worktree!.path, "x.txt"), "x\n");
     h.turns.last.finish(turnResult({ finalText: "done" }));
     await state.settled;
@@ -115,6 +117,27 @@ describe("an isolated agent's turns", () => {
     expect(notice.type).toBe("completed");
     expect(notice.worktree!.error).toMatch(/^the turn's changes could not be committed: git .*add --all/);
     expect(notice.worktree!.head_commit).toBe(state.record.worktree!.baseCommit);
+  });
+
+  it("a turn that ends while its worktree has no index commits nothing (the branch never records the files as deleted); the next turn writes the checkout again", async () => {
+    const box = sandbox();
+    const h = await runtimeHarness();
+    const { state, repo } = await isolatedChild(h, box, "worker");
+    const wt = state.record.worktree!;
+    await h.runtime.requestTurn(state, "spawn");
+    const gitDir = sh(box, wt.path, ["rev-parse", "--absolute-git-dir"]).trim();
+    fs.rmSync(path.join(gitDir, "index"));
+    fs.rmSync(path.join(wt.path, "pkg", "a.txt"));
+    h.turns.last.finish(turnResult({ finalText: "done" }));
+    await state.settled;
+    const notice = lastNotice(h);
+    expect(notice.worktree!.error).toMatch(/^nothing was committed: the worktree has no index/);
+    expect(notice.worktree!.head_commit).toBe(wt.baseCommit);
+    expect(commitsOn(box, repo, state.record)).toBe(0);
+
+    await followup(h, state, "go on");
+    expect(fs.readFileSync(path.join(wt.path, "pkg", "a.txt"), "utf8")).toBe("a, dirty\n");
+    expect(sh(box, wt.path, ["status", "--porcelain"])).toBe("");
   });
 
   it("close_agent commits what is left, removes the worktrees, keeps a branch with commits and deletes one without", async () => {
@@ -180,6 +203,85 @@ describe("an isolated agent's turns", () => {
     await restore(h.restarted(), []);
     expect(fs.existsSync(state.record.worktree!.path)).toBe(false);
     expect(sh(box, repo, ["branch", "--list", "--format=%(refname:short)"]).trim()).toBe("main");
+  });
+});
+
+describe("an isolated agent whose checkout is not finished yet (adopt)", () => {
+  /** A child whose worktree exists; the rest of its checkout is a promise the test settles by hand. */
+  async function pendingChild(h: RuntimeHarness, box: Sandbox, ops: WorktreeOperations = h.runtime.worktrees) {
+    const { state } = await isolatedChild(h, box, "worker");
+    let settle!: (error?: Error) => void;
+    const finished = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error ? reject(error) : resolve());
+    });
+    let begun = 0;
+    const adopted = ops.adopt(state.record.worktree!, () => {
+      begun++;
+      return finished;
+    });
+    const wt = state.record.worktree!;
+    return { state, wt, settle, adopted, readyPath: checkoutReadyPath(wt), begun: () => begun };
+  }
+
+  it("its first turn starts at once with cwdReadyPath; the rest of the checkout begins when the child says it has started; the ready file says so, and goes when the turn ends", async () => {
+    const box = sandbox();
+    const h = await runtimeHarness();
+    const { state, wt, settle, adopted, readyPath, begun } = await pendingChild(h, box);
+    await h.runtime.requestTurn(state, "spawn");
+    expect(h.turns.last.spec).toMatchObject({ cwd: path.join(wt.path, "pkg"), cwdReadyPath: `${wt.path}.ready` });
+    expect(begun()).toBe(0);
+    fs.writeFileSync(cwdStartedPath(readyPath), ""); // what the task extension does at agent_start
+    await vi.waitFor(() => expect(begun()).toBe(1));
+    expect(fs.existsSync(readyPath)).toBe(false);
+    settle();
+    await adopted;
+    expect(fs.readFileSync(readyPath, "utf8")).toBe("ready\n");
+
+    write(path.join(wt.path, "pkg", "one.txt"), "one\n");
+    h.turns.last.finish(turnResult({ finalText: "wrote one" }));
+    await state.settled;
+    expect(lastNotice(h).worktree).toMatchObject({ changed_files: ["pkg/one.txt"] });
+    expect(fs.existsSync(readyPath)).toBe(false);
+    expect(fs.existsSync(cwdStartedPath(readyPath))).toBe(false);
+    // Later turns find the checkout done: no wait.
+    await followup(h, state, "again");
+    expect(h.turns.last.spec.cwdReadyPath).toBeUndefined();
+  });
+
+  it("begins without a word from the child once the start wait is over", async () => {
+    const box = sandbox();
+    const h = await runtimeHarness();
+    const { settle, adopted, readyPath, begun } = await pendingChild(h, box, gitWorktreeOperations(30));
+    await vi.waitFor(() => expect(begun()).toBe(1));
+    settle();
+    await adopted;
+    expect(fs.readFileSync(readyPath, "utf8")).toBe("ready\n");
+  });
+
+  it("a checkout that fails is said in the file, for the waiting child to report", async () => {
+    const box = sandbox();
+    const h = await runtimeHarness();
+    const { settle, adopted, readyPath, wt } = await pendingChild(h, box);
+    gitWorktrees.commit(wt, "starts it now").catch(() => undefined);
+    settle(new Error("git read-tree failed (exit 128): fatal: the disk is full"));
+    await adopted;
+    expect(fs.readFileSync(readyPath, "utf8")).toBe("the worktree's checkout failed: git read-tree failed (exit 128): fatal: the disk is full\n");
+  });
+
+  it("a turn's commit and close_agent's removal start a checkout not begun yet, and wait until it has ended", async () => {
+    const box = sandbox();
+    const h = await runtimeHarness();
+    const { state, wt, settle, begun } = await pendingChild(h, box);
+    const order: string[] = [];
+    const commit = gitWorktrees.commit(wt, "turn 1").then(() => order.push("commit"));
+    const removal = h.runtime.close(state).then(() => order.push("removed"));
+    await vi.waitFor(() => expect(begun()).toBe(1));
+    order.push("checkout ends");
+    settle();
+    await Promise.all([commit, removal]);
+    expect(order).toEqual(["checkout ends", "commit", "removed"]);
+    expect(fs.existsSync(wt.path)).toBe(false);
+    expect(fs.existsSync(checkoutReadyPath(wt))).toBe(false);
   });
 });
 

@@ -97,3 +97,18 @@ export async function gone(pid: number, ms = 3000): Promise<boolean> {
   }
   return false;
 }
+
+/**
+ * `env` with a `git` first on PATH that runs the real one, except that a command whose
+ * arguments contain `match` (one argument, e.g. `read-tree`) first runs `before`, a shell
+ * snippet (`sleep 1`, `echo boom >&2; exit 128`). Node's spawn looks `git` up on the PATH of
+ * the environment it is given, so only the calls made with this env go through it.
+ */
+export function gitShim(sandbox: Sandbox, match: string, before: string, env: NodeJS.ProcessEnv = sandbox.env): NodeJS.ProcessEnv {
+  const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+  const bin = path.join(sandbox.dir, "shim-bin");
+  fs.mkdirSync(bin, { recursive: true });
+  const script = `#!/bin/sh\nfor arg in "$@"; do if [ "$arg" = ${JSON.stringify(match)} ]; then ${before}; break; fi; done\nexec ${JSON.stringify(realGit)} "$@"\n`;
+  fs.writeFileSync(path.join(bin, "git"), script, { mode: 0o755 });
+  return { ...env, PATH: `${bin}${path.delimiter}${env.PATH ?? ""}` };
+}

@@ -3,9 +3,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { branchName, treeTag, worktreeName } from "../../../src/extension/isolation/names.js";
 import { snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
+import { startupFolders } from "../../../src/extension/isolation/staged-checkout.js";
 import { createWorktree, ensureWorktree, isCheckedOut, removeWorktree } from "../../../src/extension/isolation/worktree.js";
 import { branchCommit, listWorktrees, parseWorktreeList } from "../../../src/lib/git-worktrees.js";
-import { commitAll, makeRepo, type Sandbox, sh, useSandbox, write } from "./support.js";
+import { commitAll, gitShim, makeRepo, type Sandbox, sh, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();
 
@@ -311,6 +312,127 @@ describe("ensureWorktree", () => {
     await expect(ensureWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch: "subagent/00000000-a", env: box.env })).rejects.toThrow(
       /cannot recreate worktree .*: branch subagent\/00000000-a does not exist/,
     );
+  });
+});
+
+describe("startupFolders", () => {
+  it("names .pi and .agents at every level from the top down to the cwd", () => {
+    expect(startupFolders("")).toEqual([".pi", ".agents"]);
+    expect(startupFolders("src/lib")).toEqual([".pi", ".agents", "src/.pi", "src/.agents", "src/lib/.pi", "src/lib/.agents"]);
+  });
+});
+
+describe("createWorktree with deferCheckout", () => {
+  /** A parent whose project has pi folders and context files at several levels, and plenty of other files. */
+  async function projectWithPiFolders(box: Sandbox, settings = '{"theme":"dark"}\n') {
+    const files: Record<string, string> = {
+      ".pi/settings.json": settings,
+      ".agents/skills/top/SKILL.md": "top skill\n",
+      "src/lib/.agents/skills/deep/SKILL.md": "deep skill\n",
+      "src/.pi/prompts/p.md": "a level between\n",
+      "AGENTS.md": "top context\n",
+      "src/lib/AGENTS.override.md": "cwd context\n",
+      ".github/workflow.yml": "not pi's\n",
+      "other/.pi/settings.json": "not on the way to the cwd\n",
+    };
+    for (let i = 0; i < 300; i++) files[`src/lib/data/f${i}.txt`] = `${i}\n`;
+    const repo = makeRepo(box, files);
+    fs.symlinkSync("AGENTS.md", path.join(repo, "CLAUDE.md"));
+    write(path.join(repo, "src", "lib", "data", "untracked.txt"), "seen by the child\n");
+    const base = await snapshotWorkingState(repo, { env: box.env });
+    return { repo, base, tag: treeTag(), worktrees: path.join(box.dir, "tree", "worktrees") };
+  }
+
+  const EARLY = [
+    ".pi/settings.json",
+    ".agents/skills/top/SKILL.md",
+    "src/.pi/prompts/p.md",
+    "src/lib/.agents/skills/deep/SKILL.md",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "src/lib/AGENTS.override.md",
+  ];
+
+  it("returns with what pi reads before a tool call written (context files, pi's folders on the way to the cwd); finishCheckout writes the rest, and the index appears when every file is there", async () => {
+    const box = sandbox();
+    const { base, tag, worktrees, repo } = await projectWithPiFolders(box);
+    const worktreePath = path.join(worktrees, "a");
+    const made = await createWorktree({
+      topLevel: repo,
+      worktreePath,
+      branch: branchName(tag, "/root/a"),
+      base,
+      subdir: "src/lib",
+      env: box.env,
+      deferCheckout: true,
+    });
+    expect(made.finishCheckout).toBeTypeOf("function");
+    expect(made.cwd).toBe(path.join(worktreePath, "src/lib"));
+    const early = await isCheckedOut(worktreePath);
+    for (const file of EARLY) expect(fs.existsSync(path.join(worktreePath, file)), file).toBe(true);
+    expect(fs.readFileSync(path.join(worktreePath, "CLAUDE.md"), "utf8")).toBe("top context\n");
+    for (const file of ["src/lib/data/f1.txt", ".github/workflow.yml", "other/.pi/settings.json"])
+      expect(fs.existsSync(path.join(worktreePath, file)), file).toBe(false);
+    const inodes = EARLY.map((file) => fs.lstatSync(path.join(worktreePath, file)).ino);
+    await made.finishCheckout!();
+    expect(early).toBe(false);
+    expect(await isCheckedOut(worktreePath)).toBe(true);
+    // Written once: never unlinked and recreated under a child that may be reading them.
+    expect(EARLY.map((file) => fs.lstatSync(path.join(worktreePath, file)).ino)).toEqual(inodes);
+    expect(fs.readFileSync(path.join(made.cwd, "data", "untracked.txt"), "utf8")).toBe("seen by the child\n");
+    expect(fs.readdirSync(path.join(made.cwd, "data")).filter((name) => name.startsWith("f"))).toHaveLength(300);
+    expect(sh(box, worktreePath, ["status", "--porcelain"])).toBe("");
+    expect(fs.readdirSync(sh(box, worktreePath, ["rev-parse", "--absolute-git-dir"]).trim()).filter((name) => name.startsWith("pi-subagent"))).toEqual([]);
+  });
+
+  it("waits for every file when the cwd's .pi/settings.json names resources (they may lie anywhere in the project)", async () => {
+    const box = sandbox();
+    const { base, tag, worktrees, repo } = await projectWithPiFolders(box, '{"packages":["../../tools/pkg"]}\n');
+    const made = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch: branchName(tag, "/root/a"),
+      base,
+      env: box.env,
+      deferCheckout: true,
+    });
+    expect(made.finishCheckout).toBeUndefined();
+    expect(await isCheckedOut(made.path)).toBe(true);
+    expect(fs.existsSync(path.join(made.path, "src/lib/data/f299.txt"))).toBe(true);
+  });
+
+  it("waits for every file when a pi folder, or a context file, is a symbolic link to a file written later", async () => {
+    const box = sandbox();
+    for (const [name, link, target] of [
+      ["folder", ".pi", "shared/pi"],
+      ["context", "AGENTS.md", "docs/agents.md"],
+    ] as const) {
+      const repo = makeRepo(box, { "shared/pi/settings.json": "{}\n", "docs/agents.md": "agents\n" }, `repo-${name}`);
+      fs.symlinkSync(target, path.join(repo, link));
+      const base = commitAll(box, repo, `link ${link}`);
+      const worktreePath = path.join(box.dir, `wt-${name}`);
+      const made = await createWorktree({ topLevel: repo, worktreePath, branch: branchName(treeTag(), "/root/a"), base, env: box.env, deferCheckout: true });
+      expect(made.finishCheckout, link).toBeUndefined();
+      expect(await isCheckedOut(worktreePath)).toBe(true);
+      // Through the link, the file it leads to is there.
+      expect(fs.readFileSync(path.join(worktreePath, link, ...(name === "folder" ? ["settings.json"] : [])), "utf8")).toBe(
+        name === "folder" ? "{}\n" : "agents\n",
+      );
+    }
+  });
+
+  it("a checkout that fails rejects finishCheckout and leaves no index, so a later ensureWorktree writes it again", async () => {
+    const box = sandbox();
+    const { base, tag, worktrees, repo } = await projectWithPiFolders(box);
+    const branch = branchName(tag, "/root/a");
+    const worktreePath = path.join(worktrees, "a");
+    const failing = gitShim(box, "read-tree", "echo 'fatal: the disk is full' >&2; exit 128");
+    const made = await createWorktree({ topLevel: repo, worktreePath, branch, base, subdir: "src/lib", env: failing, deferCheckout: true });
+    await expect(made.finishCheckout!()).rejects.toThrow(/read-tree .*the disk is full/);
+    expect(await isCheckedOut(worktreePath)).toBe(false);
+    await ensureWorktree({ topLevel: repo, worktreePath, branch, subdir: "src/lib", env: box.env });
+    expect(await isCheckedOut(worktreePath)).toBe(true);
+    expect(sh(box, worktreePath, ["status", "--porcelain"])).toBe("");
   });
 });
 
