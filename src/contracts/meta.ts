@@ -83,8 +83,8 @@ export interface MetaV1 {
   /**
    * A file that says when `cwd` is ready, for a caller that writes the cwd (a checkout)
    * while the child starts: the child starts at once, but its tool calls wait until the
-   * file exists. Holding `ready` lets them go on; anything else ends the run as an error
-   * with that text. What pi reads before its first tool call (context files, `.pi`,
+   * file exists. Holding `ready` lets them go on; anything else stops the child at once and
+   * ends the run as an error with that text. What pi reads before its first tool call (context files, `.pi`,
    * `.agents`) must be there before the run starts. Once pi's own start-up is over (its
    * first model request is on its way) the child creates `cwdStartedPath(cwdReadyPath)`,
    * so the caller can leave heavy work until then.

@@ -30,6 +30,15 @@ export async function syncFolder(dir: string): Promise<void> {
  * never sees half of it: a temp file beside it, then a rename. The folder is created, one
  * level at a time and never on a pseudo-filesystem (see file-paths.ts).
  */
+/**
+ * Where the hidden files a process keeps beside `file` start: `.<name>.<pid>.` — its atomic
+ * write's temp files (`<prefix><random>.tmp`) and, for result.json, the wrapper's reserve. One
+ * prefix, so whoever cleans up after a killed process (the wrapper's orphan guard) finds them all.
+ */
+export function hiddenSiblingPrefix(file: string, pid: number = process.pid): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${pid}.`);
+}
+
 export async function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
   const dir = path.dirname(file);
   const durable = options.durable ?? true;
@@ -38,7 +47,7 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
   // resultPath of /dev/null, run as root, would otherwise delete /dev/null). A symlink is
   // replaced by the file, never written through.
   if ((await targetKind(file)) === "other") throw new Error(`${file} exists and is not a regular file`);
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = `${hiddenSiblingPrefix(file)}${randomBytes(4).toString("hex")}.tmp`;
   try {
     // "wx": a name planted in the folder meanwhile (a symlink included) is never followed.
     const handle = await fs.promises.open(temp, "wx");

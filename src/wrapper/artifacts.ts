@@ -5,7 +5,7 @@ import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { EventRecord } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
-import { syncFolder, writeFileAtomic } from "../lib/atomic-file.js";
+import { hiddenSiblingPrefix, syncFolder, writeFileAtomic } from "../lib/atomic-file.js";
 import { ensureFolder, PathRefusal, targetKind } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 
@@ -202,7 +202,7 @@ export class ResultReserve {
   ) {}
 
   static pathFor(resultPath: string): string {
-    return path.join(path.dirname(resultPath), `.${path.basename(resultPath)}.${process.pid}.reserve`);
+    return `${hiddenSiblingPrefix(resultPath)}reserve`;
   }
 
   /** Takes the space; throws (ENOSPC when the disk is already full) when it cannot. */

@@ -12,7 +12,9 @@
  *   reaches what left the group (`setsid`, a daemonizing tool, pi's detached bash tool), and
  *   covers the moment between the child's spawn and the `pgid` line;
  * with SIGTERM, then SIGKILL a second later for whatever is still there. It also removes the
- * wrapper's result.json reserve, which a killed wrapper leaves behind.
+ * wrapper's result.json reserve and the temp file of a result.json write it was killed in,
+ * which a killed wrapper leaves behind (both start with the reserve's prefix, `.<name>.<pid>.`:
+ * hiddenSiblingPrefix).
  *
  * Not covered: a process that drops the token from its environment (`env -i`, an explicit
  * environment), one that runs as another user (its /proc environ is unreadable), systems
@@ -36,7 +38,10 @@ while read -r word arg; do
     exit) exit 0 ;;
   esac
 done
-[ -n "$reserve" ] && rm -f -- "$reserve"
+if [ -n "$reserve" ]; then
+  rm -f -- "$reserve"
+  for f in "\${reserve%reserve}"*.tmp; do [ -f "$f" ] && rm -f -- "$f"; done
+fi
 end() {
   hit=
   if [ -n "$pg" ] && kill -s "$1" -- "-$pg" 2>/dev/null; then hit=1; fi
