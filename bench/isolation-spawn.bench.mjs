@@ -30,11 +30,15 @@ const gitEnv = (home, base) => ({
 });
 const fileOf = (repo, i) => path.join(repo, `dir_${String(Math.floor(i / PER_DIR)).padStart(4, "0")}`, `file_${String(i % PER_DIR).padStart(3, "0")}.txt`);
 
-/** A committed repository of `files` small files with a dirty working tree. */
+/** A committed repository of `files` small files (and a project's top-level files) with a dirty working tree. */
 function dirtyRepository(dir, files, env) {
   const git = (args) => execFileSync("git", args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 * 1024 * 1024 });
   fs.mkdirSync(dir);
   git(["init", "-q", "-b", "main"]);
+  // What a project's top holds: the files the child needs before it starts (the context file among them).
+  fs.writeFileSync(path.join(dir, "AGENTS.md"), "# Bench project\nKeep changes small.\n");
+  fs.writeFileSync(path.join(dir, "README.md"), "A repository for the isolation bench.\n");
+  fs.writeFileSync(path.join(dir, "package.json"), '{"name":"bench","private":true}\n');
   for (let i = 0; i < files; i++) {
     const file = fileOf(dir, i);
     if (i % PER_DIR === 0) fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Where the git time of `isolation: "worktree"` goes: snapshotWorkingState, then createWorktree
-// (`worktree add --no-checkout` + one `read-tree -u` with parallel checkout), against the ways
+// deferred (what a spawn waits for) and its finishCheckout (written once the child has started),
+// and createWorktree all at once (`worktree add --no-checkout` + one `read-tree -u` with parallel
+// checkout: a spawn with a setup command), against the ways
 // git could check the same files out: a plain `git worktree add` (one process, then a stat of
 // every file), the same with `checkout.workers=0`, and `--no-checkout` + a sequential
 // `read-tree -u`. Committed repositories of ~1 000, ~10 000 and ~30 000 small files whose
@@ -54,6 +56,10 @@ function makeRepo(files) {
   const repo = path.join(sandbox, `repo-${files}`);
   fs.mkdirSync(repo);
   git(repo, ["init", "-q", "-b", "main"]);
+  // A project's top-level files: what a deferred checkout writes before the child starts.
+  fs.writeFileSync(path.join(repo, "AGENTS.md"), "# Bench project\n");
+  fs.writeFileSync(path.join(repo, "README.md"), "bench\n");
+  fs.writeFileSync(path.join(repo, "package.json"), "{}\n");
   for (let i = 0; i < files; i++) {
     const file = fileOf(repo, i);
     if (i % PER_DIR === 0) fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -81,7 +87,18 @@ async function isolation(repo, round) {
   const t2 = performance.now();
   const c2 = childCpuMs();
   await removeWorktree({ topLevel: repo, worktreePath, branch, base, env });
-  return { snapshot: t1 - t0, total: t2 - t0, snapshotCpu: c1 - c0, createCpu: c2 - c1 };
+  // The spawn's way without a setup command: step 1 before the child starts, the rest later.
+  const deferredPath = `${worktreePath}-deferred`;
+  const deferredBranch = `${branch}-deferred`;
+  const t3 = performance.now();
+  const made = await createWorktree({ topLevel: repo, worktreePath: deferredPath, branch: deferredBranch, base, env, deferCheckout: true });
+  const t4 = performance.now();
+  if (!made.finishCheckout) throw new Error("the deferred checkout was not deferred");
+  await made.finishCheckout();
+  const t5 = performance.now();
+  if (git(deferredPath, ["status", "--porcelain"]) !== "") throw new Error("deferred: the worktree is not clean");
+  await removeWorktree({ topLevel: repo, worktreePath: deferredPath, branch: deferredBranch, base, env });
+  return { snapshot: t1 - t0, total: t2 - t0, snapshotCpu: c1 - c0, createCpu: c2 - c1, early: t4 - t3, rest: t5 - t4 };
 }
 
 /** One way of checking out HEAD into a new worktree, timed; the worktree and branch go afterwards. */
@@ -117,12 +134,16 @@ try {
     process.stderr.write(`${files} files: repository ready in ${fmt(performance.now() - built)} ms\n`);
     const snapshot = [];
     const total = [];
+    const early = [];
+    const rest = [];
     const others = Object.fromEntries(Object.keys(VARIANTS).map((name) => [name, []]));
     cpu = Object.fromEntries(["snapshot", "create", ...Object.keys(VARIANTS)].map((name) => [name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const result = await isolation(repo, round);
       snapshot.push(result.snapshot);
       total.push(result.total);
+      early.push(result.early);
+      rest.push(result.rest);
       cpu.snapshot.push(result.snapshotCpu);
       cpu.create.push(result.createCpu);
       for (const [name, make] of Object.entries(VARIANTS)) others[name].push(variant(repo, round, name, make(repo)));
@@ -132,6 +153,8 @@ try {
       files,
       snapshot: median(snapshot),
       total: median(total),
+      early: median(early),
+      rest: median(rest),
       ...Object.fromEntries(Object.entries(others).map(([name, ms]) => [name, median(ms)])),
       cpu: Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [name, median(ms)])),
     });
@@ -149,17 +172,17 @@ console.log(
 const load = os.loadavg()[0].toFixed(1);
 console.log(`Wall time, ms (1-minute load average ${load} at the end; the machine's load inflates these):\n`);
 console.log(
-  "| files | snapshotWorkingState | createWorktree (ours) | plain `git worktree add` | `worktree add` + checkout.workers=0 | `--no-checkout` + sequential read-tree |",
+  "| files | snapshotWorkingState | createWorktree deferred: before the child starts | its finishCheckout (later) | createWorktree, all at once | plain `git worktree add` | `worktree add` + checkout.workers=0 | `--no-checkout` + sequential read-tree |",
 );
-console.log("|---:|---:|---:|---:|---:|---:|");
+console.log("|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const row of rows) {
   console.log(
-    `| ${row.files} | ${fmt(row.snapshot)} | ${fmt(row.total - row.snapshot)} | ${fmt(row.plain)} | ${fmt(row.workers)} | ${fmt(row.sequentialReadTree)} |`,
+    `| ${row.files} | ${fmt(row.snapshot)} | ${fmt(row.early)} | ${fmt(row.rest)} | ${fmt(row.total - row.snapshot)} | ${fmt(row.plain)} | ${fmt(row.workers)} | ${fmt(row.sequentialReadTree)} |`,
   );
 }
 console.log("\nCPU time of the git processes (user + system), ms — the work itself, much less sensitive to load:\n");
 console.log(
-  "| files | snapshotWorkingState | createWorktree (ours) | plain `git worktree add` | `worktree add` + checkout.workers=0 | `--no-checkout` + sequential read-tree |",
+  "| files | snapshotWorkingState | createWorktree, all at once | plain `git worktree add` | `worktree add` + checkout.workers=0 | `--no-checkout` + sequential read-tree |",
 );
 console.log("|---:|---:|---:|---:|---:|---:|");
 for (const row of rows) {

@@ -88,11 +88,18 @@ export async function startupEntries(topLevel: string, commit: string, subdir: s
   return [...byPath.values()];
 }
 
-/** Whether each symbolic link among `entries` (written) leads outside the worktree or to another of `entries`. */
-async function linksStayInside(worktreePath: string, entries: readonly TreeEntry[]): Promise<boolean> {
+/**
+ * Whether each symbolic link among `entries` (written) that pi may read as it starts — a
+ * markdown file (context files are) or anything in or at a startup folder — leads outside
+ * the worktree or to another of `entries`. Other links (`tools -> scripts/tools`) pi does not
+ * read before a tool call, and tool calls wait for the rest anyway.
+ */
+async function linksStayInside(worktreePath: string, subdir: string, entries: readonly TreeEntry[]): Promise<boolean> {
   const paths = new Set(entries.map((entry) => entry.path));
+  const folders = startupFolders(subdir);
+  const readAtStart = (file: string) => file.toLowerCase().endsWith(".md") || folders.some((folder) => file === folder || file.startsWith(`${folder}/`));
   for (const entry of entries) {
-    if (entry.mode !== "120000") continue;
+    if (entry.mode !== "120000" || !readAtStart(entry.path)) continue;
     const link = path.join(worktreePath, entry.path);
     const target = path.resolve(path.dirname(link), await fs.promises.readlink(link));
     const relative = path.relative(worktreePath, target).split(path.sep).join("/");
@@ -113,8 +120,8 @@ async function linksStayInside(worktreePath: string, entries: readonly TreeEntry
  *      entries of step 1 as they are, so their files are never rewritten (a forced checkout
  *      unlinks and recreates a file, and a child reading it then would find it missing).
  *
- * Undefined when the child must not start before every file is written: a symbolic link of
- * step 1 leads to a file step 1 did not write, or the cwd's `.pi/settings.json` names
+ * Undefined when the child must not start before every file is written: a symbolic link pi
+ * reads as it starts leads to a file step 1 did not write, or the cwd's `.pi/settings.json` names
  * resources, which may lie anywhere in the project. The rest then happens at once, the
  * usual way.
  */
@@ -140,7 +147,7 @@ export async function stagedCheckout(
     } finally {
       await fs.promises.rm(list, { force: true });
     }
-    const safe = (await linksStayInside(worktreePath, entries)) && !(await settingsNameResources(worktreeCwd(worktreePath, subdir)));
+    const safe = (await linksStayInside(worktreePath, subdir, entries)) && !(await settingsNameResources(worktreeCwd(worktreePath, subdir)));
     if (!safe) {
       await discard();
       return undefined;

@@ -421,6 +421,24 @@ describe("createWorktree with deferCheckout", () => {
     }
   });
 
+  it("still starts early with a symbolic link pi does not read as it starts (a folder elsewhere in the project)", async () => {
+    const box = sandbox();
+    const repo = makeRepo(box, { "scripts/tools/run.sh": "echo run\n", "AGENTS.md": "agents\n" });
+    fs.symlinkSync("scripts/tools", path.join(repo, "tools"));
+    const base = commitAll(box, repo, "link tools");
+    const made = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(box.dir, "wt"),
+      branch: branchName(treeTag(), "/root/a"),
+      base,
+      env: box.env,
+      deferCheckout: true,
+    });
+    expect(made.finishCheckout).toBeTypeOf("function");
+    await made.finishCheckout!();
+    expect(fs.readFileSync(path.join(made.path, "tools", "run.sh"), "utf8")).toBe("echo run\n");
+  });
+
   it("a checkout that fails rejects finishCheckout and leaves no index, so a later ensureWorktree writes it again", async () => {
     const box = sandbox();
     const { base, tag, worktrees, repo } = await projectWithPiFolders(box);
