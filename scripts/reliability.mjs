@@ -243,12 +243,13 @@ async function killTrials(signal, trials, spanMs) {
         if (fs.existsSync(path.join(dir, "record.json"))) tally.absentAfterChild = (tally.absentAfterChild ?? 0) + 1;
         else tally.absentBeforeChild = (tally.absentBeforeChild ?? 0) + 1;
       }
-      tally.temps += tempFiles(dir);
     },
   );
   tally.left = (await settleLeftovers()).length;
-  // A SIGKILLed wrapper cannot remove its result.json reserve; its orphan guard does.
+  // A SIGKILLed wrapper cannot remove its result.json reserve, nor the temp file of a result
+  // write it was killed in; its orphan guard does, so both are counted once the guards are done.
   tally.reserves = dirs.reduce((n, dir) => n + filesEndingWith(dir, ".reserve"), 0);
+  tally.temps = dirs.reduce((n, dir) => n + tempFiles(dir), 0);
   killLeftovers();
   return tally;
 }
@@ -633,7 +634,7 @@ const lines = [
   "",
   "## What the figures rest on",
   "",
-  "- **Atomicity.** result.json is written to a temp file beside it and renamed (src/lib/atomic-file.ts): a reader sees the old state or the whole new file. A SIGKILL between the temp write and the rename can leave a `.result.json.<pid>.<hex>.tmp` file, which nothing reads; the temp-file count above says how often that happened.",
+  "- **Atomicity.** result.json is written to a temp file beside it and renamed (src/lib/atomic-file.ts): a reader sees the old state or the whole new file. A SIGKILL between the temp write and the rename leaves a `.result.json.<pid>.<hex>.tmp` file, which nothing reads and the wrapper's orphan guard removes with the reserve (both start with `.result.json.<pid>.`); the temp-file count above is taken once the guards are done.",
   "- **SIGKILL.** Nothing in a SIGKILLed wrapper runs, so the wrapper starts an orphan guard before pi (src/wrapper/orphan-guard.ts): a `/bin/sh` in a session of its own that holds a pipe from the wrapper. A normal end does the work itself (pi's group, then the run's token, then it releases the guard and exits with nothing left); when the pipe closes without that word, the guard sends SIGTERM, and SIGKILL a second later, to pi's process group (unless told it is gone) and to every process whose /proc environ holds the run's token (`PI_SUBAGENT_RUN_TOKEN`, inherited by everything below pi: this reaches `setsid`, and pi's own bash tool, which runs each command in a session of its own and ends those on SIGTERM but not when SIGKILLed). It does not depend on the child: the kinds above are a bash script, a SIGTERM-trapping script, the fake pi without any extension and a `setsid` sleep. Not covered, by design or by Linux: a process that drops the token from its environment (`env -i`; a test shows it outliving the wrapper), one running as another user (its environ cannot be read), and a SIGKILLed guard. The task extension inside pi (src/wrapper/task-extension.ts) still ends pi's group when its parent changes, a second line of defence. The extension's launcher sees the wrapper exit without result.json and records the turn `errored` with the reason `wrapper exited (SIGKILL) without writing result.json` (not `interrupted`, unless the extension itself stopped that turn).",
   "- **Paths.** Artifact paths are checked with calls that cannot block (lstat, statfs, realpath, one-level mkdir; src/lib/file-paths.ts) before the child starts, and the time limit and signal handlers are armed before any file is touched: a path under /proc or /sys, under a regular file, on a read-only mount, or a FIFO is reported unwritable (exit 2 for resultPath) instead of hanging the wrapper. A streamed artifact that is a symlink is refused; result.json's rename replaces one; two artifact paths naming one file (through a symlinked folder or a hard link) are a meta.json error.",
   `- **Power loss.** Atomic writes (result.json, and the extension's records through the same helper) fsync the temp file before the rename and the folder after it, so a power cut cannot leave an empty or missing file where the rename said the new one was. Measured here on the temp folder's file system: ${fsync.durable.toFixed(1)} ms a 2 KiB write with fsync, ${fsync.quick.toFixed(1)} ms without (medians of 40); for one result.json per run and a few records per turn that is kept. bench/startup.bench.mjs measures it again.`,

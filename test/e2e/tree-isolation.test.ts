@@ -39,6 +39,16 @@ function write(file: string, text: string): void {
   fs.writeFileSync(file, text);
 }
 
+/** The scenario's cwd as a repository with `files` committed (paths relative to it); its path. */
+function committedRepository(h: TreeHarness, files: Record<string, string>): string {
+  const repo = h.home.cwd;
+  git(h, repo, ["init", "-q", "-b", "main"]);
+  for (const [file, text] of Object.entries(files)) write(path.join(repo, file), text);
+  git(h, repo, ["add", "-A"]);
+  git(h, repo, ["commit", "-q", "-m", "initial"]);
+  return repo;
+}
+
 /**
  * The parent's repository in the scenario's cwd: committed files, then a dirty working
  * tree — a modified file, a staged change, an untracked file, an ignored file and an ignored
@@ -330,11 +340,7 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
           "/root/lead/checker": [reply.toolCall("bash", { command: "pwd; cat lead.txt; echo c > checker.txt" }), reply.text("CHECKER DONE")],
         },
       });
-      const repo = h.home.cwd;
-      git(h, repo, ["init", "-q", "-b", "main"]);
-      write(path.join(repo, "pkg", "p.txt"), "p\n");
-      git(h, repo, ["add", "-A"]);
-      git(h, repo, ["commit", "-q", "-m", "initial"]);
+      const repo = committedRepository(h, { "pkg/p.txt": "p\n" });
       const before = parentState(h, repo);
 
       const run = await runRootIn(h, path.join(repo, "pkg"), "go");
@@ -377,11 +383,7 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       expect(await h.readRecords()).toEqual([]);
 
       // In a repository, with a setup command that fails: the spawn error quotes its stderr.
-      const repo = h.home.cwd;
-      git(h, repo, ["init", "-q", "-b", "main"]);
-      write(path.join(repo, "a.txt"), "a\n");
-      git(h, repo, ["add", "-A"]);
-      git(h, repo, ["commit", "-q", "-m", "initial"]);
+      const repo = committedRepository(h, { "a.txt": "a\n" });
       h.tree.add("/root", isolatedSpawn("setup", "x"), reply.toolCall("list_agents", {}), reply.text("ROOT DONE"));
       const second = await h.runRoot("again", { ...ROOT_RUN, env: { PI_SUBAGENTS_WORKTREE_SETUP: "echo 'cannot link the deps' >&2; exit 3" } });
       expectCleanExit(second);
@@ -412,13 +414,8 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
           "/root/reader": [reply.toolCall("bash", { command: "date +%s%N; cat deep/er/file_49.txt" }), reply.text("READ")],
         },
       });
-      const repo = h.home.cwd;
-      git(h, repo, ["init", "-q", "-b", "main"]);
-      write(path.join(repo, "AGENTS.md"), "TOP-LEVEL CONTEXT\n");
-      write(path.join(repo, "pkg", "CLAUDE.md"), "PKG CONTEXT\n");
-      for (let i = 0; i < 50; i++) write(path.join(repo, "pkg", "deep", "er", `file_${i}.txt`), `deep file ${i}\n`);
-      git(h, repo, ["add", "-A"]);
-      git(h, repo, ["commit", "-q", "-m", "initial"]);
+      const deep = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`pkg/deep/er/file_${i}.txt`, `deep file ${i}\n`]));
+      const repo = committedRepository(h, { "AGENTS.md": "TOP-LEVEL CONTEXT\n", "pkg/CLAUDE.md": "PKG CONTEXT\n", ...deep });
       const shim = checkoutShim(h, "sleep 2");
 
       const run = await runRootIn(h, path.join(repo, "pkg"), "go", shim.env);
@@ -460,11 +457,7 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
           ],
         },
       });
-      const repo = h.home.cwd;
-      git(h, repo, ["init", "-q", "-b", "main"]);
-      write(path.join(repo, "data", "d.txt"), "the data\n");
-      git(h, repo, ["add", "-A"]);
-      git(h, repo, ["commit", "-q", "-m", "initial"]);
+      const repo = committedRepository(h, { "data/d.txt": "the data\n" });
       const head = git(h, repo, ["rev-parse", "HEAD"]).trim();
       const shim = checkoutShim(h, "echo 'fatal: simulated: no space left on device' >&2; exit 128");
 
