@@ -38,6 +38,12 @@ export const TREE_FILES = {
   agents: "agents",
   /** Isolated agents' git worktrees, one flat folder each (`lead-checker` for /root/lead/checker). */
   worktrees: "worktrees",
+  /**
+   * While an isolated agent's first turn runs before its worktree is all written:
+   * `<worktree name>.ready` once it is (meta.json `cwdReadyPath`), `<name>.ready.started` once
+   * its child has started. Gone when the turn ends.
+   */
+  checkouts: "checkouts",
   /** The tree tag of a tree whose tree.json predates tags: claimed once, by exclusive creation. */
   treeTag: "tree-tag",
   /** A parent's queued child turns, published by its process. */

@@ -109,7 +109,11 @@ function checkoutShim(h: TreeHarness, before: string): { env: Record<string, str
     "#!/bin/sh",
     'deferred=no; for arg in "$@"; do [ "$arg" = "-m" ] && deferred=yes; done',
     `if [ "$deferred" = yes ]; then`,
-    `  if [ -e "$PWD.ready.started" ]; then echo "child-started" >> ${JSON.stringify(log)}; else echo "child-not-started" >> ${JSON.stringify(log)}; fi`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not a template
+    '  started="${PWD%/worktrees/*}/checkouts/${PWD##*/}.ready.started"',
+    // The child's word may come after a time-based start on a loaded machine: wait for it (20 s at most).
+    '  i=0; while [ ! -e "$started" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done',
+    `  if [ -e "$started" ]; then echo "child-started" >> ${JSON.stringify(log)}; else echo "child-not-started" >> ${JSON.stringify(log)}; fi`,
     `  ${before}`,
     `  ${JSON.stringify(realGit)} "$@"; code=$?`,
     `  echo "checkout-ended $(date +%s%N) $code" >> ${JSON.stringify(log)}`,

@@ -164,6 +164,8 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     }
     await runtime.requestTurn(state, "spawn");
     const queuePosition = runtime.queuePosition(plan.path);
+    // Waiting for a turn slot, no child is starting: the files can be written now.
+    if (worktree && finishCheckout && queuePosition !== undefined) runtime.worktrees.startCheckout(worktree);
     return {
       agent_name: plan.path,
       nickname,

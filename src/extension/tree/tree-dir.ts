@@ -11,6 +11,7 @@
  *   <treeDir>/agents/<seg>/…/reports/        full answers (reports.ts)
  *   <treeDir>/agents/<seg>/…/inbox/          messages to this agent from its children
  *   <treeDir>/worktrees/<seg>-<seg>          isolated agents' git worktrees (flat)
+ *   <treeDir>/checkouts/<seg>-<seg>.ready    while a first turn runs ahead of its worktree's checkout
  *
  * Claims use exclusive file creation, so processes racing for a nickname or the last spawn
  * slot never both win. Every write of a record is atomic (temp file + rename).

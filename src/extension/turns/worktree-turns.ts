@@ -9,6 +9,8 @@
  * `worktree` says how the parent can bring the work in.
  */
 import fs from "node:fs";
+import path from "node:path";
+import { TREE_FILES } from "../../contracts/layout.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
 import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
@@ -31,11 +33,13 @@ export interface WorktreeOperations {
   /**
    * A new worktree whose files are not all written yet: `finishCheckout` writes the rest.
    * It runs once the first turn's child says its start-up is over (so the two do not compete
-   * for the machine), or CHECKOUT_START_WAIT_MS after adopt, or at once when a commit or a
-   * removal needs it. The first turn need not wait; commit and remove wait for it. Resolves
+   * for the machine), or CHECKOUT_START_WAIT_MS after adopt, or at once on startCheckout or
+   * when a commit or a removal needs it. The first turn need not wait; commit and remove wait for it. Resolves
    * (never rejects) once the ready file says how the checkout ended.
    */
   adopt(worktree: AgentWorktreeV1, finishCheckout: () => Promise<void>): Promise<void>;
+  /** Starts an adopted checkout now, when no child is starting in the worktree (its first turn waits in the queue). */
+  startCheckout(worktree: AgentWorktreeV1): void;
   /**
    * Commits what is uncommitted in the worktree (no commit when nothing changed) and tells
    * the branch against its base. Never rejects: a failure is the result's `error`.
@@ -51,9 +55,13 @@ export interface TurnPlace {
   readyPath?: string;
 }
 
-/** The file that says when a worktree's checkout is done: beside its folder, in the tree directory. */
+/**
+ * The file that says when a worktree's checkout is done: `<tree>/checkouts/<name>.ready`
+ * (worktrees live at `<tree>/worktrees/<name>`), so `worktrees/` holds worktrees only.
+ */
 export function checkoutReadyPath(worktree: AgentWorktreeV1): string {
-  return `${worktree.path}.ready`;
+  const treeDir = path.dirname(path.dirname(worktree.path));
+  return path.join(treeDir, TREE_FILES.checkouts, `${path.basename(worktree.path)}.ready`);
 }
 
 /** The command that takes just the child's changes onto the parent's working tree. */
@@ -83,11 +91,15 @@ async function summarize(worktree: AgentWorktreeV1, head: string, error?: string
   };
 }
 
-async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promise<NoticeWorktree> {
-  // Once a turn has ended its child no longer waits for the checkout.
+async function removeReadyFiles(worktree: AgentWorktreeV1): Promise<void> {
   for (const file of [checkoutReadyPath(worktree), cwdStartedPath(checkoutReadyPath(worktree))]) {
     await fs.promises.rm(file, { force: true }).catch(() => undefined);
   }
+}
+
+async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promise<NoticeWorktree> {
+  // Once a turn has ended its child no longer waits for the checkout.
+  await removeReadyFiles(worktree);
   // Without its index (a checkout that failed or was cut short) `add --all` would build a new
   // one from the files that happen to be there and commit the rest as deleted.
   if (!(await isCheckedOut(worktree.path))) {
@@ -104,8 +116,12 @@ async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promi
   }
 }
 
-/** How long a new worktree's checkout waits for its child to say that it has started. */
-export const CHECKOUT_START_WAIT_MS = 3000;
+/**
+ * How long a new worktree's checkout waits for its child to say that it has started: only a
+ * child that never says so (none does, short of a pi that does not load the task extension)
+ * waits this long; a turn that ends meanwhile, or a queued one, starts it at once.
+ */
+export const CHECKOUT_START_WAIT_MS = 10_000;
 const STARTED_POLL_MS = 20;
 
 /** Resolves when the child of `readyPath` says it has started, after `waitMs`, or on `startNow`. */
@@ -152,6 +168,8 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
     },
     adopt: (worktree, finishCheckout) => {
       const readyPath = checkoutReadyPath(worktree);
+      // Made now: the child writes its started file there before the ready file exists.
+      fs.mkdirSync(path.dirname(readyPath), { recursive: true });
       const start = checkoutStart(readyPath, startWaitMs);
       pendingCheckouts.set(worktree.path, start);
       // In the worktree's chain, so a commit or a removal waits until every file is written.
@@ -167,6 +185,7 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
         await writeFileAtomic(readyPath, `${outcome}\n`, { durable: false }).catch(() => undefined);
       });
     },
+    startCheckout: (worktree) => pendingCheckouts.get(worktree.path)?.startNow(),
     commit: (worktree, message) => {
       pendingCheckouts.get(worktree.path)?.startNow();
       return serialized(`worktree:${worktree.path}`, () => commitWorktree(worktree, message));
@@ -175,6 +194,7 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
       pendingCheckouts.get(worktree.path)?.startNow();
       return serialized(`worktree:${worktree.path}`, async () => {
         if (fs.existsSync(worktree.path)) await commitWorktree(worktree, "uncommitted work found when the agent was closed");
+        else await removeReadyFiles(worktree);
         await removeWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, base: worktree.baseCommit });
       });
     },

@@ -228,7 +228,9 @@ describe("an isolated agent whose checkout is not finished yet (adopt)", () => {
     const h = await runtimeHarness();
     const { state, wt, settle, adopted, readyPath, begun } = await pendingChild(h, box);
     await h.runtime.requestTurn(state, "spawn");
-    expect(h.turns.last.spec).toMatchObject({ cwd: path.join(wt.path, "pkg"), cwdReadyPath: `${wt.path}.ready` });
+    // In the tree's checkouts/ folder: worktrees/ holds worktrees only (doctor --tree lists what else is there).
+    expect(h.turns.last.spec).toMatchObject({ cwd: path.join(wt.path, "pkg"), cwdReadyPath: path.join(h.tree.root, "checkouts", "worker.ready") });
+    expect(fs.readdirSync(path.join(h.tree.root, "worktrees"))).toEqual(["worker"]);
     expect(begun()).toBe(0);
     fs.writeFileSync(cwdStartedPath(readyPath), ""); // what the task extension does at agent_start
     await vi.waitFor(() => expect(begun()).toBe(1));
@@ -256,6 +258,16 @@ describe("an isolated agent whose checkout is not finished yet (adopt)", () => {
     settle();
     await adopted;
     expect(fs.readFileSync(readyPath, "utf8")).toBe("ready\n");
+  });
+
+  it("startCheckout (a first turn that waits in the queue) begins it at once", async () => {
+    const box = sandbox();
+    const h = await runtimeHarness();
+    const { wt, settle, adopted, begun } = await pendingChild(h, box);
+    h.runtime.worktrees.startCheckout(wt);
+    await vi.waitFor(() => expect(begun()).toBe(1));
+    settle();
+    await adopted;
   });
 
   it("a checkout that fails is said in the file, for the waiting child to report", async () => {
