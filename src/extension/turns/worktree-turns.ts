@@ -26,16 +26,16 @@ export interface WorktreeOperations {
   /**
    * Where the child's next turn runs; its worktree is recreated from the branch when it went
    * missing. While the worktree's checkout is still being written (see `adopt`), at once,
-   * with `readyPath`: the turn starts, and its child waits for that file (meta.json
-   * `cwdReadyPath`) before it reads the project.
+   * with `readyPath`: the turn starts, and its child's tool calls wait for that file
+   * (meta.json `cwdReadyPath`).
    */
   turnCwd(worktree: AgentWorktreeV1): Promise<TurnPlace>;
   /**
    * A new worktree whose files are not all written yet: `finishCheckout` writes the rest.
    * It runs once the first turn's child says its start-up is over (so the two do not compete
    * for the machine), or CHECKOUT_START_WAIT_MS after adopt, or at once on startCheckout or
-   * when a commit or a removal needs it. The first turn need not wait; commit and remove wait for it. Resolves
-   * (never rejects) once the ready file says how the checkout ended.
+   * when a commit or a removal needs it. The first turn need not wait; commit and remove
+   * wait for it. Resolves (never rejects) once the ready file says how the checkout ended.
    */
   adopt(worktree: AgentWorktreeV1, finishCheckout: () => Promise<void>): Promise<void>;
   /** Starts an adopted checkout now, when no child is starting in the worktree (its first turn waits in the queue). */
@@ -153,6 +153,7 @@ function checkoutStart(readyPath: string, waitMs: number): { started: Promise<vo
 export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_MS): WorktreeOperations {
   /** Worktrees whose checkout has not finished, by folder: how to start it now. */
   const pendingCheckouts = new Map<string, { startNow(): void }>();
+  const startNow = (worktree: AgentWorktreeV1) => pendingCheckouts.get(worktree.path)?.startNow();
   return {
     turnCwd: (worktree) => {
       if (pendingCheckouts.has(worktree.path)) {
@@ -185,13 +186,13 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
         await writeFileAtomic(readyPath, `${outcome}\n`, { durable: false }).catch(() => undefined);
       });
     },
-    startCheckout: (worktree) => pendingCheckouts.get(worktree.path)?.startNow(),
+    startCheckout: startNow,
     commit: (worktree, message) => {
-      pendingCheckouts.get(worktree.path)?.startNow();
+      startNow(worktree);
       return serialized(`worktree:${worktree.path}`, () => commitWorktree(worktree, message));
     },
     remove: (worktree) => {
-      pendingCheckouts.get(worktree.path)?.startNow();
+      startNow(worktree);
       return serialized(`worktree:${worktree.path}`, async () => {
         if (fs.existsSync(worktree.path)) await commitWorktree(worktree, "uncommitted work found when the agent was closed");
         else await removeReadyFiles(worktree);
