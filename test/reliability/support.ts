@@ -143,6 +143,9 @@ export async function runtimeCase(scenario: object, extraEnv: Record<string, str
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
+      // The runtime may still be landing a queue or record write: removing the folder under
+      // it would fail (ENOTEMPTY) or leave the folder re-created.
+      await runtime.writesSettled();
       await rm(dir, { recursive: true, force: true });
     },
   };

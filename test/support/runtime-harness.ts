@@ -25,9 +25,12 @@ export interface RuntimeHarness {
 }
 
 const dirs: string[] = [];
+const runtimes: TreeRuntime[] = [];
 
 /** Removes every tree directory the harness made (call in afterEach). */
 export async function cleanupRuntimes(): Promise<void> {
+  // A write still landing would re-create a folder being removed (ENOTEMPTY).
+  await Promise.all(runtimes.splice(0).map((runtime) => runtime.writesSettled()));
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 }
 
@@ -39,8 +42,14 @@ export async function runtimeHarness(limits: Partial<TreeLimits> = {}, tree?: (r
   const turns = new FakeTurns();
   const all: TreeLimits = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60_000, ...limits };
   const problems: string[] = [];
-  const make = () =>
-    new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, treeDir, all, root, { turns, hooks: { problem: (line) => problems.push(line) } });
+  const make = () => {
+    const made = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, treeDir, all, root, {
+      turns,
+      hooks: { problem: (line) => problems.push(line) },
+    });
+    runtimes.push(made);
+    return made;
+  };
   const runtime = make();
   let seq = 0;
   return {

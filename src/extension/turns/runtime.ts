@@ -42,6 +42,8 @@ export class TreeRuntime implements StopContext {
   private readonly writes = new Map<string, Promise<void>>();
   /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
   private queuePublished: Promise<void> = Promise.resolve();
+  /** The queue the next scheduled write will publish; undefined when no write is waiting. */
+  private queueToPublish: string[] | undefined;
 
   constructor(
     readonly identity: Identity,
@@ -64,9 +66,38 @@ export class TreeRuntime implements StopContext {
     else console.error(text);
   }
 
-  /** Lets list_agents in any process of the tree show where this agent's queued children stand. */
+  /**
+   * Lets list_agents in any process of the tree show where this agent's queued children stand.
+   * Only the latest queue matters, so at most one write is in flight and one waits, and the
+   * waiting one takes the newest queue: 30 turns requested at once cost a few durable writes,
+   * not 60 that could still be landing long after the last turn ended.
+   */
   private publishQueue(queued: string[]): void {
-    this.queuePublished = this.queuePublished.then(() => this.tree.writeQueue(this.self, queued)).catch(() => undefined);
+    const scheduled = this.queueToPublish !== undefined;
+    this.queueToPublish = [...queued];
+    if (scheduled) return;
+    this.queuePublished = this.queuePublished
+      .then(() => {
+        const latest = this.queueToPublish ?? [];
+        this.queueToPublish = undefined;
+        return this.tree.writeQueue(this.self, latest);
+      })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Resolves once every record and queue write this runtime has begun is on disk (or has
+   * failed): nothing of this process writes to the tree directory after it, unless a new
+   * turn starts. Never rejects.
+   */
+  async writesSettled(): Promise<void> {
+    const begun = () => [this.queuePublished, ...this.writes.values()];
+    let awaited: Array<Promise<void>> = [];
+    // A write that begins while these are awaited is awaited too.
+    for (let writes = begun(); writes.some((write) => !awaited.includes(write)); writes = begun()) {
+      awaited = writes;
+      await Promise.all(writes.map((write) => write.catch(() => undefined)));
+    }
   }
 
   get self(): string {
@@ -382,7 +413,7 @@ export class TreeRuntime implements StopContext {
     // Records a failed write left newer in memory than on disk: one more try before leaving.
     for (const state of this.children.values()) if (state.unsaved) await this.persistOrReport(state, "the latest state");
     this.stopHearingDamage();
-    await this.queuePublished;
+    await this.writesSettled();
     this.mailbox.wakeAll();
   }
 
