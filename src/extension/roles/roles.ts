@@ -187,6 +187,12 @@ export function lookupRole(catalog: RoleCatalog, name: string): RoleLookup {
 export const DESCRIBED_ROLES_MAX = 40;
 /** Each defined role's description is cut to this many characters there. */
 export const ROLE_DESCRIPTION_CHARS = 200;
+/**
+ * The described roles' entries together stay within this many characters (the roles past it
+ * are listed by name): the tool schema is sent with every request, and the nine tools with
+ * the built-in roles take under 5 000 characters.
+ */
+export const DESCRIBED_ROLES_CHARS = 2500;
 /** Refused definition files listed there. */
 export const LISTED_REJECTIONS_MAX = 5;
 
@@ -200,13 +206,15 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
   const defined = catalog.roles.filter((role) => role.source !== "builtin");
   const parts = [`${builtin.map((role) => `\`${role.name}\` (${role.description})`).join("; ")}.`];
   if (defined.length > 0) {
-    const described = defined
-      .slice(0, DESCRIBED_ROLES_MAX)
-      .map(
-        (role) =>
-          `\`${role.name}\` (${role.source}${role.isolation === "worktree" ? ", in its own git worktree" : ""}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`,
-      );
-    const rest = defined.slice(DESCRIBED_ROLES_MAX).map((role) => `\`${role.name}\``);
+    const described: string[] = [];
+    let describedChars = 0;
+    for (const role of defined) {
+      const entry = `\`${role.name}\` (${role.source}${role.isolation === "worktree" ? ", in its own git worktree" : ""}: ${cut(role.description, ROLE_DESCRIPTION_CHARS)})`;
+      if (described.length === DESCRIBED_ROLES_MAX || describedChars + entry.length > DESCRIBED_ROLES_CHARS) break;
+      described.push(entry);
+      describedChars += entry.length;
+    }
+    const rest = defined.slice(described.length).map((role) => `\`${role.name}\``);
     parts.push(`Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`);
   }
   parts.push("Omit for a plain child like you.");

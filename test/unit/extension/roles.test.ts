@@ -3,6 +3,7 @@ import type { AgentDefinition, DiscoveredDefinitions, RejectedDefinition } from 
 import {
   BUILTIN_CATALOG,
   buildRoleCatalog,
+  DESCRIBED_ROLES_CHARS,
   DESCRIBED_ROLES_MAX,
   definitionToolsProblem,
   definitionWarnings,
@@ -284,12 +285,26 @@ describe("describeAgentTypes (spawn_agent's agent_type text)", () => {
     expect(text).toContain("/u/agents/bad.md: missing `name:` in the frontmatter");
   });
 
-  it("describes at most DESCRIBED_ROLES_MAX roles, names the rest, and cuts long descriptions", () => {
-    const many = Array.from({ length: DESCRIBED_ROLES_MAX + 3 }, (_, i) => definition(`role${String(i).padStart(2, "0")}`, { description: "x".repeat(500) }));
+  it("describes at most DESCRIBED_ROLES_MAX roles and names the rest", () => {
+    const many = Array.from({ length: DESCRIBED_ROLES_MAX + 3 }, (_, i) => definition(`role${String(i).padStart(2, "0")}`, { description: "short" }));
     const text = describeAgentTypes(buildRoleCatalog(found(many)));
-    expect(text).toContain(`\`role00\` (user: ${"x".repeat(199)}…)`);
-    expect(text).toContain(`; also \`role${DESCRIBED_ROLES_MAX}\`, \`role${DESCRIBED_ROLES_MAX + 1}\`, \`role${DESCRIBED_ROLES_MAX + 2}\`.`);
-    expect(text.length).toBeLessThan(DESCRIBED_ROLES_MAX * 230 + 1000);
+    expect(text).toContain(
+      `\`role${DESCRIBED_ROLES_MAX - 1}\` (user: short); also \`role${DESCRIBED_ROLES_MAX}\`, \`role${DESCRIBED_ROLES_MAX + 1}\`, \`role${DESCRIBED_ROLES_MAX + 2}\`.`,
+    );
+  });
+
+  it("cuts long descriptions and keeps the described entries within DESCRIBED_ROLES_CHARS, naming the rest", () => {
+    const many = Array.from({ length: 30 }, (_, i) => definition(`role${String(i).padStart(2, "0")}`, { description: "x".repeat(500) }));
+    const text = describeAgentTypes(buildRoleCatalog(found(many)));
+    const entry = `\`role00\` (user: ${"x".repeat(199)}…)`;
+    expect(text).toContain(entry);
+    const fit = Math.floor(DESCRIBED_ROLES_CHARS / entry.length);
+    expect(text).toContain(`\`role${String(fit - 1).padStart(2, "0")}\` (user: `);
+    expect(text).not.toContain(`\`role${String(fit).padStart(2, "0")}\` (user: `);
+    expect(text).toContain(`; also \`role${String(fit).padStart(2, "0")}\`, `);
+    expect(text).toContain("`role29`.");
+    const userPart = text.slice(text.indexOf("Defined by the user's agent files"));
+    expect(userPart.length).toBeLessThan(DESCRIBED_ROLES_CHARS + 30 * 12);
   });
 });
 
