@@ -40,7 +40,7 @@ const STACK = /^\s+at .+[:(]\d+/m;
 
 describe("the extension's promises whatever the disk or the tree directory does (real pi)", { timeout: 180_000 }, () => {
   it("the tree directory's disk fills while two children finish: pi keeps running, wait_agent returns both errored notices with the reason", async (ctx) => {
-    const disk = mountTmpfs("16m");
+    const disk = mountTmpfs("16m", 4096);
     if ("skip" in disk) return ctx.skip(`a small tmpfs is needed to fill the tree directory's disk: ${disk.skip}`);
     let h: TreeHarness | undefined;
     try {
