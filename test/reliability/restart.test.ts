@@ -29,7 +29,7 @@ const FINISHED_STATUSES: readonly AgentStatus[] = ["completed", "errored", "abor
 
 /** A new process's runtime over the same tree directory, restored as on session_start. */
 async function restarted(rc: RuntimeCase): Promise<TreeRuntime> {
-  const runtime = new TreeRuntime({ self: "/root", isRoot: true, treeDir: rc.tree.root }, rc.tree, LIMITS, rc.dir);
+  const runtime = rc.track(new TreeRuntime({ self: "/root", isRoot: true, treeDir: rc.tree.root }, rc.tree, LIMITS, rc.dir));
   await restore(runtime, []);
   return runtime;
 }

@@ -100,6 +100,8 @@ export interface RuntimeCase {
   runtime: TreeRuntime;
   /** A direct child of /root whose first turn will carry `message`. */
   child(name: string, message?: string): { record: AgentRecordV1 };
+  /** Another runtime on this tree (a restarted process): dispose waits for its writes too. */
+  track(runtime: TreeRuntime): TreeRuntime;
   dispose(): Promise<void>;
 }
 
@@ -120,11 +122,16 @@ export async function runtimeCase(scenario: object, extraEnv: Record<string, str
   const tree = new TreeDir(path.join(dir, "tree"));
   await tree.init("session");
   const runtime = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, LIMITS, dir);
+  const runtimes = [runtime];
   let seq = 0;
   return {
     dir,
     tree,
     runtime,
+    track(other) {
+      runtimes.push(other);
+      return other;
+    },
     child(name, message = `task for ${name}`) {
       const record = agentRecord({
         path: `/root/${name}`,
@@ -145,7 +152,7 @@ export async function runtimeCase(scenario: object, extraEnv: Record<string, str
       }
       // The runtime may still be landing a queue or record write: removing the folder under
       // it would fail (ENOTEMPTY) or leave the folder re-created.
-      await runtime.writesSettled();
+      await Promise.all(runtimes.map((each) => each.writesSettled()));
       await rm(dir, { recursive: true, force: true });
     },
   };
