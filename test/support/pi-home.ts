@@ -171,6 +171,7 @@ export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
     env,
     spawnPi,
     runPi: (args, o) => spawnPi(args, o).done,
-    cleanup: () => rm(root, { recursive: true, force: true }),
+    // Retried: a process SIGKILLed just before may still be finishing the write it was in.
+    cleanup: () => rm(root, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }),
   };
 }
