@@ -11,7 +11,10 @@
  *   the child's environment and inherited by everything below it), found in /proc — this
  *   reaches what left the group (`setsid`, a daemonizing tool, pi's detached bash tool), and
  *   covers the moment between the child's spawn and the `pgid` line;
- * with SIGTERM, then SIGKILL a second later for whatever is still there. It also removes the
+ * with SIGTERM, then SIGKILL for whatever is still there: a second later, or as soon as
+ * everything the SIGTERM reached is gone (the KILL round still looks for the token once more,
+ * for a process forked meanwhile), so the guard itself is usually gone in a fraction of a
+ * second and the 2 s promise holds on a loaded machine. It also removes the
  * wrapper's result.json reserve and the temp file of a result.json write it was killed in,
  * which a killed wrapper leaves behind (both start with the reserve's prefix, `.<name>.<pid>.`:
  * hiddenSiblingPrefix).
@@ -24,8 +27,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import { ENV } from "../contracts/env.js";
 
-/** How long the guard waits between SIGTERM and SIGKILL (whole seconds: POSIX sleep). */
+/** The longest the guard waits between SIGTERM and SIGKILL, in whole seconds. */
 export const GUARD_KILL_AFTER_S = 1;
+/** How often, in that wait, it looks whether what it signalled is gone (tenths of a second). */
+export const GUARD_POLLS_PER_S = 10;
 /** How long the wrapper waits for a released guard to exit. */
 export const GUARD_EXIT_WAIT_MS = 1000;
 
@@ -43,15 +48,26 @@ if [ -n "$reserve" ]; then
   for f in "\${reserve%reserve}"*.tmp; do [ -f "$f" ] && rm -f -- "$f"; done
 fi
 end() {
-  hit=
+  hit= pids=
   if [ -n "$pg" ] && kill -s "$1" -- "-$pg" 2>/dev/null; then hit=1; fi
   for f in $(grep -lF -e "$needle" /proc/[0-9]*/environ 2>/dev/null); do
     p=\${f#/proc/}
-    kill -s "$1" "\${p%/environ}" 2>/dev/null && hit=1
+    p=\${p%/environ}
+    kill -s "$1" "$p" 2>/dev/null && hit=1 pids="$pids $p"
   done
   [ -n "$hit" ]
 }
-if end TERM; then sleep ${GUARD_KILL_AFTER_S}; end KILL; fi
+alive() {
+  if [ -n "$pg" ] && kill -0 -- "-$pg" 2>/dev/null; then return 0; fi
+  for p in $pids; do kill -0 "$p" 2>/dev/null && return 0; done
+  return 1
+}
+if end TERM; then
+  # Tenths where sleep takes them (GNU, busybox, BSD); whole seconds where it does not.
+  if sleep 0.1 2>/dev/null; then step=0.1 n=${GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S - 1}; else step=1 n=${GUARD_KILL_AFTER_S}; fi
+  while [ "$n" -gt 0 ] && alive; do sleep "$step"; n=$((n - 1)); done
+  end KILL
+fi
 exit 0
 `;
 

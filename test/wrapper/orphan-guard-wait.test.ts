@@ -1,0 +1,81 @@
+/**
+ * How long the orphan guard waits between its SIGTERM and its SIGKILL once its wrapper is
+ * gone: only until what the SIGTERM reached is gone, and at most GUARD_KILL_AFTER_S. Told by
+ * the guard's own `sleep` calls (a `sleep` on its PATH that logs each one), not by a clock:
+ * a child that obeys SIGTERM costs the guard one short sleep, one that ignores it the whole
+ * second, and then the SIGKILL.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ENV } from "../../src/contracts/env.js";
+import { GUARD_KILL_AFTER_S, GUARD_POLLS_PER_S, guardCommand } from "../../src/wrapper/orphan-guard.js";
+import { pidAlive, waitForPidExit } from "../support/processes.js";
+
+const dirs: string[] = [];
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of started.splice(0)) if (child.pid && pidAlive(child.pid)) process.kill(child.pid, "SIGKILL");
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder with a `sleep` that appends its argument to `sleeps.log`, then sleeps. */
+function loggingSleep(): { dir: string; log: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-guard-wait-"));
+  dirs.push(dir);
+  const log = path.join(dir, "sleeps.log");
+  const real = ["/bin/sleep", "/usr/bin/sleep"].find((file) => fs.existsSync(file));
+  if (!real) throw new Error("no sleep binary");
+  fs.writeFileSync(path.join(dir, "sleep"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(log)}\nexec ${real} "$@"\n`, { mode: 0o755 });
+  return { dir, log };
+}
+
+/** A Node process in a group of its own, carrying the run's token; resolves once it is listening for signals. */
+async function tokenChild(token: string, ignoresTerm: boolean): Promise<ChildProcess> {
+  const code = `${ignoresTerm ? "process.on('SIGTERM', () => {});" : ""} setInterval(() => {}, 1000); console.log('ready');`;
+  const child = spawn(process.execPath, ["-e", code], { detached: true, stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, [ENV.runToken]: token } });
+  started.push(child);
+  await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+  return child;
+}
+
+/** Starts the guard for `child`, tells it the group, then closes its pipe as a dying wrapper does; resolves when the guard has exited. */
+async function guardAfterWrapperDied(token: string, child: ChildProcess, sleepDir: string): Promise<void> {
+  const [file, args] = guardCommand(token, path.join(sleepDir, ".result.json.1.reserve"));
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${sleepDir}:${process.env.PATH ?? ""}` };
+  delete env[ENV.runToken];
+  const guard = spawn(file, args, { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
+  started.push(guard);
+  const exited = new Promise<void>((resolve) => guard.once("exit", () => resolve()));
+  guard.stdin!.end(`pgid ${child.pid}\n`);
+  await exited;
+}
+
+const sleeps = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+
+describe("the orphan guard's wait between SIGTERM and SIGKILL", () => {
+  it("ends as soon as a child that obeys SIGTERM is gone: fewer sleeps than the whole wait", async () => {
+    const { dir, log } = loggingSleep();
+    const token = randomBytes(16).toString("hex");
+    const child = await tokenChild(token, false);
+    await guardAfterWrapperDied(token, child, dir);
+    expect(await waitForPidExit(child.pid!)).toBe(true);
+    const taken = sleeps(log);
+    expect(taken.length).toBeGreaterThanOrEqual(1);
+    expect(taken.length).toBeLessThan(GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S);
+    expect(new Set(taken)).toEqual(new Set(["0.1"]));
+  });
+
+  it("waits the whole GUARD_KILL_AFTER_S for a child that ignores SIGTERM, then SIGKILLs it", async () => {
+    const { dir, log } = loggingSleep();
+    const token = randomBytes(16).toString("hex");
+    const child = await tokenChild(token, true);
+    const killedBy = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
+    await guardAfterWrapperDied(token, child, dir);
+    expect(await killedBy).toBe("SIGKILL");
+    expect(sleeps(log)).toEqual(Array.from({ length: GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S }, () => "0.1"));
+  });
+});
