@@ -14,7 +14,10 @@
  * with SIGTERM, then SIGKILL for whatever is still there: a second later, or as soon as
  * everything the SIGTERM reached is gone (the KILL round still looks for the token once more,
  * for a process forked meanwhile), so the guard itself is usually gone in a fraction of a
- * second and the 2 s promise holds on a loaded machine. It also removes the
+ * second and the 2 s promise holds on a loaded machine. "Gone" is read from /proc: no process
+ * of the group and none the token led to is left but zombies (their parent died with the
+ * wrapper, and the init that inherits them may reap them late); without /proc, the group is
+ * asked with signal 0. It also removes the
  * wrapper's result.json reserve and the temp file of a result.json write it was killed in,
  * which a killed wrapper leaves behind (both start with the reserve's prefix, `.<name>.<pid>.`:
  * hiddenSiblingPrefix).
@@ -58,9 +61,15 @@ end() {
   [ -n "$hit" ]
 }
 alive() {
-  if [ -n "$pg" ] && kill -0 -- "-$pg" 2>/dev/null; then return 0; fi
-  for p in $pids; do kill -0 "$p" 2>/dev/null && return 0; done
-  return 1
+  for f in /proc/[0-9]*/stat; do
+    { read -r line < "$f"; } 2>/dev/null || continue
+    set -- \${line##*) }
+    [ "$1" = Z ] && continue
+    [ -n "$pg" ] && [ "$3" = "$pg" ] && return 0
+    p=\${f#/proc/}
+    case " $pids " in *" \${p%/stat} "*) return 0 ;; esac
+  done
+  [ ! -d /proc/self ] && [ -n "$pg" ] && kill -s 0 -- "-$pg" 2>/dev/null
 }
 if end TERM; then
   # Tenths where sleep takes them (GNU, busybox, BSD); whole seconds where it does not.

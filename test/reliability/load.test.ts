@@ -69,10 +69,13 @@ describe(`area 5: the extension with ${SPAWNS} turns requested at once`, () => {
       const states = Array.from({ length: SPAWNS }, (_, i) => rc.child(`w${i}`, `job ${i}`));
       let mostActive = 0;
       const sampler = setInterval(() => (mostActive = Math.max(mostActive, rc.runtime.slots.activeCount)), 5);
-      for (const state of states) await rc.runtime.requestTurn(state, "spawn");
+      // All at once, as one model message's spawns: the slots decide before anything is awaited.
+      // (Requested one after another, the first turns can end before the last is queued on a slow disk.)
+      const requested = Promise.all(states.map((state) => rc.runtime.requestTurn(state, "spawn")));
       expect(rc.runtime.slots.activeCount).toBe(3);
       expect(rc.runtime.queuePosition("/root/w3")).toBe(1);
       expect(rc.runtime.queuePosition(`/root/w${SPAWNS - 1}`)).toBe(SPAWNS - 3);
+      await requested;
 
       const notices: Notice[] = [];
       await vi.waitFor(

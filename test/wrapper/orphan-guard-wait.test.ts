@@ -42,8 +42,30 @@ async function tokenChild(token: string, ignoresTerm: boolean): Promise<ChildPro
   return child;
 }
 
+/**
+ * A Node process carrying the run's token, in a session of its own, whose parent never reaps
+ * it (a `sleep` it was started from by `exec`): once ended it stays a zombie, as a child whose
+ * parent died with the wrapper may until init reaps it. Resolves with the two pids.
+ */
+async function unreapedTokenChild(token: string): Promise<{ child: number; parent: ChildProcess }> {
+  const node = `${JSON.stringify(process.execPath)} -e "console.log(process.pid); setInterval(() => {}, 1000)"`;
+  const parent = spawn("/bin/sh", ["-c", `${ENV.runToken}=${token} setsid ${node} & exec sleep 30`], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+  started.push(parent);
+  const pid = await new Promise<number>((resolve) => parent.stdout!.once("data", (data: Buffer) => resolve(Number(String(data).trim()))));
+  return { child: pid, parent };
+}
+
+const processState = (pid: number): string | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
+};
+
 /** Starts the guard for `child`, tells it the group, then closes its pipe as a dying wrapper does; resolves when the guard has exited. */
-async function guardAfterWrapperDied(token: string, child: ChildProcess, sleepDir: string): Promise<void> {
+async function guardAfterWrapperDied(token: string, child: { pid?: number | undefined }, sleepDir: string): Promise<void> {
   const [file, args] = guardCommand(token, path.join(sleepDir, ".result.json.1.reserve"));
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${sleepDir}:${process.env.PATH ?? ""}` };
   delete env[ENV.runToken];
@@ -67,6 +89,16 @@ describe("the orphan guard's wait between SIGTERM and SIGKILL", () => {
     expect(taken.length).toBeGreaterThanOrEqual(1);
     expect(taken.length).toBeLessThan(GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S);
     expect(new Set(taken)).toEqual(new Set(["0.1"]));
+  });
+
+  it("counts a zombie as gone: a child whose parent does not reap it does not hold the guard for the whole wait", async () => {
+    const { dir, log } = loggingSleep();
+    const token = randomBytes(16).toString("hex");
+    const { child, parent } = await unreapedTokenChild(token);
+    await guardAfterWrapperDied(token, { pid: child }, dir);
+    expect(processState(child)).toBe("Z");
+    expect(sleeps(log).length).toBeLessThan(GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S);
+    process.kill(parent.pid!, "SIGKILL");
   });
 
   it("waits the whole GUARD_KILL_AFTER_S for a child that ignores SIGTERM, then SIGKILLs it", async () => {
