@@ -100,7 +100,7 @@ export interface RuntimeCase {
   runtime: TreeRuntime;
   /** A direct child of /root whose first turn will carry `message`. */
   child(name: string, message?: string): { record: AgentRecordV1 };
-  /** Another runtime on this tree (a restarted process): dispose waits for its writes too. */
+  /** Another runtime on this tree (a restarted process): dispose shuts it down too. */
   track(runtime: TreeRuntime): TreeRuntime;
   dispose(): Promise<void>;
 }
@@ -150,10 +150,11 @@ export async function runtimeCase(scenario: object, extraEnv: Record<string, str
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
-      // The runtime may still be landing a queue or record write: removing the folder under
-      // it would fail (ENOTEMPTY) or leave the folder re-created.
-      await Promise.all(runtimes.map((each) => each.writesSettled()));
-      await rm(dir, { recursive: true, force: true });
+      // A test that failed half-way leaves turns running, and a runtime may still be landing a
+      // queue or record write: removing the folder under them would fail (ENOTEMPTY) or leave
+      // it re-created. shutdown stops the turns and waits for every write.
+      await Promise.all(runtimes.map((each) => each.shutdown()));
+      await rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });
     },
   };
 }

@@ -45,6 +45,8 @@ export class FakeTurns implements TurnOperations {
   readonly started: FakeTurn[] = [];
   /** When set, the next start throws it (a run directory that cannot be written). */
   failNextStart: Error | undefined;
+  /** When set, the next start waits for it first (a wrapper still starting). */
+  holdNextStart: Promise<void> | undefined;
   /** What a stopped turn does: end `interrupted` at once (the default), or wait for `finish`. */
   onStop: "interrupted" | "hold" = "interrupted";
   /** What `settledResults` answers per run directory (a previous process's runs). */
@@ -63,6 +65,9 @@ export class FakeTurns implements TurnOperations {
   failNextPost: Error | undefined;
 
   async start(spec: TurnSpec): Promise<RunningTurn> {
+    const hold = this.holdNextStart;
+    this.holdNextStart = undefined;
+    await hold;
     const failure = this.failNextStart;
     if (failure) {
       this.failNextStart = undefined;

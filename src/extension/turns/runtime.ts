@@ -44,6 +44,8 @@ export class TreeRuntime implements StopContext {
   private queuePublished: Promise<void> = Promise.resolve();
   /** The queue the next scheduled write will publish; undefined when no write is waiting. */
   private queueToPublish: string[] | undefined;
+  /** Turns taking their slot whose wrapper may not have started yet: shutdown waits for them, then stops what they started. */
+  private readonly launching = new Set<Promise<void>>();
 
   constructor(
     readonly identity: Identity,
@@ -138,7 +140,10 @@ export class TreeRuntime implements StopContext {
     // A queued turn is started by a slot's release, where nobody awaits it: launch reports
     // its own failures, and this catch keeps a bug from becoming an unhandled rejection.
     const started = this.slots.request(record.path, () => {
-      launched = this.launch(state, kind).catch((err: unknown) => this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`));
+      const launch = this.launch(state, kind).catch((err: unknown) => this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`));
+      this.launching.add(launch);
+      void launch.finally(() => this.launching.delete(launch));
+      launched = launch;
     });
     if (started) await launched;
     else {
@@ -395,6 +400,8 @@ export class TreeRuntime implements StopContext {
    */
   async shutdown(): Promise<void> {
     this.closing = true;
+    // A turn whose wrapper is starting right now is running once its launch is done: stopped below like the others.
+    await Promise.all([...this.launching].map((launch) => settledWithin(launch, STOP_WAIT_MS)));
     const waits: Array<Promise<unknown>> = [];
     for (const state of this.children.values()) {
       const queued = this.slots.dequeue(state.record.path);
