@@ -29,15 +29,19 @@ function readProc(file: string): string | undefined {
   }
 }
 
-/** Field 22 (starttime) of /proc/<pid>/stat; the command name before it may hold spaces and parentheses. */
-function startTicks(pid: number): string | undefined {
+/**
+ * The fields of /proc/<pid>/stat from field 3 on — `[state, ppid, pgrp, session, …]` —
+ * undefined when the process is gone or there is no /proc. They follow the last ")": the
+ * command name before them may hold spaces and parentheses.
+ */
+export function procStatFields(pid: number | string): string[] | undefined {
   const stat = readProc(`/proc/${pid}/stat`);
-  if (!stat) return undefined;
-  // Fields 3 onwards follow the last ")"; field 22 is the 20th of them.
-  return stat
-    .slice(stat.lastIndexOf(")") + 2)
-    .split(" ")
-    .at(19);
+  return stat === undefined ? undefined : stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** Field 22 (starttime) of /proc/<pid>/stat: the 20th from field 3. */
+function startTicks(pid: number): string | undefined {
+  return procStatFields(pid)?.at(19);
 }
 
 export function processIdentity(pid: number): ProcessIdentity {

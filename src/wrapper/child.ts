@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { procStatFields } from "../lib/process.js";
 import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import type { PiIdentity } from "./pi-version.js";
 import { TASK_PLACEHOLDER } from "./task-extension.js";
@@ -196,14 +197,9 @@ function liveGroupMember(pgid: number): boolean | undefined {
   }
   for (const entry of entries) {
     if (entry.charCodeAt(0) > 57) continue; // not a pid
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // gone meanwhile
-    }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the last ")".
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const fields = procStatFields(entry);
+    if (!fields) continue; // gone meanwhile
+    const [state, , pgrp] = fields;
     if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
   }
   return false;

@@ -64,7 +64,7 @@ alive() {
   for f in /proc/[0-9]*/stat; do
     { read -r line < "$f"; } 2>/dev/null || continue
     set -- \${line##*) }
-    [ "$1" = Z ] && continue
+    case $1 in Z | X) continue ;; esac
     [ -n "$pg" ] && [ "$3" = "$pg" ] && return 0
     p=\${f#/proc/}
     case " $pids " in *" \${p%/stat} "*) return 0 ;; esac

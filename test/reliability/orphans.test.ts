@@ -9,6 +9,7 @@
 import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { procStatFields } from "../../src/lib/process.js";
 import { killAll, pidAlive } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, type WrapperCase, wrapperCase } from "../support/wrapper-harness.js";
 import { killLeftovers, leftoverProcesses, messageEnd, settleLeftovers } from "./support.js";
@@ -46,9 +47,10 @@ const exists = async (file: string) => (await stat(file).catch(() => undefined))
 const waitForFile = (file: string) => vi.waitFor(async () => expect(await exists(file)).toBe(true), { timeout: 15_000, interval: 20 });
 
 /** The session id of a live process (field 6 of /proc/<pid>/stat). */
-async function sessionOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+function sessionOf(pid: number): number {
+  const fields = procStatFields(pid);
+  if (!fields) throw new Error(`process ${pid} is gone`);
+  return Number(fields[3]);
 }
 
 describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 processes alive ${GONE_WITHIN_MS} ms later`, () => {
@@ -60,7 +62,7 @@ describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 
       if (name.includes("setsid")) {
         // The case is what it says: the sleep really left the child's session.
         const setsidPid = Number(await readFile(path.join(c.dir, "setsid.pid"), "utf8"));
-        expect(await sessionOf(setsidPid)).toBe(setsidPid);
+        expect(sessionOf(setsidPid)).toBe(setsidPid);
       }
       process.kill(wrapper.pid, "SIGKILL");
       await wrapper.done;

@@ -11,6 +11,7 @@ import path from "node:path";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
 import { TreeRuntime } from "../../src/extension/turns/runtime.js";
+import { procStatFields } from "../../src/lib/process.js";
 import { agentRecord } from "../support/records.js";
 import { FAKE_PI_DIR } from "../support/wrapper-harness.js";
 
@@ -37,8 +38,8 @@ export async function leftoverProcesses(): Promise<number[]> {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      const state = procStatFields(pid)?.[0];
+      if (state === undefined || state === "Z") continue;
       if ((await readFile(`/proc/${pid}/environ`)).includes(needle)) found.push(pid);
     } catch {
       // gone, or not ours

@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ENV } from "../../src/contracts/env.js";
+import { procStatFields } from "../../src/lib/process.js";
 import { GUARD_KILL_AFTER_S, GUARD_POLLS_PER_S, guardCommand } from "../../src/wrapper/orphan-guard.js";
 import { pidAlive, waitForPidExit } from "../support/processes.js";
 
@@ -55,15 +56,6 @@ async function unreapedTokenChild(token: string): Promise<{ child: number; paren
   return { child: pid, parent };
 }
 
-const processState = (pid: number): string | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-  } catch {
-    return undefined;
-  }
-};
-
 /** Starts the guard for `child`, tells it the group, then closes its pipe as a dying wrapper does; resolves when the guard has exited. */
 async function guardAfterWrapperDied(token: string, child: { pid?: number | undefined }, sleepDir: string): Promise<void> {
   const [file, args] = guardCommand(token, path.join(sleepDir, ".result.json.1.reserve"));
@@ -96,7 +88,7 @@ describe("the orphan guard's wait between SIGTERM and SIGKILL", () => {
     const token = randomBytes(16).toString("hex");
     const { child, parent } = await unreapedTokenChild(token);
     await guardAfterWrapperDied(token, { pid: child }, dir);
-    expect(processState(child)).toBe("Z");
+    expect(procStatFields(child)?.[0]).toBe("Z");
     expect(sleeps(log).length).toBeLessThan(GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S);
     process.kill(parent.pid!, "SIGKILL");
   });
