@@ -14,10 +14,22 @@ const BIN = path.join(REPO_ROOT, "bin/subagent-wrapper");
 const FAKE_PI = path.join(REPO_ROOT, "fixtures/fake-pi");
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "psa-bench-cli-"));
-const env = { ...process.env, PATH: `${FAKE_PI}${path.delimiter}${process.env.PATH}`, PI_SUBAGENTS_DIR: path.join(dir, "runs"), PI_CODING_AGENT_DIR: dir };
+const env = {
+  ...process.env,
+  PATH: `${FAKE_PI}${path.delimiter}${process.env.PATH}`,
+  PI_SUBAGENTS_DIR: path.join(dir, "runs"),
+  PI_CODING_AGENT_DIR: dir,
+};
 writeFileSync(
   path.join(dir, "meta.json"),
-  JSON.stringify({ runId: "bench", task: "hi", cwd: ".", resultPath: "result.json", eventsPath: "events.jsonl", graceMs: 300 }),
+  JSON.stringify({
+    runId: "bench",
+    task: "hi",
+    cwd: ".",
+    resultPath: "result.json",
+    eventsPath: "events.jsonl",
+    graceMs: 300,
+  }),
 );
 execFileSync(process.execPath, [BIN, "meta.json"], { cwd: dir, env: { ...env, FAKE_PI_SCENARIO: "tool-then-answer" } });
 
@@ -25,7 +37,11 @@ const importOnly = (specifier) =>
   Number(
     spawnSync(
       process.execPath,
-      ["--input-type=module", "-e", `const t = performance.now(); await import(${JSON.stringify(specifier)}); console.log(performance.now() - t);`],
+      [
+        "--input-type=module",
+        "-e",
+        `const t = performance.now(); await import(${JSON.stringify(specifier)}); console.log(performance.now() - t);`,
+      ],
       {
         cwd: REPO_ROOT,
         encoding: "utf8",
@@ -44,12 +60,16 @@ const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]))
 const validatorImport = [];
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, [cmd, args]] of Object.entries(cases)) samples[name].push(await timed(cmd, args, { cwd: dir, env }));
+    for (const [name, [cmd, args]] of Object.entries(cases))
+      samples[name].push(await timed(cmd, args, { cwd: dir, env }));
     validatorImport.push(importOnly("typebox/schema"));
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`${ROUNDS} rounds, alternated, medians (wall time of a whole process)`);
-for (const [name, values] of Object.entries(samples)) console.log(`${name.padEnd(38)} ${median(values).toFixed(0).padStart(5)} ms`);
-console.log(`${"import('typebox/schema') alone".padEnd(38)} ${median(validatorImport).toFixed(0).padStart(5)} ms (in-process)`);
+for (const [name, values] of Object.entries(samples))
+  console.log(`${name.padEnd(38)} ${median(values).toFixed(0).padStart(5)} ms`);
+console.log(
+  `${"import('typebox/schema') alone".padEnd(38)} ${median(validatorImport).toFixed(0).padStart(5)} ms (in-process)`,
+);

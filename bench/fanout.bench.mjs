@@ -16,7 +16,12 @@ function answerFor(children) {
   return (body) => {
     const results = (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
     if (results.length === 0) {
-      return { calls: Array.from({ length: children }, (_, i) => ["spawn_agent", { task_name: `task_${i}`, fork_turns: "none", message: `do task ${i}` }]) };
+      return {
+        calls: Array.from({ length: children }, (_, i) => [
+          "spawn_agent",
+          { task_name: `task_${i}`, fork_turns: "none", message: `do task ${i}` },
+        ]),
+      };
     }
     const done = results.reduce((n, text) => n + (text.match(/\\?"type\\?":\\?"completed\\?"/g)?.length ?? 0), 0);
     return done < children ? { calls: [["wait_agent", { timeout_ms: 60000 }]] } : { text: "all done" };
@@ -34,7 +39,12 @@ function runsOf(treesDir) {
         const meta = JSON.parse(readFileSync(path.join(full, "meta.json"), "utf8"));
         const result = JSON.parse(readFileSync(path.join(full, "result.json"), "utf8"));
         const runStart = JSON.parse(readFileSync(path.join(full, "events.jsonl"), "utf8").split("\n")[0]);
-        runs.push({ startedAt: Date.parse(meta.startedAt), spawnedAt: runStart.ts, endedAt: Date.parse(result.endedAt), status: result.status });
+        runs.push({
+          startedAt: Date.parse(meta.startedAt),
+          spawnedAt: runStart.ts,
+          endedAt: Date.parse(result.endedAt),
+          status: result.status,
+        });
       } else walk(full);
     }
   };
@@ -57,10 +67,15 @@ export async function run() {
           const { home, env, cleanup } = benchPiHome(url, line);
           try {
             const childEnv = { ...env, PI_SUBAGENTS_PI_BIN: SLEEP_PI, BENCH_CHILD_MS: String(CHILD_MS) };
-            await timed(line.piCli, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env: childEnv });
+            await timed(line.piCli, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], {
+              cwd: home,
+              env: childEnv,
+            });
             const runs = runsOf(env.PI_SUBAGENTS_DIR);
             if (runs.length !== children || runs.some((r) => r.status !== "completed"))
-              throw new Error(`${line.label}: expected ${children} completed runs, got ${runs.map((r) => r.status).join(",")}`);
+              throw new Error(
+                `${line.label}: expected ${children} completed runs, got ${runs.map((r) => r.status).join(",")}`,
+              );
             spans[index].push(Math.max(...runs.map((r) => r.endedAt)) - Math.min(...runs.map((r) => r.startedAt)));
             for (const r of runs) {
               parts.startup.push(r.spawnedAt - r.startedAt);
@@ -76,7 +91,13 @@ export async function run() {
       const ideal = Math.ceil(children / SLOTS) * CHILD_MS;
       for (const [index, { points }] of lines.entries()) {
         const span = median(spans[index]);
-        points.push({ input: `${children} children`, value: fmt.s(span), baseline: fmt.s(ideal), ratio: fmt.x(span / ideal), pass: span / ideal <= 1.15 });
+        points.push({
+          input: `${children} children`,
+          value: fmt.s(span),
+          baseline: fmt.s(ideal),
+          ratio: fmt.x(span / ideal),
+          pass: span / ideal <= 1.15,
+        });
       }
     }
   } finally {

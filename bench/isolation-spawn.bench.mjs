@@ -12,13 +12,25 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { benchLines, benchPiHome, fmt, median, now, REPO_ROOT, rounds, row, runProcess, startBenchLlm } from "./support.mjs";
+import {
+  benchLines,
+  benchPiHome,
+  fmt,
+  median,
+  now,
+  REPO_ROOT,
+  rounds,
+  row,
+  runProcess,
+  startBenchLlm,
+} from "./support.mjs";
 
 const SIZES = (process.env.BENCH_ISOLATION_SIZES ?? "1000,10000,30000").split(",").map(Number);
 const PER_DIR = 100;
 const TARGET_MS = 1000;
 
-const agentOf = (body) => /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
+const agentOf = (body) =>
+  /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
 const toolCount = (body) => (body.messages ?? []).filter((m) => m.role === "tool").length;
 
 /** `base` without the caller's GIT_* variables, with a private git configuration. */
@@ -28,11 +40,17 @@ const gitEnv = (home, base) => ({
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_GLOBAL: "/dev/null",
 });
-const fileOf = (repo, i) => path.join(repo, `dir_${String(Math.floor(i / PER_DIR)).padStart(4, "0")}`, `file_${String(i % PER_DIR).padStart(3, "0")}.txt`);
+const fileOf = (repo, i) =>
+  path.join(
+    repo,
+    `dir_${String(Math.floor(i / PER_DIR)).padStart(4, "0")}`,
+    `file_${String(i % PER_DIR).padStart(3, "0")}.txt`,
+  );
 
 /** A committed repository of `files` small files (and a project's top-level files) with a dirty working tree. */
 function dirtyRepository(dir, files, env) {
-  const git = (args) => execFileSync("git", args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 * 1024 * 1024 });
+  const git = (args) =>
+    execFileSync("git", args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 * 1024 * 1024 });
   fs.mkdirSync(dir);
   git(["init", "-q", "-b", "main"]);
   // What a project's top holds: the files the child needs before it starts (the context file among them).
@@ -48,7 +66,8 @@ function dirtyRepository(dir, files, env) {
   git(["-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "initial"]);
   const step = Math.floor(files / 60);
   for (let k = 0; k < 50; k++) fs.appendFileSync(fileOf(dir, k * step), "modified\n");
-  for (let k = 0; k < 50; k++) fs.writeFileSync(path.join(path.dirname(fileOf(dir, k * step)), `untracked_${k}.txt`), `new ${k}\n`);
+  for (let k = 0; k < 50; k++)
+    fs.writeFileSync(path.join(path.dirname(fileOf(dir, k * step)), `untracked_${k}.txt`), `new ${k}\n`);
   for (let k = 50; k < 60; k++) fs.rmSync(fileOf(dir, k * step));
   return git;
 }
@@ -65,13 +84,21 @@ export async function run() {
       }
       marks.childTool ??= now();
       // The tool saw the file: the wait for the checkout held.
-      if (!JSON.stringify(body.messages.at(-1)).includes(lastFile.text)) marks.toolMissed = JSON.stringify(body.messages.at(-1)).slice(0, 300);
+      if (!JSON.stringify(body.messages.at(-1)).includes(lastFile.text))
+        marks.toolMissed = JSON.stringify(body.messages.at(-1)).slice(0, 300);
       return { text: "child done" };
     }
     const results = toolCount(body);
     if (results === 0) {
       marks.spawnCall = now();
-      return { calls: [["spawn_agent", { task_name: "worker", message: "look", agent_type: "implementation", fork_turns: "none", isolation: mode }]] };
+      return {
+        calls: [
+          [
+            "spawn_agent",
+            { task_name: "worker", message: "look", agent_type: "implementation", fork_turns: "none", isolation: mode },
+          ],
+        ],
+      };
     }
     if (results === 1) {
       marks.spawnResult = now();
@@ -103,15 +130,20 @@ export async function run() {
             env: git,
             timeoutMs: 300_000,
           });
-          if (result.code !== 0 || marks.childTool === undefined) throw new Error(`root exited ${result.code}: ${result.stderr.slice(-800)}`);
+          if (result.code !== 0 || marks.childTool === undefined)
+            throw new Error(`root exited ${result.code}: ${result.stderr.slice(-800)}`);
           if (marks.toolMissed) throw new Error(`the child's read did not see ${lastFile.path}: ${marks.toolMissed}`);
           samples[which].push(marks.childFirst - marks.spawnCall);
           samples[`${which}Tool`].push(marks.childTool - marks.spawnCall);
           if (which === "worktree") samples.tool.push(marks.spawnResult - marks.spawnCall);
           // Each root run is a tree of its own: its worktree and branch go before the next round.
-          for (const tree of fs.readdirSync(env.PI_SUBAGENTS_DIR)) fs.rmSync(path.join(env.PI_SUBAGENTS_DIR, tree), { recursive: true, force: true });
+          for (const tree of fs.readdirSync(env.PI_SUBAGENTS_DIR))
+            fs.rmSync(path.join(env.PI_SUBAGENTS_DIR, tree), { recursive: true, force: true });
           inRepo(["worktree", "prune"]);
-          for (const branch of inRepo(["branch", "--list", "subagent/*", "--format=%(refname:short)"]).toString().split("\n").filter(Boolean)) {
+          for (const branch of inRepo(["branch", "--list", "subagent/*", "--format=%(refname:short)"])
+            .toString()
+            .split("\n")
+            .filter(Boolean)) {
             inRepo(["branch", "-q", "-D", branch]);
           }
         }

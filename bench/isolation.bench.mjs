@@ -21,7 +21,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BUILD = process.env.ISOLATION_BUILD ?? path.join(REPO_ROOT, "dist/extension/isolation");
-const { createWorktree, removeWorktree, snapshotWorkingState } = await import(pathToFileURL(path.join(BUILD, "index.js")).href);
+const { createWorktree, removeWorktree, snapshotWorkingState } = await import(
+  pathToFileURL(path.join(BUILD, "index.js")).href
+);
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,30000").split(",").map(Number);
@@ -49,8 +51,20 @@ const env = {
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_GLOBAL: "/dev/null",
 };
-const git = (cwd, args) => execFileSync("git", args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 * 1024 * 1024 });
-const fileOf = (repo, i) => path.join(repo, `dir_${String(Math.floor(i / PER_DIR)).padStart(4, "0")}`, `file_${String(i % PER_DIR).padStart(3, "0")}.txt`);
+const git = (cwd, args) =>
+  execFileSync("git", args, {
+    cwd,
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 256 * 1024 * 1024,
+  });
+const fileOf = (repo, i) =>
+  path.join(
+    repo,
+    `dir_${String(Math.floor(i / PER_DIR)).padStart(4, "0")}`,
+    `file_${String(i % PER_DIR).padStart(3, "0")}.txt`,
+  );
 
 function makeRepo(files) {
   const repo = path.join(sandbox, `repo-${files}`);
@@ -70,7 +84,8 @@ function makeRepo(files) {
   // Dirty: 50 modified, 50 untracked, 10 deleted, spread over the tree.
   const step = Math.floor(files / 60);
   for (let k = 0; k < 50; k++) fs.appendFileSync(fileOf(repo, k * step), "modified\n");
-  for (let k = 0; k < 50; k++) fs.writeFileSync(path.join(path.dirname(fileOf(repo, k * step)), `untracked_${k}.txt`), `new ${k}\n`);
+  for (let k = 0; k < 50; k++)
+    fs.writeFileSync(path.join(path.dirname(fileOf(repo, k * step)), `untracked_${k}.txt`), `new ${k}\n`);
   for (let k = 50; k < 60; k++) fs.rmSync(fileOf(repo, k * step));
   return repo;
 }
@@ -91,7 +106,14 @@ async function isolation(repo, round) {
   const deferredPath = `${worktreePath}-deferred`;
   const deferredBranch = `${branch}-deferred`;
   const t3 = performance.now();
-  const made = await createWorktree({ topLevel: repo, worktreePath: deferredPath, branch: deferredBranch, base, env, deferCheckout: true });
+  const made = await createWorktree({
+    topLevel: repo,
+    worktreePath: deferredPath,
+    branch: deferredBranch,
+    base,
+    env,
+    deferCheckout: true,
+  });
   const t4 = performance.now();
   if (!made.finishCheckout) throw new Error("the deferred checkout was not deferred");
   await made.finishCheckout();
@@ -119,7 +141,8 @@ function variant(repo, round, name, steps) {
 let cpu = {};
 const VARIANTS = {
   plain: (repo) => (wt, branch) => git(repo, ["worktree", "add", "-q", "-b", branch, wt, "HEAD"]),
-  workers: (repo) => (wt, branch) => git(repo, ["-c", "checkout.workers=0", "worktree", "add", "-q", "-b", branch, wt, "HEAD"]),
+  workers: (repo) => (wt, branch) =>
+    git(repo, ["-c", "checkout.workers=0", "worktree", "add", "-q", "-b", branch, wt, "HEAD"]),
   sequentialReadTree: (repo) => (wt, branch) => {
     git(repo, ["worktree", "add", "-q", "--no-checkout", "-b", branch, wt, "HEAD"]);
     git(wt, ["read-tree", "-u", "--reset", "HEAD"]);
@@ -148,7 +171,8 @@ try {
       cpu.create.push(result.createCpu);
       for (const [name, make] of Object.entries(VARIANTS)) others[name].push(variant(repo, round, name, make(repo)));
     }
-    if (git(repo, ["status", "--porcelain"]).split("\n").filter(Boolean).length !== 110) throw new Error("the parent's working tree changed");
+    if (git(repo, ["status", "--porcelain"]).split("\n").filter(Boolean).length !== 110)
+      throw new Error("the parent's working tree changed");
     rows.push({
       files,
       snapshot: median(snapshot),
@@ -187,5 +211,7 @@ console.log(
 console.log("|---:|---:|---:|---:|---:|---:|");
 for (const row of rows) {
   const c = row.cpu;
-  console.log(`| ${row.files} | ${fmt(c.snapshot)} | ${fmt(c.create)} | ${fmt(c.plain)} | ${fmt(c.workers)} | ${fmt(c.sequentialReadTree)} |`);
+  console.log(
+    `| ${row.files} | ${fmt(c.snapshot)} | ${fmt(c.create)} | ${fmt(c.plain)} | ${fmt(c.workers)} | ${fmt(c.sequentialReadTree)} |`,
+  );
 }

@@ -5,7 +5,18 @@
 // for growing graceMs.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fmt, MiB, median, rounds, row, runWrapper, STREAM_PI, tempDir, whenFileAppears, writeMeta } from "./support.mjs";
+import {
+  fmt,
+  MiB,
+  median,
+  rounds,
+  row,
+  runWrapper,
+  STREAM_PI,
+  tempDir,
+  whenFileAppears,
+  writeMeta,
+} from "./support.mjs";
 
 async function latency({ streamBytes = 0, graceMs, linger = false }) {
   const { dir, cleanup } = tempDir();
@@ -23,7 +34,8 @@ async function latency({ streamBytes = 0, graceMs, linger = false }) {
       env: { BENCH_STREAM_BYTES: String(streamBytes), BENCH_MARK_FILE: mark, BENCH_LINGER: linger ? "1" : "0" },
     });
     const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
-    if (result.status !== "completed") throw new Error(`latency run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
+    if (result.status !== "completed")
+      throw new Error(`latency run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
     if (linger !== result.forcedExit) throw new Error(`forcedExit ${result.forcedExit} with linger ${linger}`);
     return (await appeared) - JSON.parse(readFileSync(mark, "utf8")).terminalAt;
   } finally {
@@ -41,7 +53,14 @@ export async function run() {
     const samples = [];
     for (let i = 0; i < n; i++) samples.push(await latency({ streamBytes: bytes }));
     const value = median(samples);
-    completion.push({ input: `${fmt.mib(bytes)} streamed before it`, value: fmt.ms(value), baseline: "—", ratio: "—", pass: value <= 50, raw: value });
+    completion.push({
+      input: `${fmt.mib(bytes)} streamed before it`,
+      value: fmt.ms(value),
+      baseline: "—",
+      ratio: "—",
+      pass: value <= 50,
+      raw: value,
+    });
   }
   const lingering = [];
   for (const graceMs of [200, 500, 1000]) {

@@ -7,7 +7,18 @@
 // arrival is the bench server's clock: one machine, one epoch.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { benchLines, benchPiHome, fmt, median, now, rounds, row, runWrapper, startBenchLlm, writeMeta } from "./support.mjs";
+import {
+  benchLines,
+  benchPiHome,
+  fmt,
+  median,
+  now,
+  rounds,
+  row,
+  runWrapper,
+  startBenchLlm,
+  writeMeta,
+} from "./support.mjs";
 
 const NOTE = "[MESSAGE from /root · task bench · id msg-1]\nskip the legacy/ folder";
 const TOOL_MS = 1000;
@@ -53,14 +64,21 @@ async function measure(line) {
         mkdirSync(state.inbox, { recursive: true });
         state.withMessage = withMessage;
         state.requests = [];
-        const meta = writeMeta(dir, { task: "run the tool", stdoutPath: "out/stdout.log", inboxPath: "inbox", graceMs: 500 });
+        const meta = writeMeta(dir, {
+          task: "run the tool",
+          stdoutPath: "out/stdout.log",
+          inboxPath: "inbox",
+          graceMs: 500,
+        });
         const run = await runWrapper(meta, { env: runEnv });
         const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
-        if (result.status !== "completed") throw new Error(`${line.label} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
+        if (result.status !== "completed")
+          throw new Error(`${line.label} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
         const next = state.requests[1];
         if (!next || next.carries !== withMessage)
           throw new Error(`${line.label}: the request after the tool ${withMessage ? "lacks" : "carries"} the message`);
-        if (state.requests.length !== 2) throw new Error(`${line.label}: ${state.requests.length} requests, expected 2`);
+        if (state.requests.length !== 2)
+          throw new Error(`${line.label}: ${state.requests.length} requests, expected 2`);
         (withMessage ? samples.live : samples.plain).push(next.at - toolEndedAt(path.join(dir, "out/stdout.log")));
         rmSync(dir, { recursive: true, force: true });
       }

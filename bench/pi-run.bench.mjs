@@ -3,7 +3,19 @@ import { readFileSync } from "node:fs";
 // What the wrapper costs on a real pi run: the same task run by the real pi directly and
 // through `subagent-wrapper`, alternated, against a loopback LLM that streams answers of
 // growing size. Prints medians.
-import { benchLines, benchPiHome, fmt, median, rounds, row, runProcess, startBenchLlm, timed, WRAPPER_BIN, writeMeta } from "./support.mjs";
+import {
+  benchLines,
+  benchPiHome,
+  fmt,
+  median,
+  rounds,
+  row,
+  runProcess,
+  startBenchLlm,
+  timed,
+  WRAPPER_BIN,
+  writeMeta,
+} from "./support.mjs";
 
 const ANSWER = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
 const SIZES = [
@@ -18,7 +30,12 @@ export async function run() {
   const llm = await startBenchLlm(() => answer);
   const lines = benchLines().map((line) => {
     const home = benchPiHome(llm.url, line);
-    const meta = writeMeta(home.home, { task: "say hi", stdoutPath: "out/stdout.log", stderrPath: "out/stderr.log", transcriptPath: "out/transcript.md" });
+    const meta = writeMeta(home.home, {
+      task: "say hi",
+      stdoutPath: "out/stdout.log",
+      stderrPath: "out/stderr.log",
+      transcriptPath: "out/transcript.md",
+    });
     return { line, ...home, meta, points: [], piped: [] };
   });
   try {
@@ -35,16 +52,28 @@ export async function run() {
             if (run.code !== 0) throw new Error(`pi exited ${run.code}: ${run.stderr.slice(-300)}`);
             sample.piped.push(run.ms);
           };
-          const wrapped = () => timed(line.node, [WRAPPER_BIN, meta], { cwd: home, env }).then((ms) => sample.wrapper.push(ms));
+          const wrapped = () =>
+            timed(line.node, [WRAPPER_BIN, meta], { cwd: home, env }).then((ms) => sample.wrapper.push(ms));
           for (const step of round % 2 ? [wrapped, directPiped, direct] : [direct, directPiped, wrapped]) await step();
         }
       }
       for (const [index, target] of lines.entries()) {
         const pi = median(samples[index].pi);
         const wrapper = median(samples[index].wrapper);
-        target.points.push({ input: size.label, value: fmt.ms(wrapper), baseline: fmt.ms(pi), ratio: fmt.x(wrapper / pi), pass: wrapper / pi <= 1.1 });
+        target.points.push({
+          input: size.label,
+          value: fmt.ms(wrapper),
+          baseline: fmt.ms(pi),
+          ratio: fmt.x(wrapper / pi),
+          pass: wrapper / pi <= 1.1,
+        });
         const pipedPi = median(samples[index].piped);
-        target.piped.push({ input: size.label, value: fmt.ms(wrapper), baseline: fmt.ms(pipedPi), ratio: fmt.x(wrapper / pipedPi) });
+        target.piped.push({
+          input: size.label,
+          value: fmt.ms(wrapper),
+          baseline: fmt.ms(pipedPi),
+          ratio: fmt.x(wrapper / pipedPi),
+        });
       }
     }
   } finally {

@@ -27,8 +27,14 @@ function keptChars({ boundNotice, usageTotals }, answer) {
       cacheRead: 345678,
       cacheWrite: 0,
       totalTokens: 492590,
-      // biome-ignore lint/correctness/noPrecisionLoss: float noise as pi sums it, on purpose
-      cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 },
+      cost: {
+        input: 0.0172838400000001,
+        // biome-ignore lint/correctness/noPrecisionLoss: float noise as pi sums it, on purpose
+        output: 0.0065676800000000005,
+        cacheRead: 0.009679,
+        cacheWrite: 0,
+        total: 0.03353052000000001,
+      },
     }),
     report_chars: answer.length,
     report_stored: true,
@@ -56,7 +62,10 @@ export async function run() {
       pass: kept >= 7500,
     };
   });
-  const code = readFileSync(new URL("../node_modules/@mariozechner/pi-coding-agent/docs/extensions.md", import.meta.url), "utf8");
+  const code = readFileSync(
+    new URL("../node_modules/@mariozechner/pi-coding-agent/docs/extensions.md", import.meta.url),
+    "utf8",
+  );
   const codePoints = [10_000, 25_000, 65_536].map((chars) => {
     const { kept } = keptChars(bound, code.slice(0, chars));
     return {

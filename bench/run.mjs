@@ -11,7 +11,17 @@ import path from "node:path";
 import { machine, markdown, printRows } from "./report.mjs";
 import { REPO_ROOT } from "./support.mjs";
 
-const SUITES = ["report-budget", "startup", "latency", "stream", "pi-run", "live-message", "fanout", "tree-fanout", "isolation-spawn"];
+const SUITES = [
+  "report-budget",
+  "startup",
+  "latency",
+  "stream",
+  "pi-run",
+  "live-message",
+  "fanout",
+  "tree-fanout",
+  "isolation-spawn",
+];
 
 const args = process.argv.slice(2);
 const write = args.includes("--write");

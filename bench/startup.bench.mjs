@@ -117,7 +117,12 @@ async function guardRows() {
         ratio: "—",
       },
       { input: "normal end: released guard gone", value: fmt.ms(median(releaseMs)), baseline: "—", ratio: "—" },
-      { input: "wrapper killed: the guard's sweep, nothing to end", value: fmt.ms(median(sweepMs)), baseline: "—", ratio: "—" },
+      {
+        input: "wrapper killed: the guard's sweep, nothing to end",
+        value: fmt.ms(median(sweepMs)),
+        baseline: "—",
+        ratio: "—",
+      },
     ],
     note: "The guard command of src/wrapper/orphan-guard.ts, started from the bench process as the wrapper starts it (detached, stdin a pipe). Baseline of the spawn: `spawn()` of `true` from the same process (a fork of the same Node). At a normal end the wrapper itself looks for processes carrying the run's token (processesWithToken: every /proc/*/environ read once, while result.json is written), then tells the guard `exit` and waits for it to go; both are on the wrapper's path to its exit. When the wrapper was killed, the guard's sweep (one `grep -l` over /proc/*/environ) runs after the wrapper is gone. The guard's start overlaps the wrapper's first file writes (they run on libuv's threads during the fork), so the start-up row above includes it.",
   });
@@ -143,7 +148,12 @@ async function fsyncRow() {
         await writeFileAtomic(path.join(dir, "quick.json"), text, { durable: false });
         quick.push(now() - t);
       }
-      points.push({ input: label, value: fmt.ms(median(durable)), baseline: fmt.ms(median(quick)), ratio: `+${fmt.ms(median(durable) - median(quick))}` });
+      points.push({
+        input: label,
+        value: fmt.ms(median(durable)),
+        baseline: fmt.ms(median(quick)),
+        ratio: `+${fmt.ms(median(durable) - median(quick))}`,
+      });
     }
   } finally {
     cleanup();
@@ -172,7 +182,13 @@ export async function run() {
     }
     const value = median(wrapper);
     const baseline = median(node);
-    points.push({ input: label, value: fmt.ms(value), baseline: fmt.ms(baseline), ratio: fmt.x(value / baseline), pass: value / baseline <= 1.5 });
+    points.push({
+      input: label,
+      value: fmt.ms(value),
+      baseline: fmt.ms(baseline),
+      ratio: fmt.x(value / baseline),
+      pass: value / baseline <= 1.5,
+    });
   }
   const rows = [
     row({

@@ -5,14 +5,29 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { fmt, MiB, median, REPO_ROOT, rounds, row, runProcess, runWrapper, STREAM_PI, tempDir, writeMeta } from "./support.mjs";
+import {
+  fmt,
+  MiB,
+  median,
+  REPO_ROOT,
+  rounds,
+  row,
+  runProcess,
+  runWrapper,
+  STREAM_PI,
+  tempDir,
+  writeMeta,
+} from "./support.mjs";
 
 const READERS = path.join(REPO_ROOT, "bench/fixtures/readers.mjs");
 const PROBE = path.join(REPO_ROOT, "bench/fixtures/rss-probe.mjs");
 
 /** One reader run in a fresh process: {ms, maxRssBytes, bytes, events}. */
 async function readOnce(kind, source, env = {}) {
-  const run = await runProcess(process.execPath, ["--max-old-space-size=16000", READERS, kind, source], { env: { ...process.env, ...env }, stdout: "pipe" });
+  const run = await runProcess(process.execPath, ["--max-old-space-size=16000", READERS, kind, source], {
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+  });
   if (run.code !== 0) throw new Error(`reader ${kind} failed: ${run.stderr}`);
   return JSON.parse(run.stdout);
 }
@@ -21,7 +36,10 @@ async function readOnce(kind, source, env = {}) {
 function streamFile(dir, bytes) {
   const file = path.join(dir, `stream-${bytes}.ndjson`);
   const fd = openSync(file, "w");
-  const child = spawnSync(STREAM_PI, [], { stdio: ["ignore", fd, "inherit"], env: { ...process.env, BENCH_STREAM_BYTES: String(bytes) } });
+  const child = spawnSync(STREAM_PI, [], {
+    stdio: ["ignore", fd, "inherit"],
+    env: { ...process.env, BENCH_STREAM_BYTES: String(bytes) },
+  });
   closeSync(fd);
   if (child.status !== 0) throw new Error("stream-pi failed");
   return file;
@@ -52,7 +70,12 @@ async function throughput(dir) {
       ratio: fmt.x(reader / rate("naive")),
       ...(bytes >= 200e6 && { pass: reader / rate("naive") >= 2 }),
     });
-    vsNdjson.push({ input, value: fmt.rate(reader), baseline: fmt.rate(rate("ndjson")), ratio: fmt.x(reader / rate("ndjson")) });
+    vsNdjson.push({
+      input,
+      value: fmt.rate(reader),
+      baseline: fmt.rate(rate("ndjson")),
+      ratio: fmt.x(reader / rate("ndjson")),
+    });
   }
   return { vsNaive, vsNdjson };
 }
@@ -61,7 +84,11 @@ async function throughput(dir) {
 async function wrapperRun(bytes) {
   const { dir, cleanup } = tempDir();
   try {
-    const meta = writeMeta(dir, { stdoutPath: "out/stdout.log", stderrPath: "out/stderr.log", transcriptPath: "out/transcript.md" });
+    const meta = writeMeta(dir, {
+      stdoutPath: "out/stdout.log",
+      stderrPath: "out/stderr.log",
+      transcriptPath: "out/transcript.md",
+    });
     const rssFile = path.join(dir, "rss");
     const mark = path.join(dir, "mark");
     const run = await runWrapper(meta, {
@@ -70,9 +97,15 @@ async function wrapperRun(bytes) {
       env: { BENCH_STREAM_BYTES: String(bytes), BENCH_RSS_FILE: rssFile, BENCH_MARK_FILE: mark },
     });
     const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
-    if (run.code !== 0 || result.status !== "completed") throw new Error(`wrapper run ended ${result.status}: ${run.stderr}`);
+    if (run.code !== 0 || result.status !== "completed")
+      throw new Error(`wrapper run ended ${result.status}: ${run.stderr}`);
     const size = (name) => statSync(path.join(dir, "out", name)).size;
-    const artifacts = { events: size("events.jsonl"), stdout: size("stdout.log"), stderr: size("stderr.log"), transcript: size("transcript.md") };
+    const artifacts = {
+      events: size("events.jsonl"),
+      stdout: size("stdout.log"),
+      stderr: size("stderr.log"),
+      transcript: size("transcript.md"),
+    };
     return {
       rss: Number(readFileSync(rssFile, "utf8")),
       ms: run.ms,
@@ -96,7 +129,14 @@ async function wholeRuns() {
     const streamBytes = runs[0].streamBytes;
     const peak = median(runs.map((r) => r.rss));
     const input = `${fmt.mib(streamBytes)} stream`;
-    rss.push({ input, value: fmt.mib(peak), baseline: fmt.mib(keep.maxRssBytes), ratio: fmt.x(peak / keep.maxRssBytes), pass: peak <= 100 * MiB, raw: peak });
+    rss.push({
+      input,
+      value: fmt.mib(peak),
+      baseline: fmt.mib(keep.maxRssBytes),
+      ratio: fmt.x(peak / keep.maxRssBytes),
+      pass: peak <= 100 * MiB,
+      raw: peak,
+    });
     const written = median(runs.map((r) => r.artifactBytes));
     const parts = runs[0].artifacts;
     artifacts.push({
@@ -106,7 +146,12 @@ async function wholeRuns() {
       ratio: fmt.pct(written / streamBytes),
       pass: written / streamBytes <= 0.02,
     });
-    wrapperRate.push({ input, value: fmt.rate(streamBytes / (median(runs.map((r) => r.ms)) / 1000)), baseline: "—", ratio: "—" });
+    wrapperRate.push({
+      input,
+      value: fmt.rate(streamBytes / (median(runs.map((r) => r.ms)) / 1000)),
+      baseline: "—",
+      ratio: "—",
+    });
   }
   // Flat as the stream grows: the peak at 1 GiB against the peak at 256 MiB.
   const flat = rss.at(-1).raw / rss[0].raw;

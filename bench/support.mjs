@@ -35,7 +35,17 @@ export function tempDir(prefix = "psa-bench-") {
 /** Writes a meta.json in `dir` (paths relative to it) and returns its path. */
 export function writeMeta(dir, fields, name = "meta.json") {
   const meta = path.join(dir, name);
-  writeFileSync(meta, JSON.stringify({ runId: "bench", task: "bench", cwd: dir, resultPath: "out/result.json", eventsPath: "out/events.jsonl", ...fields }));
+  writeFileSync(
+    meta,
+    JSON.stringify({
+      runId: "bench",
+      task: "bench",
+      cwd: dir,
+      resultPath: "out/result.json",
+      eventsPath: "out/events.jsonl",
+      ...fields,
+    }),
+  );
   return meta;
 }
 
@@ -90,7 +100,11 @@ export function sseBody({ text = "", calls = [], deltas = 1 }) {
   const size = Math.max(1, Math.ceil(text.length / deltas));
   for (let at = 0; at < text.length; at += size) out += chunk({ content: text.slice(at, at + size) });
   calls.forEach(([name, args], index) => {
-    out += chunk({ tool_calls: [{ index, id: `call_${index}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] });
+    out += chunk({
+      tool_calls: [
+        { index, id: `call_${index}`, type: "function", function: { name, arguments: JSON.stringify(args) } },
+      ],
+    });
   });
   return `${out}${chunk({}, calls.length ? "tool_calls" : "stop", { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })}data: [DONE]\n\n`;
 }
@@ -113,7 +127,10 @@ export async function startBenchLlm(answer) {
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/v1`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /**

@@ -8,15 +8,22 @@ import { benchLines, benchPiHome, fmt, median, REPO_ROOT, rounds, row, startBenc
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 1500);
 
 const toolMessages = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
-const agentOf = (body) => /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
+const agentOf = (body) =>
+  /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
 
 function answerFor(children) {
   return (body) => {
     const agent = agentOf(body);
-    if (agent || !body.tools?.some((t) => t.function.name === "spawn_agent")) return { text: "task done", delayMs: DELAY_MS };
+    if (agent || !body.tools?.some((t) => t.function.name === "spawn_agent"))
+      return { text: "task done", delayMs: DELAY_MS };
     const results = toolMessages(body);
     if (results.length === 0) {
-      return { calls: Array.from({ length: children }, (_, i) => ["spawn_agent", { task_name: `task_${i}`, fork_turns: "none", message: `do task ${i}` }]) };
+      return {
+        calls: Array.from({ length: children }, (_, i) => [
+          "spawn_agent",
+          { task_name: `task_${i}`, fork_turns: "none", message: `do task ${i}` },
+        ]),
+      };
     }
     const notices = results.reduce((n, text) => n + (text.match(/\\?"type\\?":\\?"completed\\?"/g)?.length ?? 0), 0);
     return notices < children ? { calls: [["wait_agent", { timeout_ms: 60000 }]] } : { text: "all done" };
@@ -34,17 +41,30 @@ export async function run() {
       const samples = lines.map(() => ({ tree: [], sequential: [] }));
       for (let round = 0; round < rounds(3); round++) {
         for (const [index, { line, home, env }] of lines.entries()) {
-          samples[index].tree.push(await timed(line.piCli, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], { cwd: home, env }));
+          samples[index].tree.push(
+            await timed(line.piCli, ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "fan out"], {
+              cwd: home,
+              env,
+            }),
+          );
           let sequential = 0;
           for (let i = 0; i < children; i++)
-            sequential += await timed(line.piCli, ["--mode", "json", "-np", "--no-session", `do task ${i}`], { cwd: home, env });
+            sequential += await timed(line.piCli, ["--mode", "json", "-np", "--no-session", `do task ${i}`], {
+              cwd: home,
+              env,
+            });
           samples[index].sequential.push(sequential);
         }
       }
       for (const [index, { points }] of lines.entries()) {
         const tree = median(samples[index].tree);
         const sequential = median(samples[index].sequential);
-        points.push({ input: `${children} tasks`, value: fmt.s(tree), baseline: fmt.s(sequential), ratio: fmt.x(tree / sequential) });
+        points.push({
+          input: `${children} tasks`,
+          value: fmt.s(tree),
+          baseline: fmt.s(sequential),
+          ratio: fmt.x(tree / sequential),
+        });
       }
     }
   } finally {

@@ -15,7 +15,9 @@ import { ensureLineBin, lineName, linePath, resolveLine } from "./pi-lines.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Where the tree directory and the root's session go (kept for you to inspect).
-const out = process.env.DEMO_OUTPUT_DIR ? path.resolve(process.env.DEMO_OUTPUT_DIR) : path.join(root, "example-output", "tree-demo");
+const out = process.env.DEMO_OUTPUT_DIR
+  ? path.resolve(process.env.DEMO_OUTPUT_DIR)
+  : path.join(root, "example-output", "tree-demo");
 let line;
 try {
   line = resolveLine(root, lineName());
@@ -67,12 +69,24 @@ const env = {
 };
 for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
 
-console.log('$ pi --mode json -e . "Survey this repository with a small team of agents."   (scripted loopback LLM, no API key)\n');
+console.log(
+  '$ pi --mode json -e . "Survey this repository with a small team of agents."   (scripted loopback LLM, no API key)\n',
+);
 const started = Date.now();
 const code = await new Promise((resolve) => {
   const child = spawn(
     line.node,
-    [line.piCli, "--mode", "json", "-np", "--session", path.join(out, "root-session.jsonl"), "-e", root, "Survey this repository with a small team of agents."],
+    [
+      line.piCli,
+      "--mode",
+      "json",
+      "-np",
+      "--session",
+      path.join(out, "root-session.jsonl"),
+      "-e",
+      root,
+      "Survey this repository with a small team of agents.",
+    ],
     {
       cwd: root,
       env,
@@ -127,7 +141,9 @@ const draw = (parent, pad) => {
     console.log(
       `${pad}${last ? "└─" : "├─"} ${record.path}  ${record.nickname}  ${record.role}  ${record.status} (${record.health})  ${record.model} · ${record.reasoning}`,
     );
-    console.log(`${below}${childrenOf(record.path).length > 0 ? "│  " : "   "}report: ${latestReport(record.dir).replace(/\s+/g, " ").slice(0, 160)}`);
+    console.log(
+      `${below}${childrenOf(record.path).length > 0 ? "│  " : "   "}report: ${latestReport(record.dir).replace(/\s+/g, " ").slice(0, 160)}`,
+    );
     draw(record.path, below);
   });
 };

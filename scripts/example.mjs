@@ -29,12 +29,18 @@ const events = readFileSync(path.join(out, "events.jsonl"), "utf8")
 console.log(`wrapper exit code: ${run.status}`);
 console.log(`status:     ${result.status}   (stopReason ${result.stopReason}, forcedExit ${result.forcedExit})`);
 console.log(`report:     ${result.finalText}`);
-console.log(`turns:      ${result.turns}, tool calls: ${result.toolCalls}, tokens: ${result.usage.totalTokens}, model: ${result.resolvedModel}`);
-console.log(`duration:   ${result.durationMs} ms (the fake child lingered; it was stopped ${result.forcedExit ? "after graceMs" : "—"})`);
+console.log(
+  `turns:      ${result.turns}, tool calls: ${result.toolCalls}, tokens: ${result.usage.totalTokens}, model: ${result.resolvedModel}`,
+);
+console.log(
+  `duration:   ${result.durationMs} ms (the fake child lingered; it was stopped ${result.forcedExit ? "after graceMs" : "—"})`,
+);
 console.log(`\nevents.jsonl (${events.length} records):`);
 for (const event of events) {
   const { type, seq, ts, usage, ...rest } = event;
   console.log(`  ${String(seq).padStart(2)} ${type.padEnd(15)} ${JSON.stringify(rest).slice(0, 110)}`);
 }
-console.log(`\nartifacts in ${path.relative(process.cwd(), out) || "."}/: result.json events.jsonl stdout.log stderr.log transcript.md`);
+console.log(
+  `\nartifacts in ${path.relative(process.cwd(), out) || "."}/: result.json events.jsonl stdout.log stderr.log transcript.md`,
+);
 process.exit(run.status ?? 1);

@@ -22,7 +22,9 @@ export function mountTmpfs(size, inodes) {
   const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", options, "tmpfs", dir], { encoding: "utf8" });
   if (mounted.status !== 0) {
     fs.rmdirSync(dir);
-    return { skip: `no tmpfs could be mounted here (${(mounted.stderr || mounted.error?.message || "").trim().split("\n")[0]})` };
+    return {
+      skip: `no tmpfs could be mounted here (${(mounted.stderr || mounted.error?.message || "").trim().split("\n")[0]})`,
+    };
   }
   return {
     dir,

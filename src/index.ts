@@ -8,5 +8,13 @@
 export * from "./contracts/index.js";
 export { ABORT_MARKER, ABORT_NO_REASON, findAbortMarker } from "./wrapper/abort-marker.js";
 export { type AssistantSummary, normalizePiEvent, type PiEvent } from "./wrapper/normalize.js";
-export { type ChildExit, type Decision, type Observation, type Outcome, type OutcomeOptions, OutcomeTracker, type Transition } from "./wrapper/outcome.js";
+export {
+  type ChildExit,
+  type Decision,
+  type Observation,
+  type Outcome,
+  type OutcomeOptions,
+  OutcomeTracker,
+  type Transition,
+} from "./wrapper/outcome.js";
 export { isTerminalStop, type NormalizedStopReason, normalizeStopReason } from "./wrapper/stop-reason.js";

@@ -13,7 +13,9 @@ export function buildProgram(onExitCode: (code: number) => void): Command {
     .description("Run one child `pi --mode json` as meta.json describes; write events.jsonl and result.json.")
     .version(version, "-v, --version")
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith("error:") ? `subagent-wrapper: ${text}` : text) })
+    .configureOutput({
+      writeErr: (text) => process.stderr.write(text.startsWith("error:") ? `subagent-wrapper: ${text}` : text),
+    })
     .addHelpText(
       "after",
       `

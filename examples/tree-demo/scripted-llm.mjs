@@ -12,7 +12,9 @@ const agentOf = (body) => {
 };
 
 const toolMessages = (body) =>
-  (body.messages ?? []).filter((m) => m.role === "tool").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+  (body.messages ?? [])
+    .filter((m) => m.role === "tool")
+    .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
 
 /** The demo's script: what each agent says at each of its steps (a step = one LLM call). */
 const SCRIPT = {
@@ -39,7 +41,11 @@ const SCRIPT = {
           ],
           [
             "spawn_agent",
-            { task_name: "lead", fork_turns: "none", message: "Have a helper confirm that bin/subagent-wrapper exists, then report what it is." },
+            {
+              task_name: "lead",
+              fork_turns: "none",
+              message: "Have a helper confirm that bin/subagent-wrapper exists, then report what it is.",
+            },
           ],
         ],
       };
@@ -57,16 +63,31 @@ const SCRIPT = {
         .map((s) => s.trim())
         .filter(Boolean);
       const source = entries.filter((e) => /^(src|bin|test|fixtures|scripts|bench)\/?$/.test(e));
-      return { text: `The working directory has ${entries.length} entries; source-like: ${source.join(", ") || "none"}.` };
+      return {
+        text: `The working directory has ${entries.length} entries; source-like: ${source.join(", ") || "none"}.`,
+      };
     },
   ],
   "/root/lead": [
-    () => ({ calls: [["spawn_agent", { task_name: "checker", fork_turns: "none", message: "Read the first line of bin/subagent-wrapper and quote it." }]] }),
+    () => ({
+      calls: [
+        [
+          "spawn_agent",
+          {
+            task_name: "checker",
+            fork_turns: "none",
+            message: "Read the first line of bin/subagent-wrapper and quote it.",
+          },
+        ],
+      ],
+    }),
     () => ({ calls: [["wait_agent", { timeout_ms: 60000 }]] }),
     (body) => {
       const waited = JSON.parse(toolMessages(body).at(-1) ?? "{}");
       const report = waited.notices?.[0]?.report ?? "(no report)";
-      return { text: `My helper /root/lead/checker says: ${report} — so bin/subagent-wrapper is a Node.js executable script.` };
+      return {
+        text: `My helper /root/lead/checker says: ${report} — so bin/subagent-wrapper is a Node.js executable script.`,
+      };
     },
   ],
   "/root/lead/checker": [
@@ -80,9 +101,22 @@ function sse(res, { text = "", calls = [] }) {
     `data: ${JSON.stringify({ id: "demo", object: "chat.completion.chunk", created: 0, model: "fast", choices: [{ index: 0, delta, finish_reason: finish ?? null }], ...(usage && { usage }) })}\n\n`;
   let out = chunk({ role: "assistant", content: text });
   calls.forEach(([name, args], index) => {
-    out += chunk({ tool_calls: [{ index, id: `call_${Date.now()}_${index}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] });
+    out += chunk({
+      tool_calls: [
+        {
+          index,
+          id: `call_${Date.now()}_${index}`,
+          type: "function",
+          function: { name, arguments: JSON.stringify(args) },
+        },
+      ],
+    });
   });
-  out += chunk({}, calls.length ? "tool_calls" : "stop", { prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 });
+  out += chunk({}, calls.length ? "tool_calls" : "stop", {
+    prompt_tokens: 200,
+    completion_tokens: 40,
+    total_tokens: 240,
+  });
   res.writeHead(200, { "content-type": "text/event-stream" });
   res.end(`${out}data: [DONE]\n\n`);
 }
@@ -102,12 +136,18 @@ export async function startLoopbackLlm(script) {
       const step = steps.get(agent) ?? 0;
       steps.set(agent, step + 1);
       const agentSteps = script[agent] ?? [];
-      const next = typeof agentSteps === "function" ? agentSteps : (agentSteps[Math.min(step, agentSteps.length - 1)] ?? (() => ({ text: "done" })));
+      const next =
+        typeof agentSteps === "function"
+          ? agentSteps
+          : (agentSteps[Math.min(step, agentSteps.length - 1)] ?? (() => ({ text: "done" })));
       sse(res, next(body));
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/v1`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /** The demo tree's LLM. */

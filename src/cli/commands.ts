@@ -49,7 +49,9 @@ export function subcommandShadowNote(argv: readonly string[], cwd = process.cwd(
 export function addInspectionCommands(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
     .command("inspect <run>")
-    .description("show a run's summary and transcript, finished or live, and check its files against the schemas; or a whole agent tree")
+    .description(
+      "show a run's summary and transcript, finished or live, and check its files against the schemas; or a whole agent tree",
+    )
     .version(version, "-v, --version")
     .option("--json", "print one JSON object (state, files, meta, result, contract findings) instead of text")
     .option("--no-transcript", "leave the transcript out (the final answer is shown instead)")
@@ -96,11 +98,16 @@ Exit codes: 0 the run completed
 
   program
     .command("doctor")
-    .description("check that runs can start here: Node, the pi binary and its version, pi's agent dir, writable run directories")
+    .description(
+      "check that runs can start here: Node, the pi binary and its version, pi's agent dir, writable run directories",
+    )
     .version(version, "-v, --version")
     .option("--json", "print the checks as JSON")
     .option("--timeout-ms <ms>", "how long `pi --version` may take", positiveInt, 10_000)
-    .option("--tree <dir>", "instead: list the git worktrees of a tree directory's isolated agents and say which are stale")
+    .option(
+      "--tree <dir>",
+      "instead: list the git worktrees of a tree directory's isolated agents and say which are stale",
+    )
     .addHelpText(
       "after",
       `

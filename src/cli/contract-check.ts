@@ -62,15 +62,20 @@ export function describeErrors(errors: readonly RawError[]): ContractIssue[] {
       case "anyOf":
         break;
       case "required":
-        for (const name of (params.requiredProperties as string[] | undefined) ?? []) add(error.instancePath, `missing required field "${name}"`);
+        for (const name of (params.requiredProperties as string[] | undefined) ?? [])
+          add(error.instancePath, `missing required field "${name}"`);
         break;
       case "additionalProperties":
         for (const name of (params.additionalProperties as string[] | undefined) ?? []) {
-          if (forbidden.has(`${error.instancePath}/${pointerSegment(name)}`)) add(error.instancePath, `unexpected field "${name}"`);
+          if (forbidden.has(`${error.instancePath}/${pointerSegment(name)}`))
+            add(error.instancePath, `unexpected field "${name}"`);
         }
         break;
       case "enum":
-        add(error.instancePath, `must be one of ${((params.allowedValues as unknown[]) ?? []).map((v) => JSON.stringify(v)).join(", ")}`);
+        add(
+          error.instancePath,
+          `must be one of ${((params.allowedValues as unknown[]) ?? []).map((v) => JSON.stringify(v)).join(", ")}`,
+        );
         break;
       case "const":
         add(error.instancePath, `must be ${JSON.stringify(params.allowedValue)}`);
@@ -97,7 +102,8 @@ interface Validator {
 
 type Compile = (schema: Record<string, unknown>) => Validator;
 
-const rawErrors = (validator: Validator, value: unknown): RawError[] => (validator.Check(value) ? [] : validator.Errors(value)[1]);
+const rawErrors = (validator: Validator, value: unknown): RawError[] =>
+  validator.Check(value) ? [] : validator.Errors(value)[1];
 
 const checkWith =
   (validator: Validator): ContractCheck =>
@@ -129,7 +135,9 @@ function eventCheck(schema: Record<string, unknown>, compile: Compile): Contract
     for (const validator of group) {
       const errors = rawErrors(validator, value);
       if (errors.length === 0) return [];
-      const wrongBranch = errors.some((error) => error.keyword === "const" && error.instancePath.lastIndexOf("/") === 0);
+      const wrongBranch = errors.some(
+        (error) => error.keyword === "const" && error.instancePath.lastIndexOf("/") === 0,
+      );
       const score = errors.length + (wrongBranch ? 1000 : 0);
       if (!best || score < best.score) best = { errors, score };
     }

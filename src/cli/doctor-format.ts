@@ -19,13 +19,18 @@ export interface ReportWords {
   failed(count: number): string;
 }
 
-const CHECK_WORDS: ReportWords = { passed: "all checks passed", failed: (n) => `${n} check${n === 1 ? "" : "s"} failed` };
+const CHECK_WORDS: ReportWords = {
+  passed: "all checks passed",
+  failed: (n) => `${n} check${n === 1 ? "" : "s"} failed`,
+};
 
 export function formatDoctorReport(checks: readonly DoctorCheck[], words: ReportWords = CHECK_WORDS): string {
   const width = Math.max(...checks.map((check) => check.name.length));
   const lines: string[] = [];
   for (const check of checks) {
-    lines.push(`${check.ok ? OK_MARK : FAIL_MARK} ${check.name.padEnd(width)}  ${indentContinuation(check.detail, " ".repeat(width + 4))}`);
+    lines.push(
+      `${check.ok ? OK_MARK : FAIL_MARK} ${check.name.padEnd(width)}  ${indentContinuation(check.detail, " ".repeat(width + 4))}`,
+    );
     for (const note of check.notes ?? []) lines.push(`${" ".repeat(width + 4)}${note}`);
     if (!check.ok && check.hint) lines.push(`${" ".repeat(width + 4)}→ ${check.hint}`);
   }

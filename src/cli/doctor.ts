@@ -15,7 +15,13 @@ import { testedPiVersions } from "../lib/package-info.js";
 import { PI_AGENT_DIR_ENV, piAgentDir } from "../lib/pi-agent-dir.js";
 import { errorText } from "../lib/values.js";
 import { PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
-import { AGENT_SETTLED_SINCE, compareVersions, identifyPi, type PiIdentity, versionEmitsSettled } from "../wrapper/pi-version.js";
+import {
+  AGENT_SETTLED_SINCE,
+  compareVersions,
+  identifyPi,
+  type PiIdentity,
+  versionEmitsSettled,
+} from "../wrapper/pi-version.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
 
 export interface DoctorFlags {
@@ -78,7 +84,12 @@ async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Docto
   if (run.timedOut) {
     return [
       found,
-      { name: "pi --version", ok: false, detail: `no answer within ${timeoutMs} ms (stopped)`, hint: `check that ${bin} is pi, or raise --timeout-ms` },
+      {
+        name: "pi --version",
+        ok: false,
+        detail: `no answer within ${timeoutMs} ms (stopped)`,
+        hint: `check that ${bin} is pi, or raise --timeout-ms`,
+      },
     ];
   }
   // pi 0.73.1 prints its version on stderr when stdin is not a terminal; pi 1.x on stdout.
@@ -87,9 +98,25 @@ async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Docto
   if (run.error || run.code !== 0 || !version) {
     const why = run.error ?? (run.code !== 0 ? `exit ${run.code}` : "printed nothing");
     const stderr = firstMeaningfulLine(run.stderr);
-    return [found, { name: "pi --version", ok: false, detail: `failed: ${why}${stderr ? ` — ${stderr}` : ""}`, hint: await failureHint(bin, identity, env) }];
+    return [
+      found,
+      {
+        name: "pi --version",
+        ok: false,
+        detail: `failed: ${why}${stderr ? ` — ${stderr}` : ""}`,
+        hint: await failureHint(bin, identity, env),
+      },
+    ];
   }
-  return [found, { name: "pi --version", ok: true, detail: `${version}${testedNote(version)}`, notes: settledNotes(version, identity) }];
+  return [
+    found,
+    {
+      name: "pi --version",
+      ok: true,
+      detail: `${version}${testedNote(version)}`,
+      notes: settledNotes(version, identity),
+    },
+  ];
 }
 
 function testedNote(version: string): string {
@@ -104,20 +131,30 @@ function settledNotes(version: string, identity: PiIdentity): string[] {
   const how = settles
     ? "emits agent_settled: a run is over when pi settles (graceMs counts from it)"
     : `no agent_settled (pi before ${AGENT_SETTLED_SINCE}): a run is over at its first terminal message`;
-  const source = identity.source === "env" ? ` (version from ${ENV.piVersion})` : identity.source === "package" ? "" : " (version unknown to the wrapper)";
+  const source =
+    identity.source === "env"
+      ? ` (version from ${ENV.piVersion})`
+      : identity.source === "package"
+        ? ""
+        : " (version unknown to the wrapper)";
   const notes = [`${how}${source}`];
   if (identity.problem) notes.push(identity.problem);
   if (identity.version === undefined && versionEmitsSettled(version)) {
-    notes.push(`no pi package.json above this binary: set ${ENV.piVersion}=${version} so the wrapper waits for agent_settled`);
+    notes.push(
+      `no pi package.json above this binary: set ${ENV.piVersion}=${version} so the wrapper waits for agent_settled`,
+    );
   } else if (identity.version !== undefined && identity.version !== version) {
-    notes.push(`the wrapper takes it for ${identity.version}${identity.source === "env" ? ` (${ENV.piVersion})` : ""}, but it says ${version}`);
+    notes.push(
+      `the wrapper takes it for ${identity.version}${identity.source === "env" ? ` (${ENV.piVersion})` : ""}, but it says ${version}`,
+    );
   }
   return notes;
 }
 
 /** A failed `pi --version`: pi 1.x on too old a Node is the usual cause (pi starts with `#!/usr/bin/env node`). */
 async function failureHint(bin: string, identity: PiIdentity, env: NodeJS.ProcessEnv): Promise<string> {
-  const floor = identity.version !== undefined && (compareVersions(identity.version, "0.75.0") ?? -1) >= 0 ? "22.19" : undefined;
+  const floor =
+    identity.version !== undefined && (compareVersions(identity.version, "0.75.0") ?? -1) >= 0 ? "22.19" : undefined;
   if (!floor) return `check that ${bin} is pi`;
   const node = findOnPath("node", env);
   const nodeVersion = node ? parsePiVersion((await runVersion(node, 5000, env)).stdout) : undefined;
@@ -158,7 +195,9 @@ function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
       name,
       ok: false,
       detail: missing ? `${dir} (${from}) does not exist` : `${dir} (${from}) cannot be read: ${errorText(err)}`,
-      hint: missing ? `run pi once to set it up (models, login), or set ${PI_AGENT_DIR_ENV}` : `fix its permissions, or set ${PI_AGENT_DIR_ENV}`,
+      hint: missing
+        ? `run pi once to set it up (models, login), or set ${PI_AGENT_DIR_ENV}`
+        : `fix its permissions, or set ${PI_AGENT_DIR_ENV}`,
     };
   }
   const present = ["settings.json", "models.json", "auth.json"].filter((file) => fs.existsSync(path.join(dir, file)));
@@ -166,7 +205,9 @@ function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
     name,
     ok: true,
     detail: `${dir} (${from}) is readable`,
-    notes: [present.length > 0 ? `holds ${present.join(", ")}` : "holds no settings.json, models.json or auth.json yet"],
+    notes: [
+      present.length > 0 ? `holds ${present.join(", ")}` : "holds no settings.json, models.json or auth.json yet",
+    ],
   };
 }
 
@@ -186,7 +227,9 @@ function checkRunBase(env: NodeJS.ProcessEnv): DoctorCheck {
   const base = treeBaseDir(undefined, env);
   const configured = Boolean(env.PI_SUBAGENTS_DIR);
   const from = configured ? "from PI_SUBAGENTS_DIR" : "default";
-  const notes = configured ? [] : ["(for unsaved sessions; a saved session keeps its runs in subagents/ beside its file)"];
+  const notes = configured
+    ? []
+    : ["(for unsaved sessions; a saved session keeps its runs in subagents/ beside its file)"];
   const name = "run directories";
   const existing = nearestExisting(base);
   const probe = path.join(existing, `.subagent-wrapper-doctor-${process.pid}`);
@@ -195,9 +238,19 @@ function checkRunBase(env: NodeJS.ProcessEnv): DoctorCheck {
     fs.writeFileSync(probe, "probe", { flag: "wx" });
     fs.rmSync(probe, { force: true });
   } catch (err) {
-    return { name, ok: false, detail: `${base} (${from}) cannot be written: ${errorText(err)}`, hint: "set PI_SUBAGENTS_DIR to a writable folder" };
+    return {
+      name,
+      ok: false,
+      detail: `${base} (${from}) cannot be written: ${errorText(err)}`,
+      hint: "set PI_SUBAGENTS_DIR to a writable folder",
+    };
   }
-  return { name, ok: true, detail: `${base} (${from}) is writable${existing === base ? "" : " (it will be created)"}`, notes };
+  return {
+    name,
+    ok: true,
+    detail: `${base} (${from}) is writable${existing === base ? "" : " (it will be created)"}`,
+    notes,
+  };
 }
 
 function checkTaskExtension(): DoctorCheck {
@@ -225,13 +278,21 @@ async function treeDoctor(treeDir: string, json: boolean | undefined): Promise<n
     return 2;
   }
   const ok = checks.every((check) => check.ok);
-  process.stdout.write(json ? `${JSON.stringify({ ok, tree: treeDir, worktrees: checks }, null, 2)}\n` : formatDoctorReport(checks, STALE_WORDS));
+  process.stdout.write(
+    json
+      ? `${JSON.stringify({ ok, tree: treeDir, worktrees: checks }, null, 2)}\n`
+      : formatDoctorReport(checks, STALE_WORDS),
+  );
   return ok ? 0 : 1;
 }
 
 export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   if (flags.tree !== undefined) return treeDoctor(flags.tree, flags.json);
   const checks = await runDoctorChecks(process.env, flags.timeoutMs);
-  process.stdout.write(flags.json ? `${JSON.stringify({ ok: checks.every((check) => check.ok), checks }, null, 2)}\n` : formatDoctorReport(checks));
+  process.stdout.write(
+    flags.json
+      ? `${JSON.stringify({ ok: checks.every((check) => check.ok), checks }, null, 2)}\n`
+      : formatDoctorReport(checks),
+  );
   return checks.every((check) => check.ok) ? 0 : 1;
 }

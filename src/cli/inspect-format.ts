@@ -11,7 +11,17 @@ import { formatTranscriptEntry } from "../wrapper/transcript.js";
 import type { ContractChecks } from "./contract-check.js";
 import { formatIssue } from "./contract-check.js";
 import type { RunSnapshot } from "./run-files.js";
-import { FAIL_MARK, firstLinePreview, formatCount, formatDuration, indentContinuation, lastLines, OK_MARK, plural, sectionHeader } from "./text.js";
+import {
+  FAIL_MARK,
+  firstLinePreview,
+  formatCount,
+  formatDuration,
+  indentContinuation,
+  lastLines,
+  OK_MARK,
+  plural,
+  sectionHeader,
+} from "./text.js";
 
 export type RunState =
   | { kind: "finished"; status: string; exitCode: number | undefined }
@@ -22,12 +32,17 @@ export type RunState =
   | { kind: "stopped"; pid: number }
   | { kind: "not-started" };
 
-const records = (snapshot: RunSnapshot): Record<string, unknown>[] => snapshot.events.flatMap((line) => ("record" in line ? [line.record] : []));
+const records = (snapshot: RunSnapshot): Record<string, unknown>[] =>
+  snapshot.events.flatMap((line) => ("record" in line ? [line.record] : []));
 
 export function runState(snapshot: RunSnapshot): RunState {
   const result = snapshot.result;
   if (isRecord(result) && typeof result.status === "string") {
-    return { kind: "finished", status: result.status, exitCode: typeof result.exitCode === "number" ? result.exitCode : undefined };
+    return {
+      kind: "finished",
+      status: result.status,
+      exitCode: typeof result.exitCode === "number" ? result.exitCode : undefined,
+    };
   }
   const all = records(snapshot);
   const end = all.find((record) => record.type === "run_end");
@@ -46,7 +61,10 @@ export function describeState(state: RunState): string {
     case "ended":
       return `ended ${state.status}, but result.json is not there (yet)`;
     case "running": {
-      const details = [state.pid ? `pi pid ${state.pid}` : "", state.elapsedMs === undefined ? "" : `${formatDuration(state.elapsedMs)} so far`];
+      const details = [
+        state.pid ? `pi pid ${state.pid}` : "",
+        state.elapsedMs === undefined ? "" : `${formatDuration(state.elapsedMs)} so far`,
+      ];
       const said = details.filter((detail) => detail !== "");
       return said.length > 0 ? `running (${said.join(", ")})` : "running";
     }
@@ -94,12 +112,14 @@ export function checkRunContracts(snapshot: RunSnapshot, checks: ContractChecks)
     }
     const issues = checks.event(line.record).map(formatIssue);
     const seq = line.record.seq;
-    if (typeof seq === "number" && seq !== expectedSeq) issues.push(`/seq: ${seq} out of order (expected ${expectedSeq})`);
+    if (typeof seq === "number" && seq !== expectedSeq)
+      issues.push(`/seq: ${seq} out of order (expected ${expectedSeq})`);
     if (typeof seq === "number") expectedSeq = seq + 1;
     if (issues.length > 0) report.findings.push({ label, issues });
     else good++;
   }
-  if (snapshot.eventsExists && good === snapshot.events.length) report.passed.push(`events.jsonl (${plural(good, "record")})`);
+  if (snapshot.eventsExists && good === snapshot.events.length)
+    report.passed.push(`events.jsonl (${plural(good, "record")})`);
   return report;
 }
 
@@ -129,7 +149,8 @@ function liveUsage(all: Record<string, unknown>[]): { usage: Usage; turns: numbe
 }
 
 const LABEL_WIDTH = 10;
-const field = (label: string, value: string): string => `${label.padEnd(LABEL_WIDTH)}${indentContinuation(value, " ".repeat(LABEL_WIDTH))}`;
+const field = (label: string, value: string): string =>
+  `${label.padEnd(LABEL_WIDTH)}${indentContinuation(value, " ".repeat(LABEL_WIDTH))}`;
 
 export interface InspectOptions {
   /** Show the transcript (default); without it the final answer is shown instead. */
@@ -152,7 +173,11 @@ export function transcriptEntry(record: Record<string, unknown>): string {
   }
 }
 
-export function formatInspection(snapshot: RunSnapshot, report: ContractReport | undefined, options: InspectOptions): string {
+export function formatInspection(
+  snapshot: RunSnapshot,
+  report: ContractReport | undefined,
+  options: InspectOptions,
+): string {
   const out: string[] = [];
   const { files } = snapshot;
   const meta = files.meta;
@@ -163,8 +188,12 @@ export function formatInspection(snapshot: RunSnapshot, report: ContractReport |
   out.push(field("run", `${result?.runId ?? meta?.runId ?? "?"}  (${files.dir})`));
   const agent = [result?.agentPath ?? meta?.agentPath, result?.agent ?? meta?.agent].filter(Boolean).join(" · ");
   if (agent) out.push(field("agent", agent));
-  const lastModel = [...all].reverse().find((record) => record.type === "assistant_text" && typeof record.model === "string")?.model;
-  const model = (result?.resolvedModel ?? lastModel ?? meta?.resolvedModel ?? meta?.requestedModel) as string | undefined;
+  const lastModel = [...all]
+    .reverse()
+    .find((record) => record.type === "assistant_text" && typeof record.model === "string")?.model;
+  const model = (result?.resolvedModel ?? lastModel ?? meta?.resolvedModel ?? meta?.requestedModel) as
+    | string
+    | undefined;
   const requested = result?.requestedModel ?? meta?.requestedModel;
   if (model || meta?.thinking) {
     const parts = [model ?? "pi's default model"];
@@ -174,13 +203,18 @@ export function formatInspection(snapshot: RunSnapshot, report: ContractReport |
   }
   const stop = result?.rawStopReason ? ` · stop reason ${result.rawStopReason}` : "";
   out.push(field("status", `${describeState(state)}${stop}${result?.forcedExit ? " · forced exit" : ""}`));
-  if (result?.startedAt) out.push(field("time", `${result.startedAt} → ${result.endedAt ?? "?"} (${formatDuration(result.durationMs ?? NaN)})`));
-  if (result && typeof result.turns === "number") out.push(field("usage", usageLine(result.usage, result.turns, result.toolCalls ?? 0)));
+  if (result?.startedAt)
+    out.push(
+      field("time", `${result.startedAt} → ${result.endedAt ?? "?"} (${formatDuration(result.durationMs ?? NaN)})`),
+    );
+  if (result && typeof result.turns === "number")
+    out.push(field("usage", usageLine(result.usage, result.turns, result.toolCalls ?? 0)));
   else if (all.length > 0) {
     const live = liveUsage(all);
     out.push(field("usage", `${usageLine(live.usage, live.turns, live.toolCalls)} so far`));
   }
-  if (result?.abortReason !== undefined) out.push(field("abort", `${result.abortReason} (${result.abortSource ?? "?"})`));
+  if (result?.abortReason !== undefined)
+    out.push(field("abort", `${result.abortReason} (${result.abortSource ?? "?"})`));
   if (result?.errorMessage) out.push(field("error", result.errorMessage));
   if (result && (result.childExitCode !== undefined || result.childSignal)) {
     const child = result.childSignal ? `signal ${result.childSignal}` : `exit ${result.childExitCode ?? "none"}`;
@@ -188,8 +222,15 @@ export function formatInspection(snapshot: RunSnapshot, report: ContractReport |
   }
   if (files.metaError) out.push(field("meta", `${FAIL_MARK} ${files.metaError}`));
   if (meta) out.push(field("task", firstLinePreview(meta.task)));
-  const eventsNote = snapshot.eventsExists ? `events.jsonl (${plural(snapshot.events.length, "record")})` : "no events.jsonl";
-  const present = [files.metaPath ? "meta.json" : "", eventsNote, snapshot.result !== undefined ? "result.json" : "no result.json", ...snapshot.artifacts];
+  const eventsNote = snapshot.eventsExists
+    ? `events.jsonl (${plural(snapshot.events.length, "record")})`
+    : "no events.jsonl";
+  const present = [
+    files.metaPath ? "meta.json" : "",
+    eventsNote,
+    snapshot.result !== undefined ? "result.json" : "no result.json",
+    ...snapshot.artifacts,
+  ];
   out.push(field("files", present.filter(Boolean).join(", ")));
 
   if (options.transcript) {

@@ -69,7 +69,11 @@ function agentLine(agent: TreeAgentView): string {
 
 function runLine(run: TreeRunView): string {
   const took =
-    run.durationMs === undefined ? "" : run.status === "running" ? ` for ${formatDuration(run.durationMs)} so far` : ` in ${formatDuration(run.durationMs)}`;
+    run.durationMs === undefined
+      ? ""
+      : run.status === "running"
+        ? ` for ${formatDuration(run.durationMs)} so far`
+        : ` in ${formatDuration(run.durationMs)}`;
   return `${run.name} ${run.status}${took}${run.reason ? `: ${oneLine(run.reason)}` : ""}`;
 }
 
@@ -109,7 +113,9 @@ export function treeDrawing(agents: TreeAgentView[]): string[] {
 
 export function formatTreeInspection(tree: TreeInspection): string {
   const out: string[] = [];
-  const about = [tree.rootSession && `root session ${tree.rootSession}`, tree.createdAt && `created ${tree.createdAt}`].filter(Boolean).join(", ");
+  const about = [tree.rootSession && `root session ${tree.rootSession}`, tree.createdAt && `created ${tree.createdAt}`]
+    .filter(Boolean)
+    .join(", ");
   out.push(`tree      ${tree.dir}${about ? `  (${about})` : ""}`);
   const tokens = tree.agents.reduce((sum, agent) => sum + agent.tokens, 0);
   const cost = tree.agents.reduce((sum, agent) => sum + agent.cost, 0);
@@ -145,7 +151,13 @@ export function treeInspectionJson(tree: TreeInspection): Record<string, unknown
       worktree: agent.worktree ?? null,
       folder: agent.dir,
       usage: { total_tokens: agent.tokens, cost: agent.cost },
-      runs: agent.runs.map((run) => ({ name: run.name, dir: run.dir, status: run.status, duration_ms: run.durationMs ?? null, reason: run.reason ?? null })),
+      runs: agent.runs.map((run) => ({
+        name: run.name,
+        dir: run.dir,
+        status: run.status,
+        duration_ms: run.durationMs ?? null,
+        reason: run.reason ?? null,
+      })),
     })),
     problems: tree.problems,
   };

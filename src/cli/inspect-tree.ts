@@ -11,7 +11,13 @@ import path from "node:path";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { isRecord } from "../lib/values.js";
 import { runState } from "./inspect-format.js";
-import { formatTreeInspection, type TreeAgentView, type TreeInspection, type TreeRunView, treeInspectionJson } from "./inspect-tree-format.js";
+import {
+  formatTreeInspection,
+  type TreeAgentView,
+  type TreeInspection,
+  type TreeRunView,
+  treeInspectionJson,
+} from "./inspect-tree-format.js";
 import { locateRun, readRunSnapshot } from "./run-files.js";
 import { agentRecordFiles, readJsonFileSync } from "./tree-records.js";
 
@@ -35,15 +41,18 @@ function runView(agentDir: string, name: string): TreeRunView {
       status: result.status,
       ...(typeof result.durationMs === "number" && { durationMs: result.durationMs }),
       ...(typeof result.errorMessage === "string" && { reason: result.errorMessage }),
-      ...(typeof result.abortReason === "string" && result.errorMessage === undefined && { reason: result.abortReason }),
+      ...(typeof result.abortReason === "string" &&
+        result.errorMessage === undefined && { reason: result.abortReason }),
     };
   }
   try {
     const snapshot = readRunSnapshot(locateRun(dir));
     const state = runState(snapshot);
-    if (state.kind === "running") return { name, dir, status: "running", ...(state.elapsedMs !== undefined && { durationMs: state.elapsedMs }) };
+    if (state.kind === "running")
+      return { name, dir, status: "running", ...(state.elapsedMs !== undefined && { durationMs: state.elapsedMs }) };
     if (state.kind === "ended") return { name, dir, status: state.status };
-    if (state.kind === "stopped") return { name, dir, status: "stopped", reason: "its wrapper ended without result.json" };
+    if (state.kind === "stopped")
+      return { name, dir, status: "stopped", reason: "its wrapper ended without result.json" };
     return { name, dir, status: "not started" };
   } catch {
     return { name, dir, status: "not started" };
@@ -99,6 +108,8 @@ export function readTree(treeDir: string): TreeInspection {
 /** Prints the tree; exit 0, or 1 when an agent's record is unreadable. */
 export function inspectTree(treeDir: string, flags: { json?: boolean }): number {
   const tree = readTree(treeDir);
-  process.stdout.write(flags.json ? `${JSON.stringify(treeInspectionJson(tree), null, 2)}\n` : formatTreeInspection(tree));
+  process.stdout.write(
+    flags.json ? `${JSON.stringify(treeInspectionJson(tree), null, 2)}\n` : formatTreeInspection(tree),
+  );
   return tree.problems.length > 0 ? 1 : 0;
 }

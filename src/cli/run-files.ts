@@ -133,13 +133,18 @@ function latestRun(agentDir: string): string | undefined {
 }
 
 /** One non-empty line of events.jsonl: its 1-based line number and what it holds. */
-export type EventLine = { line: number; record: Record<string, unknown> } | { line: number; error: string; text: string };
+export type EventLine =
+  | { line: number; record: Record<string, unknown> }
+  | { line: number; error: string; text: string };
 
 /**
  * Parse events.jsonl text. A last line without its newline is still being written when the
  * run is live: it is returned as `partial` for the caller to decide.
  */
-export function parseEventLines(text: string, firstLine = 1): { lines: EventLine[]; partial: string; nextLine: number } {
+export function parseEventLines(
+  text: string,
+  firstLine = 1,
+): { lines: EventLine[]; partial: string; nextLine: number } {
   const pieces = text.split("\n");
   const partial = pieces.pop() ?? "";
   const lines: EventLine[] = [];

@@ -8,7 +8,13 @@ import { JsonlFollower } from "../lib/jsonl-follower.js";
 import { processAlive } from "../lib/process.js";
 import { errorText } from "../lib/values.js";
 import { type EventLine, locateRun, parseEventLine, type RunFiles, RunNotFoundError } from "./run-files.js";
-import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "./tail-format.js";
+import {
+  followDecision,
+  formatStoppedSummary,
+  formatTailLine,
+  formatTailSummary,
+  tailExitCode,
+} from "./tail-format.js";
 
 export interface TailFlags {
   fromStart?: boolean;

@@ -21,9 +21,19 @@ function isolatedRecords(treeDir: string): Array<{ agent: string; status: string
   const found: Array<{ agent: string; status: string; worktree: AgentWorktreeV1; seq: number }> = [];
   for (const { value: record } of agentRecordFiles(treeDir)) {
     const worktree = isRecord(record) ? record.worktree : undefined;
-    if (isRecord(record) && isRecord(worktree) && typeof worktree.path === "string" && typeof worktree.gitDir === "string") {
+    if (
+      isRecord(record) &&
+      isRecord(worktree) &&
+      typeof worktree.path === "string" &&
+      typeof worktree.gitDir === "string"
+    ) {
       const seq = typeof record.spawnSeq === "number" ? record.spawnSeq : Number.MAX_SAFE_INTEGER;
-      found.push({ agent: String(record.path), status: String(record.status), worktree: worktree as unknown as AgentWorktreeV1, seq });
+      found.push({
+        agent: String(record.path),
+        status: String(record.status),
+        worktree: worktree as unknown as AgentWorktreeV1,
+        seq,
+      });
     }
   }
   return found.sort((a, b) => a.seq - b.seq);
@@ -85,7 +95,9 @@ export async function worktreeFacts(treeDir: string): Promise<{ facts: WorktreeF
   }
   const owned = new Set(records.map(({ worktree }) => real(worktree.path)));
   const folder = path.join(treeDir, TREE_FILES.worktrees);
-  const orphans = (fs.existsSync(folder) ? fs.readdirSync(folder) : []).map((name) => path.join(folder, name)).filter((p) => !owned.has(real(p)));
+  const orphans = (fs.existsSync(folder) ? fs.readdirSync(folder) : [])
+    .map((name) => path.join(folder, name))
+    .filter((p) => !owned.has(real(p)));
   return { facts, orphans };
 }
 

@@ -21,31 +21,51 @@ export interface WorktreeFacts {
 /** Why a worktree is stale (none: it is as it should be). */
 export function worktreeProblems(facts: WorktreeFacts): Array<{ problem: string; hint: string }> {
   const problems: Array<{ problem: string; hint: string }> = [];
-  if (facts.gitError !== undefined) problems.push({ problem: `git could not be asked: ${facts.gitError}`, hint: "check that the repository is still there" });
+  if (facts.gitError !== undefined)
+    problems.push({
+      problem: `git could not be asked: ${facts.gitError}`,
+      hint: "check that the repository is still there",
+    });
   if (facts.status === "shutdown") {
     if (facts.folderExists) {
-      problems.push({ problem: "the agent is shut down but its worktree is still there", hint: `git worktree remove --force ${facts.path}` });
+      problems.push({
+        problem: "the agent is shut down but its worktree is still there",
+        hint: `git worktree remove --force ${facts.path}`,
+      });
     } else if (facts.knownToGit) {
-      problems.push({ problem: "the agent is shut down and its folder is gone, but git still lists the worktree", hint: "git worktree prune" });
+      problems.push({
+        problem: "the agent is shut down and its folder is gone, but git still lists the worktree",
+        hint: "git worktree prune",
+      });
     }
     return problems;
   }
   if (facts.branchExists === false) {
-    problems.push({ problem: `branch ${facts.branch} is gone`, hint: "its work cannot be recovered from the branch; close the agent" });
+    problems.push({
+      problem: `branch ${facts.branch} is gone`,
+      hint: "its work cannot be recovered from the branch; close the agent",
+    });
   }
   if (!facts.folderExists) {
     problems.push({
       problem: "the folder is missing",
-      hint: facts.branchExists === false ? "close the agent" : "its next turn (or a restart of its parent) recreates it from the branch",
+      hint:
+        facts.branchExists === false
+          ? "close the agent"
+          : "its next turn (or a restart of its parent) recreates it from the branch",
     });
   } else if (facts.knownToGit === false) {
-    problems.push({ problem: "git does not know this folder as a worktree", hint: `git worktree repair ${facts.path}` });
+    problems.push({
+      problem: "git does not know this folder as a worktree",
+      hint: `git worktree repair ${facts.path}`,
+    });
   }
   return problems;
 }
 
 function branchNote(facts: WorktreeFacts): string | undefined {
-  if (facts.branchExists === false) return facts.status === "shutdown" ? `branch ${facts.branch} deleted (it held no commits)` : undefined;
+  if (facts.branchExists === false)
+    return facts.status === "shutdown" ? `branch ${facts.branch} deleted (it held no commits)` : undefined;
   if (facts.commits === undefined) return undefined;
   return `branch ${facts.branch} holds ${facts.commits} commit${facts.commits === 1 ? "" : "s"} beyond its base`;
 }
@@ -72,6 +92,7 @@ export function worktreeChecks(facts: readonly WorktreeFacts[], orphans: readonl
       hint: `git worktree remove --force ${orphan}, or delete the folder`,
     });
   }
-  if (checks.length === 0) checks.push({ name: "worktrees", ok: true, detail: "no agent of this tree runs in its own worktree" });
+  if (checks.length === 0)
+    checks.push({ name: "worktrees", ok: true, detail: "no agent of this tree runs in its own worktree" });
   return checks;
 }

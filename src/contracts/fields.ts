@@ -53,7 +53,12 @@ export class FieldChecks {
 
   /** A whole number ≥ 0. */
   count(key: string, required = true): this {
-    return this.check(key, required, (value) => Number.isSafeInteger(value) && (value as number) >= 0, "a whole number");
+    return this.check(
+      key,
+      required,
+      (value) => Number.isSafeInteger(value) && (value as number) >= 0,
+      "a whole number",
+    );
   }
 
   number(key: string, required = true): this {
@@ -65,7 +70,12 @@ export class FieldChecks {
   }
 
   usage(key: string, required = true): this {
-    return this.check(key, required, isUsage, "a usage object (input, output, cacheRead, cacheWrite, totalTokens, cost)");
+    return this.check(
+      key,
+      required,
+      isUsage,
+      "a usage object (input, output, cacheRead, cacheWrite, totalTokens, cost)",
+    );
   }
 
   /** One line: the first three problems, and how many more there are. */

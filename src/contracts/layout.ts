@@ -73,10 +73,17 @@ export const RUN_NAME_PATTERN = /^\d{4,}-[a-z][a-z0-9_-]*$/;
 
 /** Where tree directories go: PI_SUBAGENTS_DIR, else `subagents/` beside the session file, else a temp folder. */
 export function treeBaseDir(sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return env[ENV.baseDir] || (sessionFile ? path.join(path.dirname(sessionFile), "subagents") : path.join(os.tmpdir(), "pi-subagents"));
+  return (
+    env[ENV.baseDir] ||
+    (sessionFile ? path.join(path.dirname(sessionFile), "subagents") : path.join(os.tmpdir(), "pi-subagents"))
+  );
 }
 
 /** `<base>/<root session id>` (see treeBaseDir). */
-export function rootTreeDir(sessionId: string, sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function rootTreeDir(
+  sessionId: string,
+  sessionFile: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   return path.join(treeBaseDir(sessionFile, env), sessionId.replace(/[^A-Za-z0-9_.-]/g, "_"));
 }

@@ -205,23 +205,29 @@ export function checkMeta(raw: unknown, baseDir: string): MetaCheck {
   for (const key of REQUIRED_STRINGS) {
     const value = input[key];
     if (value === undefined) problems.push(`meta.json is missing required field "${key}"`);
-    else if (typeof value !== "string") problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
+    else if (typeof value !== "string")
+      problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
     else if (key !== "task" && value === "") problems.push(`meta.json field "${key}" must not be empty`);
     else accept(key);
   }
   for (const key of OPTIONAL_STRINGS) {
     const value = input[key];
-    if (value !== undefined && typeof value !== "string") problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
+    if (value !== undefined && typeof value !== "string")
+      problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
     else accept(key);
   }
   for (const key of ["noExtensions", "noContextFiles"] as const) {
     const value = input[key];
-    if (value !== undefined && typeof value !== "boolean") problems.push(`meta.json field "${key}" must be a boolean, not ${describe(value)}`);
+    if (value !== undefined && typeof value !== "boolean")
+      problems.push(`meta.json field "${key}" must be a boolean, not ${describe(value)}`);
     else accept(key);
   }
   for (const key of ["tools", "extensions"] as const) {
     const value = input[key];
-    if (value !== undefined && (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item === ""))) {
+    if (
+      value !== undefined &&
+      (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item === ""))
+    ) {
       problems.push(`meta.json field "${key}" must be an array of non-empty strings`);
     } else accept(key);
   }
@@ -232,7 +238,9 @@ export function checkMeta(raw: unknown, baseDir: string): MetaCheck {
     } else accept(key);
   }
   if (input.thinking !== undefined && !THINKING_LEVELS.includes(input.thinking as ThinkingLevel)) {
-    problems.push(`meta.json field "thinking" must be one of ${THINKING_LEVELS.join(", ")}, not ${JSON.stringify(input.thinking)}`);
+    problems.push(
+      `meta.json field "thinking" must be one of ${THINKING_LEVELS.join(", ")}, not ${JSON.stringify(input.thinking)}`,
+    );
   } else accept("thinking");
   if (input.env !== undefined) {
     const env = input.env;
@@ -240,7 +248,8 @@ export function checkMeta(raw: unknown, baseDir: string): MetaCheck {
       problems.push(`meta.json field "env" must be an object of strings, not ${describe(env)}`);
     } else {
       const bad = Object.entries(env as Record<string, unknown>).filter(([, value]) => typeof value !== "string");
-      for (const [name, value] of bad) problems.push(`meta.json field "env.${name}" must be a string, not ${describe(value)}`);
+      for (const [name, value] of bad)
+        problems.push(`meta.json field "env.${name}" must be a string, not ${describe(value)}`);
       if (bad.length === 0) accept("env");
     }
   }
@@ -267,7 +276,11 @@ export function checkMeta(raw: unknown, baseDir: string): MetaCheck {
 export function parseMeta(raw: unknown, baseDir: string): MetaV1 {
   const { fields, problems } = checkMeta(raw, baseDir);
   if (problems.length > 0) {
-    throw new MetaError(problems, peekResultPath(raw, baseDir), typeof fields.runId === "string" ? fields.runId : undefined);
+    throw new MetaError(
+      problems,
+      peekResultPath(raw, baseDir),
+      typeof fields.runId === "string" ? fields.runId : undefined,
+    );
   }
   return fields as MetaV1;
 }

@@ -7,7 +7,15 @@ import type { Usage } from "./usage.js";
 export const RESULT_VERSION = 1 as const;
 
 /** Every outcome a run can record in result.json. */
-export const RUN_STATUSES = ["completed", "truncated", "aborted", "interrupted", "timed_out", "incomplete", "failed"] as const;
+export const RUN_STATUSES = [
+  "completed",
+  "truncated",
+  "aborted",
+  "interrupted",
+  "timed_out",
+  "incomplete",
+  "failed",
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** The wrapper's own process exit codes. */
@@ -87,7 +95,11 @@ const ABORT_SOURCES: readonly AbortSource[] = ["marker", "child"];
 export function checkResult(raw: unknown): RecordCheck<ResultV1> {
   if (!isRecord(raw)) return { ok: false, problem: `it holds ${kindOf(raw)}, not a JSON object` };
   if (raw.version !== RESULT_VERSION) {
-    return { ok: false, problem: raw.version === undefined ? 'field "version" is missing' : `version ${errorValue(raw.version, 40)} is not 1` };
+    return {
+      ok: false,
+      problem:
+        raw.version === undefined ? 'field "version" is missing' : `version ${errorValue(raw.version, 40)} is not 1`,
+    };
   }
   const nullable = (ok: (value: unknown) => boolean) => (value: unknown) => value === null || ok(value);
   const problem = new FieldChecks(raw)

@@ -13,7 +13,15 @@ import type { Usage, UsageTotals } from "./usage.js";
 
 export type { RecordCheck };
 
-export const AGENT_STATUSES = ["pending_init", "running", "completed", "errored", "aborted", "interrupted", "shutdown"] as const;
+export const AGENT_STATUSES = [
+  "pending_init",
+  "running",
+  "completed",
+  "errored",
+  "aborted",
+  "interrupted",
+  "shutdown",
+] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export type Health = "healthy" | "unhealthy";
 
@@ -246,7 +254,11 @@ const HEALTHS: readonly Health[] = ["healthy", "unhealthy"];
 const AGENT_SOURCES = ["builtin", "user", "project"] as const;
 
 const isPart = (value: unknown): boolean =>
-  isRecord(value) && ENVELOPE_KINDS.includes(value.kind as EnvelopeKind) && isString(value.from) && isString(value.text) && isString(value.sentAt);
+  isRecord(value) &&
+  ENVELOPE_KINDS.includes(value.kind as EnvelopeKind) &&
+  isString(value.from) &&
+  isString(value.text) &&
+  isString(value.sentAt);
 const isRunName = (value: unknown): boolean => isString(value) && RUN_NAME_PATTERN.test(value);
 const isAbsolute = (value: unknown): boolean => isString(value) && value.startsWith("/");
 /** Where an isolated agent works: the extension runs git and starts turns there, so every part must be sound. */
@@ -278,15 +290,26 @@ function splitPath(agentPath: string): { parent: string; name: string } {
 export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordCheck<AgentRecordV1> {
   if (!isRecord(raw)) return { ok: false, problem: `it holds ${kindOf(raw)}, not a JSON object` };
   if (raw.version !== 1) {
-    return { ok: false, problem: raw.version === undefined ? 'field "version" is missing' : `version ${errorValue(raw.version, 40)} is not 1` };
+    return {
+      ok: false,
+      problem:
+        raw.version === undefined ? 'field "version" is missing' : `version ${errorValue(raw.version, 40)} is not 1`,
+    };
   }
-  if (raw.kind !== "agent") return { ok: false, problem: `field "kind" must be "agent", not ${errorValue(raw.kind, 40)}` };
+  if (raw.kind !== "agent")
+    return { ok: false, problem: `field "kind" must be "agent", not ${errorValue(raw.kind, 40)}` };
   const agentPath = raw.path;
   if (!isString(agentPath) || agentPath === ROOT_PATH || !isCanonicalPath(agentPath)) {
-    return { ok: false, problem: `field "path" must be a canonical agent path below /root, not ${errorValue(agentPath, 80)}` };
+    return {
+      ok: false,
+      problem: `field "path" must be a canonical agent path below /root, not ${errorValue(agentPath, 80)}`,
+    };
   }
   if (expectedPath !== undefined && agentPath !== expectedPath) {
-    return { ok: false, problem: `its path ${errorValue(agentPath, 80)} is not the path of its folder (${expectedPath})` };
+    return {
+      ok: false,
+      problem: `its path ${errorValue(agentPath, 80)} is not the path of its folder (${expectedPath})`,
+    };
   }
   const { parent, name } = splitPath(agentPath);
   const fields = new FieldChecks(raw)
@@ -314,11 +337,20 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
     .list("runningParts", isPart, "a list of pending messages", false)
     .string("forkTranscript", false)
     .string("notifiedRun", false)
-    .check("worktree", false, isWorktree, "a worktree (absolute path, subagent/ branch, base commit sha, absolute gitDir, relative subdir)");
+    .check(
+      "worktree",
+      false,
+      isWorktree,
+      "a worktree (absolute path, subagent/ branch, base commit sha, absolute gitDir, relative subdir)",
+    );
   if (raw.parent !== parent)
-    fields.problems.unshift(`field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`);
+    fields.problems.unshift(
+      `field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`,
+    );
   if (raw.taskName !== name)
-    fields.problems.unshift(`field "taskName" must be ${errorValue(name, 80)}, the last segment of its path, not ${errorValue(raw.taskName, 80)}`);
+    fields.problems.unshift(
+      `field "taskName" must be ${errorValue(name, 80)}, the last segment of its path, not ${errorValue(raw.taskName, 80)}`,
+    );
   const problem = fields.summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as AgentRecordV1 };
 }
@@ -337,7 +369,8 @@ export function checkNotice(raw: unknown): RecordCheck<Notice> {
     .count("report_chars")
     .boolean("report_stored")
     .string("report");
-  if (isString(raw.agent_name) && !isCanonicalPath(raw.agent_name)) fields.problems.unshift(`field "agent_name" is not a canonical agent path`);
+  if (isString(raw.agent_name) && !isCanonicalPath(raw.agent_name))
+    fields.problems.unshift(`field "agent_name" is not a canonical agent path`);
   const problem = fields.summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as Notice };
 }

@@ -100,7 +100,12 @@ export function roundCost(cost: number): number {
 
 /** pi's usage shape → the compact one. */
 export function usageTotals(usage: Usage): UsageTotals {
-  return { input: usage.input, output: usage.output, total_tokens: usage.totalTokens, cost: roundCost(usage.cost.total) };
+  return {
+    input: usage.input,
+    output: usage.output,
+    total_tokens: usage.totalTokens,
+    cost: roundCost(usage.cost.total),
+  };
 }
 
 export function emptyTotals(): UsageTotals {

@@ -56,7 +56,11 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   ];
   for (const make of makers) register(make(deps));
   pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, wakeMessageRenderer);
-  registerAgentsCommand(pi, { runtime: () => runtime, painter: () => session?.painter() ?? plain, refresh: () => session?.refresh() });
+  registerAgentsCommand(pi, {
+    runtime: () => runtime,
+    painter: () => session?.painter() ?? plain,
+    refresh: () => session?.refresh(),
+  });
 
   const stop = async (reason?: string): Promise<void> => {
     const ending = runtime;
@@ -66,7 +70,8 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const stopped = await ui?.beforeShutdown();
     if (ending) await ending.shutdown();
     ui?.afterShutdown(stopped, reason);
-    if (ending && identity.isRoot) for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+    if (ending && identity.isRoot)
+      for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
   };
 
   pi.on("session_start", async (_event, ctx) => {

@@ -80,7 +80,9 @@ export async function pseudoFilesystem(dir: string): Promise<string | undefined>
  */
 export async function ensureFolder(dir: string): Promise<void> {
   const { existing, stat, missing } = await existingAncestor(dir);
-  const isFolder = stat.isDirectory() || (stat.isSymbolicLink() && (await fs.promises.stat(existing).catch(() => undefined))?.isDirectory());
+  const isFolder =
+    stat.isDirectory() ||
+    (stat.isSymbolicLink() && (await fs.promises.stat(existing).catch(() => undefined))?.isDirectory());
   if (!isFolder) throw new PathRefusal(`${existing} is not a folder`);
   const pseudo = await pseudoFilesystem(existing);
   if (pseudo) throw new PathRefusal(`it is on the ${pseudo} pseudo-filesystem (${existing})`);
@@ -137,7 +139,10 @@ export interface FileIdentity {
 
 export async function fileIdentity(file: string): Promise<FileIdentity> {
   const absolute = path.resolve(file);
-  const { existing, missing } = await existingAncestor(absolute).catch(() => ({ existing: absolute, missing: [] as string[] }));
+  const { existing, missing } = await existingAncestor(absolute).catch(() => ({
+    existing: absolute,
+    missing: [] as string[],
+  }));
   const realBase = await fs.promises.realpath(existing).catch(() => existing);
   const real = path.join(realBase, ...missing);
   const stat = await fs.promises.stat(absolute).catch(() => undefined);

@@ -56,7 +56,11 @@ export function parseWorktreeList(text: string, separator: "\0" | "\n"): Worktre
 }
 
 /** The commit `branch` points at, or undefined when there is no such branch. */
-export async function branchCommit(cwd: string, branch: string, options: GitCallOptions = {}): Promise<string | undefined> {
+export async function branchCommit(
+  cwd: string,
+  branch: string,
+  options: GitCallOptions = {},
+): Promise<string | undefined> {
   const args = ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`];
   const result = await runGit(args, { ...options, cwd });
   if (result.code === 0) return result.stdout.toString("utf8").trim();

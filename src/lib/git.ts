@@ -69,7 +69,16 @@ const REPOSITORY_VARS = [
 ];
 
 /** Put before every command. */
-const SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false", "-c", "submodule.recurse=false"];
+const SAFE_CONFIG = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "tag.gpgSign=false",
+  "-c",
+  "submodule.recurse=false",
+];
 
 /** The environment of every git call: `base` without repository-locating variables, plus the guard rails. */
 export function gitEnv(base: NodeJS.ProcessEnv = process.env, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -114,13 +123,21 @@ export async function runGit(args: readonly string[], options: GitRunOptions): P
     });
   } catch (error) {
     const missingCwd = !fs.existsSync(options.cwd);
-    const reason = missingCwd ? `no such directory: ${options.cwd}` : `could not start git: ${(error as Error).message}`;
+    const reason = missingCwd
+      ? `no such directory: ${options.cwd}`
+      : `could not start git: ${(error as Error).message}`;
     throw new GitError(`${commandText(args)} failed: ${reason}`, args, null, "");
   }
   if (result.timedOut || result.overflow) {
     const what = result.timedOut ? `timed out after ${timeoutMs} ms` : "wrote more output than allowed";
     const stderr = tail(result.stderr);
-    throw new GitError(`${commandText(args)} ${what}${stderr ? `: ${stderr}` : ""}`, args, result.code, result.stderr, result.timedOut);
+    throw new GitError(
+      `${commandText(args)} ${what}${stderr ? `: ${stderr}` : ""}`,
+      args,
+      result.code,
+      result.stderr,
+      result.timedOut,
+    );
   }
   return result;
 }
@@ -136,7 +153,12 @@ export async function git(args: readonly string[], options: GitRunOptions): Prom
 export function failure(args: readonly string[], result: RunResult): GitError {
   const how = result.code === null ? `killed by ${result.signal ?? "a signal"}` : `exit ${result.code}`;
   const stderr = tail(result.stderr);
-  return new GitError(`${commandText(args)} failed (${how})${stderr ? `: ${stderr}` : ""}`, args, result.code, result.stderr);
+  return new GitError(
+    `${commandText(args)} failed (${how})${stderr ? `: ${stderr}` : ""}`,
+    args,
+    result.code,
+    result.stderr,
+  );
 }
 
 /**
@@ -164,7 +186,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * held lock, for at most `lockWaitMs` in all; then the last error stands. `attempt` gets the
  * attempt number (0 first) so it can account for what a failed attempt may have left.
  */
-export async function retryOnLock<T>(attempt: (n: number) => Promise<T>, lockWaitMs: number = LOCK_WAIT_MS): Promise<T> {
+export async function retryOnLock<T>(
+  attempt: (n: number) => Promise<T>,
+  lockWaitMs: number = LOCK_WAIT_MS,
+): Promise<T> {
   const deadline = Date.now() + lockWaitMs;
   for (let n = 0; ; n++) {
     try {
@@ -230,13 +255,15 @@ export async function identityEnv(cwd: string, options: GitCallOptions = {}): Pr
   const config = new Map<string, string>();
   for (const line of result.stdout.toString("utf8").split("\n")) {
     const space = line.indexOf(" ");
-    if (space > 0 && line.slice(space + 1).trim() !== "") config.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
+    if (space > 0 && line.slice(space + 1).trim() !== "")
+      config.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
   }
   const env = options.env ?? process.env;
   const extra: Record<string, string> = {};
   for (const role of ["author", "committer"] as const) {
     const upper = role.toUpperCase();
-    if (!env[`GIT_${upper}_NAME`] && !config.has(`${role}.name`) && !config.has("user.name")) extra[`GIT_${upper}_NAME`] = FALLBACK_IDENTITY.name;
+    if (!env[`GIT_${upper}_NAME`] && !config.has(`${role}.name`) && !config.has("user.name"))
+      extra[`GIT_${upper}_NAME`] = FALLBACK_IDENTITY.name;
     if (!env[`GIT_${upper}_EMAIL`] && !config.has(`${role}.email`) && !config.has("user.email") && !env.EMAIL) {
       extra[`GIT_${upper}_EMAIL`] = FALLBACK_IDENTITY.email;
     }

@@ -49,7 +49,8 @@ export class JsonlFollower {
     try {
       const stat = await handle.stat();
       if (!stat.isFile()) return NOTHING;
-      const replaced = this.identity !== undefined && (stat.ino !== this.identity.ino || stat.dev !== this.identity.dev);
+      const replaced =
+        this.identity !== undefined && (stat.ino !== this.identity.ino || stat.dev !== this.identity.dev);
       this.identity = { dev: stat.dev, ino: stat.ino };
       const restarted = this.vanished || replaced || stat.size < this.offset;
       this.vanished = false;

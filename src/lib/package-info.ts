@@ -28,5 +28,7 @@ export const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi
 /** The pi versions this package is tested with (its devDependencies on each pi line), current first. */
 export function testedPiVersions(): string[] {
   const dependencies = readPackageJson()?.devDependencies ?? {};
-  return PI_PACKAGES.map((name) => dependencies[name]).filter((version): version is string => typeof version === "string");
+  return PI_PACKAGES.map((name) => dependencies[name]).filter(
+    (version): version is string => typeof version === "string",
+  );
 }

@@ -6,7 +6,10 @@ import fs from "node:fs";
  * of a FIFO waits for a writer forever (and holds one of libuv's four threads while it
  * does), and one of /dev/zero never ends.
  */
-export type FileRead = { ok: true; text: string } | { ok: false; absent: true } | { ok: false; absent: false; problem: string };
+export type FileRead =
+  | { ok: true; text: string }
+  | { ok: false; absent: true }
+  | { ok: false; absent: false; problem: string };
 
 /** Files the tree shares are small; anything larger is damage, not data to hold in memory. */
 export const MAX_SHARED_FILE_BYTES = 64 * 1024 * 1024;
@@ -28,22 +31,34 @@ export async function readRegularFile(file: string, maxBytes = MAX_SHARED_FILE_B
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { ok: false, absent: true };
-    return { ok: false, absent: false, problem: code === "ENOTDIR" ? "a file is where a folder belongs" : `cannot be read (${code ?? String(err)})` };
+    return {
+      ok: false,
+      absent: false,
+      problem: code === "ENOTDIR" ? "a file is where a folder belongs" : `cannot be read (${code ?? String(err)})`,
+    };
   }
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) return { ok: false, absent: false, problem: `is ${describeKind(stat)}, not a file` };
-    if (stat.size > maxBytes) return { ok: false, absent: false, problem: `is ${stat.size} bytes (more than ${maxBytes})` };
+    if (stat.size > maxBytes)
+      return { ok: false, absent: false, problem: `is ${stat.size} bytes (more than ${maxBytes})` };
     return { ok: true, text: await handle.readFile("utf8") };
   } catch (err) {
-    return { ok: false, absent: false, problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+    return {
+      ok: false,
+      absent: false,
+      problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    };
   } finally {
     await handle.close().catch(() => undefined);
   }
 }
 
 /** A regular file's JSON: `problem` says why there is none when the file exists but holds no JSON. */
-export type JsonRead = { ok: true; value: unknown } | { ok: false; absent: true } | { ok: false; absent: false; problem: string };
+export type JsonRead =
+  | { ok: true; value: unknown }
+  | { ok: false; absent: true }
+  | { ok: false; absent: false; problem: string };
 
 export async function readJsonFile(file: string, maxBytes = MAX_SHARED_FILE_BYTES): Promise<JsonRead> {
   const read = await readRegularFile(file, maxBytes);

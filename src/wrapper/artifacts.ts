@@ -51,12 +51,21 @@ export class ArtifactFile {
   }
 
   /** `ensure` makes the file's folder (a run shares one folderMaker among its files). */
-  static async open(label: string, filePath: string, ensure: (dir: string) => Promise<void> = ensureFolder): Promise<ArtifactFile> {
+  static async open(
+    label: string,
+    filePath: string,
+    ensure: (dir: string) => Promise<void> = ensureFolder,
+  ): Promise<ArtifactFile> {
     try {
       const handle = await openArtifact(filePath, ensure);
       return new ArtifactFile(label, filePath, handle.createWriteStream(), undefined);
     } catch (err) {
-      return new ArtifactFile(label, filePath, undefined, `${label} ${filePath} could not be written: ${errorText(err)}`);
+      return new ArtifactFile(
+        label,
+        filePath,
+        undefined,
+        `${label} ${filePath} could not be written: ${errorText(err)}`,
+      );
     }
   }
 
@@ -206,7 +215,11 @@ export class ResultReserve {
   }
 
   /** Takes the space; throws (ENOSPC when the disk is already full) when it cannot. */
-  static async create(resultPath: string, bytes = RESULT_RESERVE_BYTES, ensure: (dir: string) => Promise<void> = ensureFolder): Promise<ResultReserve> {
+  static async create(
+    resultPath: string,
+    bytes = RESULT_RESERVE_BYTES,
+    ensure: (dir: string) => Promise<void> = ensureFolder,
+  ): Promise<ResultReserve> {
     const file = ResultReserve.pathFor(resultPath);
     await ensure(path.dirname(file));
     // Never through a link planted at that name; a leftover of an earlier wrapper with this pid is reused.
@@ -225,7 +238,8 @@ export class ResultReserve {
   /** Writes `text` over the reserved bytes and renames the file to `resultPath`. */
   async commit(resultPath: string, text: string): Promise<void> {
     const data = Buffer.from(text, "utf8");
-    if (data.length > this.bytes) throw new Error(`the result (${data.length} bytes) is larger than its reserve (${this.bytes})`);
+    if (data.length > this.bytes)
+      throw new Error(`the result (${data.length} bytes) is larger than its reserve (${this.bytes})`);
     const handle = await fs.promises.open(this.file, "r+");
     try {
       await handle.write(data, 0, data.length, 0);
@@ -253,7 +267,8 @@ export function resultWithin(result: ResultV1, bytes: number): ResultV1 {
   while (Buffer.byteLength(resultText(fitted)) > bytes && fitted.finalText.length > 0) {
     // Cut by bytes (JSON escapes may need more rounds); a character split in two is dropped.
     const keep = Buffer.byteLength(fitted.finalText) - (Buffer.byteLength(resultText(fitted)) - bytes) - 256;
-    const finalText = keep <= 0 ? "" : new TextDecoder().decode(Buffer.from(fitted.finalText).subarray(0, keep)).replace(/\uFFFD$/, "");
+    const finalText =
+      keep <= 0 ? "" : new TextDecoder().decode(Buffer.from(fitted.finalText).subarray(0, keep)).replace(/\uFFFD$/, "");
     const note = `finalText cut from ${result.finalText.length} to ${finalText.length} characters to fit the space reserved for result.json`;
     fitted = { ...result, finalText, errorMessage: result.errorMessage ? `${result.errorMessage}; ${note}` : note };
   }
@@ -281,7 +296,10 @@ export async function writeResult(
   } catch (err) {
     if (!reserve) throw err;
     const why = `result.json was written into the space reserved for it (${errorText(err)})`;
-    const written = resultWithin({ ...result, errorMessage: result.errorMessage ? `${result.errorMessage}; ${why}` : why }, reserve.bytes);
+    const written = resultWithin(
+      { ...result, errorMessage: result.errorMessage ? `${result.errorMessage}; ${why}` : why },
+      reserve.bytes,
+    );
     try {
       await reserve.commit(resultPath, resultText(written));
     } catch {
@@ -297,7 +315,9 @@ export async function checkResultPathWritable(resultPath: string): Promise<strin
   try {
     if ((await targetKind(resultPath)) === "other") {
       const stat = await fs.promises.stat(resultPath);
-      return stat.isDirectory() ? `resultPath ${resultPath} is a directory` : `resultPath ${resultPath} exists and is not a regular file`;
+      return stat.isDirectory()
+        ? `resultPath ${resultPath} is a directory`
+        : `resultPath ${resultPath} exists and is not a regular file`;
     }
     const dir = path.dirname(resultPath);
     await ensureFolder(dir);

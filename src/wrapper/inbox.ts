@@ -71,7 +71,10 @@ export function userMessageText(event: PiEvent): string | undefined {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return undefined;
   return content
-    .filter((block): block is { type: string; text: string } => isRecord(block) && block.type === "text" && typeof block.text === "string")
+    .filter(
+      (block): block is { type: string; text: string } =>
+        isRecord(block) && block.type === "text" && typeof block.text === "string",
+    )
     .map((block) => block.text)
     .join("\n");
 }

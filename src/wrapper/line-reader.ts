@@ -7,9 +7,12 @@ import type { PiEvent } from "./normalize.js";
  * type is always the first key and a prefix test is enough; a producer that formats
  * differently is still parsed correctly, only slower.
  */
-const SKIPPED_PREFIXES = ['{"type":"message_update"', '{"type":"tool_execution_update"', '{"type":"message_start"', '{"type":"turn_end"'].map((prefix) =>
-  Buffer.from(prefix, "latin1"),
-);
+const SKIPPED_PREFIXES = [
+  '{"type":"message_update"',
+  '{"type":"tool_execution_update"',
+  '{"type":"message_start"',
+  '{"type":"turn_end"',
+].map((prefix) => Buffer.from(prefix, "latin1"));
 
 /** `agent_end` repeats every message of the run; only its `willRetry` flag matters. */
 const SKIMMED_PREFIX = Buffer.from('{"type":"agent_end"', "latin1");

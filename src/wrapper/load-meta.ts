@@ -26,7 +26,8 @@ export async function loadMeta(metaPath: string, options: LoadMetaOptions = {}):
   let bytes: Buffer;
   try {
     const size = (await fs.promises.stat(absolute)).size;
-    if (size > MAX_META_BYTES) throw new MetaError(`meta file ${absolute} is too large (${size} bytes; the limit is ${MAX_META_BYTES})`);
+    if (size > MAX_META_BYTES)
+      throw new MetaError(`meta file ${absolute} is too large (${size} bytes; the limit is ${MAX_META_BYTES})`);
     bytes = await fs.promises.readFile(absolute);
   } catch (err) {
     if (err instanceof MetaError) throw err;
@@ -74,7 +75,8 @@ async function fileSystemProblems(meta: Partial<MetaV1>): Promise<string[]> {
   }
   if (meta.systemPromptPath) {
     const promptStat = await fs.promises.stat(meta.systemPromptPath).catch(() => undefined);
-    if (!promptStat?.isFile()) problems.push(`meta.json systemPromptPath ${meta.systemPromptPath} does not exist or is not a file`);
+    if (!promptStat?.isFile())
+      problems.push(`meta.json systemPromptPath ${meta.systemPromptPath} does not exist or is not a file`);
   }
   for (const [name, value] of Object.entries(meta.env ?? {})) {
     // The OS cannot carry these; spawn would fail after the run started.
@@ -105,7 +107,9 @@ async function artifactClashes(meta: Partial<MetaV1>): Promise<string[]> {
       const clash = identityClash(identities[i]!, identities[j]!);
       if (clash === "same") {
         problems.push(
-          pa === pb ? `meta.json ${a} and ${b} name the same file ${pa}` : `meta.json ${a} and ${b} name the same file through a link: ${pa}, ${pb}`,
+          pa === pb
+            ? `meta.json ${a} and ${b} name the same file ${pa}`
+            : `meta.json ${a} and ${b} name the same file through a link: ${pa}, ${pb}`,
         );
       } else if (clash === "nested") problems.push(`meta.json ${a} and ${b} overlap: ${pa}, ${pb}`);
     }

@@ -33,7 +33,9 @@ export function assistantFromEvent(event: PiEvent): AssistantSummary | undefined
   }
   const message = event.message;
   const content = Array.isArray(message.content) ? message.content.filter(isRecord) : [];
-  const textBlocks = content.filter((block) => block.type === "text" && typeof block.text === "string").map((block) => block.text as string);
+  const textBlocks = content
+    .filter((block) => block.type === "text" && typeof block.text === "string")
+    .map((block) => block.text as string);
   const provider = asString(message.provider);
   const modelId = asString(message.model);
   return {

@@ -102,7 +102,12 @@ export function guardCommand(token: string, reservePath: string): [string, strin
   return ["/bin/sh", ["-c", GUARD_SCRIPT, "subagent-wrapper-guard", runTokenEntry(token), reservePath]];
 }
 
-const idleGuard: OrphanGuard = { watch: () => undefined, groupGone: () => undefined, release: async () => undefined, close: () => undefined };
+const idleGuard: OrphanGuard = {
+  watch: () => undefined,
+  groupGone: () => undefined,
+  release: async () => undefined,
+  close: () => undefined,
+};
 
 /**
  * Starts the guard. `token` marks the run's processes; `reservePath` is the result.json

@@ -46,7 +46,10 @@ export interface ChildExit {
 }
 
 /** The part of result.json the decision fills in; the run adds counts, times and the child's exit. */
-export type Outcome = Pick<ResultV1, "status" | "stopReason" | "rawStopReason" | "finalText" | "abortReason" | "abortSource" | "errorMessage">;
+export type Outcome = Pick<
+  ResultV1,
+  "status" | "stopReason" | "rawStopReason" | "finalText" | "abortReason" | "abortSource" | "errorMessage"
+>;
 
 export interface OutcomeOptions {
   /**
@@ -257,7 +260,13 @@ export class OutcomeTracker {
     const markerReason = findAbortMarker(message.textBlocks);
     if (markerReason !== undefined) {
       records.push({ type: "abort", reason: markerReason, source: "marker" });
-      this.candidate = { status: "aborted", message, abortReason: markerReason, abortSource: "marker", retryable: false };
+      this.candidate = {
+        status: "aborted",
+        message,
+        abortReason: markerReason,
+        abortSource: "marker",
+        retryable: false,
+      };
       return this.lock(true);
     }
     if (!isTerminalStop(message.stopReason, message.hasToolCall)) {
@@ -266,13 +275,18 @@ export class OutcomeTracker {
       return NONE;
     }
 
-    const decision: Decision = { status: statusForStop(message.stopReason), message, retryable: message.stopReason === "error" };
+    const decision: Decision = {
+      status: statusForStop(message.stopReason),
+      message,
+      retryable: message.stopReason === "error",
+    };
     if (message.stopReason === "aborted") {
       decision.abortReason = message.errorMessage ?? "aborted by pi";
       decision.abortSource = "child";
       records.push({ type: "abort", reason: decision.abortReason, source: "child" });
     }
-    if (message.stopReason === "error") decision.errorMessage = message.errorMessage ?? "the provider returned an error";
+    if (message.stopReason === "error")
+      decision.errorMessage = message.errorMessage ?? "the provider returned an error";
     this.candidate = decision;
     if (this.settles || (continuable(decision) && this.pending() > 0)) {
       this.phase = "held";
@@ -364,7 +378,9 @@ export class OutcomeTracker {
   }
 }
 
-function messageFields(message: AssistantSummary | undefined): Pick<Outcome, "stopReason" | "rawStopReason" | "finalText"> {
+function messageFields(
+  message: AssistantSummary | undefined,
+): Pick<Outcome, "stopReason" | "rawStopReason" | "finalText"> {
   return {
     ...(message?.stopReason !== undefined && { stopReason: message.stopReason }),
     ...(message?.rawStopReason !== undefined && { rawStopReason: message.rawStopReason }),

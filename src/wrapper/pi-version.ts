@@ -97,5 +97,10 @@ export function identifyPi(bin: string, env: NodeJS.ProcessEnv): PiIdentity {
 function identifyByPackage(bin: string): PiIdentity {
   const pkg = piPackageOf(bin);
   if (!pkg) return { version: undefined, source: undefined, emitsSettled: false };
-  return { version: pkg.version, source: "package", packageName: pkg.name, emitsSettled: versionEmitsSettled(pkg.version) };
+  return {
+    version: pkg.version,
+    source: "package",
+    packageName: pkg.name,
+    emitsSettled: versionEmitsSettled(pkg.version),
+  };
 }

@@ -76,7 +76,8 @@ export async function runCommand(metaPath: string): Promise<number> {
   const running = runWrapper(meta, { warn: say, handleSignals: true, ...(earlySignal && { earlySignal }) });
   forget();
   const { result, exitCode } = await running;
-  if (result.status !== "completed" && result.errorMessage) say(`subagent-wrapper: ${result.status}: ${result.errorMessage}`);
+  if (result.status !== "completed" && result.errorMessage)
+    say(`subagent-wrapper: ${result.status}: ${result.errorMessage}`);
   return exitCode;
 }
 

@@ -101,7 +101,10 @@ class WrapperRun {
     // still ends on time (and a decided run never starts pi).
     if (this.meta.timeoutMs) {
       this.timers.after(this.meta.timeoutMs, () =>
-        this.apply({ records: [], transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`) }),
+        this.apply({
+          records: [],
+          transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`),
+        }),
       );
     }
     // The artifacts open while the task file is written and pi starts: start-up is the
@@ -114,11 +117,17 @@ class WrapperRun {
       const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
       this.identify(bin, childEnv);
       taskFile = path.join(os.tmpdir(), `pi-subagent-task-${process.pid}-${randomBytes(6).toString("hex")}.txt`);
-      const taskWritten = fs.promises.writeFile(taskFile, this.meta.task, { encoding: "utf8", mode: 0o600, flag: "wx" });
+      const taskWritten = fs.promises.writeFile(taskFile, this.meta.task, {
+        encoding: "utf8",
+        mode: 0o600,
+        flag: "wx",
+      });
       const reserved = this.takeReserve();
       // Started while those writes run, and before pi: from pi's spawn on, nothing it starts outlives the wrapper.
       this.guard = this.processes.startGuard(this.runToken, ResultReserve.pathFor(this.meta.resultPath), (err) =>
-        this.warnOnce(`orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running`),
+        this.warnOnce(
+          `orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running`,
+        ),
       );
       // Both settle before going on: a failed reserve must not leave the task file's write in
       // flight past the clean-up that removes it.
@@ -181,7 +190,9 @@ class WrapperRun {
     for (const pid of left) ops.signalProcess(pid, "SIGTERM");
     const deadline = this.scheduler.now() + STRAGGLER_KILL_MS;
     while (left.length > 0 && this.scheduler.now() < deadline) {
-      await new Promise<void>((resolve) => this.timers.after(Math.min(GROUP_POLL_MS, deadline - this.scheduler.now()), resolve));
+      await new Promise<void>((resolve) =>
+        this.timers.after(Math.min(GROUP_POLL_MS, deadline - this.scheduler.now()), resolve),
+      );
       left = await ops.tokenProcesses(this.runToken);
     }
     for (const pid of left) ops.signalProcess(pid, "SIGKILL");
@@ -289,7 +300,9 @@ class WrapperRun {
         ops.signalGroup(pgid, "SIGKILL");
         killed = true;
       }
-      await new Promise<void>((resolve) => this.timers.after(left > 0 ? Math.min(GROUP_POLL_MS, left) : GROUP_POLL_MS, resolve));
+      await new Promise<void>((resolve) =>
+        this.timers.after(left > 0 ? Math.min(GROUP_POLL_MS, left) : GROUP_POLL_MS, resolve),
+      );
     }
     this.guard?.groupGone();
   }
@@ -398,12 +411,18 @@ class WrapperRun {
     const outcome = this.outcome(startError);
     const exitCode = exitCodeForStatus(outcome.status);
     this.record({ type: "run_end", status: outcome.status, exitCode });
-    await Promise.all([this.events.close(), this.rawLog?.file.close(), this.stderrLog?.file.close(), this.transcript?.close()]);
+    await Promise.all([
+      this.events.close(),
+      this.rawLog?.file.close(),
+      this.stderrLog?.file.close(),
+      this.transcript?.close(),
+    ]);
     this.collectArtifactErrors();
     const result = this.buildResult(outcome, exitCode);
     try {
       const { written, fromReserve } = await writeResult(this.meta.resultPath, result, this.reserve);
-      if (fromReserve) this.say(`result ${this.meta.resultPath} went into the space reserved for it: the disk is full or failing`);
+      if (fromReserve)
+        this.say(`result ${this.meta.resultPath} went into the space reserved for it: the disk is full or failing`);
       return { result: written, exitCode };
     } catch (err) {
       this.say(`result ${this.meta.resultPath} could not be written: ${errorText(err)}`);
@@ -414,7 +433,11 @@ class WrapperRun {
   /** A run that could not start failed with the reason, unless a signal had already decided it. */
   private outcome(startError: string | undefined): Outcome {
     if (startError && !this.tracker.decided) return { status: "failed", finalText: "", errorMessage: startError };
-    return this.tracker.finish({ exitCode: this.childExit?.exitCode ?? null, signal: this.childExit?.signal ?? null, stderrTail: this.stderrTail });
+    return this.tracker.finish({
+      exitCode: this.childExit?.exitCode ?? null,
+      signal: this.childExit?.signal ?? null,
+      stderrTail: this.stderrTail,
+    });
   }
 
   private buildResult(outcome: Outcome, exitCode: number): ResultV1 {

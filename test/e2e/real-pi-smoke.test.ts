@@ -88,7 +88,12 @@ describe("real pi in json mode", () => {
 
   it("maps reasoning_content to a thinking block and recomputes usage from prompt/completion tokens", async () => {
     const { llm, home } = await setup();
-    llm.script([reply.text("ok", { thinking: "pondering", usage: { prompt_tokens: 100, completion_tokens: 7, total_tokens: 999 } })]);
+    llm.script([
+      reply.text("ok", {
+        thinking: "pondering",
+        usage: { prompt_tokens: 100, completion_tokens: 7, total_tokens: 999 },
+      }),
+    ]);
 
     const events = parseNdjson((await home.runPi([...JSON_ARGS, "think"])).stdout);
     const msg = lastAssistant(events)!;
@@ -147,7 +152,9 @@ describe("real pi and provider errors", () => {
       const events = parseNdjson((await home.runPi([...JSON_ARGS, "x"])).stdout);
       expect(llm.requests).toHaveLength(onLine(1, 3));
       expect(assistantMessages(events)).toHaveLength(1);
-      expect(lastAssistant(events)?.errorMessage).toBe(onLine('500: {"message":"e1","type":"server_error","code":null}', "500 e3"));
+      expect(lastAssistant(events)?.errorMessage).toBe(
+        onLine('500: {"message":"e1","type":"server_error","code":null}', "500 e3"),
+      );
     },
   );
 
@@ -161,9 +168,13 @@ describe("real pi and provider errors", () => {
     expect(types[retryAt - 1]).toBe("agent_end");
     // pi 1.x says so on agent_end, and hides the failed attempt from the next request with a context_edit entry.
     expect(ofType(events, "agent_end")[0]).toMatchObject(onLine({ willRetry: true }, {}));
-    expect(types.slice(retryAt + 1, retryAt + 3)).toEqual(onLine(["entry_appended", "agent_start"], ["agent_start", "turn_start"]));
+    expect(types.slice(retryAt + 1, retryAt + 3)).toEqual(
+      onLine(["entry_appended", "agent_start"], ["agent_start", "turn_start"]),
+    );
     if (PI_LINE_NAME === "current")
-      expect(events[events.indexOf(ofType(events, "auto_retry_start")[0]!) + 1]).toMatchObject({ entry: { type: "context_edit", replacement: null } });
+      expect(events[events.indexOf(ofType(events, "auto_retry_start")[0]!) + 1]).toMatchObject({
+        entry: { type: "context_edit", replacement: null },
+      });
     const busy = onLine('503: {"message":"busy","type":"server_error","code":null}', "503 busy");
     expect(ofType(events, "auto_retry_start")[0]).toMatchObject({ attempt: 1, errorMessage: busy });
     expect(ofType(events, "auto_retry_end")[0]).toMatchObject({ success: true, attempt: 1 });

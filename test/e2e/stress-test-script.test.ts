@@ -18,9 +18,13 @@ let out: string;
 
 beforeAll(async () => {
   // The script runs the compiled harness: build it from the sources under test.
-  const build = await runProcess(path.join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", path.join(REPO_ROOT, "tsconfig.stress.json")], {
-    timeoutMs: 60_000,
-  });
+  const build = await runProcess(
+    path.join(REPO_ROOT, "node_modules", ".bin", "tsc"),
+    ["-p", path.join(REPO_ROOT, "tsconfig.stress.json")],
+    {
+      timeoutMs: 60_000,
+    },
+  );
   expect(build.code, build.stdout + build.stderr).toBe(0);
   out = fs.mkdtempSync(path.join(os.tmpdir(), "stress-test-"));
 }, 70_000);
@@ -83,7 +87,11 @@ describe("scripts/stress-test", () => {
     const h = await startTree();
     try {
       for (const hook of basicSpawnWait.scripted.script(h)) hook();
-      const run = await stressTest(["--live", "--pi", REAL_PI, "--model", "fake/fast", "--only", "01", "--out", path.join(out, "live")], 100_000, h.home.env);
+      const run = await stressTest(
+        ["--live", "--pi", REAL_PI, "--model", "fake/fast", "--only", "01", "--out", path.join(out, "live")],
+        100_000,
+        h.home.env,
+      );
       expect(run.code, run.stdout + run.stderr).toBe(0);
       const summary = JSON.parse(fs.readFileSync(path.join(out, "live", "summary.json"), "utf8")) as StressSummary;
       expect(summary).toMatchObject({ mode: "live", model: "fake/fast", totals: { passed: 1, failed: 0 } });
@@ -92,7 +100,9 @@ describe("scripts/stress-test", () => {
       // The root got the scenario's natural-language instruction, in the scenario's scratch folder.
       const first = h.requestsOf("/root")[0]!;
       expect(JSON.stringify(first.messages)).toContain('spawn_agent with task_name \\"scout_one\\"');
-      expect(fs.readFileSync(path.join(out, "live", "01-basic-spawn-wait", "work", "README.md"), "utf8")).toContain("stress fixture");
+      expect(fs.readFileSync(path.join(out, "live", "01-basic-spawn-wait", "work", "README.md"), "utf8")).toContain(
+        "stress fixture",
+      );
     } finally {
       await h.cleanup();
     }

@@ -13,7 +13,17 @@ import { signalGroup } from "../../src/wrapper/child.js";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { type ChatRequest, reply, systemText } from "../support/scripted-llm.js";
 import { readRecords, type TreeHarness } from "../support/tree-harness.js";
-import { expectCleanExit, expectNoSurvivors, Program, rootResult, rootText, spawn, toolNames, useTrees, waitForAll } from "../support/tree-harness-extra.js";
+import {
+  expectCleanExit,
+  expectNoSurvivors,
+  Program,
+  rootResult,
+  rootText,
+  spawn,
+  toolNames,
+  useTrees,
+  waitForAll,
+} from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
 
@@ -52,11 +62,14 @@ function writeFile(file: string, text: string): string {
 function agentTypeText(req: ChatRequest): string {
   const spawnTool = req.tools?.find((t) => t.function.name === "spawn_agent");
   if (!spawnTool) throw new Error("the request lists no spawn_agent tool");
-  return (spawnTool.function.parameters as { properties: { agent_type: { description: string } } }).properties.agent_type.description;
+  return (spawnTool.function.parameters as { properties: { agent_type: { description: string } } }).properties
+    .agent_type.description;
 }
 
 function runMeta(h: TreeHarness, agent: string, run: string): MetaV1 {
-  return JSON.parse(fs.readFileSync(path.join(h.treeDir(), "agents", agent, "runs", run, "meta.json"), "utf8")) as MetaV1;
+  return JSON.parse(
+    fs.readFileSync(path.join(h.treeDir(), "agents", agent, "runs", run, "meta.json"), "utf8"),
+  ) as MetaV1;
 }
 
 describe("agent definitions", () => {
@@ -69,7 +82,9 @@ describe("agent definitions", () => {
       waitUntilTwoReports(),
       reply.text("ROOT DONE"),
     ]);
-    const h = await tree({ scripts: { "/root": root.steps(), "/root/rev": [reply.text("REVIEW ONE"), reply.text("REVIEW TWO")] } });
+    const h = await tree({
+      scripts: { "/root": root.steps(), "/root/rev": [reply.text("REVIEW ONE"), reply.text("REVIEW TWO")] },
+    });
     writeFile(path.join(h.home.dir, "agents", "reviewer.md"), REVIEWER);
     const broken = writeFile(path.join(h.home.dir, "agents", "broken.md"), BROKEN);
 
@@ -103,9 +118,19 @@ describe("agent definitions", () => {
       expect(system.indexOf("You are the agent /root/rev")).toBeLessThan(system.indexOf("REVIEWER-PROMPT-MARKER"));
     }
     const [record] = await h.readRecords();
-    expect(record).toMatchObject({ role: "reviewer", agentSource: "user", activeTools: ["read", "ls"], reasoning: "high" });
+    expect(record).toMatchObject({
+      role: "reviewer",
+      agentSource: "user",
+      activeTools: ["read", "ls"],
+      reasoning: "high",
+    });
     for (const name of record!.runs)
-      expect(runMeta(h, "rev", name)).toMatchObject({ agent: "reviewer", agentSource: "user", tools: ["read", "ls"], thinking: "high" });
+      expect(runMeta(h, "rev", name)).toMatchObject({
+        agent: "reviewer",
+        agentSource: "user",
+        tools: ["read", "ls"],
+        thinking: "high",
+      });
     await expectNoSurvivors(h);
   });
 
@@ -124,7 +149,11 @@ describe("agent definitions", () => {
     h.tree.add("/root", ...new Program([call, waitForAll(["/root/helper"]), reply.text("ROOT DONE")]).steps(20));
     h.tree.add("/root/helper", reply.text("HELPED"));
     expectCleanExit(await h.runRoot("on", { env: { PI_SUBAGENTS_PROJECT_AGENTS: "1" } }));
-    expect(rootResult(h, "spawn_agent")).toMatchObject({ agent_name: "/root/helper", role: "repo-helper", model: "fake/fast" });
+    expect(rootResult(h, "spawn_agent")).toMatchObject({
+      agent_name: "/root/helper",
+      role: "repo-helper",
+      model: "fake/fast",
+    });
     const [child] = h.requestsOf("/root/helper");
     expect(toolNames(child!)).toEqual(["grep", "read"]);
     expect(systemText(child!)).toContain("# Your role: repo-helper\nPROJECT-PROMPT-MARKER");
@@ -179,7 +208,10 @@ describe("agent definitions in an interactive session", () => {
 /** wait_agent until the second report of /root/rev (the follow-up's) arrived. */
 function waitUntilTwoReports() {
   return {
-    loop: (req: ChatRequest) => (JSON.stringify(req.messages).includes("REVIEW TWO") ? undefined : reply.toolCall("wait_agent", { timeout_ms: 20_000 })),
+    loop: (req: ChatRequest) =>
+      JSON.stringify(req.messages).includes("REVIEW TWO")
+        ? undefined
+        : reply.toolCall("wait_agent", { timeout_ms: 20_000 }),
   };
 }
 

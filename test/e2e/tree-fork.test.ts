@@ -18,7 +18,9 @@ describe("fork_turns on the parent's first turn", () => {
       waitForAll(["/root/helper"]),
       reply.text("ROOT DONE"),
     ]);
-    const h = await tree({ scripts: { "/root": root.steps(), "/root/helper": [reply.text("You were asked about the weather.")] } });
+    const h = await tree({
+      scripts: { "/root": root.steps(), "/root/helper": [reply.text("You were asked about the weather.")] },
+    });
     expectCleanExit(await h.runRoot("What is the weather like on Mars?"));
     const [first] = h.requestsOf("/root/helper");
     const texts = userTexts(first!);

@@ -75,7 +75,11 @@ describe("an interactive root", () => {
       const h = await tree({
         scripts: {
           "/root": [
-            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
+            reply.toolCall("spawn_agent", {
+              task_name: "worker",
+              fork_turns: "none",
+              message: "Take a second, then report.",
+            }),
             reply.text("Started a worker; back to you."),
             reply.text("WOKEN: the worker finished"),
             reply.toolCall("wait_agent", { timeout_ms: 1000 }),
@@ -96,7 +100,9 @@ describe("an interactive root", () => {
         const wake = userTexts(woken).at(-1)!;
         expect(wake).toMatch(/^While you were idle, your child agents sent these notices/);
         const sent = JSON.parse(wake.split("\n")[1]!) as Json;
-        expect(sent.notices.map((n: Json) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
+        expect(sent.notices.map((n: Json) => [n.agent_name, n.type, n.report])).toEqual([
+          ["/root/worker", "completed", "worker finished its job"],
+        ]);
         expect(sent.pending).toBe(0);
 
         // Taken from the mailbox as it was sent: the next wait finds nothing pending.
@@ -117,7 +123,11 @@ describe("an interactive root", () => {
       const h = await tree({
         scripts: {
           "/root": [
-            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Take a second, then report." }),
+            reply.toolCall("spawn_agent", {
+              task_name: "worker",
+              fork_turns: "none",
+              message: "Take a second, then report.",
+            }),
             reply.text("Started a worker; back to you."),
             reply.toolCall("wait_agent", { timeout_ms: 1000 }),
             reply.text("ROOT DONE"),
@@ -140,13 +150,19 @@ describe("an interactive root", () => {
         expect(shown.message).toContain("completed");
         // Shown, not sent to the model: the session is idle, nothing is queued for it, and its
         // conversation holds what it held before the notice (pi 1.x counts a system message too).
-        expect(await state("after-notice")).toMatchObject({ isStreaming: false, pendingMessageCount: 0, messageCount: before.messageCount });
+        expect(await state("after-notice")).toMatchObject({
+          isStreaming: false,
+          pendingMessageCount: 0,
+          messageCount: before.messageCount,
+        });
         expect(h.requestsOf("/root")).toHaveLength(2);
 
         root.send({ type: "prompt", message: "collect the result" });
         await root.rpc.waitFor((line) => line.type === "agent_end" && count(root, (l) => l.type === "agent_end") >= 2);
         const notices = noticesIn(h.requestsOf("/root").at(-1)!);
-        expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/worker", "completed", "worker finished its job"]]);
+        expect(notices.map((n) => [n.agent_name, n.type, n.report])).toEqual([
+          ["/root/worker", "completed", "worker finished its job"],
+        ]);
         expect(count(root, (line) => line.type === "agent_start")).toBe(2);
         expect(userTexts(h.requestsOf("/root").at(-1)!)).toEqual(["start a worker", "collect the result"]);
       } finally {
@@ -163,7 +179,11 @@ describe("an interactive root", () => {
       const h = await tree({
         scripts: {
           "/root": [
-            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Work a while, then report." }),
+            reply.toolCall("spawn_agent", {
+              task_name: "worker",
+              fork_turns: "none",
+              message: "Work a while, then report.",
+            }),
             reply.toolCall("wait_agent", { timeout_ms: 60_000 }),
             reply.text("Here is where things stand."),
           ],
@@ -220,7 +240,9 @@ describe("an interactive root", () => {
         root.send({ type: "prompt", message: "start two workers and wait" });
         await root.rpc.waitFor((line) => line.type === "tool_execution_start" && line.toolName === "wait_agent");
         root.send({ type: "abort" });
-        const ended = await root.rpc.waitFor((line) => line.type === "tool_execution_end" && line.toolName === "wait_agent");
+        const ended = await root.rpc.waitFor(
+          (line) => line.type === "tool_execution_end" && line.toolName === "wait_agent",
+        );
         expect(JSON.parse(ended.result.content[0].text)).toEqual({
           notices: [],
           pending: 0,
@@ -231,7 +253,10 @@ describe("an interactive root", () => {
           timeout_ms: 60_000,
         });
         const said = await root.rpc.waitFor((line) => isUi("notify")(line) && /cancelled/.test(line.message));
-        expect(said).toMatchObject({ message: "wait_agent cancelled: 2 running child agents keep working — /agents stop stops them", notifyType: "warning" });
+        expect(said).toMatchObject({
+          message: "wait_agent cancelled: 2 running child agents keep working — /agents stop stops them",
+          notifyType: "warning",
+        });
         await root.rpc.waitFor((line) => line.type === "agent_end");
 
         // /agents: the tree, then one agent's details and actions, answered as an RPC client does.
@@ -247,13 +272,17 @@ describe("an interactive root", () => {
         const menu = await root.rpc.waitFor((line) => isUi("select")(line) && line.id !== list.id);
         expect(menu.options).toEqual(["follow up", "interrupt", "close", "back"]);
         expect(menu.title).toMatch(/^alpha \(\w+\) · \/root\/alpha\nstatus {3}running · healthy · turn 1/);
-        expect(menu.title).toMatch(/\nrun {6}\S+\/agents\/alpha\/runs\/0001-spawn\n {9}subagent-wrapper inspect \S+\/agents\/alpha\/runs\/0001-spawn\n/);
+        expect(menu.title).toMatch(
+          /\nrun {6}\S+\/agents\/alpha\/runs\/0001-spawn\n {9}subagent-wrapper inspect \S+\/agents\/alpha\/runs\/0001-spawn\n/,
+        );
         root.send({ type: "extension_ui_response", id: menu.id, value: "interrupt" });
         await root.rpc.waitFor((line) => isUi("notify")(line) && line.message === "/root/alpha: running → interrupted");
 
         root.send({ type: "prompt", message: "/agents stop" });
         const stopped = await root.rpc.waitFor((line) => isUi("notify")(line) && /^stopped /.test(line.message));
-        expect(stopped.message).toBe("stopped 1 running (/root/beta): they are interrupted; follow one up to resume it");
+        expect(stopped.message).toBe(
+          "stopped 1 running (/root/beta): they are interrupted; follow one up to resume it",
+        );
         const records = await h.readRecords();
         expect(records.map((r) => [r.path, r.status])).toEqual([
           ["/root/alpha", "interrupted"],
@@ -292,12 +321,18 @@ describe("an interactive root", () => {
       const code = await root.kill("SIGTERM");
       expect(code).toBe(143);
       const lines = root.stderr().trim().split("\n").slice(-3);
-      expect(lines[0]).toBe("pi-subagent-tree: stopped 2 running agents (/root/alpha, /root/beta); they are interrupted, not lost.");
-      expect(lines[1]).toMatch(/^ {2}resume: pi --session \S+\.jsonl {2}\(or pi -c in this folder\), then ask to follow them up$/);
+      expect(lines[0]).toBe(
+        "pi-subagent-tree: stopped 2 running agents (/root/alpha, /root/beta); they are interrupted, not lost.",
+      );
+      expect(lines[1]).toMatch(
+        /^ {2}resume: pi --session \S+\.jsonl {2}\(or pi -c in this folder\), then ask to follow them up$/,
+      );
       expect(lines[2]).toBe(`  their run folders: ${h.treeDir()}  (subagent-wrapper inspect ${h.treeDir()})`);
       // The last frame: the widget gone, the status saying they are being stopped.
       const status = root.rpc.lines.filter(isUi("setStatus")).at(-1)!;
-      expect(status.statusText).toBe("agents: stopping 2 running (pi is exiting; they end interrupted and can be resumed)");
+      expect(status.statusText).toBe(
+        "agents: stopping 2 running (pi is exiting; they end interrupted and can be resumed)",
+      );
       expect(root.rpc.lines.filter(isUi("setWidget")).at(-1)!.widgetLines).toBeUndefined();
       expect((await h.readRecords()).map((r) => r.status)).toEqual(["interrupted", "interrupted"]);
       await expectNoSurvivors(h);

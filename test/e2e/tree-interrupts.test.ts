@@ -21,12 +21,19 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
       let sleepGone: Promise<boolean[]> | undefined;
       let leftAfterInterrupt: number[] | undefined;
       let phase = 0;
-      const h: TreeHarness = await tree({ scripts: { "/root/slowpoke": [reply.toolCall("bash", { command: "sleep 60" }), reply.text("back_online")] } });
+      const h: TreeHarness = await tree({
+        scripts: { "/root/slowpoke": [reply.toolCall("bash", { command: "sleep 60" }), reply.text("back_online")] },
+      });
       const drive = () => {
         switch (phase) {
           case 0:
             phase = 1;
-            return reply.toolCall("spawn_agent", { task_name: "slowpoke", message: "Run sleep 60", agent_type: "implementation", fork_turns: "none" });
+            return reply.toolCall("spawn_agent", {
+              task_name: "slowpoke",
+              message: "Run sleep 60",
+              agent_type: "implementation",
+              fork_turns: "none",
+            });
           case 1:
             phase = 2;
             return reply.toolCall("wait_agent", { timeout_ms: 1000 });
@@ -38,7 +45,10 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
             return reply.toolCall("interrupt_agent", { target: "slowpoke" });
           case 3:
             // interrupt_agent has returned: the stopped turn's wrapper and pi are already gone.
-            leftAfterInterrupt = [...scenarioProcs(h, "0001-spawn"), ...readRunPids(h.treeDir()).filter((pid) => h.scenarioPids().includes(pid))];
+            leftAfterInterrupt = [
+              ...scenarioProcs(h, "0001-spawn"),
+              ...readRunPids(h.treeDir()).filter((pid) => h.scenarioPids().includes(pid)),
+            ];
             sleepGone = Promise.all(sleepPids.map((pid) => waitForPidExit(pid, 3_000)));
             phase = 4;
             return reply.toolCall("list_agents", {});
@@ -67,9 +77,17 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
       const first = results[1]!;
       expect(first).toMatchObject({ notices: [], timed_out: true, timeout_ms: 1000 });
       const interrupt = results.find((r) => r?.previous_status !== undefined)!;
-      expect(interrupt).toMatchObject({ agent_name: "/root/slowpoke", previous_status: "running", agent_status: "interrupted" });
+      expect(interrupt).toMatchObject({
+        agent_name: "/root/slowpoke",
+        previous_status: "running",
+        agent_status: "interrupted",
+      });
       const lists = results.filter((r) => r?.agents);
-      expect(lists[0]!.agents[0]).toMatchObject({ agent_name: "/root/slowpoke", agent_status: "interrupted", health: "healthy" });
+      expect(lists[0]!.agents[0]).toMatchObject({
+        agent_name: "/root/slowpoke",
+        agent_status: "interrupted",
+        health: "healthy",
+      });
       // The interrupted turn's processes went with it: wrapper and pi before interrupt_agent
       // returned, the bash tool's sleep within 3 s.
       expect(leftAfterInterrupt?.map(describePid)).toEqual([]);
@@ -86,8 +104,16 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
       ]);
       expect(notices[1]!.report).toBe("back_online");
       const followup = results.find((r) => r?.queued_behind_running_turn !== undefined)!;
-      expect(followup).toMatchObject({ agent_name: "/root/slowpoke", queued_behind_running_turn: false, agent_status: "running" });
-      expect(lists[1]!.agents[0]).toMatchObject({ agent_name: "/root/slowpoke", agent_status: "completed", health: "healthy" });
+      expect(followup).toMatchObject({
+        agent_name: "/root/slowpoke",
+        queued_behind_running_turn: false,
+        agent_status: "running",
+      });
+      expect(lists[1]!.agents[0]).toMatchObject({
+        agent_name: "/root/slowpoke",
+        agent_status: "completed",
+        health: "healthy",
+      });
 
       // Resumed on its own session: the earlier task and its bash call are still in the conversation.
       const reqs = h.requestsOf("/root/slowpoke");
@@ -109,12 +135,19 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
     async () => {
       let sleepPids: number[] = [];
       let phase = 0;
-      const h: TreeHarness = await tree({ scripts: { "/root/slowpoke": [reply.toolCall("bash", { command: "sleep 60" }), reply.text("back_online")] } });
+      const h: TreeHarness = await tree({
+        scripts: { "/root/slowpoke": [reply.toolCall("bash", { command: "sleep 60" }), reply.text("back_online")] },
+      });
       const drive = (req: ChatRequest) => {
         switch (phase) {
           case 0:
             phase = 1;
-            return reply.toolCall("spawn_agent", { task_name: "slowpoke", message: "Run sleep 60", agent_type: "implementation", fork_turns: "none" });
+            return reply.toolCall("spawn_agent", {
+              task_name: "slowpoke",
+              message: "Run sleep 60",
+              agent_type: "implementation",
+              fork_turns: "none",
+            });
           case 1:
             sleepPids = scenarioProcs(h, "sleep 60");
             if (sleepPids.length === 0) return reply.toolCall("wait_agent", { timeout_ms: 250 });
@@ -137,7 +170,10 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
       expect(sleepPids.length).toBeGreaterThan(0);
 
       const results = h.allResultsOf("/root") as Json[];
-      expect(results.find((r) => r?.previous_status !== undefined)).toMatchObject({ previous_status: "running", agent_status: "interrupted" });
+      expect(results.find((r) => r?.previous_status !== undefined)).toMatchObject({
+        previous_status: "running",
+        agent_status: "interrupted",
+      });
       expect(results.find((r) => r?.queued_behind_running_turn !== undefined)).toMatchObject({
         agent_name: "/root/slowpoke",
         queued_behind_running_turn: false,
@@ -149,7 +185,11 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
         ["interrupted", ""],
         ["completed", "back_online"],
       ]);
-      expect((results.at(-1) as Json).agents[0]).toMatchObject({ agent_name: "/root/slowpoke", agent_status: "completed", health: "healthy" });
+      expect((results.at(-1) as Json).agents[0]).toMatchObject({
+        agent_name: "/root/slowpoke",
+        agent_status: "completed",
+        health: "healthy",
+      });
       const reqs = h.requestsOf("/root/slowpoke");
       expect(reqs).toHaveLength(2);
       expect(userTexts(reqs[1]!)[0]).toBe("[NEW_TASK from /root · task slowpoke]\nRun sleep 60");
@@ -166,12 +206,19 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
     async () => {
       let sleepPids: number[] = [];
       let phase = 0;
-      const h: TreeHarness = await tree({ scripts: { "/root/slowpoke": [reply.toolCall("bash", { command: "sleep 60" }), reply.text("never")] } });
+      const h: TreeHarness = await tree({
+        scripts: { "/root/slowpoke": [reply.toolCall("bash", { command: "sleep 60" }), reply.text("never")] },
+      });
       const drive = () => {
         switch (phase) {
           case 0:
             phase = 1;
-            return reply.toolCall("spawn_agent", { task_name: "slowpoke", message: "Run sleep 60", agent_type: "implementation", fork_turns: "none" });
+            return reply.toolCall("spawn_agent", {
+              task_name: "slowpoke",
+              message: "Run sleep 60",
+              agent_type: "implementation",
+              fork_turns: "none",
+            });
           case 1:
             sleepPids = scenarioProcs(h, "sleep 60");
             if (sleepPids.length === 0) return reply.toolCall("wait_agent", { timeout_ms: 250 });
@@ -197,7 +244,10 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
         noticesOf(h).map((n) => [n.agent_name, n.type, n.agent_status]),
         diag(h),
       ).toEqual([["/root/slowpoke", "shutdown", "shutdown"]]);
-      expect((results.at(-1) as Json).agents[0]).toMatchObject({ agent_name: "/root/slowpoke", agent_status: "shutdown" });
+      expect((results.at(-1) as Json).agents[0]).toMatchObject({
+        agent_name: "/root/slowpoke",
+        agent_status: "shutdown",
+      });
       expect(h.requestsOf("/root/slowpoke")).toHaveLength(1);
       await expectNoSurvivors(h);
     },
@@ -218,9 +268,17 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
             reply.toolCalls([
               {
                 name: "spawn_agent",
-                args: { task_name: "doomed", message: "Read missing.txt, then run exit 1", agent_type: "implementation", fork_turns: "none" },
+                args: {
+                  task_name: "doomed",
+                  message: "Read missing.txt, then run exit 1",
+                  agent_type: "implementation",
+                  fork_turns: "none",
+                },
               },
-              { name: "spawn_agent", args: { task_name: "healthy", message: "List the directory", agent_type: "scout", fork_turns: "none" } },
+              {
+                name: "spawn_agent",
+                args: { task_name: "healthy", message: "List the directory", agent_type: "scout", fork_turns: "none" },
+              },
             ]),
             ...Array.from({ length: 8 }, () => drive),
           ],
@@ -252,7 +310,12 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
         report: "DOOMED: the file is missing and the command failed",
       });
       expect(byName["/root/doomed"]!.outcome).toBeUndefined();
-      expect(byName["/root/healthy"]).toMatchObject({ type: "completed", agent_status: "completed", health: "healthy", report: "HEALTHY: listed" });
+      expect(byName["/root/healthy"]).toMatchObject({
+        type: "completed",
+        agent_status: "completed",
+        health: "healthy",
+        report: "HEALTHY: listed",
+      });
       const list = h.allResultsOf("/root").at(-1) as Json;
       expect(list.agents.map((a: Json) => [a.agent_name, a.agent_status, a.health])).toEqual([
         ["/root/doomed", "completed", "healthy"],
@@ -277,7 +340,10 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
           "/root": [
             reply.toolCalls([
               { name: "spawn_agent", args: { task_name: "broken", message: "Say hi", fork_turns: "none" } },
-              { name: "spawn_agent", args: { task_name: "sibling", message: "Say hi", agent_type: "scout", fork_turns: "none" } },
+              {
+                name: "spawn_agent",
+                args: { task_name: "sibling", message: "Say hi", agent_type: "scout", fork_turns: "none" },
+              },
             ]),
             ...Array.from({ length: 8 }, () => drive),
           ],
@@ -292,9 +358,19 @@ describe("stress scenarios 05–06 (real pi, scripted models)", () => {
       const notices = noticesOf(h);
       const byName = Object.fromEntries(notices.map((n) => [n.agent_name, n]));
       expect(notices, diag(h)).toHaveLength(2);
-      expect(byName["/root/broken"]).toMatchObject({ type: "errored", agent_status: "errored", health: "unhealthy", outcome: "failed" });
+      expect(byName["/root/broken"]).toMatchObject({
+        type: "errored",
+        agent_status: "errored",
+        health: "unhealthy",
+        outcome: "failed",
+      });
       expect(byName["/root/broken"]!.reason).toMatch(/500|scripted provider outage/);
-      expect(byName["/root/sibling"]).toMatchObject({ type: "completed", agent_status: "completed", health: "healthy", report: "SIBLING OK" });
+      expect(byName["/root/sibling"]).toMatchObject({
+        type: "completed",
+        agent_status: "completed",
+        health: "healthy",
+        report: "SIBLING OK",
+      });
       const list = h.allResultsOf("/root").at(-1) as Json;
       expect(list.agents.map((a: Json) => [a.agent_name, a.agent_status, a.health])).toEqual([
         ["/root/broken", "errored", "unhealthy"],

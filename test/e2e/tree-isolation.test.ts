@@ -13,7 +13,16 @@ import { REPO_ROOT } from "../support/pi-home.js";
 import { reply, systemText } from "../support/scripted-llm.js";
 import { diag, expectCleanExit, noticesOf, ROOT_RUN, runSpans, SCENARIO_MS } from "../support/stress-scenarios.js";
 import type { TreeHarness } from "../support/tree-harness.js";
-import { expectNoSurvivors, type Json, Program, rootText, spawn, useTrees, waitForAll, waitUntil } from "../support/tree-harness-extra.js";
+import {
+  expectNoSurvivors,
+  type Json,
+  Program,
+  rootText,
+  spawn,
+  useTrees,
+  waitForAll,
+  waitUntil,
+} from "../support/tree-harness-extra.js";
 import { toolResults } from "../support/tree-llm.js";
 
 const tree = useTrees();
@@ -26,12 +35,16 @@ function gitEnv(h: TreeHarness): NodeJS.ProcessEnv {
 }
 
 function git(h: TreeHarness, cwd: string, args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "protocol.file.allow=always", ...args], {
-    cwd,
-    env: gitEnv(h),
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  return execFileSync(
+    "git",
+    ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "protocol.file.allow=always", ...args],
+    {
+      cwd,
+      env: gitEnv(h),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
 }
 
 function write(file: string, text: string): void {
@@ -85,7 +98,8 @@ function parentState(h: TreeHarness, repo: string) {
   };
 }
 
-const treeTag = (h: TreeHarness): string => (JSON.parse(fs.readFileSync(path.join(h.treeDir(), "tree.json"), "utf8")) as Json).tag;
+const treeTag = (h: TreeHarness): string =>
+  (JSON.parse(fs.readFileSync(path.join(h.treeDir(), "tree.json"), "utf8")) as Json).tag;
 
 /** The text of the tool results an agent's last request carried (bash output). */
 function toolOutput(h: TreeHarness, agent: string): string {
@@ -93,7 +107,14 @@ function toolOutput(h: TreeHarness, agent: string): string {
 }
 
 const isolatedSpawn = (taskName: string, message: string, extra: Json = {}) =>
-  spawn({ task_name: taskName, message, agent_type: "implementation", fork_turns: "none", isolation: "worktree", ...extra });
+  spawn({
+    task_name: taskName,
+    message,
+    agent_type: "implementation",
+    fork_turns: "none",
+    isolation: "worktree",
+    ...extra,
+  });
 
 /**
  * A `git` first on the root's PATH: the real one, except that the rest of a deferred checkout
@@ -139,11 +160,30 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
   it(
     "two isolated implementation children write at once, each from the parent's working state; the parent's repository is untouched",
     async () => {
-      const look = "cat a.txt src/b.txt new.txt; test -e ignored.txt && echo IGNORED-PRESENT || echo IGNORED-ABSENT; ls node_modules/dep";
+      const look =
+        "cat a.txt src/b.txt new.txt; test -e ignored.txt && echo IGNORED-PRESENT || echo IGNORED-ABSENT; ls node_modules/dep";
       const root = new Program([
         reply.toolCalls([
-          { name: "spawn_agent", args: { task_name: "one", message: "write one", agent_type: "implementation", fork_turns: "none", isolation: "worktree" } },
-          { name: "spawn_agent", args: { task_name: "two", message: "write two", agent_type: "implementation", fork_turns: "none", isolation: "worktree" } },
+          {
+            name: "spawn_agent",
+            args: {
+              task_name: "one",
+              message: "write one",
+              agent_type: "implementation",
+              fork_turns: "none",
+              isolation: "worktree",
+            },
+          },
+          {
+            name: "spawn_agent",
+            args: {
+              task_name: "two",
+              message: "write two",
+              agent_type: "implementation",
+              fork_turns: "none",
+              isolation: "worktree",
+            },
+          },
         ]),
         waitForAll(["/root/one", "/root/two"]),
         reply.toolCall("list_agents", {}),
@@ -152,8 +192,14 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       const h = await tree({
         scripts: {
           "/root": root.steps(),
-          "/root/one": [reply.toolCall("bash", { command: `${look}; echo one > one.txt; echo "one was here" >> a.txt` }), reply.text("ONE DONE")],
-          "/root/two": [reply.toolCall("bash", { command: `${look}; echo two > two.txt; rm new.txt` }), reply.text("TWO DONE")],
+          "/root/one": [
+            reply.toolCall("bash", { command: `${look}; echo one > one.txt; echo "one was here" >> a.txt` }),
+            reply.text("ONE DONE"),
+          ],
+          "/root/two": [
+            reply.toolCall("bash", { command: `${look}; echo two > two.txt; rm new.txt` }),
+            reply.text("TWO DONE"),
+          ],
         },
         // The documented example: link the parent's node_modules into each new worktree.
         env: { PI_SUBAGENTS_WORKTREE_SETUP: 'ln -s "$PI_SUBAGENTS_WORKTREE_SOURCE/node_modules" node_modules' },
@@ -169,7 +215,10 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
 
       const spawns = h.allResultsOf("/root").filter((r) => (r as Json)?.agent_name && (r as Json).worktree) as Json[];
       expect(spawns.map((s) => s.worktree.branch)).toEqual([`subagent/${tag}-one`, `subagent/${tag}-two`]);
-      expect(spawns.map((s) => s.worktree.path)).toEqual([path.join(treeDir, "worktrees", "one"), path.join(treeDir, "worktrees", "two")]);
+      expect(spawns.map((s) => s.worktree.path)).toEqual([
+        path.join(treeDir, "worktrees", "one"),
+        path.join(treeDir, "worktrees", "two"),
+      ]);
 
       for (const child of ["/root/one", "/root/two"]) {
         // Each child saw what the parent sees: the uncommitted, staged and untracked changes, not the ignored file.
@@ -196,7 +245,12 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
         insertions: 2,
         deletions: 0,
       });
-      expect(second).toMatchObject({ branch: `subagent/${tag}-two`, changed_files: ["new.txt", "two.txt"], insertions: 1, deletions: 1 });
+      expect(second).toMatchObject({
+        branch: `subagent/${tag}-two`,
+        changed_files: ["new.txt", "two.txt"],
+        insertions: 1,
+        deletions: 1,
+      });
       for (const worktree of [first, second]) {
         expect(worktree.head_commit).not.toBe(worktree.base_commit);
         expect(worktree.merge_hint).toBe(`git diff ${worktree.base_commit} ${worktree.head_commit} | git apply --3way`);
@@ -205,7 +259,9 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
         expect(git(h, repo, ["rev-parse", worktree.branch]).trim()).toBe(worktree.head_commit);
         // The base is the parent's working state: HEAD as its parent, the untracked file in, ignored files out.
         expect(git(h, repo, ["rev-parse", `${worktree.base_commit}^`]).trim()).toBe(before.head.trim());
-        const baseFiles = git(h, repo, ["ls-tree", "-r", "--name-only", worktree.base_commit]).split("\n").filter(Boolean);
+        const baseFiles = git(h, repo, ["ls-tree", "-r", "--name-only", worktree.base_commit])
+          .split("\n")
+          .filter(Boolean);
         expect(baseFiles.sort()).toEqual([".gitignore", "a.txt", "new.txt", "src/b.txt"]);
         // The setup's node_modules link is never committed.
         expect(git(h, repo, ["ls-tree", "-r", "--name-only", worktree.head_commit])).not.toContain("node_modules");
@@ -221,13 +277,20 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       // The parent's repository: HEAD, index, status and files exactly as they were; only the two branches are new.
       const after = parentState(h, repo);
       expect({ ...after, branches: undefined }).toEqual({ ...before, branches: undefined });
-      expect(after.branches.split("\n").filter(Boolean).sort()).toEqual(["main", `subagent/${tag}-one`, `subagent/${tag}-two`]);
+      expect(after.branches.split("\n").filter(Boolean).sort()).toEqual([
+        "main",
+        `subagent/${tag}-one`,
+        `subagent/${tag}-two`,
+      ]);
       expect(fs.existsSync(path.join(repo, "one.txt"))).toBe(false);
 
       // Bringing the work in takes just the child's changes onto the parent's dirty tree. Without
       // --3way the patch goes to the working tree alone; merge_hint's --3way goes through the
       // index, so the touched file's own changes are staged first.
-      execFileSync("sh", ["-c", `git diff ${second.base_commit} ${second.head_commit} | git apply`], { cwd: repo, env: gitEnv(h) });
+      execFileSync("sh", ["-c", `git diff ${second.base_commit} ${second.head_commit} | git apply`], {
+        cwd: repo,
+        env: gitEnv(h),
+      });
       expect(fs.existsSync(path.join(repo, "new.txt"))).toBe(false);
       expect(fs.readFileSync(path.join(repo, "two.txt"), "utf8")).toBe("two\n");
       git(h, repo, ["add", "a.txt"]);
@@ -303,7 +366,9 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       // No worktree is left: not on disk, not in git's list. The branch with commits stays; the empty one is gone.
       expect(fs.readdirSync(path.join(treeDir, "worktrees"))).toEqual([]);
       expect(git(h, repo, ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
-      expect(git(h, repo, ["branch", "--list", "--format=%(refname:short)"]).split("\n").filter(Boolean).sort()).toEqual(["main", `subagent/${tag}-writer`]);
+      expect(
+        git(h, repo, ["branch", "--list", "--format=%(refname:short)"]).split("\n").filter(Boolean).sort(),
+      ).toEqual(["main", `subagent/${tag}-writer`]);
       const records = await h.readRecords();
       expect(records.map((record) => [record.path, record.status, record.worktree?.branch])).toEqual([
         ["/root/writer", "shutdown", `subagent/${tag}-writer`],
@@ -311,10 +376,14 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       ]);
 
       // doctor --tree lists both, neither stale.
-      const doctor = execFileSync(process.execPath, [path.join(REPO_ROOT, "bin", "subagent-wrapper"), "doctor", "--tree", treeDir, "--json"], {
-        encoding: "utf8",
-        env: gitEnv(h),
-      });
+      const doctor = execFileSync(
+        process.execPath,
+        [path.join(REPO_ROOT, "bin", "subagent-wrapper"), "doctor", "--tree", treeDir, "--json"],
+        {
+          encoding: "utf8",
+          env: gitEnv(h),
+        },
+      );
       const report = JSON.parse(doctor) as Json;
       expect(report.ok, doctor).toBe(true);
       expect(report.worktrees.map((check: Json) => check.name)).toEqual(["/root/writer", "/root/idle"]);
@@ -330,7 +399,13 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
     async () => {
       const lead = new Program([
         reply.toolCall("bash", { command: "pwd; echo from-lead > lead.txt" }),
-        spawn({ task_name: "checker", message: "check", agent_type: "implementation", fork_turns: "none", isolation: "worktree" }),
+        spawn({
+          task_name: "checker",
+          message: "check",
+          agent_type: "implementation",
+          fork_turns: "none",
+          isolation: "worktree",
+        }),
         waitForAll(["/root/lead/checker"]),
         reply.text("LEAD DONE"),
       ]);
@@ -341,7 +416,10 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
             ...new Program([waitForAll(["/root/lead"], 60_000), reply.text("ROOT DONE")]).steps(20),
           ],
           "/root/lead": lead.steps(),
-          "/root/lead/checker": [reply.toolCall("bash", { command: "pwd; cat lead.txt; echo c > checker.txt" }), reply.text("CHECKER DONE")],
+          "/root/lead/checker": [
+            reply.toolCall("bash", { command: "pwd; cat lead.txt; echo c > checker.txt" }),
+            reply.text("CHECKER DONE"),
+          ],
         },
       });
       const repo = committedRepository(h, { "pkg/p.txt": "p\n" });
@@ -360,9 +438,16 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       expect(checkerSaw).toContain("from-lead"); // the lead's uncommitted file
 
       const checker = noticesOf(h, "/root/lead").find((n) => n.agent_name === "/root/lead/checker")!.worktree as Json;
-      expect(checker).toMatchObject({ path: checkerTree, branch: `subagent/${tag}-lead-checker`, changed_files: ["pkg/checker.txt"] });
+      expect(checker).toMatchObject({
+        path: checkerTree,
+        branch: `subagent/${tag}-lead-checker`,
+        changed_files: ["pkg/checker.txt"],
+      });
       const leadNotice = noticesOf(h).find((n) => n.agent_name === "/root/lead")!;
-      expect(leadNotice.worktree, diag(h)).toMatchObject({ branch: `subagent/${tag}-lead`, changed_files: ["pkg/lead.txt"] });
+      expect(leadNotice.worktree, diag(h)).toMatchObject({
+        branch: `subagent/${tag}-lead`,
+        changed_files: ["pkg/lead.txt"],
+      });
       // The checker's base holds the lead's work; the lead's branch never got the checker's.
       expect(git(h, repo, ["ls-tree", "-r", "--name-only", checker.base_commit])).toContain("pkg/lead.txt");
       expect(git(h, repo, ["ls-tree", "-r", "--name-only", `subagent/${tag}-lead`])).not.toContain("checker.txt");
@@ -377,19 +462,28 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
     async () => {
       const h = await tree({
         scripts: {
-          "/root": [isolatedSpawn("bad", "x", { isolation: "sideways" }), isolatedSpawn("nogit", "x"), reply.text("ROOT DONE")],
+          "/root": [
+            isolatedSpawn("bad", "x", { isolation: "sideways" }),
+            isolatedSpawn("nogit", "x"),
+            reply.text("ROOT DONE"),
+          ],
         },
       });
       const run = await h.runRoot("go", ROOT_RUN);
       expectCleanExit(run);
       expect(rootText(h, "spawn_agent", { task_name: "bad" })).toBe('isolation must be "none" or "worktree"');
-      expect(rootText(h, "spawn_agent", { task_name: "nogit" })).toMatch(/^isolation "worktree" needs a git repository: \/\S+ is not inside one$/);
+      expect(rootText(h, "spawn_agent", { task_name: "nogit" })).toMatch(
+        /^isolation "worktree" needs a git repository: \/\S+ is not inside one$/,
+      );
       expect(await h.readRecords()).toEqual([]);
 
       // In a repository, with a setup command that fails: the spawn error quotes its stderr.
       const repo = committedRepository(h, { "a.txt": "a\n" });
       h.tree.add("/root", isolatedSpawn("setup", "x"), reply.toolCall("list_agents", {}), reply.text("ROOT DONE"));
-      const second = await h.runRoot("again", { ...ROOT_RUN, env: { PI_SUBAGENTS_WORKTREE_SETUP: "echo 'cannot link the deps' >&2; exit 3" } });
+      const second = await h.runRoot("again", {
+        ...ROOT_RUN,
+        env: { PI_SUBAGENTS_WORKTREE_SETUP: "echo 'cannot link the deps' >&2; exit 3" },
+      });
       expectCleanExit(second);
       const error = rootText(h, "spawn_agent", { task_name: "setup" });
       expect(error).toMatch(/^worktree setup command .* failed \(exit 3\): cannot link the deps$/);
@@ -410,16 +504,29 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
   it(
     "a child starts before its worktree is all written: its first request has the context files, and its first tool call waits for the rest",
     async () => {
-      const root = new Program([isolatedSpawn("reader", "read it"), waitForAll(["/root/reader"]), reply.text("ROOT DONE")]);
+      const root = new Program([
+        isolatedSpawn("reader", "read it"),
+        waitForAll(["/root/reader"]),
+        reply.text("ROOT DONE"),
+      ]);
       const h = await tree({
         scripts: {
           "/root": root.steps(),
           // Answered at once: the tool call comes long before a 2 s checkout ends.
-          "/root/reader": [reply.toolCall("bash", { command: "date +%s%N; cat deep/er/file_49.txt" }), reply.text("READ")],
+          "/root/reader": [
+            reply.toolCall("bash", { command: "date +%s%N; cat deep/er/file_49.txt" }),
+            reply.text("READ"),
+          ],
         },
       });
-      const deep = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`pkg/deep/er/file_${i}.txt`, `deep file ${i}\n`]));
-      const repo = committedRepository(h, { "AGENTS.md": "TOP-LEVEL CONTEXT\n", "pkg/CLAUDE.md": "PKG CONTEXT\n", ...deep });
+      const deep = Object.fromEntries(
+        Array.from({ length: 50 }, (_, i) => [`pkg/deep/er/file_${i}.txt`, `deep file ${i}\n`]),
+      );
+      const repo = committedRepository(h, {
+        "AGENTS.md": "TOP-LEVEL CONTEXT\n",
+        "pkg/CLAUDE.md": "PKG CONTEXT\n",
+        ...deep,
+      });
       const shim = checkoutShim(h, "sleep 2");
 
       const run = await runRootIn(h, path.join(repo, "pkg"), "go", shim.env);
@@ -434,7 +541,10 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       expect(output).toContain("deep file 49");
       const toolTime = BigInt(/(\d{16,})/.exec(output)![1]!);
       expect(toolTime >= BigInt(checkoutEnd!.split(" ")[1]!), `${output} / ${checkoutEnd}`).toBe(true);
-      expect(noticesOf(h).find((n) => n.agent_name === "/root/reader")).toMatchObject({ type: "completed", report: "READ" });
+      expect(noticesOf(h).find((n) => n.agent_name === "/root/reader")).toMatchObject({
+        type: "completed",
+        report: "READ",
+      });
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

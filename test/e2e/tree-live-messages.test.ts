@@ -41,7 +41,8 @@ function signal(): { promise: Promise<void>; fire: () => void } {
   const promise = new Promise<void>((resolve) => (fire = resolve));
   return { promise, fire };
 }
-const later = (promise: Promise<void>, ms: number) => promise.then(() => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+const later = (promise: Promise<void>, ms: number) =>
+  promise.then(() => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
 /** How many user messages of a request hold the note: the child's conversation as pi sent it. */
 const notesIn = (req: ChatRequest) => userTexts(req).filter((text) => text.includes(NOTE)).length;
@@ -58,7 +59,8 @@ function recordsOf(h: TreeHarness, run: string): Json[] {
     .map((line) => JSON.parse(line) as Json);
 }
 
-const deliveredIds = (h: TreeHarness, run: string) => recordsOf(h, run).flatMap((r) => (r.type === "message_delivered" ? [r.id] : []));
+const deliveredIds = (h: TreeHarness, run: string) =>
+  recordsOf(h, run).flatMap((r) => (r.type === "message_delivered" ? [r.id] : []));
 
 describe("live messages to a running child", () => {
   it(
@@ -68,7 +70,11 @@ describe("live messages to a running child", () => {
       const root = new Program([
         spawn({ task_name: "worker", fork_turns: "none", message: "Read the repository." }),
         // Sent while the child's bash call runs (it sleeps 6 s from its first request on).
-        reply.toolCall("send_message", { target: "worker", message: NOTE }, { waitFor: later(childAsked.promise, 300) }),
+        reply.toolCall(
+          "send_message",
+          { target: "worker", message: NOTE },
+          { waitFor: later(childAsked.promise, 300) },
+        ),
         reply.toolCall("list_agents", {}),
         waitForAll(["/root/worker"], 30_000),
         reply.toolCall("list_agents", {}),
@@ -97,7 +103,10 @@ describe("live messages to a running child", () => {
         agent_status: "running",
       });
       const whileBusy = listAt(h, 0);
-      expect(whileBusy.find((a) => a.agent_name === "/root/worker")).toMatchObject({ agent_status: "running", pending_messages: 1 });
+      expect(whileBusy.find((a) => a.agent_name === "/root/worker")).toMatchObject({
+        agent_status: "running",
+        pending_messages: 1,
+      });
       expect(lastList(h).find((a) => a.agent_name === "/root/worker")).not.toHaveProperty("pending_messages");
 
       const child = h.requestsOf("/root/worker");
@@ -125,7 +134,11 @@ describe("live messages to a running child", () => {
       const root = new Program([
         spawn({ task_name: "worker", fork_turns: "none", message: "Summarize the repository." }),
         // Sent while the child's first answer streams (four pauses of 1 s).
-        reply.toolCall("send_message", { target: "worker", message: NOTE }, { waitFor: later(childAsked.promise, 300) }),
+        reply.toolCall(
+          "send_message",
+          { target: "worker", message: NOTE },
+          { waitFor: later(childAsked.promise, 300) },
+        ),
         waitForAll(["/root/worker"], 30_000),
         reply.toolCall("list_agents", {}),
         reply.text("ROOT DONE"),
@@ -144,7 +157,11 @@ describe("live messages to a running child", () => {
       });
       expectCleanExit(await h.runRoot("go", ROOT_RUN));
 
-      expect(rootResult(h, "send_message", { target: "worker" })).toMatchObject({ delivered: "live", pending_messages: 1, message_id: "msg-1" });
+      expect(rootResult(h, "send_message", { target: "worker" })).toMatchObject({
+        delivered: "live",
+        pending_messages: 1,
+        message_id: "msg-1",
+      });
       const notices = noticesOfWorker(h);
       expect(notices.map((n) => [n.type, n.report])).toEqual([["completed", "the summary without legacy/"]]);
       expect(lastList(h).find((a) => a.agent_name === "/root/worker")).not.toHaveProperty("pending_messages");
@@ -182,7 +199,10 @@ describe("live messages to a running child", () => {
         reply.text("ROOT DONE"),
       ]);
       const h = await tree({
-        scripts: { "/root": root.steps(), "/root/worker": [reply.text("first done"), reply.text("second done, legacy/ skipped")] },
+        scripts: {
+          "/root": root.steps(),
+          "/root/worker": [reply.text("first done"), reply.text("second done, legacy/ skipped")],
+        },
       });
       expectCleanExit(await h.runRoot("go", ROOT_RUN));
 
@@ -195,7 +215,10 @@ describe("live messages to a running child", () => {
         agent_status: "completed",
       });
       const listedBefore = listAt(h, 0);
-      expect(listedBefore.find((a) => a.agent_name === "/root/worker")).toMatchObject({ agent_status: "completed", pending_messages: 1 });
+      expect(listedBefore.find((a) => a.agent_name === "/root/worker")).toMatchObject({
+        agent_status: "completed",
+        pending_messages: 1,
+      });
       expect(lastList(h).find((a) => a.agent_name === "/root/worker")).not.toHaveProperty("pending_messages");
 
       const child = h.requestsOf("/root/worker");
@@ -220,14 +243,20 @@ describe("live messages to a running child", () => {
       const killWrapper = (h: TreeHarness) => {
         // The send_message result is in this request: the live file is on disk.
         // wrapper.pid holds the wrapper's identity as JSON: {pid, startTicks, bootId}.
-        const { pid } = JSON.parse(fs.readFileSync(path.join(runDir(h, "0001-spawn"), "wrapper.pid"), "utf8")) as { pid: number };
+        const { pid } = JSON.parse(fs.readFileSync(path.join(runDir(h, "0001-spawn"), "wrapper.pid"), "utf8")) as {
+          pid: number;
+        };
         process.kill(pid, "SIGKILL");
         killed = pid;
       };
       let harness!: TreeHarness;
       const root = new Program([
         spawn({ task_name: "worker", fork_turns: "none", message: "Read the repository." }),
-        reply.toolCall("send_message", { target: "worker", message: NOTE }, { waitFor: later(childAsked.promise, 300) }),
+        reply.toolCall(
+          "send_message",
+          { target: "worker", message: NOTE },
+          { waitFor: later(childAsked.promise, 300) },
+        ),
         () => {
           killWrapper(harness);
           return reply.toolCall("wait_agent", { timeout_ms: 30_000 });
@@ -255,7 +284,11 @@ describe("live messages to a running child", () => {
       expectCleanExit(await h.runRoot("go", ROOT_RUN));
       expect(killed).toBeGreaterThan(1);
 
-      expect(rootResult(h, "send_message", { target: "worker" })).toMatchObject({ delivered: "live", pending_messages: 1, message_id: "msg-1" });
+      expect(rootResult(h, "send_message", { target: "worker" })).toMatchObject({
+        delivered: "live",
+        pending_messages: 1,
+        message_id: "msg-1",
+      });
       const notices = noticesOfWorker(h);
       expect(notices.map((n) => n.type)).toEqual(["errored", "completed"]);
       expect(notices[0]!.reason).toContain("without writing result.json");

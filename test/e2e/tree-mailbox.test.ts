@@ -33,7 +33,10 @@ describe("the mailbox and capacity", () => {
       const h = await tree({
         scripts: {
           "/root": root.steps(),
-          "/root/reporter": [reply.toolCall("send_message", { target: "/root", message: "PROGRESS 50%" }), reply.text("final report")],
+          "/root/reporter": [
+            reply.toolCall("send_message", { target: "/root", message: "PROGRESS 50%" }),
+            reply.text("final report"),
+          ],
         },
       });
       expectCleanExit(await h.runRoot("go"));
@@ -43,7 +46,10 @@ describe("the mailbox and capacity", () => {
         ["/root/reporter", "completed", "final report"],
       ]);
       expect(notices[0]).toMatchObject({ nickname: expect.any(String), agent_status: "running", model: "fake/fast" });
-      expect(lastToolResult(h.requestsOf("/root/reporter")[1]!)).toEqual({ delivered: "parent_mailbox", target: "/root" });
+      expect(lastToolResult(h.requestsOf("/root/reporter")[1]!)).toEqual({
+        delivered: "parent_mailbox",
+        target: "/root",
+      });
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,
@@ -54,7 +60,12 @@ describe("the mailbox and capacity", () => {
     async () => {
       const slow = (name: string) => [reply.toolCall("bash", { command: "sleep 30" }), reply.text(`${name} done`)];
       const root = new Program([
-        reply.toolCalls(["a", "b", "c", "d"].map((name) => ({ name: "spawn_agent", args: { task_name: name, fork_turns: "none", message: `work ${name}` } }))),
+        reply.toolCalls(
+          ["a", "b", "c", "d"].map((name) => ({
+            name: "spawn_agent",
+            args: { task_name: name, fork_turns: "none", message: `work ${name}` },
+          })),
+        ),
         reply.toolCall("interrupt_agent", { target: "a" }),
         reply.toolCall("list_agents", {}),
         reply.toolCalls(["b", "c", "d"].map((name) => ({ name: "close_agent", args: { target: name } }))),
@@ -62,13 +73,24 @@ describe("the mailbox and capacity", () => {
         reply.text("ROOT DONE"),
       ]);
       const h = await tree({
-        scripts: { "/root": root.steps(), "/root/a": slow("a"), "/root/b": slow("b"), "/root/c": slow("c"), "/root/d": slow("d") },
+        scripts: {
+          "/root": root.steps(),
+          "/root/a": slow("a"),
+          "/root/b": slow("b"),
+          "/root/c": slow("c"),
+          "/root/d": slow("d"),
+        },
       });
       expectCleanExit(await h.runRoot("go", { timeoutMs: 100_000 }));
       const requests = h.requestsOf("/root");
-      const spawned = requests[1]!.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content))) as Json[];
+      const spawned = requests[1]!.messages
+        .filter((m) => m.role === "tool")
+        .map((m) => JSON.parse(String(m.content))) as Json[];
       expect(spawned.map((s) => s.agent_status)).toEqual(["running", "running", "running", "pending_init"]);
-      expect(rootResult(h, "interrupt_agent", { target: "a" })).toMatchObject({ previous_status: "running", agent_status: "interrupted" });
+      expect(rootResult(h, "interrupt_agent", { target: "a" })).toMatchObject({
+        previous_status: "running",
+        agent_status: "interrupted",
+      });
       const afterInterrupt = lastList(h, requests[3]!);
       expect(afterInterrupt.map((a) => [a.agent_name, a.agent_status])).toEqual([
         ["/root/a", "interrupted"],

@@ -12,7 +12,11 @@ describe("list_models", () => {
     expectCleanExit(await h.runRoot("models"));
     expect(rootResult(h, "list_models")).toEqual({
       models: [
-        { model: "fake/fast", reasoning_levels: ["off", "minimal", "low", "medium", "high"], context_window: expect.any(Number) },
+        {
+          model: "fake/fast",
+          reasoning_levels: ["off", "minimal", "low", "medium", "high"],
+          context_window: expect.any(Number),
+        },
         { model: "fake/deep", reasoning_levels: ["off", "high", "xhigh"], context_window: expect.any(Number) },
       ],
     });

@@ -66,7 +66,13 @@ describe("live progress and cost", () => {
       expect(updates.length).toBeGreaterThan(1);
       const seen = updates.flatMap((u) => (u.details as Json).agents as Json[]);
       const leafBusy = seen.find((a) => a.agent_name === "/root/lead/leaf" && a.current_tool === "bash");
-      expect(leafBusy).toMatchObject({ agent_status: "running", model: "fake/fast", nickname: expect.any(String), turns: 1, tool_calls: 1 });
+      expect(leafBusy).toMatchObject({
+        agent_status: "running",
+        model: "fake/fast",
+        nickname: expect.any(String),
+        turns: 1,
+        tool_calls: 1,
+      });
       expect(leafBusy!.usage.total_tokens).toBe(15);
       expect(leafBusy!.elapsed_ms).toEqual(expect.any(Number));
       expect(seen.some((a) => a.agent_name === "/root/lead" && a.current_tool === "wait_agent")).toBe(true);
@@ -81,12 +87,28 @@ describe("live progress and cost", () => {
       // Usage: 15 tokens per scripted reply. lead made 3+ requests, leaf 2.
       const leadTokens = 15 * h.requestsOf("/root/lead").length;
       const [notice] = allNotices(h).filter((n) => n.agent_name === "/root/lead");
-      expect(notice!.usage).toEqual({ input: expect.any(Number), output: expect.any(Number), total_tokens: leadTokens, cost: 0 });
-      expect(notice!.subtree_usage).toEqual({ input: expect.any(Number), output: expect.any(Number), total_tokens: leadTokens + 30, cost: 0 });
+      expect(notice!.usage).toEqual({
+        input: expect.any(Number),
+        output: expect.any(Number),
+        total_tokens: leadTokens,
+        cost: 0,
+      });
+      expect(notice!.subtree_usage).toEqual({
+        input: expect.any(Number),
+        output: expect.any(Number),
+        total_tokens: leadTokens + 30,
+        cost: 0,
+      });
       const list = rootResult(h, "list_agents");
       const byName = new Map((list.agents as Json[]).map((a) => [a.agent_name, a]));
-      expect(byName.get("/root/lead")).toMatchObject({ usage: { total_tokens: leadTokens }, subtree_usage: { total_tokens: leadTokens + 30 } });
-      expect(byName.get("/root/lead/leaf")).toMatchObject({ usage: { total_tokens: 30 }, subtree_usage: { total_tokens: 30 } });
+      expect(byName.get("/root/lead")).toMatchObject({
+        usage: { total_tokens: leadTokens },
+        subtree_usage: { total_tokens: leadTokens + 30 },
+      });
+      expect(byName.get("/root/lead/leaf")).toMatchObject({
+        usage: { total_tokens: 30 },
+        subtree_usage: { total_tokens: 30 },
+      });
       expect(list.total_usage).toMatchObject({ total_tokens: leadTokens + 30 });
       expect(list.budget).toBeUndefined();
       await expectNoSurvivors(h);
@@ -97,7 +119,8 @@ describe("live progress and cost", () => {
   it(
     "a spent tree budget refuses spawn_agent and followup_task with one clear error, in nested agents too",
     async () => {
-      const refusal = /^tree budget spent: this tree's agents have used \d+ tokens of its 20-token budget \(PI_SUBAGENTS_BUDGET_TOKENS\); no new turns start$/;
+      const refusal =
+        /^tree budget spent: this tree's agents have used \d+ tokens of its 20-token budget \(PI_SUBAGENTS_BUDGET_TOKENS\); no new turns start$/;
       const root = new Program([
         spawn({ task_name: "first", fork_turns: "none", message: "Try to delegate, then report." }),
         waitForAll(["/root/first"], 30_000),
@@ -127,7 +150,12 @@ describe("live progress and cost", () => {
       const req = lastRootRequest(h);
       expect(rootText(h, "spawn_agent", { task_name: "second" }, req)).toMatch(refusal);
       expect(rootText(h, "followup_task", { target: "first" }, req)).toMatch(refusal);
-      expect(rootResult(h, "list_agents", {}, req).budget).toEqual({ tokens: 20, spent_tokens: 50, spent_cost: 0, exhausted: true });
+      expect(rootResult(h, "list_agents", {}, req).budget).toEqual({
+        tokens: 20,
+        spent_tokens: 50,
+        spent_cost: 0,
+        exhausted: true,
+      });
       expect((await h.readRecords()).map((r) => [r.path, r.status])).toEqual([["/root/first", "completed"]]);
       await expectNoSurvivors(h);
     },
@@ -139,7 +167,10 @@ describe("live progress and cost", () => {
     async () => {
       const h = await tree({
         scripts: {
-          "/root": [reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Work, then report." }), reply.text("Started.")],
+          "/root": [
+            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Work, then report." }),
+            reply.text("Started."),
+          ],
           "/root/worker": [reply.toolCall("bash", { command: "sleep 3" }), reply.text("worker done")],
         },
       });
@@ -165,7 +196,9 @@ describe("live progress and cost", () => {
           match.test(method === "setWidget" ? (line.widgetLines ?? []).join("\n") : (line.statusText ?? ""));
         const busy = await rpc.waitFor(ui("setWidget", /└─ worker \(\w+\) · running · fake\/fast · \d+s · bash/));
         expect(busy.widgetKey).toBe("pi-subagents");
-        expect(busy.widgetLines[0]).toMatch(/^subagents · 1 agent: 1 running · \d+ tok total · \$0\.0000 \(budget \$5\.00\)$/);
+        expect(busy.widgetLines[0]).toMatch(
+          /^subagents · 1 agent: 1 running · \d+ tok total · \$0\.0000 \(budget \$5\.00\)$/,
+        );
         await rpc.waitFor(ui("setStatus", /^agents: 1 running · /));
         // Once every agent has ended the widget folds away; the status line says how they ended.
         await rpc.waitFor(

@@ -55,7 +55,12 @@ describe("regressions of the stress report's findings (real pi, scripted models)
     expect(root.remaining).toBe(0);
 
     const [notice] = allNotices(h);
-    expect(notice).toMatchObject({ agent_name: "/root/long", type: "completed", report_chars: 30_000, report_stored: true });
+    expect(notice).toMatchObject({
+      agent_name: "/root/long",
+      type: "completed",
+      report_chars: 30_000,
+      report_stored: true,
+    });
     expect(JSON.stringify(notice).length).toBeLessThanOrEqual(8000);
     const report = notice!.report as string;
     const marker = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/g;
@@ -78,7 +83,13 @@ describe("regressions of the stress report's findings (real pi, scripted models)
       [24_000, null],
     ]);
     for (const page of pages) {
-      expect(page).toMatchObject({ agent_name: "/root/long", available: true, total_chars: 30_000, original_chars: 30_000, complete: true });
+      expect(page).toMatchObject({
+        agent_name: "/root/long",
+        available: true,
+        total_chars: 30_000,
+        original_chars: 30_000,
+        complete: true,
+      });
       expect(page.text.length).toBeLessThanOrEqual(6000);
     }
     expect(pages.map((p) => p.text).join("")).toBe(full);
@@ -124,12 +135,16 @@ describe("regressions of the stress report's findings (real pi, scripted models)
       const messages = readJsonl(records[task]!.sessionPath)
         .filter((e) => e.type === "message")
         .map((e) => e.message as Json);
-      const first = messages.findIndex((m) => m.role === "user" && JSON.stringify(m.content).includes("[NEW_TASK from /root"));
+      const first = messages.findIndex(
+        (m) => m.role === "user" && JSON.stringify(m.content).includes("[NEW_TASK from /root"),
+      );
       expect(first).toBeGreaterThan(0);
       return messages.slice(0, first);
     };
-    const userText = (m: Json) => (typeof m.content === "string" ? m.content : (m.content as Json[]).map((c) => c.text ?? "").join(""));
-    const blocks = (ms: Json[], type: string) => ms.flatMap((m) => (Array.isArray(m.content) ? (m.content as Json[]).filter((c) => c.type === type) : []));
+    const userText = (m: Json) =>
+      typeof m.content === "string" ? m.content : (m.content as Json[]).map((c) => c.text ?? "").join("");
+    const blocks = (ms: Json[], type: string) =>
+      ms.flatMap((m) => (Array.isArray(m.content) ? (m.content as Json[]).filter((c) => c.type === type) : []));
 
     for (const task of ["fork_all", "fork_one", "fork_other"]) {
       const text = JSON.stringify(forked(task));
@@ -169,7 +184,10 @@ describe("regressions of the stress report's findings (real pi, scripted models)
     // A child's own thinking stays in its session and never reaches the parent.
     expect(fs.readFileSync(records.fork_all!.sessionPath, "utf8")).toContain("CHILD-SECRET-THINKING");
     const notices = allNotices(h);
-    expect(notices.find((n) => n.agent_name === "/root/fork_all")).toMatchObject({ type: "completed", report: "ALL REPORT" });
+    expect(notices.find((n) => n.agent_name === "/root/fork_all")).toMatchObject({
+      type: "completed",
+      report: "ALL REPORT",
+    });
     expect(JSON.stringify(notices)).not.toContain("CHILD-SECRET-THINKING");
     await expectNoSurvivors(h);
   });
@@ -195,7 +213,8 @@ describe("regressions of the stress report's findings (real pi, scripted models)
     await a.done;
     expect(await h.survivors(15_000)).toEqual([]);
 
-    const countOf = (notices: Json[], agent: string, type?: string) => notices.filter((n) => n.agent_name === agent && (!type || n.type === type)).length;
+    const countOf = (notices: Json[], agent: string, type?: string) =>
+      notices.filter((n) => n.agent_name === agent && (!type || n.type === type)).length;
     root.extend(
       reply.toolCall("list_agents", {}),
       reply.toolCall("wait_agent", { timeout_ms: 0 }),
@@ -212,13 +231,17 @@ describe("regressions of the stress report's findings (real pi, scripted models)
     const list = JSON.parse(toolResultFor(b, "list_agents")[0]!) as Json;
     expect(list.agents.map((x: Json) => [x.agent_name, x.agent_status])).toEqual([["/root/slow", "interrupted"]]);
     const [firstWait, secondWait] = toolResultFor(b, "wait_agent", { timeout_ms: 0 }).map((t) => JSON.parse(t) as Json);
-    expect(firstWait!.notices.map((n: Json) => [n.agent_name, n.type, n.outcome])).toEqual([["/root/slow", "interrupted", "interrupted"]]);
+    expect(firstWait!.notices.map((n: Json) => [n.agent_name, n.type, n.outcome])).toEqual([
+      ["/root/slow", "interrupted", "interrupted"],
+    ]);
     expect(secondWait).toMatchObject({ notices: [], idle: true });
     expect(rootResult(h, "followup_task", { target: "slow" }, b)).toMatchObject({ agent_name: "/root/slow" });
 
     const slow = h.requestsOf("/root/slow");
     expect(slow).toHaveLength(2);
-    expect(userTexts(slow[1]!).at(-1)).toMatch(/\[NEW_TASK from \/root[^\]]*\]\nSLOW TASK[\s\S]*\[FOLLOWUP_TASK from \/root[^\]]*\]\nSLOW RESUME/);
+    expect(userTexts(slow[1]!).at(-1)).toMatch(
+      /\[NEW_TASK from \/root[^\]]*\]\nSLOW TASK[\s\S]*\[FOLLOWUP_TASK from \/root[^\]]*\]\nSLOW RESUME/,
+    );
     await expectNoSurvivors(h);
   });
 });

@@ -38,7 +38,9 @@ const extensionLines = (stderr: string) => stderr.split("\n").filter((line) => l
 /** Node's stack frames, which must never reach the user. */
 const STACK = /^\s+at .+[:(]\d+/m;
 
-describe("the extension's promises whatever the disk or the tree directory does (real pi)", { timeout: 180_000 }, () => {
+describe("the extension's promises whatever the disk or the tree directory does (real pi)", {
+  timeout: 180_000,
+}, () => {
   it("the tree directory's disk fills while two children finish: pi keeps running, wait_agent returns both errored notices with the reason", async (ctx) => {
     const disk = mountTmpfs("16m", 4096);
     if ("skip" in disk) return ctx.skip(`a small tmpfs is needed to fill the tree directory's disk: ${disk.skip}`);
@@ -73,7 +75,11 @@ describe("the extension's promises whatever the disk or the tree directory does 
         baseDir: disk.dir,
         // A child pi that cannot write its session on the full disk must not hold the test for 30 minutes.
         env: { PI_SUBAGENTS_TURN_TIMEOUT_MS: "30000" },
-        scripts: { "/root": root.steps(), "/root/first": [answerOnFullDisk("FIRST DONE")], "/root/second": [answerOnFullDisk("SECOND DONE")] },
+        scripts: {
+          "/root": root.steps(),
+          "/root/first": [answerOnFullDisk("FIRST DONE")],
+          "/root/second": [answerOnFullDisk("SECOND DONE")],
+        },
       });
       const run = await h.runRoot("go", { timeoutMs: 120_000 }).finally(() => clearInterval(refill));
       expectCleanExit(run);
@@ -84,7 +90,9 @@ describe("the extension's promises whatever the disk or the tree directory does 
       expect(notices.map((n) => n.agent_name).sort()).toEqual(["/root/first", "/root/second"]);
       for (const notice of notices) {
         expect(notice).toMatchObject({ type: "errored", agent_status: "errored" });
-        expect(notice.reason).toMatch(/^the turn ended \w+, but its record could not be written: ENOSPC: no space left on device/);
+        expect(notice.reason).toMatch(
+          /^the turn ended \w+, but its record could not be written: ENOSPC: no space left on device/,
+        );
       }
       // What this process knows, not the disk's stale `running`.
       expect(lastList(h).map((a) => [a.agent_name, a.agent_status])).toEqual([
@@ -113,7 +121,13 @@ describe("the extension's promises whatever the disk or the tree directory does 
       waitForAll(["/root/alpha", "/root/beta"]),
       reply.text("A DONE"),
     ]);
-    h = await tree({ scripts: { "/root": root.steps(), "/root/alpha": [reply.text("ALPHA 1")], "/root/beta": [reply.text("BETA 1"), reply.text("BETA 2")] } });
+    h = await tree({
+      scripts: {
+        "/root": root.steps(),
+        "/root/alpha": [reply.text("ALPHA 1")],
+        "/root/beta": [reply.text("BETA 1"), reply.text("BETA 2")],
+      },
+    });
     expectCleanExit(await h.runRoot("phase a", { args: ["--session", session()] }));
     expect(root.remaining).toBe(0);
 
@@ -138,17 +152,25 @@ describe("the extension's promises whatever the disk or the tree directory does 
 
     const firstList = JSON.parse(toolResultFor(b, "list_agents")[0]!) as Json;
     expect(firstList.agents.map((a: Json) => [a.agent_name, a.agent_status])).toEqual([["/root/beta", "completed"]]);
-    expect(firstList.damaged).toEqual([{ agent_name: "/root/alpha", problem: "agent.json is not valid JSON (truncated or overwritten)" }]);
+    expect(firstList.damaged).toEqual([
+      { agent_name: "/root/alpha", problem: "agent.json is not valid JSON (truncated or overwritten)" },
+    ]);
     expect(rootText(h, "followup_task", { target: "alpha" }, b)).toBe(
       "/root/alpha's record is damaged (agent.json is not valid JSON (truncated or overwritten)); it cannot take follow-ups",
     );
-    expect(allNotices(h, b).map((n) => [n.agent_name, n.type, n.report])).toEqual([["/root/beta", "completed", "BETA 2"]]);
+    expect(allNotices(h, b).map((n) => [n.agent_name, n.type, n.report])).toEqual([
+      ["/root/beta", "completed", "BETA 2"],
+    ]);
 
     // One line per damaged thing, however often the tools read the tree again.
     const lines = extensionLines(runB.stderr);
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^pi-subagent-tree: the record of \/root\/alpha \(.*agent\.json\) is damaged: agent\.json is not valid JSON/);
-    expect(lines[1]).toMatch(/^pi-subagent-tree: .*dead\.json is damaged: it is no message notice: the file is a named pipe, not a file — moved aside/);
+    expect(lines[0]).toMatch(
+      /^pi-subagent-tree: the record of \/root\/alpha \(.*agent\.json\) is damaged: agent\.json is not valid JSON/,
+    );
+    expect(lines[1]).toMatch(
+      /^pi-subagent-tree: .*dead\.json is damaged: it is no message notice: the file is a named pipe, not a file — moved aside/,
+    );
     expect(runB.stderr).not.toMatch(STACK);
     // The damaged bytes are kept for a person to repair.
     expect(fs.readFileSync(alphaRecord, "utf8")).toHaveLength(120);

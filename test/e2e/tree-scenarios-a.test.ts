@@ -22,7 +22,12 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
         scripts: {
           "/root": [
             reply.toolCall("list_models", {}),
-            reply.toolCall("spawn_agent", { task_name: "scout_one", message: "Read README line 1", agent_type: "scout", fork_turns: "none" }),
+            reply.toolCall("spawn_agent", {
+              task_name: "scout_one",
+              message: "Read README line 1",
+              agent_type: "scout",
+              fork_turns: "none",
+            }),
             reply.toolCall("wait_agent", { timeout_ms: 20_000 }),
             reply.toolCall("list_agents", {}),
             reply.text("ROOT DONE"),
@@ -35,11 +40,23 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
       const [, models, spawn, wait, list] = h.rootResults() as Json[];
 
       const fast = models!.models.find((m: Json) => m.model === "fake/fast");
-      expect(fast).toMatchObject({ reasoning_levels: ["off", "minimal", "low", "medium", "high"], context_window: expect.any(Number) });
-      expect(models!.models.find((m: Json) => m.model === "fake/deep")?.reasoning_levels).toEqual(["off", "high", "xhigh"]);
+      expect(fast).toMatchObject({
+        reasoning_levels: ["off", "minimal", "low", "medium", "high"],
+        context_window: expect.any(Number),
+      });
+      expect(models!.models.find((m: Json) => m.model === "fake/deep")?.reasoning_levels).toEqual([
+        "off",
+        "high",
+        "xhigh",
+      ]);
       expect(models!.scoped ?? false).toBe(false);
 
-      expect(spawn).toMatchObject({ agent_name: "/root/scout_one", role: "scout", model: "fake/fast", reasoning: "low" });
+      expect(spawn).toMatchObject({
+        agent_name: "/root/scout_one",
+        role: "scout",
+        model: "fake/fast",
+        reasoning: "low",
+      });
       expect(spawn!.nickname).toEqual(expect.any(String));
       expect(spawn!.agent_status).toBe("running");
       expect(spawn!.queue_position).toBeUndefined();
@@ -101,7 +118,10 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
       const scripts: TreeOptions["scripts"] = {
         "/root": [
           reply.toolCalls(
-            names.map((name) => ({ name: "spawn_agent", args: { task_name: name, message: `recon ${name}`, agent_type: "scout", fork_turns: "none" } })),
+            names.map((name) => ({
+              name: "spawn_agent",
+              args: { task_name: name, message: `recon ${name}`, agent_type: "scout", fork_turns: "none" },
+            })),
           ),
           // Straight after the spawns (the scouts take over a second): the queue is visible.
           reply.toolCall("list_agents", {}),
@@ -109,7 +129,8 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
         ],
       };
       // Each scout first looks around (a tool turn), then answers slowly (streamed over ~1 s).
-      for (const name of names) scripts[`/root/${name}`] = [reply.toolCall("ls", {}), reply.text(`REPORT ${name}`, { chunkDelayMs: 250 })];
+      for (const name of names)
+        scripts[`/root/${name}`] = [reply.toolCall("ls", {}), reply.text(`REPORT ${name}`, { chunkDelayMs: 250 })];
       const h = await tree({ scripts });
       const run = await h.runRoot("fan out", ROOT_RUN);
       expectCleanExit(run);
@@ -134,12 +155,20 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
       expect(notices, diag(h)).toHaveLength(4);
       expect(notices.map((n) => n.agent_name).sort()).toEqual(names.map((n) => `/root/${n}`));
       for (const n of notices)
-        expect(n).toMatchObject({ type: "completed", agent_status: "completed", health: "healthy", report: n.agent_name.replace("/root/", "REPORT ") });
+        expect(n).toMatchObject({
+          type: "completed",
+          agent_status: "completed",
+          health: "healthy",
+          report: n.agent_name.replace("/root/", "REPORT "),
+        });
       // Every wait returned as soon as something was there: no timed-out waits were needed.
-      for (const r of h.allResultsOf("/root").filter((r) => (r as Json)?.notices)) expect((r as Json).timed_out).toBe(false);
+      for (const r of h.allResultsOf("/root").filter((r) => (r as Json)?.notices))
+        expect((r as Json).timed_out).toBe(false);
 
       const list = h.allResultsOf("/root").at(-1) as Json;
-      expect(list.agents.map((a: Json) => [a.agent_name, a.agent_status, a.health])).toEqual(names.map((n) => [`/root/${n}`, "completed", "healthy"]));
+      expect(list.agents.map((a: Json) => [a.agent_name, a.agent_status, a.health])).toEqual(
+        names.map((n) => [`/root/${n}`, "completed", "healthy"]),
+      );
 
       // The limit held: never more than 3 runs at once, and the fourth started only after one ended.
       const spans = names.map((n) => runSpans(h.treeDir(), n)[0]!);
@@ -148,7 +177,8 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
         expect(overlapping).toBeLessThanOrEqual(3);
       }
       expect(spans[3]!.start).toBeGreaterThanOrEqual(Math.min(...spans.slice(0, 3).map((s) => s.end)));
-      for (const name of names) expect(toolNames(h.requestsOf(`/root/${name}`)[0]!)).toEqual(["find", "grep", "ls", "read"]);
+      for (const name of names)
+        expect(toolNames(h.requestsOf(`/root/${name}`)[0]!)).toEqual(["find", "grep", "ls", "read"]);
 
       await expectNoSurvivors(h);
     },
@@ -161,7 +191,11 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
       const h = await tree({
         scripts: {
           "/root": [
-            reply.toolCall("spawn_agent", { task_name: "mid", message: "Delegate the line-1 lookup to a leaf and relay its answer", fork_turns: "none" }),
+            reply.toolCall("spawn_agent", {
+              task_name: "mid",
+              message: "Delegate the line-1 lookup to a leaf and relay its answer",
+              fork_turns: "none",
+            }),
             reply.toolCall("wait_agent", { timeout_ms: 30_000 }),
             reply.toolCall("list_agents", {}),
             reply.text("ROOT DONE"),
@@ -181,13 +215,21 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
       expect(spawn).toMatchObject({ agent_name: "/root/mid", role: "default", model: "fake/fast" });
       // mid is a plain child: the root's tools, coordination tools included.
       const midReqs = h.requestsOf("/root/mid");
-      expect(toolNames(midReqs[0]!)).toEqual(expect.arrayContaining(["bash", "read", "spawn_agent", "wait_agent", "list_agents"]));
+      expect(toolNames(midReqs[0]!)).toEqual(
+        expect.arrayContaining(["bash", "read", "spawn_agent", "wait_agent", "list_agents"]),
+      );
       // mid's spawn and wait results.
       expect(lastToolResult(midReqs[1]!)).toMatchObject({ agent_name: "/root/mid/leaf", role: "default" });
       const midWait = lastToolResult(midReqs[2]!) as Json;
       expect(midWait.notices, JSON.stringify(midWait)).toHaveLength(1);
-      expect(midWait.notices[0]).toMatchObject({ agent_name: "/root/mid/leaf", type: "completed", report: "LEAF SAYS line-1" });
-      expect(userTexts(h.requestsOf("/root/mid/leaf")[0]!).join("\n")).toContain("[NEW_TASK from /root/mid · task leaf]\nReport line 1");
+      expect(midWait.notices[0]).toMatchObject({
+        agent_name: "/root/mid/leaf",
+        type: "completed",
+        report: "LEAF SAYS line-1",
+      });
+      expect(userTexts(h.requestsOf("/root/mid/leaf")[0]!).join("\n")).toContain(
+        "[NEW_TASK from /root/mid · task leaf]\nReport line 1",
+      );
 
       expect(wait.notices).toHaveLength(1);
       expect(wait.notices[0]).toMatchObject({ agent_name: "/root/mid", type: "completed", health: "healthy" });
@@ -224,22 +266,41 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
             reply.toolCalls([
               {
                 name: "spawn_agent",
-                args: { task_name: "worker", message: "FIRST TASK: sleep then report", agent_type: "implementation", fork_turns: "none" },
+                args: {
+                  task_name: "worker",
+                  message: "FIRST TASK: sleep then report",
+                  agent_type: "implementation",
+                  fork_turns: "none",
+                },
               },
               { name: "send_message", args: { target: "worker", message: "NOTE" } },
               { name: "followup_task", args: { target: "worker", message: "SECOND TASK" } },
             ]),
             ...Array.from({ length: 8 }, () => drive),
           ],
-          "/root/worker": [reply.toolCall("bash", { command: "sleep 2" }), reply.text("first turn done"), reply.text("followup_received")],
+          "/root/worker": [
+            reply.toolCall("bash", { command: "sleep 2" }),
+            reply.text("first turn done"),
+            reply.text("followup_received"),
+          ],
         },
       });
       const run = await h.runRoot("queue", ROOT_RUN);
       expectCleanExit(run);
 
       const [spawn, send, followup] = h.allResultsOf("/root") as Json[];
-      expect(spawn).toMatchObject({ agent_name: "/root/worker", role: "implementation", reasoning: "medium", agent_status: "running" });
-      expect(send).toMatchObject({ delivered: "live", target: "/root/worker", message_id: "msg-1", agent_status: "running" });
+      expect(spawn).toMatchObject({
+        agent_name: "/root/worker",
+        role: "implementation",
+        reasoning: "medium",
+        agent_status: "running",
+      });
+      expect(send).toMatchObject({
+        delivered: "live",
+        target: "/root/worker",
+        message_id: "msg-1",
+        agent_status: "running",
+      });
       expect(followup).toMatchObject({ agent_name: "/root/worker", queued_behind_running_turn: true });
 
       const reqs = h.requestsOf("/root/worker");

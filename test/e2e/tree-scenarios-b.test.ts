@@ -52,7 +52,13 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
   it("07 cross-provider: children on other/alt and fake/deep complete on the right model", async () => {
     const root = new Program([
       spawn({ task_name: "alt_child", message: "ALT TASK", model: "other/alt", fork_turns: "none" }),
-      spawn({ task_name: "deep_child", message: "DEEP TASK", agent_type: "specialist", model: "fake/deep", fork_turns: "none" }),
+      spawn({
+        task_name: "deep_child",
+        message: "DEEP TASK",
+        agent_type: "specialist",
+        model: "fake/deep",
+        fork_turns: "none",
+      }),
       waitForAll(["/root/alt_child", "/root/deep_child"]),
       reply.toolCall("list_agents", {}),
       reply.text("ROOT DONE"),
@@ -74,7 +80,12 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     const alt = rootResult(h, "spawn_agent", { task_name: "alt_child" });
     const deep = rootResult(h, "spawn_agent", { task_name: "deep_child" });
     expect(alt).toMatchObject({ agent_name: "/root/alt_child", role: "default", model: "other/alt", reasoning: "off" });
-    expect(deep).toMatchObject({ agent_name: "/root/deep_child", role: "specialist", model: "fake/deep", reasoning: "high" });
+    expect(deep).toMatchObject({
+      agent_name: "/root/deep_child",
+      role: "specialist",
+      model: "fake/deep",
+      reasoning: "high",
+    });
 
     const notices = allNotices(h);
     expect(notices.find((n) => n.agent_name === "/root/alt_child")).toMatchObject({
@@ -98,7 +109,8 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     ]);
 
     // Each child asked its own provider (URL path, key) for its own model id, at its reasoning.
-    const byAgent = (agent: string) => h.llm.allRequests.filter((r) => r.body && systemText(r.body).includes(`You are the agent ${agent} `));
+    const byAgent = (agent: string) =>
+      h.llm.allRequests.filter((r) => r.body && systemText(r.body).includes(`You are the agent ${agent} `));
     const [altReq] = byAgent("/root/alt_child");
     expect(altReq).toMatchObject({ path: "/v1/other/chat/completions", body: { model: "alt" } });
     expect(altReq!.headers.authorization).toBe("Bearer other-key");
@@ -115,11 +127,29 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
 
   it("08 model/reasoning overrides (F-03): explicit unsupported levels are refused, role levels clamped", async () => {
     const root = new Program([
-      spawn({ task_name: "plain_low", message: "LOW", model: "fake/deep", reasoning_effort: "low", fork_turns: "none" }),
-      spawn({ task_name: "scout_deep", message: "SCOUT TASK", agent_type: "scout", model: "fake/deep", fork_turns: "none" }),
+      spawn({
+        task_name: "plain_low",
+        message: "LOW",
+        model: "fake/deep",
+        reasoning_effort: "low",
+        fork_turns: "none",
+      }),
+      spawn({
+        task_name: "scout_deep",
+        message: "SCOUT TASK",
+        agent_type: "scout",
+        model: "fake/deep",
+        fork_turns: "none",
+      }),
       spawn({ task_name: "plain_max", message: "MAX", reasoning_effort: "max", fork_turns: "none" }),
       spawn({ task_name: "plain_minimal", message: "MINIMAL TASK", reasoning_effort: "minimal", fork_turns: "none" }),
-      spawn({ task_name: "deep_xhigh", message: "XHIGH TASK", model: "fake/deep", reasoning_effort: "xhigh", fork_turns: "none" }),
+      spawn({
+        task_name: "deep_xhigh",
+        message: "XHIGH TASK",
+        model: "fake/deep",
+        reasoning_effort: "xhigh",
+        fork_turns: "none",
+      }),
       waitForAll(["/root/scout_deep", "/root/plain_minimal", "/root/deep_xhigh"]),
       reply.toolCall("list_agents", {}),
       reply.text("ROOT DONE"),
@@ -139,12 +169,28 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expectCleanExit(run);
     expect(root.remaining).toBe(0);
 
-    expect(rootText(h, "spawn_agent", { task_name: "plain_low" })).toBe("reasoning_effort low is not supported by fake/deep");
+    expect(rootText(h, "spawn_agent", { task_name: "plain_low" })).toBe(
+      "reasoning_effort low is not supported by fake/deep",
+    );
     // `max` is pi 1.x's level, supported only by a model that maps it (neither test model does).
-    expect(rootText(h, "spawn_agent", { task_name: "plain_max" })).toMatch(/^reasoning_effort max is not supported by fake\/\w+$/);
-    expect(rootResult(h, "spawn_agent", { task_name: "scout_deep" })).toMatchObject({ role: "scout", model: "fake/deep", reasoning: "high" });
-    expect(rootResult(h, "spawn_agent", { task_name: "plain_minimal" })).toMatchObject({ role: "default", model: "fake/fast", reasoning: "minimal" });
-    expect(rootResult(h, "spawn_agent", { task_name: "deep_xhigh" })).toMatchObject({ role: "default", model: "fake/deep", reasoning: "xhigh" });
+    expect(rootText(h, "spawn_agent", { task_name: "plain_max" })).toMatch(
+      /^reasoning_effort max is not supported by fake\/\w+$/,
+    );
+    expect(rootResult(h, "spawn_agent", { task_name: "scout_deep" })).toMatchObject({
+      role: "scout",
+      model: "fake/deep",
+      reasoning: "high",
+    });
+    expect(rootResult(h, "spawn_agent", { task_name: "plain_minimal" })).toMatchObject({
+      role: "default",
+      model: "fake/fast",
+      reasoning: "minimal",
+    });
+    expect(rootResult(h, "spawn_agent", { task_name: "deep_xhigh" })).toMatchObject({
+      role: "default",
+      model: "fake/deep",
+      reasoning: "xhigh",
+    });
 
     const notices = allNotices(h);
     expect(notices.map((n) => [n.agent_name, n.type, n.model, n.reasoning]).sort()).toEqual([
@@ -158,7 +204,11 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       ["/root/plain_minimal", "completed", "default", "fake/fast", "minimal"],
       ["/root/deep_xhigh", "completed", "default", "fake/deep", "xhigh"],
     ]);
-    expect((await h.readRecords()).map((r) => r.path)).toEqual(["/root/scout_deep", "/root/plain_minimal", "/root/deep_xhigh"]);
+    expect((await h.readRecords()).map((r) => r.path)).toEqual([
+      "/root/scout_deep",
+      "/root/plain_minimal",
+      "/root/deep_xhigh",
+    ]);
     expect(h.requestsOf("/root/plain_low")).toEqual([]);
     expect(h.requestsOf("/root/plain_max")).toEqual([]);
 
@@ -208,7 +258,9 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     const message = (task_name: string, extra: Json = {}) => rootText(h, "spawn_agent", { task_name, ...extra });
     expect(message("Bad-Name")).toBe("agent_name must use only lowercase letters, digits, and underscores");
     expect(message("scout_all")).toBe("scout agents require fork_turns `none`");
-    expect(message("impl_default")).toBe("Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.");
+    expect(message("impl_default")).toBe(
+      "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
+    );
     expect(message("ghost_role")).toBe("unknown agent_type: nonexistent_role");
     expect(message("bad_model")).toBe("unknown model: fake/nope");
     expect(message("bad_level")).toBe("unknown reasoning_effort: turbo");
@@ -221,7 +273,10 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     // The depth limit, as the child that tried to go deeper was told, and relayed to the root.
     const depth = "agent depth limit reached: /root/a/b would be 2 levels below the root (limit 1)";
     expect(lastToolResult(h.requestsOf("/root/a")[1]!)).toBe(depth);
-    expect(allNotices(h).find((n) => n.agent_name === "/root/a")).toMatchObject({ type: "completed", report: `A GOT: ${depth}` });
+    expect(allNotices(h).find((n) => n.agent_name === "/root/a")).toMatchObject({
+      type: "completed",
+      report: `A GOT: ${depth}`,
+    });
 
     expect(lastList(h).map((a) => [a.agent_name, a.agent_status])).toEqual([
       ["/root/a", "completed"],
@@ -253,7 +308,11 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       reply.toolCall("list_agents", {}),
       reply.text("ROOT DONE"),
     ]);
-    const a = new Program([spawn({ task_name: "b", message: "LEAF TASK", fork_turns: "none" }), waitForAll(["/root/a/b"]), reply.text("A DONE")]);
+    const a = new Program([
+      spawn({ task_name: "b", message: "LEAF TASK", fork_turns: "none" }),
+      waitForAll(["/root/a/b"]),
+      reply.text("A DONE"),
+    ]);
     const h = await tree({
       scripts: { "/root": root.steps(), "/root/a": a.steps(), "/root/a/b": [reply.text("B REPORT")] },
     });
@@ -263,14 +322,22 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(a.remaining).toBe(0);
 
     expect(rootText(h, "wait_agent", { target: "ghost" })).toBe("agent not found");
-    expect(rootResult(h, "wait_agent", { target: "/root/a/b" })).toMatchObject({ notices: [], timed_out: false, idle: true });
+    expect(rootResult(h, "wait_agent", { target: "/root/a/b" })).toMatchObject({
+      notices: [],
+      timed_out: false,
+      idle: true,
+    });
     expect(rootText(h, "followup_task", { target: "/root/a/b" })).toBe(grandchild);
     expect(rootText(h, "followup_task", { target: "a/b" })).toBe(grandchild);
     expect(rootText(h, "send_message", { target: "/root/a/b" })).toBe(grandchild);
     expect(rootText(h, "interrupt_agent", { target: "/root/a/b" })).toBe(grandchild);
     expect(rootText(h, "close_agent", { target: "/root/a/b" })).toBe(grandchild);
     expect(rootText(h, "followup_task", { target: "ghost" })).toBe("agent not found");
-    expect(rootResult(h, "get_agent_report", { target: "/root/a/b" })).toMatchObject({ agent_name: "/root/a/b", available: true, text: "B REPORT" });
+    expect(rootResult(h, "get_agent_report", { target: "/root/a/b" })).toMatchObject({
+      agent_name: "/root/a/b",
+      available: true,
+      text: "B REPORT",
+    });
 
     // Nothing the root was refused reached the grandchild, which ran its one turn only.
     expect(lastList(h).map((x) => [x.agent_name, x.agent_status])).toEqual([
@@ -338,8 +405,16 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       ["/root/slow", "interrupted", "default", "fake/fast", expect.any(String)],
     ]);
     // Nothing is reported twice: the worker's notice went to process A, the slow child's stop to nobody.
-    expect(rootResult(h, "wait_agent", { timeout_ms: 0 }, b)).toMatchObject({ notices: [], idle: true, timed_out: false });
-    expect(rootResult(h, "get_agent_report", { target: "/root/worker" }, b)).toMatchObject({ available: true, text: "WORKER REPORT 1", next_offset: null });
+    expect(rootResult(h, "wait_agent", { timeout_ms: 0 }, b)).toMatchObject({
+      notices: [],
+      idle: true,
+      timed_out: false,
+    });
+    expect(rootResult(h, "get_agent_report", { target: "/root/worker" }, b)).toMatchObject({
+      available: true,
+      text: "WORKER REPORT 1",
+      next_offset: null,
+    });
     expect(rootResult(h, "followup_task", { target: "/root/worker" }, b)).toMatchObject({ agent_name: "/root/worker" });
     expect(rootResult(h, "followup_task", { target: "slow" }, b)).toMatchObject({ agent_name: "/root/slow" });
     expect(
@@ -364,7 +439,9 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     const slow = h.requestsOf("/root/slow");
     expect(slow).toHaveLength(2);
     const resumed = userTexts(slow[1]!).at(-1)!;
-    expect(resumed).toMatch(/\[NEW_TASK from \/root[^\]]*\]\nSLOW TASK[\s\S]*\[FOLLOWUP_TASK from \/root[^\]]*\]\nSLOW RESUME/);
+    expect(resumed).toMatch(
+      /\[NEW_TASK from \/root[^\]]*\]\nSLOW TASK[\s\S]*\[FOLLOWUP_TASK from \/root[^\]]*\]\nSLOW RESUME/,
+    );
 
     const final = agentEntries(session(h));
     expect(latest(final, "/root/worker")).toMatchObject({ status: "completed" });
@@ -382,7 +459,10 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     const h = await tree({
       scripts: {
         "/root": root.steps(),
-        "/root/plain": [reply.toolCall("probe_tool", { word: "ping" }), (req: ChatRequest) => reply.text(`PLAIN GOT ${String(lastToolResult(req))}`)],
+        "/root/plain": [
+          reply.toolCall("probe_tool", { word: "ping" }),
+          (req: ChatRequest) => reply.text(`PLAIN GOT ${String(lastToolResult(req))}`),
+        ],
         "/root/scout": [reply.text("SCOUT REPORT")],
       },
     });
@@ -412,7 +492,10 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(plain).toHaveLength(2);
     expect(toolNames(plain[0]!)).toEqual(rootTools);
     expect(lastToolResult(plain[1]!)).toBe("probe says ping");
-    expect(allNotices(h).find((n) => n.agent_name === "/root/plain")).toMatchObject({ type: "completed", report: "PLAIN GOT probe says ping" });
+    expect(allNotices(h).find((n) => n.agent_name === "/root/plain")).toMatchObject({
+      type: "completed",
+      report: "PLAIN GOT probe says ping",
+    });
 
     // The scout keeps to its role: no extension tool, no coordination tool.
     expect(toolNames(h.requestsOf("/root/scout")[0]!)).toEqual(["find", "grep", "ls", "read"]);

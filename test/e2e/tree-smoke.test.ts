@@ -19,7 +19,12 @@ describe("extension smoke", () => {
     cleanups.push(() => home.cleanup());
     const tree = routeByAgent(llm, {
       "/root": [
-        reply.toolCall("spawn_agent", { task_name: "scout_one", message: "Read README line 1", agent_type: "scout", fork_turns: "none" }),
+        reply.toolCall("spawn_agent", {
+          task_name: "scout_one",
+          message: "Read README line 1",
+          agent_type: "scout",
+          fork_turns: "none",
+        }),
         reply.toolCall("wait_agent", { timeout_ms: 20000 }),
         reply.toolCall("list_agents", {}),
         reply.text("ROOT DONE"),
@@ -35,7 +40,15 @@ describe("extension smoke", () => {
     expect(lastToolResult(root[1]!)).toMatchObject({ agent_name: "/root/scout_one", role: "scout" });
     // What the root's model was given back by wait_agent: the scout's one notice, with its report.
     expect(lastToolResult(root[2]!)).toMatchObject({
-      notices: [{ type: "completed", agent_name: "/root/scout_one", agent_status: "completed", report: "child report: # hello", report_stored: true }],
+      notices: [
+        {
+          type: "completed",
+          agent_name: "/root/scout_one",
+          agent_status: "completed",
+          report: "child report: # hello",
+          report_stored: true,
+        },
+      ],
       pending: 0,
       timed_out: false,
     });

@@ -23,7 +23,10 @@ function pane(stdout: string, name: string): string {
 
 describe.skipIf(!hasTmux)("interactive pi in tmux", () => {
   it("draws the tree once with compact tool lines, gives way to typing, runs /agents, wakes on idle notices, folds the widget and exits honestly", async () => {
-    const run = await spawnProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "tui-check.mjs")], { cwd: REPO_ROOT, timeoutMs: 200_000 }).done;
+    const run = await spawnProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "tui-check.mjs")], {
+      cwd: REPO_ROOT,
+      timeoutMs: 200_000,
+    }).done;
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const working = pane(run.stdout, "while the children work");
     // The widget: each line names the task, nickname, status, model and elapsed time; the status line counts.

@@ -40,7 +40,10 @@ const runStartPid = async (dir: string): Promise<number> => {
 describe("subagent-wrapper with the real pi", () => {
   it("a tool call then a final answer: completed, with the tool recorded and its result sent back", async () => {
     const { llm, run } = await setup();
-    llm.script([reply.toolCall("bash", { command: "echo wrapped-hi" }, { id: "call_1", text: "Let me check." }), reply.text("All done: wrapped-hi")]);
+    llm.script([
+      reply.toolCall("bash", { command: "echo wrapped-hi" }, { id: "call_1", text: "Let me check." }),
+      reply.text("All done: wrapped-hi"),
+    ]);
     const out = await run();
     expect(out.code).toBe(0);
     expect(out.result).toMatchObject({
@@ -55,9 +58,21 @@ describe("subagent-wrapper with the real pi", () => {
     });
     expect(out.result!.usage.input).toBe(20);
     const settled = PI_LINE_SETTLES ? ["settled"] : [];
-    expect(out.events.map((e) => e.type)).toEqual(["run_start", "assistant_text", "tool_call", "tool_result", "assistant_text", ...settled, "run_end"]);
+    expect(out.events.map((e) => e.type)).toEqual([
+      "run_start",
+      "assistant_text",
+      "tool_call",
+      "tool_result",
+      "assistant_text",
+      ...settled,
+      "run_end",
+    ]);
     expect(out.events[1]).toMatchObject({ stopReason: "toolUse", text: "Let me check." });
-    expect(out.events[2]).toMatchObject({ toolCallId: "call_1", toolName: "bash", args: { command: "echo wrapped-hi" } });
+    expect(out.events[2]).toMatchObject({
+      toolCallId: "call_1",
+      toolName: "bash",
+      args: { command: "echo wrapped-hi" },
+    });
     expect(out.events[3]).toMatchObject({ toolCallId: "call_1", isError: false });
     const toolMessage = llm.requests[1]!.messages.find((m) => m.role === "tool");
     expect(String(toolMessage?.content)).toContain("wrapped-hi");
@@ -68,14 +83,22 @@ describe("subagent-wrapper with the real pi", () => {
     llm.script([reply.text("Checked the project settings.\n[ABORT] API is not enabled for this project")]);
     const out = await run();
     expect(out.code).toBe(1);
-    expect(out.result).toMatchObject({ status: "aborted", abortSource: "marker", abortReason: "API is not enabled for this project" });
+    expect(out.result).toMatchObject({
+      status: "aborted",
+      abortSource: "marker",
+      abortReason: "API is not enabled for this project",
+    });
   });
 
   it("an [ABORT] beside a tool call stops pi before the tool finishes", async () => {
     const { llm, run } = await setup();
     llm.script([reply.toolCall("bash", { command: "sleep 60" }, { text: "[ABORT] no credentials for the deploy" })]);
     const out = await run();
-    expect(out.result).toMatchObject({ status: "aborted", abortReason: "no credentials for the deploy", forcedExit: true });
+    expect(out.result).toMatchObject({
+      status: "aborted",
+      abortReason: "no credentials for the deploy",
+      forcedExit: true,
+    });
     // The tool never finished: no result of it was recorded, and the run ended well before its 60 s
     // (a bound loose enough for a loaded machine: this is not a speed check).
     expect(out.events.some((e) => e.type === "tool_result")).toBe(false);
@@ -98,7 +121,10 @@ describe("subagent-wrapper with the real pi", () => {
     const out = await run();
     expect(out.code).toBe(0);
     expect(out.result).toMatchObject({ status: "completed", finalText: "second time lucky", turns: 2 });
-    expect(out.events.filter((e) => e.type === "retry").map((e) => (e as { phase: string }).phase)).toEqual(["start", "end"]);
+    expect(out.events.filter((e) => e.type === "retry").map((e) => (e as { phase: string }).phase)).toEqual([
+      "start",
+      "end",
+    ]);
   });
 
   it.each([
@@ -144,15 +170,29 @@ describe(`a run where pi continues after its first stop message (${PI_LINE.pkg} 
     ["once the first answer is in (turn_end)", "turn_end"],
     ["while the first answer streams (message_update)", "message_update"],
   ])("a steer %s: the continuation's answer is result.json's finalText", async (_when, at) => {
-    const { llm, run } = await setup({ extensions: [STEER_ONCE], env: { STEER_ONCE_AT: at, STEER_ONCE_TEXT: "STEER-1: also count the tests" } });
+    const { llm, run } = await setup({
+      extensions: [STEER_ONCE],
+      env: { STEER_ONCE_AT: at, STEER_ONCE_TEXT: "STEER-1: also count the tests" },
+    });
     llm.script([reply.text("the first answer", { chunkDelayMs: 150 }), reply.text("the continuation's answer")]);
     const out = await run();
     expect(out.code).toBe(0);
-    expect(out.result).toMatchObject({ status: "completed", finalText: "the continuation's answer", turns: 2, forcedExit: false });
+    expect(out.result).toMatchObject({
+      status: "completed",
+      finalText: "the continuation's answer",
+      turns: 2,
+      forcedExit: false,
+    });
     expect(llm.requests).toHaveLength(2);
     expect(userTexts(llm.requests[1]!).at(-1)).toBe("STEER-1: also count the tests");
     const types = out.events.map((e) => e.type);
     // pi 1.x ends its automatic work with agent_settled; pi 0.73.1 does not.
-    expect(types).toEqual(["run_start", "assistant_text", "assistant_text", ...(PI_LINE_SETTLES ? ["settled"] : []), "run_end"]);
+    expect(types).toEqual([
+      "run_start",
+      "assistant_text",
+      "assistant_text",
+      ...(PI_LINE_SETTLES ? ["settled"] : []),
+      "run_end",
+    ]);
   });
 });

@@ -45,7 +45,8 @@ async function resultWritten(dir: string, exited: Promise<unknown>): Promise<voi
   void exited.then(() => {
     gone = true;
   });
-  while (!gone && !(await stat(path.join(dir, "out/result.json")).catch(() => undefined))) await new Promise((r) => setTimeout(r, 2));
+  while (!gone && !(await stat(path.join(dir, "out/result.json")).catch(() => undefined)))
+    await new Promise((r) => setTimeout(r, 2));
 }
 
 async function trial(kill: KillPoint): Promise<Verdict> {
@@ -75,7 +76,9 @@ async function trial(kill: KillPoint): Promise<Verdict> {
 describe(`area 4: ${TRIALS} SIGKILLs spread over a run → result.json absent or complete, never partial`, () => {
   it(`${TRIALS} trials, ${CONCURRENCY} at a time: both outcomes occur, 0 partial files, 0 processes left`, async () => {
     // An unkilled run of the same scenario on this machine now says how long a run takes.
-    const reference = await (await wrapperCase({ meta: defaultMeta(), scenario: BUSY })).run({ env: LOAD_TASK_EXTENSION });
+    const reference = await (await wrapperCase({ meta: defaultMeta(), scenario: BUSY })).run({
+      env: LOAD_TASK_EXTENSION,
+    });
     expect(reference.result?.status).toBe("completed");
     // The first kill lands before node has loaded the wrapper (absent, by construction); the
     // last two once result.json exists (complete, by construction); the others are spread
@@ -83,7 +86,9 @@ describe(`area 4: ${TRIALS} SIGKILLs spread over a run → result.json absent or
     const spread = TRIALS - 3;
     const kills: KillPoint[] = [
       { afterMs: 0 },
-      ...Array.from({ length: spread }, (_, i) => ({ afterMs: Math.round(((i + 1) / spread) * 1.5 * reference.durationMs) })),
+      ...Array.from({ length: spread }, (_, i) => ({
+        afterMs: Math.round(((i + 1) / spread) * 1.5 * reference.durationMs),
+      })),
       "result-written",
       "result-written",
     ];

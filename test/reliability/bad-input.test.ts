@@ -36,13 +36,28 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["JSON null", "null", /must hold a JSON object, not null/, false],
   ["a JSON string", json("run it"), /must hold a JSON object/, false],
   ["a JSON number", "42", /must hold a JSON object/, false],
-  ["a missing resultPath", json({ runId: "r", task: "t", cwd: ".", eventsPath: "e.jsonl" }), /meta\.json is missing required field "resultPath"$/, false],
+  [
+    "a missing resultPath",
+    json({ runId: "r", task: "t", cwd: ".", eventsPath: "e.jsonl" }),
+    /meta\.json is missing required field "resultPath"$/,
+    false,
+  ],
   ["a numeric runId", meta({ runId: 7 }), /"runId" must be a string/, true],
   ["a task that is an object", meta({ task: { text: "hi" } }), /"task" must be a string, not an object$/, true],
-  ["tools as a string", meta({ tools: "read,bash" }), /meta\.json field "tools" must be an array of non-empty strings/, true],
+  [
+    "tools as a string",
+    meta({ tools: "read,bash" }),
+    /meta\.json field "tools" must be an array of non-empty strings/,
+    true,
+  ],
   ["an env value that is a number", meta({ env: { A: 1 } }), /"env.A" must be a string/, true],
   ["an env value holding NUL", meta({ env: { A: "x\u0000y" } }), /environment cannot hold/, true],
-  ["a timeoutMs of 1e400 (Infinity)", meta({}).replace(/}$/, ',"timeoutMs":1e400}'), /"timeoutMs" must be a positive number/, true],
+  [
+    "a timeoutMs of 1e400 (Infinity)",
+    meta({}).replace(/}$/, ',"timeoutMs":1e400}'),
+    /"timeoutMs" must be a positive number/,
+    true,
+  ],
   ["a negative timeoutMs", meta({ timeoutMs: -1 }), /"timeoutMs" must be a positive number/, true],
   ["a negative graceMs", meta({ graceMs: -1 }), /"graceMs" must be a positive number/, true],
   ["a graceMs that is not a number", meta({ graceMs: "soon" }), /"graceMs" must be a positive number/, true],
@@ -50,15 +65,30 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
   ["version 2", meta({ version: 2 }), /version 2 is not supported/, true],
   ["a cwd that does not exist", meta({ cwd: "no/such/dir" }), /cwd .* does not exist/, true],
   ["a cwd that is a file", meta({ cwd: "meta.json" }), /cwd .* is not a directory/, true],
-  ["a systemPromptPath that does not exist", meta({ systemPromptPath: "gone.md" }), /systemPromptPath .* does not exist/, true],
-  ["a local extension that does not exist", meta({ extensions: ["./missing-ext.ts"] }), /extension .*missing-ext\.ts does not exist/, true],
+  [
+    "a systemPromptPath that does not exist",
+    meta({ systemPromptPath: "gone.md" }),
+    /systemPromptPath .* does not exist/,
+    true,
+  ],
+  [
+    "a local extension that does not exist",
+    meta({ extensions: ["./missing-ext.ts"] }),
+    /extension .*missing-ext\.ts does not exist/,
+    true,
+  ],
   [
     "a resultPath below a file",
     meta({ resultPath: "meta.json/result.json" }),
     /^subagent-wrapper: meta\.json resultPath .*result\.json cannot be written: /,
     false,
   ],
-  ["resultPath and eventsPath naming one file", meta({ eventsPath: "out/result.json" }), /eventsPath and resultPath name the same file/, true],
+  [
+    "resultPath and eventsPath naming one file",
+    meta({ eventsPath: "out/result.json" }),
+    /eventsPath and resultPath name the same file/,
+    true,
+  ],
   [
     "a resultPath that is the folder of the events",
     json({ runId: "r", task: "t", cwd: ".", resultPath: "out", eventsPath: "out/events.jsonl" }),
@@ -66,7 +96,12 @@ const MALFORMED: Array<[string, string | Buffer, RegExp, boolean]> = [
     false,
   ],
   ["invalid UTF-8 in the task", withBytes(meta({ task: "@@" }), "@@", [0xc3, 0x28, 0xff]), /is not valid UTF-8/, false],
-  ["a 17 MiB task (over the 16 MiB meta limit)", meta({ task: "x".repeat(MAX_META_BYTES + 1024 * 1024) }), /is too large/, false],
+  [
+    "a 17 MiB task (over the 16 MiB meta limit)",
+    meta({ task: "x".repeat(MAX_META_BYTES + 1024 * 1024) }),
+    /is too large/,
+    false,
+  ],
 ];
 
 describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, one line, no child`, () => {
@@ -82,7 +117,14 @@ describe(`area 1: ${MALFORMED.length} malformed meta.json variants → exit 2, o
     expect(run.stderr).not.toMatch(/\bat .*\.js:\d+/);
     await expect(fakePiRecord(run.dir)).rejects.toThrow();
     if (resultExpected) {
-      expect(run.result).toMatchObject({ version: 1, status: "failed", exitCode: 2, turns: 0, toolCalls: 0, childExitCode: null });
+      expect(run.result).toMatchObject({
+        version: 1,
+        status: "failed",
+        exitCode: 2,
+        turns: 0,
+        toolCalls: 0,
+        childExitCode: null,
+      });
       // result.json says what stderr said, under the runId meta.json named (if it named one).
       expect(run.result!.errorMessage).toMatch(message);
       expect(lines[0]).toBe(`subagent-wrapper: ${run.result!.errorMessage}`);
@@ -96,17 +138,22 @@ describe("area 1: 5 more meta.json edge cases", () => {
   it.each([
     ["a valid meta", {}, 1],
     ["an invalid meta (whose failed result.json would go there)", { thinking: "lots" }, 2],
-  ])("%s whose resultPath is a named pipe: exit 2, a line per problem, and the pipe is not replaced", async (_name, overrides, problems) => {
-    const c = await wrapperCase({ meta: defaultMeta({ resultPath: "pipe", ...overrides }), scenario: ECHO });
-    execFileSync("mkfifo", [path.join(c.dir, "pipe")]);
-    const run = await c.run();
-    expect(run.code).toBe(2);
-    const lines = run.stderr.trim().split("\n");
-    expect(lines).toHaveLength(problems);
-    expect(lines.at(-1)).toBe(`subagent-wrapper: meta.json resultPath ${path.join(c.dir, "pipe")} exists and is not a regular file`);
-    expect((await lstat(path.join(c.dir, "pipe"))).isFIFO()).toBe(true);
-    await expect(fakePiRecord(run.dir)).rejects.toThrow();
-  });
+  ])(
+    "%s whose resultPath is a named pipe: exit 2, a line per problem, and the pipe is not replaced",
+    async (_name, overrides, problems) => {
+      const c = await wrapperCase({ meta: defaultMeta({ resultPath: "pipe", ...overrides }), scenario: ECHO });
+      execFileSync("mkfifo", [path.join(c.dir, "pipe")]);
+      const run = await c.run();
+      expect(run.code).toBe(2);
+      const lines = run.stderr.trim().split("\n");
+      expect(lines).toHaveLength(problems);
+      expect(lines.at(-1)).toBe(
+        `subagent-wrapper: meta.json resultPath ${path.join(c.dir, "pipe")} exists and is not a regular file`,
+      );
+      expect((await lstat(path.join(c.dir, "pipe"))).isFIFO()).toBe(true);
+      await expect(fakePiRecord(run.dir)).rejects.toThrow();
+    },
+  );
 
   it("a missing meta file and a directory given as meta file: exit 2, one line naming it", async () => {
     const c = await wrapperCase({ scenario: ECHO });
@@ -122,7 +169,12 @@ describe("area 1: 5 more meta.json edge cases", () => {
   });
 
   it("a timeoutMs beyond setTimeout's range (1e10 ms) is honoured, not fired at once", async () => {
-    const run = await (await wrapperCase({ meta: defaultMeta({ timeoutMs: 1e10 }), scenario: { steps: [{ sleep: 300 }, { echoTask: true }] } })).run();
+    const run = await (
+      await wrapperCase({
+        meta: defaultMeta({ timeoutMs: 1e10 }),
+        scenario: { steps: [{ sleep: 300 }, { echoTask: true }] },
+      })
+    ).run();
     expect(run.result).toMatchObject({ status: "completed", finalText: "inspect auth" });
   });
 
@@ -140,7 +192,9 @@ describe("area 1: a meta.json with several problems gets all of them at once", (
     const run = await c.run();
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split("\n")).toEqual(
-      ["runId", "task", "cwd", "resultPath", "eventsPath"].map((field) => `subagent-wrapper: meta.json is missing required field "${field}"`),
+      ["runId", "task", "cwd", "resultPath", "eventsPath"].map(
+        (field) => `subagent-wrapper: meta.json is missing required field "${field}"`,
+      ),
     );
     await expect(fakePiRecord(run.dir)).rejects.toThrow();
   });
@@ -195,7 +249,10 @@ const GARBAGE: Array<[string, Buffer]> = [
       `${json({ type: "from_the_future", x: 1 })}\n${json({ type: "message_end", message: null })}\n${json({ type: "message_end", message: { role: "assistant", content: "not an array", usage: "lots" } })}\n${json({ type: "tool_execution_start" })}\n${END}\n`,
     ),
   ],
-  ["a 10 MB garbage line", Buffer.concat([Buffer.from("garbage:"), Buffer.alloc(10 * 1024 * 1024, 0x78), Buffer.from(`\n${END}\n`)])],
+  [
+    "a 10 MB garbage line",
+    Buffer.concat([Buffer.from("garbage:"), Buffer.alloc(10 * 1024 * 1024, 0x78), Buffer.from(`\n${END}\n`)]),
+  ],
   [
     "a 10 MB message_update line",
     Buffer.from(
@@ -204,7 +261,11 @@ const GARBAGE: Array<[string, Buffer]> = [
   ],
   [
     "invalid UTF-8 on its own line and inside a JSON string",
-    Buffer.concat([Buffer.from([0xff, 0xfe, 0x0a]), withBytes(`${json({ type: "mystery", v: "@@" })}\n`, "@@", [0xc3, 0x28]), Buffer.from(`${END}\n`)]),
+    Buffer.concat([
+      Buffer.from([0xff, 0xfe, 0x0a]),
+      withBytes(`${json({ type: "mystery", v: "@@" })}\n`, "@@", [0xc3, 0x28]),
+      Buffer.from(`${END}\n`),
+    ]),
   ],
   ["the terminal line without its final newline", Buffer.from(`${json({ type: "agent_start" })}\n${END}`)],
   ["a truncated last line after the answer", Buffer.from(`${END}\n{"type":"message_end","message":{"role":"assi`)],

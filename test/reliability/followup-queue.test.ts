@@ -28,8 +28,18 @@ describe("a follow-up to a queued child", () => {
       await vi.waitFor(async () => expect(await rc.tree.readQueue("/root")).toEqual(["/root/d"]));
 
       const followup = followupTaskTool({ pi: {} as ExtensionAPI, runtime: () => rc.runtime });
-      const result = await followup.execute("call-1", { target: "d", message: "also check the tests" }, undefined, undefined, {} as never);
-      expect(result.details).toMatchObject({ agent_name: "/root/d", queued_behind_running_turn: true, queue_position: 1 });
+      const result = await followup.execute(
+        "call-1",
+        { target: "d", message: "also check the tests" },
+        undefined,
+        undefined,
+        {} as never,
+      );
+      expect(result.details).toMatchObject({
+        agent_name: "/root/d",
+        queued_behind_running_turn: true,
+        queue_position: 1,
+      });
 
       const notices: Notice[] = [];
       await vi.waitFor(
@@ -53,7 +63,9 @@ describe("a follow-up to a queued child", () => {
       expect(d.runs).toHaveLength(1);
       expect(await rc.tree.readQueue("/root")).toEqual([]);
       expect(d.followupQueued).toBe(false);
-      const meta = JSON.parse(await readFile(path.join(rc.tree.agentDir("/root/d"), "runs", d.runs[0]!, "meta.json"), "utf8")) as { task: string };
+      const meta = JSON.parse(
+        await readFile(path.join(rc.tree.agentDir("/root/d"), "runs", d.runs[0]!, "meta.json"), "utf8"),
+      ) as { task: string };
       expect(meta.task.indexOf("job d")).toBeGreaterThanOrEqual(0);
       expect(meta.task.indexOf("also check the tests")).toBeGreaterThan(meta.task.indexOf("job d"));
       expect(await settleLeftovers()).toEqual([]);

@@ -45,14 +45,21 @@ describe(`area 5: ${WRAPPERS} wrappers at once`, () => {
   it(`${WRAPPERS} concurrent runs complete with their own, correct artifacts; 0 processes left`, async () => {
     const scenario = { steps: [{ tool: { id: "t1", name: "read" } }, { sleep: 200 }, { echoTask: true }] };
     const cases = await Promise.all(
-      Array.from({ length: WRAPPERS }, (_, i) => wrapperCase({ meta: defaultMeta({ runId: `load-${i}`, task: `task number ${i}` }), scenario })),
+      Array.from({ length: WRAPPERS }, (_, i) =>
+        wrapperCase({ meta: defaultMeta({ runId: `load-${i}`, task: `task number ${i}` }), scenario }),
+      ),
     );
     const started = Date.now();
     const runs = await Promise.all(cases.map((c) => c.run()));
     console.log(`[reliability] ${WRAPPERS} concurrent wrappers finished in ${Date.now() - started} ms`);
     runs.forEach((run, i) => {
       expect(run.code).toBe(0);
-      expect(run.result).toMatchObject({ runId: `load-${i}`, status: "completed", finalText: `task number ${i}`, toolCalls: 1 });
+      expect(run.result).toMatchObject({
+        runId: `load-${i}`,
+        status: "completed",
+        finalText: `task number ${i}`,
+        toolCalls: 1,
+      });
       expect(run.events.find((e) => e.type === "run_start")).toMatchObject({ runId: `load-${i}` });
       expect(run.events.filter((e) => e.type === "assistant_text")).toHaveLength(1);
     });
@@ -99,11 +106,16 @@ describe(`area 5: the extension with ${SPAWNS} turns requested at once`, () => {
       // The wrappers' own clocks: no instant with more than 3 runs alive.
       const results = await Promise.all(
         states.map(
-          async (s) => JSON.parse(await readFile(path.join(rc.tree.agentDir(s.record.path), "runs", "0001-spawn", "result.json"), "utf8")) as ResultV1,
+          async (s) =>
+            JSON.parse(
+              await readFile(path.join(rc.tree.agentDir(s.record.path), "runs", "0001-spawn", "result.json"), "utf8"),
+            ) as ResultV1,
         ),
       );
       const overlap = maxOverlap(results.map((r) => [Date.parse(r.startedAt), Date.parse(r.endedAt)]));
-      console.log(`[reliability] ${SPAWNS} spawns: at most ${mostActive} active slots sampled, ${overlap} wrapper runs overlapping, ${notices.length} notices`);
+      console.log(
+        `[reliability] ${SPAWNS} spawns: at most ${mostActive} active slots sampled, ${overlap} wrapper runs overlapping, ${notices.length} notices`,
+      );
       expect(mostActive).toBeLessThanOrEqual(3);
       expect(overlap).toBeLessThanOrEqual(3);
       expect(await settleLeftovers()).toEqual([]);

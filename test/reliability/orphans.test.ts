@@ -25,7 +25,8 @@ const GONE_WITHIN_MS = 2000;
 const TRIALS = 2;
 
 /** `setsid` a sleep and wait until it is in its own session (its pid file is written from there). */
-const SETSID_SLEEP = "setsid sh -c 'echo $$ > setsid.pid; exec sleep 60' &\nwhile [ ! -s setsid.pid ]; do sleep 0.01; done\n";
+const SETSID_SLEEP =
+  "setsid sh -c 'echo $$ > setsid.pid; exec sleep 60' &\nwhile [ ! -s setsid.pid ]; do sleep 0.01; done\n";
 
 /** Children that are not a cooperating pi. Each writes `ready` once all its processes exist. */
 const SCRIPTS: Array<[string, string]> = [
@@ -44,7 +45,8 @@ async function scriptCase(body: string): Promise<{ c: WrapperCase; env: NodeJS.P
 }
 
 const exists = async (file: string) => (await stat(file).catch(() => undefined)) !== undefined;
-const waitForFile = (file: string) => vi.waitFor(async () => expect(await exists(file)).toBe(true), { timeout: 15_000, interval: 20 });
+const waitForFile = (file: string) =>
+  vi.waitFor(async () => expect(await exists(file)).toBe(true), { timeout: 15_000, interval: 20 });
 
 /** The session id of a live process (field 6 of /proc/<pid>/stat). */
 function sessionOf(pid: number): number {
@@ -71,7 +73,9 @@ describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 
   });
 
   it(`the fake pi without the task extension, a grandchild in its group (${TRIALS} trials)`, async () => {
-    const slow = { steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }] };
+    const slow = {
+      steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }],
+    };
     for (let i = 0; i < TRIALS; i++) {
       const c = await wrapperCase({ meta: defaultMeta(), scenario: slow });
       const wrapper = c.start();
@@ -86,8 +90,11 @@ describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 
 describe("area 3b: the normal end of a run", () => {
   it("a child that answers and exits, leaving a setsid sleep (one that ignores SIGTERM, too) behind: result.json written, 0 processes once the wrapper has exited", async () => {
     const answer = messageEnd("done").replaceAll("'", "'\\''");
-    const stubborn = "setsid sh -c 'trap \"\" TERM; echo $$ > stubborn.pid; sleep 60' > /dev/null 2>&1 &\nwhile [ ! -s stubborn.pid ]; do sleep 0.01; done\n";
-    const { c, env } = await scriptCase(`${SETSID_SLEEP.replace("&", "> /dev/null 2>&1 &")}${stubborn}echo '${answer}'\n`);
+    const stubborn =
+      "setsid sh -c 'trap \"\" TERM; echo $$ > stubborn.pid; sleep 60' > /dev/null 2>&1 &\nwhile [ ! -s stubborn.pid ]; do sleep 0.01; done\n";
+    const { c, env } = await scriptCase(
+      `${SETSID_SLEEP.replace("&", "> /dev/null 2>&1 &")}${stubborn}echo '${answer}'\n`,
+    );
     const run = await c.collect(await c.start({ env }).done);
     expect(run.code).toBe(0);
     expect(run.result).toMatchObject({ status: "completed", finalText: "done", forcedExit: false });

@@ -35,7 +35,14 @@ const FAULTS: Array<[string, object, Record<string, unknown>, Expected, NodeJS.S
     ["SIGSEGV"],
     10_000,
   ],
-  ["is SIGKILLed before any answer", { steps: [grandchild, { crash: "SIGKILL" }] }, {}, { status: "failed", childSignal: "SIGKILL" }, ["SIGKILL"], 10_000],
+  [
+    "is SIGKILLed before any answer",
+    { steps: [grandchild, { crash: "SIGKILL" }] },
+    {},
+    { status: "failed", childSignal: "SIGKILL" },
+    ["SIGKILL"],
+    10_000,
+  ],
   [
     "hangs forever without output (timeoutMs 800)",
     { steps: [grandchild, { linger: null }] },

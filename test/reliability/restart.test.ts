@@ -29,7 +29,9 @@ const FINISHED_STATUSES: readonly AgentStatus[] = ["completed", "errored", "abor
 
 /** A new process's runtime over the same tree directory, restored as on session_start. */
 async function restarted(rc: RuntimeCase): Promise<TreeRuntime> {
-  const runtime = rc.track(new TreeRuntime({ self: "/root", isRoot: true, treeDir: rc.tree.root }, rc.tree, LIMITS, rc.dir));
+  const runtime = rc.track(
+    new TreeRuntime({ self: "/root", isRoot: true, treeDir: rc.tree.root }, rc.tree, LIMITS, rc.dir),
+  );
   await restore(runtime, []);
   return runtime;
 }
@@ -82,7 +84,10 @@ describe("area 7: the parent restarts while children run", () => {
       const status = (name: string) => first.children.get(`/root/${name}`)!.record;
       expect(status("done")).toMatchObject({ status: "completed", notifiedRun: "0001-spawn" });
       expect(status("broke")).toMatchObject({ status: "errored", health: "unhealthy", lastReason: "pi crashed" });
-      expect(status("lost")).toMatchObject({ status: "interrupted", lastReason: "the parent went away and the turn's wrapper left no result.json" });
+      expect(status("lost")).toMatchObject({
+        status: "interrupted",
+        lastReason: "the parent went away and the turn's wrapper left no result.json",
+      });
       // Its prompt never reached a session: it goes first with the next turn.
       expect(status("lost").undelivered.map((p) => p.text)).toEqual(["task for lost"]);
       expect(status("closed").status).toBe("shutdown");
@@ -104,7 +109,9 @@ describe("area 7: the parent restarts while children run", () => {
   it("a wrapper still finishing when the parent restarts is waited for: the restored status is its real outcome", async () => {
     // The child answers at once, then lingers; its wrapper has decided `completed` and waits
     // out the grace period when the parent dies. Guessing `interrupted` would be a lie.
-    const rc = await runtimeCase({ steps: [{ assistant: { text: "finished before the crash", stopReason: "stop" } }, { linger: null }] });
+    const rc = await runtimeCase({
+      steps: [{ assistant: { text: "finished before the crash", stopReason: "stop" } }, { linger: null }],
+    });
     try {
       const template = rc.child("slowpoke").record;
       rc.runtime.children.clear();
@@ -128,7 +135,10 @@ describe("area 7: the parent restarts while children run", () => {
         parent.once("exit", (code) => reject(new Error(`parent exited early (${code})`)));
       });
       const runDir = path.join(rc.tree.agentDir("/root/slowpoke"), "runs", "0001-spawn");
-      await vi.waitFor(async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("assistant_text"), { timeout: 15_000 });
+      await vi.waitFor(
+        async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("assistant_text"),
+        { timeout: 15_000 },
+      );
       parent.kill("SIGKILL");
       await new Promise((r) => parent.once("exit", r));
 
@@ -136,7 +146,9 @@ describe("area 7: the parent restarts while children run", () => {
       const runtime = await restarted(rc);
       console.log(`[reliability] restore waited ${Date.now() - started} ms for the orphaned wrapper`);
       expect(runtime.children.get("/root/slowpoke")!.record).toMatchObject({ status: "completed" });
-      expect(runtime.mailbox.take(5)).toMatchObject([{ agent_name: "/root/slowpoke", type: "completed", report: "finished before the crash" }]);
+      expect(runtime.mailbox.take(5)).toMatchObject([
+        { agent_name: "/root/slowpoke", type: "completed", report: "finished before the crash" },
+      ]);
       expect(await settleLeftovers()).toEqual([]);
     } finally {
       await rc.dispose();

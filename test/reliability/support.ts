@@ -88,10 +88,26 @@ export async function bytesPi(dir: string, stdout: Buffer): Promise<string> {
 
 /** One pi json-mode assistant message_end line. */
 export function messageEnd(text: string, stopReason = "stop"): string {
-  const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const usage = {
+    input: 1,
+    output: 1,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 2,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
   return JSON.stringify({
     type: "message_end",
-    message: { role: "assistant", content: [{ type: "text", text }], api: "x", provider: "fake", model: "fast", usage, stopReason, timestamp: 1 },
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text }],
+      api: "x",
+      provider: "fake",
+      model: "fast",
+      usage,
+      stopReason,
+      timestamp: 1,
+    },
   });
 }
 
@@ -115,7 +131,12 @@ const LIMITS = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeout
 export async function runtimeCase(scenario: object, extraEnv: Record<string, string> = {}): Promise<RuntimeCase> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "psa-reliability-"));
   const saved: Record<string, string | undefined> = {};
-  const env: Record<string, string> = { PI_SUBAGENTS_PI_BIN: FAKE_PI_BIN, FAKE_PI_SCRIPT: JSON.stringify(scenario), TMPDIR: dir, ...extraEnv };
+  const env: Record<string, string> = {
+    PI_SUBAGENTS_PI_BIN: FAKE_PI_BIN,
+    FAKE_PI_SCRIPT: JSON.stringify(scenario),
+    TMPDIR: dir,
+    ...extraEnv,
+  };
   for (const [name, value] of Object.entries(env)) {
     saved[name] = process.env[name];
     process.env[name] = value;

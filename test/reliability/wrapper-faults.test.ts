@@ -21,12 +21,20 @@ afterEach(async () => {
   await cleanupWrapperCases();
 });
 
-const SLOW = { steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }] };
+const SLOW = {
+  steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile: "gc.pid" } }, { sleep: 60_000 }, { echoTask: true }],
+};
 
 async function childStarted(dir: string): Promise<number> {
-  await vi.waitFor(async () => expect((await fakePiRecord(dir)).pid).toBeGreaterThan(0), { timeout: 15_000, interval: 50 });
+  await vi.waitFor(async () => expect((await fakePiRecord(dir)).pid).toBeGreaterThan(0), {
+    timeout: 15_000,
+    interval: 50,
+  });
   // The record is written before the fake installs its handlers and runs the scenario.
-  await vi.waitFor(async () => expect(Number(await readFile(path.join(dir, "gc.pid"), "utf8"))).toBeGreaterThan(0), { timeout: 15_000, interval: 50 });
+  await vi.waitFor(async () => expect(Number(await readFile(path.join(dir, "gc.pid"), "utf8"))).toBeGreaterThan(0), {
+    timeout: 15_000,
+    interval: 50,
+  });
   return (await fakePiRecord(dir)).pid;
 }
 
@@ -34,7 +42,10 @@ describe("area 3: the suite's leftover count can see a process", () => {
   it("a tagged sleeper is counted, then 0 once it is killed", async () => {
     const sleeper = spawnProcess(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
     // One look at /proc reads every process's environ: on a loaded machine that alone can take seconds.
-    await vi.waitFor(async () => expect(await leftoverProcesses()).toContain(sleeper.pid), { timeout: 15_000, interval: 50 });
+    await vi.waitFor(async () => expect(await leftoverProcesses()).toContain(sleeper.pid), {
+      timeout: 15_000,
+      interval: 50,
+    });
     sleeper.kill("SIGKILL");
     await sleeper.done;
     expect(await settleLeftovers()).toEqual([]);
@@ -49,7 +60,11 @@ describe("area 3: 3 signals to the wrapper → child stopped, interrupted, 0 pro
     process.kill(wrapper.pid, signal);
     const run = await c.collect(await wrapper.done);
     expect(run.code).toBe(1);
-    expect(run.result).toMatchObject({ status: "interrupted", errorMessage: `subagent-wrapper received ${signal}`, forcedExit: true });
+    expect(run.result).toMatchObject({
+      status: "interrupted",
+      errorMessage: `subagent-wrapper received ${signal}`,
+      forcedExit: true,
+    });
     expect(await settleLeftovers()).toEqual([]);
   });
 });
@@ -76,7 +91,10 @@ describe("area 3: SIGKILL to the wrapper", () => {
       const state = rc.child("victim");
       await rc.runtime.requestTurn(state, "spawn");
       const running = rc.runtime.children.get("/root/victim")!.running!;
-      await vi.waitFor(async () => expect(await readFile(path.join(running.runDir, "events.jsonl"), "utf8")).toContain("run_start"), { timeout: 15_000 });
+      await vi.waitFor(
+        async () => expect(await readFile(path.join(running.runDir, "events.jsonl"), "utf8")).toContain("run_start"),
+        { timeout: 15_000 },
+      );
       process.kill(running.pid!, "SIGKILL");
       await vi.waitFor(() => expect(rc.runtime.mailbox.pending).toBe(1), { timeout: 15_000 });
       const [notice] = rc.runtime.mailbox.take(5);
@@ -105,7 +123,10 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
       for (const state of states) await rc.runtime.requestTurn(state, "spawn");
       for (const state of states) {
         const runDir = rc.runtime.children.get(state.record.path)!.running!.runDir;
-        await vi.waitFor(async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"), { timeout: 15_000 });
+        await vi.waitFor(
+          async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"),
+          { timeout: 15_000 },
+        );
       }
       await rc.runtime.shutdown();
       for (const state of states) expect(state.record.status).toBe("interrupted");
@@ -147,12 +168,17 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
       });
       const runDirs = ["a", "b", "c"].map((name) => path.join(rc.tree.agentDir(`/root/${name}`), "runs", "0001-spawn"));
       for (const runDir of runDirs) {
-        await vi.waitFor(async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"), { timeout: 15_000 });
+        await vi.waitFor(
+          async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"),
+          { timeout: 15_000 },
+        );
       }
       parent.kill("SIGKILL");
       const killedAt = Date.now();
       expect(await settleLeftovers(10_000)).toEqual([]);
-      console.log(`[reliability] 3 wrappers and their children gone ${Date.now() - killedAt} ms after the parent was SIGKILLed`);
+      console.log(
+        `[reliability] 3 wrappers and their children gone ${Date.now() - killedAt} ms after the parent was SIGKILLed`,
+      );
       for (const runDir of runDirs) {
         const result = JSON.parse(await readFile(path.join(runDir, "result.json"), "utf8"));
         expect(result).toMatchObject({ status: "interrupted" });

@@ -8,7 +8,11 @@ import { TreeDir } from "../../src/extension/tree/tree-dir.js";
 
 /** Node's error for a full disk, as writeFile raises it. */
 export function enospc(file = "agent.json"): NodeJS.ErrnoException {
-  return Object.assign(new Error(`ENOSPC: no space left on device, open '${file}'`), { code: "ENOSPC", errno: -28, syscall: "open" });
+  return Object.assign(new Error(`ENOSPC: no space left on device, open '${file}'`), {
+    code: "ENOSPC",
+    errno: -28,
+    syscall: "open",
+  });
 }
 
 export class FailingTree extends TreeDir {

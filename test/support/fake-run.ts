@@ -62,7 +62,9 @@ export class FakeScheduler implements Scheduler {
   async advance(ms: number): Promise<void> {
     const end = this.time + ms;
     for (;;) {
-      const next = [...this.timers.values()].filter((timer) => timer.due <= end).sort((a, b) => a.due - b.due || a.id - b.id)[0];
+      const next = [...this.timers.values()]
+        .filter((timer) => timer.due <= end)
+        .sort((a, b) => a.due - b.due || a.id - b.id)[0];
       if (!next) break;
       this.time = next.due;
       if (next.every) next.due += next.every;
@@ -140,7 +142,8 @@ export class FakeChild extends EventEmitter implements ChildHandle {
 
   receiveAsEscapee(signal: NodeJS.Signals): void {
     this.escapeeSignals.push({ signal, at: this.clock.now() });
-    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.escapee === "ends on SIGTERM")) this.escapeeAlive = false;
+    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.escapee === "ends on SIGTERM"))
+      this.escapeeAlive = false;
   }
 
   /** A process of its group is still there (before the child exits, the child itself counts). */
@@ -165,7 +168,8 @@ export class FakeChild extends EventEmitter implements ChildHandle {
 
   receive(signal: NodeJS.Signals): void {
     this.signals.push({ signal, at: this.clock.now(), afterExit: this.exited });
-    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.straggler === "ends on SIGTERM")) this.stragglerAlive = false;
+    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.straggler === "ends on SIGTERM"))
+      this.stragglerAlive = false;
     if (this.exited) return;
     if (signal === "SIGKILL") this.exit(null, "SIGKILL");
     else if (signal === "SIGTERM" && !this.behaviour.ignoreSigterm) this.exit(143);
@@ -212,7 +216,11 @@ export class FakeGuard implements OrphanGuard {
 export function fakeChildOperations(
   child: FakeChild,
   options: { alive?: (pid: number) => boolean } = {},
-): ChildOperations & { spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }>; guard: FakeGuard; events: string[] } {
+): ChildOperations & {
+  spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }>;
+  guard: FakeGuard;
+  events: string[];
+} {
   const spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }> = [];
   const guard = new FakeGuard(child.clock);
   /** The order in which the guard started and the child was spawned. */
@@ -227,7 +235,8 @@ export function fakeChildOperations(
       return guard;
     },
     groupAlive: (pgid) => pgid === child.pid && child.groupAlive,
-    tokenProcesses: async (runToken) => (child.escapeeAlive && spawned[0]?.options.runToken === runToken ? [ESCAPEE_PID] : []),
+    tokenProcesses: async (runToken) =>
+      child.escapeeAlive && spawned[0]?.options.runToken === runToken ? [ESCAPEE_PID] : [],
     signalProcess: (pid, signal) => {
       if (pid === ESCAPEE_PID) child.receiveAsEscapee(signal);
     },

@@ -100,7 +100,8 @@ export class FakeTurns implements TurnOperations {
       ...(damaged !== undefined && { damagedResult: () => (ended ? damaged : undefined) }),
       stop: () => {
         turn.stops++;
-        if (this.onStop === "interrupted") turn.finish(turnResult({ status: "interrupted", turns: 0, abortReason: "stopped" }));
+        if (this.onStop === "interrupted")
+          turn.finish(turnResult({ status: "interrupted", turns: 0, abortReason: "stopped" }));
       },
     };
   }

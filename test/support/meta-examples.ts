@@ -3,7 +3,13 @@
  * schema agreement test (test/unit/schemas.test.ts): both must accept the valid ones and
  * reject the invalid ones, so the published schema and the wrapper never disagree.
  */
-export const BASE_META = { runId: "r1", task: "do it", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl" };
+export const BASE_META = {
+  runId: "r1",
+  task: "do it",
+  cwd: ".",
+  resultPath: "out/result.json",
+  eventsPath: "out/events.jsonl",
+};
 
 const base = BASE_META;
 
@@ -51,13 +57,41 @@ export const INVALID_META: Array<[string, unknown, string]> = [
   ["missing eventsPath", { ...base, eventsPath: undefined }, 'meta.json is missing required field "eventsPath"'],
   ["a numeric task", { ...base, task: 5 }, 'meta.json field "task" must be a string, not a number'],
   ["an empty cwd", { ...base, cwd: "" }, 'meta.json field "cwd" must not be empty'],
-  ["a numeric model", { ...base, requestedModel: 3 }, 'meta.json field "requestedModel" must be a string, not a number'],
-  ["tools as a string", { ...base, tools: "read,bash" }, 'meta.json field "tools" must be an array of non-empty strings'],
-  ["extensions with a number", { ...base, extensions: ["a", 1] }, 'meta.json field "extensions" must be an array of non-empty strings'],
-  ["noExtensions as a string", { ...base, noExtensions: "yes" }, 'meta.json field "noExtensions" must be a boolean, not a string'],
-  ["a zero timeout", { ...base, timeoutMs: 0 }, 'meta.json field "timeoutMs" must be a positive number of milliseconds, not 0'],
-  ["a negative grace", { ...base, graceMs: -5 }, 'meta.json field "graceMs" must be a positive number of milliseconds, not -5'],
-  ["a string timeout", { ...base, timeoutMs: "100" }, 'meta.json field "timeoutMs" must be a positive number of milliseconds, not "100"'],
+  [
+    "a numeric model",
+    { ...base, requestedModel: 3 },
+    'meta.json field "requestedModel" must be a string, not a number',
+  ],
+  [
+    "tools as a string",
+    { ...base, tools: "read,bash" },
+    'meta.json field "tools" must be an array of non-empty strings',
+  ],
+  [
+    "extensions with a number",
+    { ...base, extensions: ["a", 1] },
+    'meta.json field "extensions" must be an array of non-empty strings',
+  ],
+  [
+    "noExtensions as a string",
+    { ...base, noExtensions: "yes" },
+    'meta.json field "noExtensions" must be a boolean, not a string',
+  ],
+  [
+    "a zero timeout",
+    { ...base, timeoutMs: 0 },
+    'meta.json field "timeoutMs" must be a positive number of milliseconds, not 0',
+  ],
+  [
+    "a negative grace",
+    { ...base, graceMs: -5 },
+    'meta.json field "graceMs" must be a positive number of milliseconds, not -5',
+  ],
+  [
+    "a string timeout",
+    { ...base, timeoutMs: "100" },
+    'meta.json field "timeoutMs" must be a positive number of milliseconds, not "100"',
+  ],
   [
     "an unknown thinking level",
     { ...base, thinking: "maximum" },
@@ -66,13 +100,29 @@ export const INVALID_META: Array<[string, unknown, string]> = [
   ["env as an array", { ...base, env: ["A=1"] }, 'meta.json field "env" must be an object of strings, not an array'],
   ["a numeric env value", { ...base, env: { A: 1 } }, 'meta.json field "env.A" must be a string, not a number'],
   ["another version", { ...base, version: 2 }, "meta.json version 2 is not supported (this wrapper reads version 1)"],
-  ["a version string", { ...base, version: "1" }, 'meta.json version "1" is not supported (this wrapper reads version 1)'],
+  [
+    "a version string",
+    { ...base, version: "1" },
+    'meta.json version "1" is not supported (this wrapper reads version 1)',
+  ],
   ["a string", "meta", "meta.json must hold a JSON object, not a string"],
   ["an empty runId", { ...base, runId: "" }, 'meta.json field "runId" must not be empty'],
   ["an empty resultPath", { ...base, resultPath: "" }, 'meta.json field "resultPath" must not be empty'],
   ["a numeric runId", { ...base, runId: 7 }, 'meta.json field "runId" must be a string, not a number'],
-  ["an empty tool name", { ...base, tools: ["read", ""] }, 'meta.json field "tools" must be an array of non-empty strings'],
-  ["noContextFiles as a number", { ...base, noContextFiles: 1 }, 'meta.json field "noContextFiles" must be a boolean, not a number'],
-  ["a null transcriptPath", { ...base, transcriptPath: null }, 'meta.json field "transcriptPath" must be a string, not null'],
+  [
+    "an empty tool name",
+    { ...base, tools: ["read", ""] },
+    'meta.json field "tools" must be an array of non-empty strings',
+  ],
+  [
+    "noContextFiles as a number",
+    { ...base, noContextFiles: 1 },
+    'meta.json field "noContextFiles" must be a boolean, not a number',
+  ],
+  [
+    "a null transcriptPath",
+    { ...base, transcriptPath: null },
+    'meta.json field "transcriptPath" must be a string, not null',
+  ],
   ["env as a string", { ...base, env: "A=1" }, 'meta.json field "env" must be an object of strings, not a string'],
 ];

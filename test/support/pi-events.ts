@@ -69,13 +69,21 @@ export const retryStart = (attempt = 1): PiEvent => ({
 export const agentStart = (): PiEvent => ({ type: "agent_start" });
 export const turnStart = (): PiEvent => ({ type: "turn_start" });
 export const turnEnd = (): PiEvent => ({ type: "turn_end" });
-export const agentEnd = (willRetry?: boolean): PiEvent => ({ type: "agent_end", messages: [], ...(willRetry !== undefined && { willRetry }) });
+export const agentEnd = (willRetry?: boolean): PiEvent => ({
+  type: "agent_end",
+  messages: [],
+  ...(willRetry !== undefined && { willRetry }),
+});
 
 /** pi 1.x's end of all automatic work of a run. */
 export const agentSettled = (aborted = false): PiEvent => ({ type: "agent_settled", aborted });
 
 /** pi's queue of accepted, undelivered messages (both lines print it on every change). */
-export const queueUpdate = (steering: string[] = [], followUp: string[] = []): PiEvent => ({ type: "queue_update", steering, followUp });
+export const queueUpdate = (steering: string[] = [], followUp: string[] = []): PiEvent => ({
+  type: "queue_update",
+  steering,
+  followUp,
+});
 
 /** pi 1.x's system message (its prompt sections), before the first user message. */
 export const systemMessage = (): PiEvent => ({

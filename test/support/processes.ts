@@ -37,7 +37,8 @@ export interface SpawnedProcess {
 const live = new Map<number, SpawnedProcess>();
 
 export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {}): SpawnedProcess {
-  const stdio: StdioOptions = opts.input !== undefined ? ["pipe", "pipe", "pipe"] : (opts.stdio ?? ["ignore", "pipe", "pipe"]);
+  const stdio: StdioOptions =
+    opts.input !== undefined ? ["pipe", "pipe", "pipe"] : (opts.stdio ?? ["ignore", "pipe", "pipe"]);
   const started = Date.now();
   const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio, detached: true, shell: false });
   let stdout = "";

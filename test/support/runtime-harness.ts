@@ -34,7 +34,10 @@ export async function cleanupRuntimes(): Promise<void> {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 }
 
-export async function runtimeHarness(limits: Partial<TreeLimits> = {}, tree?: (root: string) => TreeDir): Promise<RuntimeHarness> {
+export async function runtimeHarness(
+  limits: Partial<TreeLimits> = {},
+  tree?: (root: string) => TreeDir,
+): Promise<RuntimeHarness> {
   const root = await mkdtemp(path.join(os.tmpdir(), "runtime-test-"));
   dirs.push(root);
   const treeDir = tree ? tree(root) : new TreeDir(root);

@@ -57,7 +57,13 @@ export const reply = {
   /** One tool call (optionally preceded by text), finish_reason `tool_calls`. */
   toolCall(name: string, args: unknown, opts: StreamOptions & { id?: string; text?: string } = {}): Reply {
     const { id, text = "", ...rest } = opts;
-    return { kind: "stream", text, toolCalls: [{ name, args, ...(id ? { id } : {}) }], finishReason: "tool_calls", ...rest };
+    return {
+      kind: "stream",
+      text,
+      toolCalls: [{ name, args, ...(id ? { id } : {}) }],
+      finishReason: "tool_calls",
+      ...rest,
+    };
   },
   /** Several tool calls in one assistant message. */
   toolCalls(calls: ToolCallSpec[], opts: StreamOptions & { text?: string } = {}): Reply {
@@ -141,13 +147,18 @@ export async function startScriptedLlm(opts: { defaultReply?: Reply } = {}): Pro
       allRequests.push({ method: req.method ?? "GET", path, headers: req.headers, body });
 
       if (req.method === "GET" && path.endsWith("/models")) {
-        return sendJson(res, 200, { object: "list", data: ["fast", "deep"].map((id) => ({ id, object: "model", owned_by: "fake" })) });
+        return sendJson(res, 200, {
+          object: "list",
+          data: ["fast", "deep"].map((id) => ({ id, object: "model", owned_by: "fake" })),
+        });
       }
       if (req.method !== "POST" || !path.endsWith("/chat/completions")) {
         return sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "not_found" } });
       }
       if (body?.stream !== true) {
-        return sendJson(res, 400, { error: { message: "scripted-llm only implements stream:true", type: "invalid_request_error" } });
+        return sendJson(res, 400, {
+          error: { message: "scripted-llm only implements stream:true", type: "invalid_request_error" },
+        });
       }
       const index = requests.length;
       requests.push(body);
@@ -214,7 +225,9 @@ export function systemText(req: ChatRequest): string {
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
-    return content.map((p: { type?: string; text?: string }) => (p?.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
+    return content
+      .map((p: { type?: string; text?: string }) => (p?.type === "text" && typeof p.text === "string" ? p.text : ""))
+      .join("");
   }
   return "";
 }
@@ -246,7 +259,14 @@ async function respond(res: http.ServerResponse, r: Reply, model: string, index:
   const created = Math.floor(Date.now() / 1000);
   const send = (delta: object, finish: string | null = null, usage?: Usage) => {
     if (res.destroyed) return;
-    const chunk = { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) };
+    const chunk = {
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...(usage ? { usage } : {}),
+    };
     res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   };
 

@@ -25,7 +25,9 @@ export function expectCleanExit(run: { code: number | null; timedOut: boolean; s
 
 /** Every notice the agent received through wait_agent, in order. */
 export function noticesOf(h: TreeHarness, agent = "/root"): Json[] {
-  return h.allResultsOf(agent).flatMap((r) => (r && typeof r === "object" && Array.isArray((r as Json).notices) ? (r as Json).notices : []));
+  return h
+    .allResultsOf(agent)
+    .flatMap((r) => (r && typeof r === "object" && Array.isArray((r as Json).notices) ? (r as Json).notices : []));
 }
 
 /** The run records of one agent's runs, from events.jsonl: [run_start ts, run_end ts]. */
@@ -40,7 +42,11 @@ export function runSpans(treeDir: string, agentFolder: string): Array<{ run: str
         .split("\n")
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Json);
-      return { run, start: lines.find((l) => l.type === "run_start")!.ts, end: lines.find((l) => l.type === "run_end")!.ts };
+      return {
+        run,
+        start: lines.find((l) => l.type === "run_start")!.ts,
+        end: lines.find((l) => l.type === "run_end")!.ts,
+      };
     });
 }
 

@@ -75,12 +75,17 @@ export function noticesIn(req: ChatRequest): Json[] {
 
 /** wait_agent until `done(notices)` holds for the notices received so far. */
 export function waitUntil(done: (notices: Json[]) => boolean, timeoutMs = 20_000): LoopStep {
-  return { loop: (req) => (done(noticesIn(req)) ? undefined : reply.toolCall("wait_agent", { timeout_ms: timeoutMs })) };
+  return {
+    loop: (req) => (done(noticesIn(req)) ? undefined : reply.toolCall("wait_agent", { timeout_ms: timeoutMs })),
+  };
 }
 
 /** wait_agent until each of `agents` has sent a notice of a turn's end (any type but `message`). */
 export function waitForAll(agents: string[], timeoutMs = 20_000): LoopStep {
-  return waitUntil((notices) => agents.every((a) => notices.some((n) => n.agent_name === a && n.type !== "message")), timeoutMs);
+  return waitUntil(
+    (notices) => agents.every((a) => notices.some((n) => n.agent_name === a && n.type !== "message")),
+    timeoutMs,
+  );
 }
 
 /** wait_agent (short timeouts) until `condition()` holds, e.g. until a child's request arrived. */
@@ -98,7 +103,9 @@ export function readWholeReport(target: string): LoopStep {
         return reply.toolCall("get_agent_report", { target });
       }
       const last = lastToolResult(req) as Json;
-      return isObj(last) && typeof last.next_offset === "number" ? reply.toolCall("get_agent_report", { target, offset: last.next_offset }) : undefined;
+      return isObj(last) && typeof last.next_offset === "number"
+        ? reply.toolCall("get_agent_report", { target, offset: last.next_offset })
+        : undefined;
     },
   };
 }
@@ -107,14 +114,20 @@ export function readWholeReport(target: string): LoopStep {
 export function toolTexts(req: ChatRequest): string[] {
   return (req.messages ?? [])
     .filter((m) => m.role === "tool")
-    .map((m) => (typeof m.content === "string" ? m.content : (m.content as Array<{ text?: string }>).map((p) => p.text ?? "").join("")));
+    .map((m) =>
+      typeof m.content === "string"
+        ? m.content
+        : (m.content as Array<{ text?: string }>).map((p) => p.text ?? "").join(""),
+    );
 }
 
 /** The raw text of the tool result answering the call with `name` and arguments matching `args`. */
 export function toolResultFor(req: ChatRequest, name: string, args: Json = {}): string[] {
   const calls = new Map<string, { name: string; args: Json }>();
   for (const m of req.messages ?? []) {
-    for (const c of (m.tool_calls as Array<{ id: string; function: { name: string; arguments: string } }> | undefined) ?? []) {
+    for (const c of (m.tool_calls as
+      | Array<{ id: string; function: { name: string; arguments: string } }>
+      | undefined) ?? []) {
       calls.set(c.id, { name: c.function.name, args: JSON.parse(c.function.arguments || "{}") as Json });
     }
   }
@@ -124,7 +137,11 @@ export function toolResultFor(req: ChatRequest, name: string, args: Json = {}): 
     const call = calls.get(m.tool_call_id);
     if (!call || call.name !== name) continue;
     if (!Object.entries(args).every(([k, v]) => JSON.stringify(call.args[k]) === JSON.stringify(v))) continue;
-    out.push(typeof m.content === "string" ? m.content : (m.content as Array<{ text?: string }>).map((p) => p.text ?? "").join(""));
+    out.push(
+      typeof m.content === "string"
+        ? m.content
+        : (m.content as Array<{ text?: string }>).map((p) => p.text ?? "").join(""),
+    );
   }
   return out;
 }
@@ -169,10 +186,20 @@ export function twoProviders(url: string): unknown {
         compat,
         models: [
           { id: "fast", reasoning: true },
-          { id: "deep", reasoning: true, thinkingLevelMap: { minimal: null, low: null, medium: null, high: "high", xhigh: "max" } },
+          {
+            id: "deep",
+            reasoning: true,
+            thinkingLevelMap: { minimal: null, low: null, medium: null, high: "high", xhigh: "max" },
+          },
         ],
       },
-      other: { baseUrl: `${url}/other`, api: "openai-completions", apiKey: "other-key", compat, models: [{ id: "alt", reasoning: false }] },
+      other: {
+        baseUrl: `${url}/other`,
+        api: "openai-completions",
+        apiKey: "other-key",
+        compat,
+        models: [{ id: "alt", reasoning: false }],
+      },
     },
   };
 }

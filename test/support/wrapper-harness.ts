@@ -64,7 +64,9 @@ export function defaultMeta(overrides: Record<string, unknown> = {}): Record<str
  * A temp dir with meta.json. `scenario` (a fake-pi scenario name or inline object) goes in
  * the environment; `metaText` replaces meta.json's text entirely (for bad-input tests).
  */
-export async function wrapperCase(options: { meta?: Record<string, unknown>; scenario?: string | object; metaText?: string } = {}): Promise<WrapperCase> {
+export async function wrapperCase(
+  options: { meta?: Record<string, unknown>; scenario?: string | object; metaText?: string } = {},
+): Promise<WrapperCase> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "psa-wrapper-test-"));
   const meta = options.meta ?? defaultMeta();
   const metaPath = path.join(dir, "meta.json");

@@ -4,7 +4,11 @@ import { ABORT_NO_REASON, findAbortMarker } from "../../src/wrapper/abort-marker
 describe("findAbortMarker", () => {
   it.each([
     ["a line of its own", ["[ABORT] Could not find a Stripe integration"], "Could not find a Stripe integration"],
-    ["after other lines", ["Checked the repo.\n[ABORT] API is not enabled for this project\nmore"], "API is not enabled for this project"],
+    [
+      "after other lines",
+      ["Checked the repo.\n[ABORT] API is not enabled for this project\nmore"],
+      "API is not enabled for this project",
+    ],
     ["indented", ["   \t[ABORT]   spaced out   "], "spaced out"],
     ["after CRLF lines", ["first\r\n[ABORT] windows line\r\n"], "windows line"],
     ["in a later text block", ["all good so far", "second block\n[ABORT] late stop"], "late stop"],

@@ -8,7 +8,15 @@ const args = (extra: object) => buildChildArgs(parseMeta({ ...base, ...extra }, 
 
 describe("buildChildArgs", () => {
   it("runs json mode with templates off, the task extension, no saved session and the placeholder last", () => {
-    expect(args({})).toEqual(["--mode", "json", "--no-prompt-templates", "--extension", "/ext/task.js", "--no-session", TASK_PLACEHOLDER]);
+    expect(args({})).toEqual([
+      "--mode",
+      "json",
+      "--no-prompt-templates",
+      "--extension",
+      "/ext/task.js",
+      "--no-session",
+      TASK_PLACEHOLDER,
+    ]);
   });
 
   // The task extension first: its tool_call wait (cwdReadyPath) comes before any other

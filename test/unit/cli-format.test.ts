@@ -5,24 +5,55 @@ import { formatDoctorReport, nodeVersionOk, parsePiVersion } from "../../src/cli
 import { checkRunContracts, describeState, formatInspection, runState } from "../../src/cli/inspect-format.js";
 import type { EventLine, RunSnapshot } from "../../src/cli/run-files.js";
 import { parseEventLines } from "../../src/cli/run-files.js";
-import { followDecision, formatStoppedSummary, formatTailLine, formatTailSummary, tailExitCode } from "../../src/cli/tail-format.js";
+import {
+  followDecision,
+  formatStoppedSummary,
+  formatTailLine,
+  formatTailSummary,
+  tailExitCode,
+} from "../../src/cli/tail-format.js";
 import { firstLinePreview, formatCount, formatDuration, lastLines, plural } from "../../src/cli/text.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { emptyUsage, formatCost } from "../../src/contracts/usage.js";
 
 const T0 = 1_796_046_533_000;
-const usage = { ...emptyUsage(), input: 1200, output: 300, totalTokens: 1500, cost: { ...emptyUsage().cost, total: 0.0123 } };
+const usage = {
+  ...emptyUsage(),
+  input: 1200,
+  output: 300,
+  totalTokens: 1500,
+  cost: { ...emptyUsage().cost, total: 0.0123 },
+};
 
 const RECORDS = [
   { type: "run_start", runId: "r1", pid: 4242, argv: ["--mode", "json"], seq: 1, ts: T0 },
-  { type: "assistant_text", text: "let me look", model: "fake/fast", stopReason: "toolUse", rawStopReason: "toolUse", usage, seq: 2, ts: T0 + 100 },
+  {
+    type: "assistant_text",
+    text: "let me look",
+    model: "fake/fast",
+    stopReason: "toolUse",
+    rawStopReason: "toolUse",
+    usage,
+    seq: 2,
+    ts: T0 + 100,
+  },
   { type: "tool_call", toolCallId: "c1", toolName: "bash", args: { command: "ls" }, seq: 3, ts: T0 + 200 },
   { type: "tool_result", toolCallId: "c1", toolName: "bash", isError: false, seq: 4, ts: T0 + 300 },
-  { type: "assistant_text", text: "the answer\nin two lines", model: "fake/fast", stopReason: "stop", rawStopReason: "stop", usage, seq: 5, ts: T0 + 400 },
+  {
+    type: "assistant_text",
+    text: "the answer\nin two lines",
+    model: "fake/fast",
+    stopReason: "stop",
+    rawStopReason: "stop",
+    usage,
+    seq: 5,
+    ts: T0 + 400,
+  },
   { type: "run_end", status: "completed", exitCode: 0, seq: 6, ts: T0 + 500 },
 ];
 
-const lines = (records: Record<string, unknown>[]): EventLine[] => records.map((record, index) => ({ line: index + 1, record }));
+const lines = (records: Record<string, unknown>[]): EventLine[] =>
+  records.map((record, index) => ({ line: index + 1, record }));
 
 const RESULT: ResultV1 = {
   version: 1,
@@ -48,7 +79,11 @@ const RESULT: ResultV1 = {
 
 function snapshot(overrides: Partial<RunSnapshot> = {}): RunSnapshot {
   return {
-    files: { dir: "/runs/0001-spawn", resultPath: "/runs/0001-spawn/result.json", eventsPath: "/runs/0001-spawn/events.jsonl" },
+    files: {
+      dir: "/runs/0001-spawn",
+      resultPath: "/runs/0001-spawn/result.json",
+      eventsPath: "/runs/0001-spawn/events.jsonl",
+    },
     events: lines(RECORDS),
     eventsExists: true,
     artifacts: ["stderr.log"],
@@ -88,14 +123,22 @@ describe("text helpers", () => {
 describe("run state", () => {
   it.each<[string, Partial<RunSnapshot>, string]>([
     ["finished", {}, "completed (exit 0)"],
-    ["live", { result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: true } }, "running (pi pid 4242, 2.0 s so far)"],
+    [
+      "live",
+      { result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: true } },
+      "running (pi pid 4242, 2.0 s so far)",
+    ],
     ["run_end but no result.json", { result: undefined }, "ended completed, but result.json is not there (yet)"],
     [
       "child gone without a result",
       { result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: false } },
       "stopped without result.json (its pi process, pid 4242, is gone)",
     ],
-    ["nothing yet", { result: undefined, events: [], eventsExists: false }, "not started (no events and no result.json yet)"],
+    [
+      "nothing yet",
+      { result: undefined, events: [], eventsExists: false },
+      "not started (no events and no result.json yet)",
+    ],
   ])("%s", (_name, overrides, text) => {
     expect(describeState(runState(snapshot(overrides)))).toBe(text);
   });
@@ -108,7 +151,9 @@ describe("inspect screen", () => {
     expect(text).toContain("run       r1  (/runs/0001-spawn)\n");
     expect(text).toContain("agent     /root/scout_one · scout\n");
     expect(text).toContain("status    completed (exit 0) · stop reason stop\n");
-    expect(text).toContain("usage     2 turns · 1 tool call · 3,000 tokens (in 2,400, out 600, cache read 0, write 0) · $0.0246\n");
+    expect(text).toContain(
+      "usage     2 turns · 1 tool call · 3,000 tokens (in 2,400, out 600, cache read 0, write 0) · $0.0246\n",
+    );
     expect(text).toContain("files     events.jsonl (6 records), result.json, stderr.log\n");
     expect(text).toContain("── transcript (events.jsonl) ──\n# run r1 (pid 4242)\n");
     expect(text).toContain('→ bash {"command":"ls"}\n← bash ok\n');
@@ -125,17 +170,32 @@ describe("inspect screen", () => {
   });
 
   it("a live run shows usage so far and the record being written", () => {
-    const snap = snapshot({ result: undefined, events: lines(RECORDS.slice(0, 3)), child: { pid: 4242, alive: true }, partialLine: '{"type":"tool_res' });
+    const snap = snapshot({
+      result: undefined,
+      events: lines(RECORDS.slice(0, 3)),
+      child: { pid: 4242, alive: true },
+      partialLine: '{"type":"tool_res',
+    });
     const text = formatInspection(snap, undefined, { transcript: true });
     expect(text).toContain("status    running (pi pid 4242, 2.0 s so far)\n");
-    expect(text).toContain("usage     1 turn · 1 tool call · 1,500 tokens (in 1,200, out 300, cache read 0, write 0) · $0.0123 so far\n");
+    expect(text).toContain(
+      "usage     1 turn · 1 tool call · 1,500 tokens (in 1,200, out 300, cache read 0, write 0) · $0.0123 so far\n",
+    );
     expect(text).toContain("(a record is being written)");
     expect(text).toContain("no result.json");
   });
 
   it("a failed run shows its error, the child's exit and the tail of stderr", () => {
-    const failed = { ...RESULT, status: "failed", exitCode: 1, errorMessage: "pi exited with code 2", childExitCode: 2 };
-    const text = formatInspection(snapshot({ result: failed, stderrTail: "one\ntwo\n" }), undefined, { transcript: false });
+    const failed = {
+      ...RESULT,
+      status: "failed",
+      exitCode: 1,
+      errorMessage: "pi exited with code 2",
+      childExitCode: 2,
+    };
+    const text = formatInspection(snapshot({ result: failed, stderrTail: "one\ntwo\n" }), undefined, {
+      transcript: false,
+    });
     expect(text).toContain("status    failed (exit 1)");
     expect(text).toContain("error     pi exited with code 2\n");
     expect(text).toContain("pi        exit 2\n");
@@ -152,7 +212,12 @@ describe("inspect screen", () => {
     const report = checkRunContracts(snap, checks);
     expect(report.passed).toEqual([]);
     expect(report.findings).toEqual([
-      { label: "result.json", issues: ['/status: must be one of "completed", "truncated", "aborted", "interrupted", "timed_out", "incomplete", "failed"'] },
+      {
+        label: "result.json",
+        issues: [
+          '/status: must be one of "completed", "truncated", "aborted", "interrupted", "timed_out", "incomplete", "failed"',
+        ],
+      },
       { label: "events.jsonl line 2", issues: ["/isError: must be boolean", "/seq: 3 out of order (expected 2)"] },
       { label: "events.jsonl line 3", issues: ["not JSON (Unexpected token)"] },
     ]);
@@ -163,7 +228,9 @@ describe("inspect screen", () => {
 
   it("a record that breaks its contract is noted in the transcript instead of crashing it", () => {
     const snap = snapshot({ events: lines([{ type: "run_start", seq: 1, ts: T0 }]) });
-    expect(formatInspection(snap, undefined, { transcript: true })).toContain('? record 1 of type "run_start" cannot be shown');
+    expect(formatInspection(snap, undefined, { transcript: true })).toContain(
+      '? record 1 of type "run_start" cannot be shown',
+    );
   });
 });
 
@@ -184,13 +251,17 @@ describe("tail lines", () => {
   it("stamps each record with its time and indents continuation lines", () => {
     const text = formatTailLine({ line: 5, record: RECORDS[4]! });
     expect(text).toMatch(/^\d\d:\d\d:\d\d ## assistant \(fake\/fast, stop: stop\)\n {9}the answer\n {9}in two lines$/);
-    expect(formatTailLine({ line: 9, error: "not JSON (x)", text: "garbage" })).toBe("?        line 9 is not JSON (x): garbage");
+    expect(formatTailLine({ line: 9, error: "not JSON (x)", text: "garbage" })).toBe(
+      "?        line 9 is not JSON (x): garbage",
+    );
   });
 
   it("shows pi's settled record (the end of its automatic work) in tail and inspect, aborted when pi said so", () => {
     const settled = { type: "settled", aborted: false, seq: 6, ts: T0 + 450 };
     expect(formatTailLine({ line: 6, record: settled })).toMatch(/^\d\d:\d\d:\d\d # pi settled$/);
-    expect(formatTailLine({ line: 6, record: { ...settled, aborted: true } })).toMatch(/^\d\d:\d\d:\d\d # pi settled \(aborted\)$/);
+    expect(formatTailLine({ line: 6, record: { ...settled, aborted: true } })).toMatch(
+      /^\d\d:\d\d:\d\d # pi settled \(aborted\)$/,
+    );
     const snap = snapshot({ events: lines([...RECORDS.slice(0, 5), settled, { ...RECORDS[5]!, seq: 7 }]) });
     const text = formatInspection(snap, checkRunContracts(snap, checks), { transcript: true });
     expect(text).toContain("the answer\nin two lines\n\n# pi settled\n\n# end: completed (exit 0)");
@@ -198,14 +269,22 @@ describe("tail lines", () => {
   });
 
   it("shows a live message where the child read it, in tail and inspect, and the record passes the contract check", () => {
-    const delivered = { type: "message_delivered", id: "msg-1", text: "[MESSAGE from /root · task w · id msg-1]\nskip legacy/", seq: 5, ts: T0 + 350 };
+    const delivered = {
+      type: "message_delivered",
+      id: "msg-1",
+      text: "[MESSAGE from /root · task w · id msg-1]\nskip legacy/",
+      seq: 5,
+      ts: T0 + 350,
+    };
     expect(formatTailLine({ line: 5, record: delivered })).toMatch(
       /^\d\d:\d\d:\d\d ## message msg-1 \(read by the child\)\n {9}\[MESSAGE from \/root · task w · id msg-1\]\n {9}skip legacy\/$/,
     );
     const records = [...RECORDS.slice(0, 4), delivered, ...RECORDS.slice(4).map((r) => ({ ...r, seq: r.seq + 1 }))];
     const snap = snapshot({ events: lines(records) });
     const text = formatInspection(snap, checkRunContracts(snap, checks), { transcript: true });
-    expect(text).toContain("← bash ok\n\n## message msg-1 (read by the child)\n[MESSAGE from /root · task w · id msg-1]\nskip legacy/\n\n## assistant");
+    expect(text).toContain(
+      "← bash ok\n\n## message msg-1 (read by the child)\n[MESSAGE from /root · task w · id msg-1]\nskip legacy/\n\n## assistant",
+    );
     expect(text).toContain("✓ events.jsonl (7 records)");
   });
 
@@ -214,7 +293,9 @@ describe("tail lines", () => {
     expect(formatTailSummary({ ...RESULT, status: "failed", exitCode: 1, errorMessage: "boom" }, undefined)).toBe(
       "── failed (exit 1) · 1.5 s · 2 turns · $0.0246 · boom ──",
     );
-    expect(formatTailSummary(undefined, { status: "aborted", exitCode: 1 })).toBe("── aborted (exit 1) · no result.json ──");
+    expect(formatTailSummary(undefined, { status: "aborted", exitCode: 1 })).toBe(
+      "── aborted (exit 1) · no result.json ──",
+    );
     expect(formatStoppedSummary(4242)).toBe("── stopped without result.json (its pi process, pid 4242, is gone) ──");
     expect(tailExitCode(RESULT, undefined)).toBe(0);
     expect(tailExitCode(undefined, { status: "aborted" })).toBe(1);
@@ -230,7 +311,16 @@ describe("tail lines", () => {
     ["pi gone, silent for 10 s", { childAlive: false, lastDataAt: 0 }, "stopped"],
     ["no pid known", { childAlive: undefined, lastDataAt: 0 }, "wait"],
   ])("follow decision: %s", (_name, facts, decision) => {
-    expect(followDecision({ resultPresent: false, runEndAt: undefined, childAlive: undefined, lastDataAt: 10_000, now: 10_000, ...facts })).toBe(decision);
+    expect(
+      followDecision({
+        resultPresent: false,
+        runEndAt: undefined,
+        childAlive: undefined,
+        lastDataAt: 10_000,
+        now: 10_000,
+        ...facts,
+      }),
+    ).toBe(decision);
   });
 });
 

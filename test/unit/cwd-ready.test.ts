@@ -24,10 +24,15 @@ describe("waitForCwdReady", () => {
   });
 
   it("rejects with the file's text when it says anything else", async () => {
-    await expect(waitForCwdReady("/x/ready", { pollMs: 1, read: scripted(1, { text: "the worktree's checkout failed: disk full\n" }).read })).rejects.toThrow(
-      /^the worktree's checkout failed: disk full$/,
+    await expect(
+      waitForCwdReady("/x/ready", {
+        pollMs: 1,
+        read: scripted(1, { text: "the worktree's checkout failed: disk full\n" }).read,
+      }),
+    ).rejects.toThrow(/^the worktree's checkout failed: disk full$/);
+    await expect(waitForCwdReady("/x/ready", { pollMs: 1, read: scripted(0, { text: "\n" }).read })).rejects.toThrow(
+      "/x/ready is empty",
     );
-    await expect(waitForCwdReady("/x/ready", { pollMs: 1, read: scripted(0, { text: "\n" }).read })).rejects.toThrow("/x/ready is empty");
   });
 
   it("rejects, naming the file, when it cannot be read", async () => {

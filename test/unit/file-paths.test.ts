@@ -40,12 +40,17 @@ describe("ensureFolder", () => {
     await expect(ensureFolder(path.join(dir, "file/x/y"))).rejects.toThrow(`${path.join(dir, "file")} is not a folder`);
   });
 
-  it.skipIf(!linux)("refuses /proc and /sys at once (Node's recursive mkdir would loop under /proc forever)", async () => {
-    await expect(ensureFolder("/proc/no-such-pid/deep/er")).rejects.toThrow("it is on the proc pseudo-filesystem (/proc)");
-    await expect(ensureFolder("/proc/self/fd/new")).rejects.toThrow(/on the proc pseudo-filesystem/);
-    await expect(ensureFolder("/sys/kernel/new")).rejects.toThrow(/on the sysfs pseudo-filesystem/);
-    expect(await pseudoFilesystem(dir)).toBeUndefined();
-  });
+  it.skipIf(!linux)(
+    "refuses /proc and /sys at once (Node's recursive mkdir would loop under /proc forever)",
+    async () => {
+      await expect(ensureFolder("/proc/no-such-pid/deep/er")).rejects.toThrow(
+        "it is on the proc pseudo-filesystem (/proc)",
+      );
+      await expect(ensureFolder("/proc/self/fd/new")).rejects.toThrow(/on the proc pseudo-filesystem/);
+      await expect(ensureFolder("/sys/kernel/new")).rejects.toThrow(/on the sysfs pseudo-filesystem/);
+      expect(await pseudoFilesystem(dir)).toBeUndefined();
+    },
+  );
 });
 
 describe("targetKind: what is there, without opening it", () => {
@@ -66,9 +71,15 @@ describe("fileIdentity and identityClash", () => {
   it("two spellings of one file through a symlinked folder are the same file, also before it exists", async () => {
     await mkdir(path.join(dir, "real"));
     await symlink(path.join(dir, "real"), path.join(dir, "link"));
-    const [a, b] = await Promise.all([fileIdentity(path.join(dir, "real/events.jsonl")), fileIdentity(path.join(dir, "link/events.jsonl"))]);
+    const [a, b] = await Promise.all([
+      fileIdentity(path.join(dir, "real/events.jsonl")),
+      fileIdentity(path.join(dir, "link/events.jsonl")),
+    ]);
     expect(identityClash(a, b)).toBe("same");
-    const [c, d] = await Promise.all([fileIdentity(path.join(dir, "real/new/x.log")), fileIdentity(path.join(dir, "link/new/x.log"))]);
+    const [c, d] = await Promise.all([
+      fileIdentity(path.join(dir, "real/new/x.log")),
+      fileIdentity(path.join(dir, "link/new/x.log")),
+    ]);
     expect(identityClash(c, d)).toBe("same");
   });
 
@@ -76,7 +87,9 @@ describe("fileIdentity and identityClash", () => {
     await writeFile(path.join(dir, "events.jsonl"), "");
     await link(path.join(dir, "events.jsonl"), path.join(dir, "hard.log"));
     await symlink(path.join(dir, "events.jsonl"), path.join(dir, "soft.log"));
-    const [events, hard, soft] = await Promise.all(["events.jsonl", "hard.log", "soft.log"].map((name) => fileIdentity(path.join(dir, name))));
+    const [events, hard, soft] = await Promise.all(
+      ["events.jsonl", "hard.log", "soft.log"].map((name) => fileIdentity(path.join(dir, name))),
+    );
     expect(identityClash(events!, hard!)).toBe("same");
     expect(identityClash(events!, soft!)).toBe("same");
   });

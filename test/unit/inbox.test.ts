@@ -69,8 +69,14 @@ function feeder(folder: Folder, steer: (text: string) => void = () => undefined)
 
 describe("the message file format", () => {
   it("names sort in send order; temp files and delivered/ are not messages; a message needs an id and a text", () => {
-    expect([inboxFileName(10), inboxFileName(9), inboxFileName(100)].sort()).toEqual(["00000009.json", "00000010.json", "00000100.json"]);
-    expect(["00000001.json", ".00000002.json.123.tmp", "delivered", "notes.txt"].filter(isInboxMessageName)).toEqual(["00000001.json"]);
+    expect([inboxFileName(10), inboxFileName(9), inboxFileName(100)].sort()).toEqual([
+      "00000009.json",
+      "00000010.json",
+      "00000100.json",
+    ]);
+    expect(["00000001.json", ".00000002.json.123.tmp", "delivered", "notes.txt"].filter(isInboxMessageName)).toEqual([
+      "00000001.json",
+    ]);
     expect(parseInboxMessage('{"id":"msg-1","text":""}')).toEqual({ id: "msg-1", text: "" });
     expect(parseInboxMessage('{"id":"","text":"x"}')).toBeUndefined();
     expect(parseInboxMessage('{"id":"a","text":3}')).toBeUndefined();
@@ -166,16 +172,25 @@ describe("the task extension's feeder", () => {
   });
 
   it("tells a turn pi goes on after (tool calls), may go on after (a steering message), or ends with", () => {
-    expect(afterTurn({ message: { role: "assistant", stopReason: "toolUse", content: [{ type: "toolCall" }] } })).toBe("tools");
-    expect(afterTurn({ message: { role: "assistant", stopReason: "stop", content: [{ type: "text" }] } })).toBe("maybe");
+    expect(afterTurn({ message: { role: "assistant", stopReason: "toolUse", content: [{ type: "toolCall" }] } })).toBe(
+      "tools",
+    );
+    expect(afterTurn({ message: { role: "assistant", stopReason: "stop", content: [{ type: "text" }] } })).toBe(
+      "maybe",
+    );
     expect(afterTurn({ message: { role: "assistant", stopReason: "length", content: [] } })).toBe("maybe");
     expect(afterTurn({ message: { role: "assistant", stopReason: "error", content: [] } })).toBe("ends");
-    expect(afterTurn({ message: { role: "assistant", stopReason: "aborted", content: [{ type: "toolCall" }] } })).toBe("ends");
+    expect(afterTurn({ message: { role: "assistant", stopReason: "aborted", content: [{ type: "toolCall" }] } })).toBe(
+      "ends",
+    );
   });
 });
 
 describe("the wrapper's delivery ledger", () => {
-  const user = (text: string) => ({ type: "message_end", message: { role: "user", content: [{ type: "text", text }] } });
+  const user = (text: string) => ({
+    type: "message_end",
+    message: { role: "user", content: [{ type: "text", text }] },
+  });
 
   it("confirms a message only when pi shows a user message with exactly its text, after the task, and moves it to delivered/", () => {
     const folder = new Folder();
@@ -184,7 +199,12 @@ describe("the wrapper's delivery ledger", () => {
     // The run's first user message is its task, even with the same text.
     expect(ledger.observe(user("the note"))).toEqual([]);
     expect(ledger.observe(user("the note "))).toEqual([]);
-    expect(ledger.observe({ type: "message_start", message: { role: "user", content: [{ type: "text", text: "the note" }] } })).toEqual([]);
+    expect(
+      ledger.observe({
+        type: "message_start",
+        message: { role: "user", content: [{ type: "text", text: "the note" }] },
+      }),
+    ).toEqual([]);
     expect(ledger.observe({ type: "queue_update", steering: ["the note"], followUp: [] })).toEqual([]);
     expect(folder.moved).toEqual([]);
     expect(ledger.observe(user("the note"))).toEqual([{ type: "message_delivered", id: "msg-1", text: "the note" }]);
@@ -208,7 +228,10 @@ describe("the wrapper's delivery ledger", () => {
     expect(
       userMessageText({
         type: "message_end",
-        message: { role: "user", content: [{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: "b" }] },
+        message: {
+          role: "user",
+          content: [{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: "b" }],
+        },
       }),
     ).toBe("a\nb");
     expect(userMessageText({ type: "message_end", message: { role: "assistant", content: "x" } })).toBeUndefined();

@@ -28,9 +28,18 @@ function feedInChunks(reader: PiLineReader, text: string, size: number): void {
   reader.end();
 }
 
-const update = JSON.stringify({ type: "message_update", message: { role: "assistant", content: [{ type: "text", text: "x".repeat(100) }] } });
-const toolStart = JSON.stringify({ type: "tool_execution_start", toolCallId: "c", toolName: "bash", args: { command: "ls" } });
-const agentEnd = (extra: object) => JSON.stringify({ type: "agent_end", messages: [{ role: "assistant", content: "y".repeat(1000) }], ...extra });
+const update = JSON.stringify({
+  type: "message_update",
+  message: { role: "assistant", content: [{ type: "text", text: "x".repeat(100) }] },
+});
+const toolStart = JSON.stringify({
+  type: "tool_execution_start",
+  toolCallId: "c",
+  toolName: "bash",
+  args: { command: "ls" },
+});
+const agentEnd = (extra: object) =>
+  JSON.stringify({ type: "agent_end", messages: [{ role: "assistant", content: "y".repeat(1000) }], ...extra });
 
 describe("PiLineReader", () => {
   it.each([1, 3, 7, 40, 41, 1000])("splits lines the same way for chunks of %i bytes", (size) => {
@@ -60,11 +69,18 @@ describe("PiLineReader", () => {
     const { reader, events, bulky } = collect();
     const skipped = [
       JSON.stringify({ type: "message_start", message: { role: "assistant", content: [], stopReason: "pending" } }),
-      JSON.stringify({ type: "message_update", usage: { input: 10, output: 5 }, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hel" } }),
+      JSON.stringify({
+        type: "message_update",
+        usage: { input: 10, output: 5 },
+        assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hel" },
+      }),
     ];
     const parsed = [
       { type: "queue_update", steering: ["STEER-1"], followUp: [] },
-      { type: "entry_appended", entry: { type: "context_edit", id: "3b5a1147", targetId: "668ca97c", replacement: null } },
+      {
+        type: "entry_appended",
+        entry: { type: "context_edit", id: "3b5a1147", targetId: "668ca97c", replacement: null },
+      },
       { type: "agent_settled", aborted: false },
     ];
     feedInChunks(reader, `${[...skipped, ...parsed.map((event) => JSON.stringify(event))].join("\n")}\n`, 13);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { checkMeta, MetaError, nearestKnownField, parseMeta, resolveExtensionEntry, unknownFieldWarning } from "../../src/contracts/meta.js";
+import {
+  checkMeta,
+  MetaError,
+  nearestKnownField,
+  parseMeta,
+  resolveExtensionEntry,
+  unknownFieldWarning,
+} from "../../src/contracts/meta.js";
 import { BASE_META as base, INVALID_META } from "../support/meta-examples.js";
 
 function errorOf(raw: unknown): MetaError {
@@ -14,7 +21,10 @@ function errorOf(raw: unknown): MetaError {
 
 describe("parseMeta", () => {
   it("resolves relative paths against the meta file's folder and keeps absolute ones", () => {
-    const meta = parseMeta({ ...base, sessionPath: "/abs/s.jsonl", stdoutPath: "logs/out.log", systemPromptPath: "../p.md" }, "/base/dir");
+    const meta = parseMeta(
+      { ...base, sessionPath: "/abs/s.jsonl", stdoutPath: "logs/out.log", systemPromptPath: "../p.md" },
+      "/base/dir",
+    );
     expect(meta).toMatchObject({
       cwd: "/base/dir",
       resultPath: "/base/dir/out/result.json",
@@ -58,7 +68,9 @@ describe("parseMeta", () => {
 
 describe("checkMeta: every problem at once", () => {
   it("{} lists the five required fields in order", () => {
-    expect(checkMeta({}, "/b").problems).toEqual(["runId", "task", "cwd", "resultPath", "eventsPath"].map((f) => `meta.json is missing required field "${f}"`));
+    expect(checkMeta({}, "/b").problems).toEqual(
+      ["runId", "task", "cwd", "resultPath", "eventsPath"].map((f) => `meta.json is missing required field "${f}"`),
+    );
   });
 
   it("reports each bad field once, keeps the valid ones (paths resolved), and parseMeta's error holds them all", () => {
@@ -71,7 +83,12 @@ describe("checkMeta: every problem at once", () => {
       'meta.json field "env.A" must be a string, not a number',
       'meta.json field "env.C" must be a string, not null',
     ]);
-    expect(fields).toMatchObject({ task: "do it", cwd: "/b", resultPath: "/b/out/result.json", stdoutPath: "/b/o.log" });
+    expect(fields).toMatchObject({
+      task: "do it",
+      cwd: "/b",
+      resultPath: "/b/out/result.json",
+      stdoutPath: "/b/o.log",
+    });
     expect(fields).not.toHaveProperty("runId");
     expect(fields).not.toHaveProperty("env");
     const error = errorOf(raw);
@@ -84,7 +101,11 @@ describe("checkMeta: every problem at once", () => {
   it("lists unknown fields with the nearest known one, and none for a name nothing is close to", () => {
     const { unknown, problems } = checkMeta({ ...base, timeoutMS: 5, graceMS: 1, futureField: 1, version: 1 }, "/b");
     expect(problems).toEqual([]);
-    expect(unknown).toEqual([{ field: "timeoutMS", nearest: "timeoutMs" }, { field: "graceMS", nearest: "graceMs" }, { field: "futureField" }]);
+    expect(unknown).toEqual([
+      { field: "timeoutMS", nearest: "timeoutMs" },
+      { field: "graceMS", nearest: "graceMs" },
+      { field: "futureField" },
+    ]);
   });
 });
 
@@ -112,6 +133,8 @@ describe("nearestKnownField", () => {
     expect(unknownFieldWarning({ field: "timeoutMS", nearest: "timeoutMs" })).toBe(
       'meta.json field "timeoutMS" is not a known field and is ignored; did you mean "timeoutMs"?',
     );
-    expect(unknownFieldWarning({ field: "futureField" })).toBe('meta.json field "futureField" is not a known field and is ignored');
+    expect(unknownFieldWarning({ field: "futureField" })).toBe(
+      'meta.json field "futureField" is not a known field and is ignored',
+    );
   });
 });

@@ -8,7 +8,16 @@ describe("normalizePiEvent", () => {
     [
       "an assistant message_end with the canonical stop reason and the raw one kept",
       assistantEnd({ text: "Final answer", stopReason: "end_turn" }),
-      [{ type: "assistant_text", text: "Final answer", model: "fake/fast", stopReason: "stop", rawStopReason: "end_turn", usage: USAGE }],
+      [
+        {
+          type: "assistant_text",
+          text: "Final answer",
+          model: "fake/fast",
+          stopReason: "stop",
+          rawStopReason: "end_turn",
+          usage: USAGE,
+        },
+      ],
     ],
     [
       "text blocks joined by a newline and trimmed, thinking and tool calls left out",
@@ -18,7 +27,16 @@ describe("normalizePiEvent", () => {
         toolCalls: [{ id: "c1", name: "bash" }],
         stopReason: "toolUse",
       }),
-      [{ type: "assistant_text", text: "first\nsecond", model: "fake/fast", stopReason: "toolUse", rawStopReason: "toolUse", usage: USAGE }],
+      [
+        {
+          type: "assistant_text",
+          text: "first\nsecond",
+          model: "fake/fast",
+          stopReason: "toolUse",
+          rawStopReason: "toolUse",
+          usage: USAGE,
+        },
+      ],
     ],
     [
       "an unknown stop reason as undefined with the raw value",
@@ -40,17 +58,37 @@ describe("normalizePiEvent", () => {
         },
       ],
     ],
-    ["a tool start", toolStart("call_1", "bash", { command: "ls" }), [{ type: "tool_call", toolCallId: "call_1", toolName: "bash", args: { command: "ls" } }]],
-    ["a tool end", toolEnd("call_1", "bash", true), [{ type: "tool_result", toolCallId: "call_1", toolName: "bash", isError: true }]],
-    ["a retry start", retryStart(2), [{ type: "retry", phase: "start", attempt: 2, maxAttempts: 3, delayMs: 2000, errorMessage: "429 rate limited" }]],
+    [
+      "a tool start",
+      toolStart("call_1", "bash", { command: "ls" }),
+      [{ type: "tool_call", toolCallId: "call_1", toolName: "bash", args: { command: "ls" } }],
+    ],
+    [
+      "a tool end",
+      toolEnd("call_1", "bash", true),
+      [{ type: "tool_result", toolCallId: "call_1", toolName: "bash", isError: true }],
+    ],
+    [
+      "a retry start",
+      retryStart(2),
+      [{ type: "retry", phase: "start", attempt: 2, maxAttempts: 3, delayMs: 2000, errorMessage: "429 rate limited" }],
+    ],
     [
       "a retry end",
       { type: "auto_retry_end", success: false, attempt: 3, finalError: "gave up" },
       [{ type: "retry", phase: "end", attempt: 3, success: false, finalError: "gave up" }],
     ],
-    ["pi's agent_settled as a settled record, aborted kept", { type: "agent_settled", aborted: true }, [{ type: "settled", aborted: true }]],
+    [
+      "pi's agent_settled as a settled record, aborted kept",
+      { type: "agent_settled", aborted: true },
+      [{ type: "settled", aborted: true }],
+    ],
     ["an agent_settled without aborted as a bare settled record", { type: "agent_settled" }, [{ type: "settled" }]],
-    ["pi 1.x's system message_end as nothing", { type: "message_end", message: { role: "system", content: "", sections: {} } }, []],
+    [
+      "pi 1.x's system message_end as nothing",
+      { type: "message_end", message: { role: "system", content: "", sections: {} } },
+      [],
+    ],
     ["a user message_end as nothing", { type: "message_end", message: { role: "user", content: "hi" } }, []],
     ["a tool result message_end as nothing", { type: "message_end", message: { role: "toolResult", content: [] } }, []],
     ["message_update as nothing", { type: "message_update", message: assistantEnd().message }, []],

@@ -30,7 +30,8 @@ function feed(settles: boolean, events: PiEvent[]): { tracker: OutcomeTracker; t
 
 const stop = (text: string) => assistantEnd({ text, stopReason: "stop" });
 const error = (message = "503 overloaded") => assistantEnd({ stopReason: "error", errorMessage: message });
-const toolUse = (id: string) => assistantEnd({ text: "checking", stopReason: "toolUse", toolCalls: [{ id, name: "bash" }] });
+const toolUse = (id: string) =>
+  assistantEnd({ text: "checking", stopReason: "toolUse", toolCalls: [{ id, name: "bash" }] });
 
 type Row = [name: string, events: PiEvent[], transitions: Transition["kind"][], outcome: Partial<Outcome>];
 
@@ -44,19 +45,46 @@ describe("OutcomeTracker on a pi that emits agent_settled", () => {
     ],
     [
       "a retried error: the retry's answer decides",
-      [error(), turnEnd(), agentEnd(true), retryStart(), agentStart(), turnStart(), stop("after retry"), agentEnd(false), agentSettled()],
+      [
+        error(),
+        turnEnd(),
+        agentEnd(true),
+        retryStart(),
+        agentStart(),
+        turnStart(),
+        stop("after retry"),
+        agentEnd(false),
+        agentSettled(),
+      ],
       ["none", "none", "none", "none", "none", "none", "none", "none", "decided"],
       { status: "completed", finalText: "after retry" },
     ],
     [
       "an answer pi produces after the first stop message (a recovery, a compaction retry) decides instead",
-      [stop("first"), agentEnd(true), { type: "compaction_end", willRetry: true }, agentStart(), stop("second"), agentEnd(false), agentSettled()],
+      [
+        stop("first"),
+        agentEnd(true),
+        { type: "compaction_end", willRetry: true },
+        agentStart(),
+        stop("second"),
+        agentEnd(false),
+        agentSettled(),
+      ],
       ["none", "none", "none", "none", "none", "none", "decided"],
       { status: "completed", finalText: "second" },
     ],
     [
       "a queued steering message taken after the final answer: the continuation's answer decides",
-      [queueUpdate(["STEER-1"]), stop("final answer"), turnEnd(), turnStart(), queueUpdate(), stop("continuation"), agentEnd(false), agentSettled()],
+      [
+        queueUpdate(["STEER-1"]),
+        stop("final answer"),
+        turnEnd(),
+        turnStart(),
+        queueUpdate(),
+        stop("continuation"),
+        agentEnd(false),
+        agentSettled(),
+      ],
       ["none", "none", "none", "none", "none", "none", "none", "decided"],
       { status: "completed", finalText: "continuation" },
     ],
@@ -79,13 +107,22 @@ describe("OutcomeTracker on a pi that emits agent_settled", () => {
     ],
     [
       "a final error with retries spent is failed at agent_settled",
-      [error("503 overloaded 2"), agentEnd(false), { type: "auto_retry_end", success: false, attempt: 1, finalError: "503 overloaded 2" }, agentSettled()],
+      [
+        error("503 overloaded 2"),
+        agentEnd(false),
+        { type: "auto_retry_end", success: false, attempt: 1, finalError: "503 overloaded 2" },
+        agentSettled(),
+      ],
       ["none", "none", "none", "decided"],
       { status: "failed", stopReason: "error", errorMessage: "503 overloaded 2" },
     ],
     [
       "agent_settled with aborted: true after pi's own aborted message is pi's abort",
-      [assistantEnd({ stopReason: "aborted", errorMessage: "This operation was aborted" }), agentEnd(false), agentSettled(true)],
+      [
+        assistantEnd({ stopReason: "aborted", errorMessage: "This operation was aborted" }),
+        agentEnd(false),
+        agentSettled(true),
+      ],
       ["none", "none", "decided"],
       { status: "aborted", abortSource: "child", abortReason: "This operation was aborted" },
     ],
@@ -137,11 +174,22 @@ describe("OutcomeTracker on a pi that emits agent_settled", () => {
   it("agent_settled without any terminal message says so (grace starts); the exit decides", () => {
     const { tracker, transitions } = feed(true, [toolUse("c1"), agentEnd(false), agentSettled()]);
     expect(transitions).toEqual(["none", "none", "settled"]);
-    expect(tracker.finish({ exitCode: 0, signal: null, stderrTail: "" })).toMatchObject({ status: "incomplete", finalText: "checking" });
+    expect(tracker.finish({ exitCode: 0, signal: null, stderrTail: "" })).toMatchObject({
+      status: "incomplete",
+      finalText: "checking",
+    });
   });
 
   it("pi working again after it settled (an extension started a new run) takes the decision back; the next agent_settled decides", () => {
-    const { tracker, transitions } = feed(true, [stop("first"), agentSettled(), agentStart(), turnStart(), stop("second"), agentEnd(false), agentSettled()]);
+    const { tracker, transitions } = feed(true, [
+      stop("first"),
+      agentSettled(),
+      agentStart(),
+      turnStart(),
+      stop("second"),
+      agentEnd(false),
+      agentSettled(),
+    ]);
     expect(transitions).toEqual(["none", "decided", "revoked", "none", "none", "none", "decided"]);
     expect(tracker.finish(NO_EXIT)).toMatchObject({ finalText: "second" });
   });
@@ -155,16 +203,29 @@ describe("OutcomeTracker on a pi that emits agent_settled", () => {
     const tracker = new OutcomeTracker({ settles: true });
     const seen = tracker.observe(assistantEnd({ text: "[ABORT] no credentials" }));
     expect(seen.transition).toMatchObject({ kind: "decided", stopNow: true });
-    expect([agentStart(), stop("later"), agentSettled()].map((event) => tracker.observe(event).transition.kind)).toEqual(["none", "none", "none"]);
-    expect(tracker.finish(NO_EXIT)).toMatchObject({ status: "aborted", abortSource: "marker", abortReason: "no credentials" });
+    expect(
+      [agentStart(), stop("later"), agentSettled()].map((event) => tracker.observe(event).transition.kind),
+    ).toEqual(["none", "none", "none"]);
+    expect(tracker.finish(NO_EXIT)).toMatchObject({
+      status: "aborted",
+      abortSource: "marker",
+      abortReason: "no credentials",
+    });
   });
 
   it("a time-out while the answer is provisional decides timed_out, keeping the answer's text", () => {
     const tracker = new OutcomeTracker({ settles: true });
     tracker.observe(stop("almost"));
-    expect(tracker.interrupt("timed_out", "run exceeded timeoutMs (5 ms)")).toMatchObject({ kind: "decided", stopNow: true });
+    expect(tracker.interrupt("timed_out", "run exceeded timeoutMs (5 ms)")).toMatchObject({
+      kind: "decided",
+      stopNow: true,
+    });
     expect(tracker.observe(agentSettled()).transition.kind).toBe("none");
-    expect(tracker.finish(NO_EXIT)).toMatchObject({ status: "timed_out", finalText: "almost", errorMessage: "run exceeded timeoutMs (5 ms)" });
+    expect(tracker.finish(NO_EXIT)).toMatchObject({
+      status: "timed_out",
+      finalText: "almost",
+      errorMessage: "run exceeded timeoutMs (5 ms)",
+    });
   });
 
   it("a signal after agent_settled changes nothing: the outcome is known", () => {
@@ -172,7 +233,10 @@ describe("OutcomeTracker on a pi that emits agent_settled", () => {
     tracker.observe(stop("done"));
     tracker.observe(agentSettled());
     expect(tracker.interrupt("interrupted", "SIGTERM").kind).toBe("none");
-    expect(tracker.finish({ exitCode: null, signal: "SIGTERM", stderrTail: "" })).toMatchObject({ status: "completed", finalText: "done" });
+    expect(tracker.finish({ exitCode: null, signal: "SIGTERM", stderrTail: "" })).toMatchObject({
+      status: "completed",
+      finalText: "done",
+    });
   });
 
   it("live messages told by the extension change nothing here: agent_settled is the watermark", () => {
@@ -200,7 +264,16 @@ describe("OutcomeTracker on a pi without agent_settled (0.73.1): continuations",
     ],
     [
       "queue_update, then stop, then turn_start with the steer: the continuation's answer is the report",
-      [queueUpdate(["STEER-1"]), stop("final answer"), turnEnd(), turnStart(), queueUpdate(), stop("continuation answer"), turnEnd(), agentEnd()],
+      [
+        queueUpdate(["STEER-1"]),
+        stop("final answer"),
+        turnEnd(),
+        turnStart(),
+        queueUpdate(),
+        stop("continuation answer"),
+        turnEnd(),
+        agentEnd(),
+      ],
       ["none", "none", "none", "none", "none", "decided", "none", "none"],
       { status: "completed", finalText: "continuation answer" },
     ],

@@ -20,7 +20,12 @@ describe("OutcomeTracker: when a run is over", () => {
       assistantEnd({ text: "final", stopReason: "stop" }),
     ]);
     expect(transitions).toEqual(["none", "none", "none", "decided"]);
-    expect(tracker.finish(NO_EXIT)).toEqual({ status: "completed", stopReason: "stop", rawStopReason: "stop", finalText: "final" });
+    expect(tracker.finish(NO_EXIT)).toEqual({
+      status: "completed",
+      stopReason: "stop",
+      rawStopReason: "stop",
+      finalText: "final",
+    });
     expect(tracker.toolCalls).toBe(1);
     expect(tracker.turns).toBe(2);
   });
@@ -38,12 +43,17 @@ describe("OutcomeTracker: when a run is over", () => {
   });
 
   it("a stop message that still holds a tool call is not terminal", () => {
-    const { transitions } = feed([assistantEnd({ text: "x", stopReason: "stop", toolCalls: [{ id: "c", name: "bash" }] })]);
+    const { transitions } = feed([
+      assistantEnd({ text: "x", stopReason: "stop", toolCalls: [{ id: "c", name: "bash" }] }),
+    ]);
     expect(transitions).toEqual(["none"]);
   });
 
   it("an unknown stop reason is not terminal", () => {
-    const { tracker, transitions } = feed([assistantEnd({ text: "hmm", stopReason: "weird" }), assistantEnd({ text: "real end" })]);
+    const { tracker, transitions } = feed([
+      assistantEnd({ text: "hmm", stopReason: "weird" }),
+      assistantEnd({ text: "real end" }),
+    ]);
     expect(transitions).toEqual(["none", "decided"]);
     expect(tracker.finish(NO_EXIT).finalText).toBe("real end");
   });
@@ -56,7 +66,10 @@ describe("OutcomeTracker: when a run is over", () => {
     expect(later.records.map((r) => r.type)).toEqual(["assistant_text"]);
     expect(tracker.interrupt("interrupted", "SIGTERM").kind).toBe("none");
     expect(tracker.interrupt("timed_out", "slow").kind).toBe("none");
-    expect(tracker.finish({ exitCode: null, signal: "SIGTERM", stderrTail: "" })).toMatchObject({ status: "completed", finalText: "done" });
+    expect(tracker.finish({ exitCode: null, signal: "SIGTERM", stderrTail: "" })).toMatchObject({
+      status: "completed",
+      finalText: "done",
+    });
     expect(tracker.turns).toBe(2);
   });
 
@@ -108,8 +121,15 @@ describe("OutcomeTracker: retries", () => {
   });
 
   it("an error with no retry stays failed, with pi's message", () => {
-    const { tracker } = feed([assistantEnd({ stopReason: "error", errorMessage: "provider exploded" }), { type: "agent_end" }]);
-    expect(tracker.finish(NO_EXIT)).toMatchObject({ status: "failed", stopReason: "error", errorMessage: "provider exploded" });
+    const { tracker } = feed([
+      assistantEnd({ stopReason: "error", errorMessage: "provider exploded" }),
+      { type: "agent_end" },
+    ]);
+    expect(tracker.finish(NO_EXIT)).toMatchObject({
+      status: "failed",
+      stopReason: "error",
+      errorMessage: "provider exploded",
+    });
   });
 
   it("a retry event never revokes a completed run", () => {
@@ -121,9 +141,15 @@ describe("OutcomeTracker: retries", () => {
 describe("OutcomeTracker: [ABORT]", () => {
   it("latches the first marker, stops the child at once, and records its reason", () => {
     const tracker = new OutcomeTracker();
-    const seen = tracker.observe(assistantEnd({ text: ["intro", "Checked.\n[ABORT] API is not enabled for this project"] }));
+    const seen = tracker.observe(
+      assistantEnd({ text: ["intro", "Checked.\n[ABORT] API is not enabled for this project"] }),
+    );
     expect(seen.transition).toMatchObject({ kind: "decided", stopNow: true });
-    expect(seen.records.at(-1)).toEqual({ type: "abort", reason: "API is not enabled for this project", source: "marker" });
+    expect(seen.records.at(-1)).toEqual({
+      type: "abort",
+      reason: "API is not enabled for this project",
+      source: "marker",
+    });
     expect(tracker.finish(NO_EXIT)).toMatchObject({
       status: "aborted",
       abortReason: "API is not enabled for this project",
@@ -132,7 +158,9 @@ describe("OutcomeTracker: [ABORT]", () => {
   });
 
   it("a marker in a toolUse message ends the run too", () => {
-    const { tracker, transitions } = feed([assistantEnd({ text: "[ABORT] no credentials", stopReason: "toolUse", toolCalls: [{ id: "c", name: "bash" }] })]);
+    const { tracker, transitions } = feed([
+      assistantEnd({ text: "[ABORT] no credentials", stopReason: "toolUse", toolCalls: [{ id: "c", name: "bash" }] }),
+    ]);
     expect(transitions).toEqual(["decided"]);
     expect(tracker.finish(NO_EXIT).status).toBe("aborted");
   });
@@ -147,13 +175,19 @@ describe("OutcomeTracker: [ABORT]", () => {
     const seen = tracker.observe(assistantEnd({ stopReason: "aborted", errorMessage: "Request was aborted" }));
     expect(seen.transition).toMatchObject({ kind: "decided", stopNow: false });
     expect(seen.records.at(-1)).toEqual({ type: "abort", reason: "Request was aborted", source: "child" });
-    expect(tracker.finish(NO_EXIT)).toMatchObject({ status: "aborted", abortSource: "child", abortReason: "Request was aborted" });
+    expect(tracker.finish(NO_EXIT)).toMatchObject({
+      status: "aborted",
+      abortSource: "child",
+      abortReason: "Request was aborted",
+    });
   });
 });
 
 describe("OutcomeTracker: a child that exits without a terminal message", () => {
   it("is incomplete when its last message asked for a tool", () => {
-    const { tracker } = feed([assistantEnd({ text: "running ls", stopReason: "toolUse", toolCalls: [{ id: "c", name: "bash" }] })]);
+    const { tracker } = feed([
+      assistantEnd({ text: "running ls", stopReason: "toolUse", toolCalls: [{ id: "c", name: "bash" }] }),
+    ]);
     const outcome = tracker.finish({ exitCode: 3, signal: null, stderrTail: "boom: something broke\n" });
     expect(outcome).toMatchObject({ status: "incomplete", stopReason: "toolUse", finalText: "running ls" });
     expect(outcome.errorMessage).toContain("exited with code 3");
@@ -170,7 +204,10 @@ describe("OutcomeTracker: a child that exits without a terminal message", () => 
   it("an interruption before any terminal message decides the run", () => {
     const tracker = new OutcomeTracker();
     tracker.observe(assistantEnd({ text: "thinking aloud", stopReason: "toolUse" }));
-    expect(tracker.interrupt("timed_out", "run exceeded timeoutMs (5 ms)")).toMatchObject({ kind: "decided", stopNow: true });
+    expect(tracker.interrupt("timed_out", "run exceeded timeoutMs (5 ms)")).toMatchObject({
+      kind: "decided",
+      stopNow: true,
+    });
     expect(tracker.observe(assistantEnd({ text: "late" })).transition.kind).toBe("none");
     expect(tracker.finish({ exitCode: null, signal: "SIGTERM", stderrTail: "" })).toMatchObject({
       status: "timed_out",

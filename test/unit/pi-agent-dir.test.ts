@@ -29,10 +29,13 @@ describe("piAgentDir agrees with pi's getAgentDir", () => {
     }
   });
 
-  it.each([undefined, "", "~", "~/x", "~/.config/pi", "/srv/agent", "~user/x", "relative/dir"])("for PI_CODING_AGENT_DIR=%j", (value) => {
-    process.env.HOME = HOME;
-    if (value === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = value;
-    expect(piAgentDir(process.env)).toBe(getAgentDir());
-  });
+  it.each([undefined, "", "~", "~/x", "~/.config/pi", "/srv/agent", "~user/x", "relative/dir"])(
+    "for PI_CODING_AGENT_DIR=%j",
+    (value) => {
+      process.env.HOME = HOME;
+      if (value === undefined) delete process.env.PI_CODING_AGENT_DIR;
+      else process.env.PI_CODING_AGENT_DIR = value;
+      expect(piAgentDir(process.env)).toBe(getAgentDir());
+    },
+  );
 });

@@ -14,7 +14,11 @@ afterEach(async () => {
 });
 
 /** A package folder laid out like npm installs pi: package.json, a nested dist/ with its own bare package.json, the cli, a bin link. */
-async function installPi(name: string, version: string, cli = "dist/bundle/cli.js"): Promise<{ cli: string; link: string }> {
+async function installPi(
+  name: string,
+  version: string,
+  cli = "dist/bundle/cli.js",
+): Promise<{ cli: string; link: string }> {
   const root = path.join(dir, "node_modules", ...name.split("/"));
   await mkdir(path.join(root, path.dirname(cli)), { recursive: true });
   await writeFile(path.join(root, "package.json"), JSON.stringify({ name, version, type: "module", bin: { pi: cli } }));
@@ -39,7 +43,8 @@ describe("compareVersions and versionEmitsSettled", () => {
     ["0.9.10", "0.10.0", -1],
   ])("%s vs %s is %d", (a, b, sign) => expect(compareVersions(a, b)).toBe(sign));
 
-  it("is undefined for something that is not a version", () => expect(compareVersions("latest", "1.0.0")).toBeUndefined());
+  it("is undefined for something that is not a version", () =>
+    expect(compareVersions("latest", "1.0.0")).toBeUndefined());
 
   it.each([
     ["1.6.0", true],
@@ -55,7 +60,12 @@ describe("identifyPi", () => {
   it("reads pi 1.x's version through npm's bin link, past dist/'s bare package.json", async () => {
     const { link } = await installPi("@earendil-works/pi-coding-agent", "1.6.0");
     expect(piPackageOf(link)).toEqual({ name: "@earendil-works/pi-coding-agent", version: "1.6.0" });
-    expect(identifyPi(link, {})).toEqual({ version: "1.6.0", source: "package", packageName: "@earendil-works/pi-coding-agent", emitsSettled: true });
+    expect(identifyPi(link, {})).toEqual({
+      version: "1.6.0",
+      source: "package",
+      packageName: "@earendil-works/pi-coding-agent",
+      emitsSettled: true,
+    });
   });
 
   it("reads pi 0.73.1's version: it does not emit agent_settled", async () => {
@@ -64,7 +74,10 @@ describe("identifyPi", () => {
   });
 
   it("a binary whose nearest named package is not pi is unknown, and counts as not emitting agent_settled", async () => {
-    await writeFile(path.join(dir, "package.json"), JSON.stringify({ name: "something-else", version: "9.9.9", bin: { tool: "pi" } }));
+    await writeFile(
+      path.join(dir, "package.json"),
+      JSON.stringify({ name: "something-else", version: "9.9.9", bin: { tool: "pi" } }),
+    );
     const bin = path.join(dir, "pi");
     await writeFile(bin, "#!/bin/sh\n");
     expect(piPackageOf(bin)).toBeUndefined();
@@ -74,8 +87,16 @@ describe("identifyPi", () => {
 
   it("PI_SUBAGENTS_PI_VERSION wins over the package.json", async () => {
     const { link } = await installPi("@mariozechner/pi-coding-agent", "0.73.1");
-    expect(identifyPi(link, { PI_SUBAGENTS_PI_VERSION: "1.6.0" })).toEqual({ version: "1.6.0", source: "env", emitsSettled: true });
-    expect(identifyPi("/nowhere/pi", { PI_SUBAGENTS_PI_VERSION: " 0.73.1 " })).toEqual({ version: "0.73.1", source: "env", emitsSettled: false });
+    expect(identifyPi(link, { PI_SUBAGENTS_PI_VERSION: "1.6.0" })).toEqual({
+      version: "1.6.0",
+      source: "env",
+      emitsSettled: true,
+    });
+    expect(identifyPi("/nowhere/pi", { PI_SUBAGENTS_PI_VERSION: " 0.73.1 " })).toEqual({
+      version: "0.73.1",
+      source: "env",
+      emitsSettled: false,
+    });
   });
 
   it("a PI_SUBAGENTS_PI_VERSION that is not a version is named as a problem, and the package.json decides", async () => {
@@ -83,7 +104,8 @@ describe("identifyPi", () => {
     expect(identifyPi(link, { PI_SUBAGENTS_PI_VERSION: "latest" })).toMatchObject({
       version: "1.6.0",
       emitsSettled: true,
-      problem: 'PI_SUBAGENTS_PI_VERSION="latest" is not a version (like 1.6.0); pi is identified by its package.json instead',
+      problem:
+        'PI_SUBAGENTS_PI_VERSION="latest" is not a version (like 1.6.0); pi is identified by its package.json instead',
     });
   });
 });

@@ -10,7 +10,10 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-async function logWith(caps: { bulkyBytes: number; maxBytes: number }): Promise<{ log: RawLog; text: () => Promise<string> }> {
+async function logWith(caps: {
+  bulkyBytes: number;
+  maxBytes: number;
+}): Promise<{ log: RawLog; text: () => Promise<string> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "psa-raw-log-"));
   dirs.push(dir);
   const file = await ArtifactFile.open("stdout log", path.join(dir, "stdout.log"));
@@ -28,7 +31,9 @@ const line = (text: string) => Buffer.from(`${text}\n`);
 
 describe("logCapsFromEnv", () => {
   it("defaults to 8 MiB, bulky lines to an eighth of it", () => {
-    expect(logCapsFromEnv({})).toEqual({ caps: { maxBytes: DEFAULT_LOG_MAX_BYTES, bulkyBytes: DEFAULT_LOG_MAX_BYTES / 8 } });
+    expect(logCapsFromEnv({})).toEqual({
+      caps: { maxBytes: DEFAULT_LOG_MAX_BYTES, bulkyBytes: DEFAULT_LOG_MAX_BYTES / 8 },
+    });
     expect(DEFAULT_LOG_MAX_BYTES).toBe(8 * 1024 * 1024);
   });
 
@@ -59,7 +64,9 @@ describe("RawLog", () => {
     expect(out).not.toContain('"n":3');
     expect(out).toContain("not json\n");
     expect(out).toContain('{"type":"message_end"}\n');
-    expect(out.match(/raw log reached 20 bytes; message deltas and snapshots are omitted from here on/g)).toHaveLength(1);
+    expect(out.match(/raw log reached 20 bytes; message deltas and snapshots are omitted from here on/g)).toHaveLength(
+      1,
+    );
     expect(out).toContain(ENV.logMaxBytes);
   });
 

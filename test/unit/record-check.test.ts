@@ -10,7 +10,11 @@ import { checkAgentRecord, checkNotice } from "../../src/contracts/tree.js";
 import { turnResult } from "../support/fake-turns.js";
 import { agentRecord } from "../support/records.js";
 
-const sound = () => JSON.parse(JSON.stringify(agentRecord({ path: "/root/mid/leaf", runs: ["0001-spawn", "0002-followup"] }))) as Record<string, unknown>;
+const sound = () =>
+  JSON.parse(JSON.stringify(agentRecord({ path: "/root/mid/leaf", runs: ["0001-spawn", "0002-followup"] }))) as Record<
+    string,
+    unknown
+  >;
 const problemOf = (raw: unknown, expectedPath?: string) => {
   const checked = checkAgentRecord(raw, expectedPath);
   return checked.ok ? "ok" : checked.problem;
@@ -44,7 +48,14 @@ describe("checkAgentRecord", () => {
   });
 
   it("checks the optional fields it knows only when they are there", () => {
-    const raw = { ...sound(), lastOutcome: "timed_out", lastReason: "slow", lastTurnStatus: "errored", agentSource: "user", notifiedRun: "0001-spawn" };
+    const raw = {
+      ...sound(),
+      lastOutcome: "timed_out",
+      lastReason: "slow",
+      lastTurnStatus: "errored",
+      agentSource: "user",
+      notifiedRun: "0001-spawn",
+    };
     expect(problemOf(raw)).toBe("ok");
     expect(problemOf({ ...raw, lastOutcome: "exploded" })).toBe(
       'field "lastOutcome" must be one of completed, truncated, aborted, interrupted, timed_out, incomplete, failed, not "exploded"',
@@ -59,17 +70,33 @@ describe("checkAgentRecord", () => {
     ["null", () => null, "it holds null, not a JSON object"],
     ["version 2", (r) => ({ ...r, version: 2 }), "version 2 is not 1"],
     ["another kind", (r) => ({ ...r, kind: "tree" }), 'field "kind" must be "agent", not tree'],
-    ["a path that climbs out", (r) => ({ ...r, path: "/root/../../etc" }), 'field "path" must be a canonical agent path below /root, not /root/../../etc'],
-    ["the root's path", (r) => ({ ...r, path: "/root" }), 'field "path" must be a canonical agent path below /root, not /root'],
+    [
+      "a path that climbs out",
+      (r) => ({ ...r, path: "/root/../../etc" }),
+      'field "path" must be a canonical agent path below /root, not /root/../../etc',
+    ],
+    [
+      "the root's path",
+      (r) => ({ ...r, path: "/root" }),
+      'field "path" must be a canonical agent path below /root, not /root',
+    ],
     ["no inbox", (r) => ({ ...r, inbox: undefined }), 'field "inbox" is missing'],
-    ["an inbox that is a string", (r) => ({ ...r, inbox: "hello" }), 'field "inbox" must be a list of pending messages, not "hello"'],
+    [
+      "an inbox that is a string",
+      (r) => ({ ...r, inbox: "hello" }),
+      'field "inbox" must be a list of pending messages, not "hello"',
+    ],
     [
       "a pending message without text",
       (r) => ({ ...r, undelivered: [{ kind: "MESSAGE", from: "/root", sentAt: "" }] }),
       'field "undelivered" must be a list of pending messages, not an array',
     ],
     ["no runs", (r) => ({ ...r, runs: undefined }), 'field "runs" is missing'],
-    ["a run name that escapes", (r) => ({ ...r, runs: ["../../x"] }), 'field "runs" must be a list of run names (0001-spawn, …), not an array'],
+    [
+      "a run name that escapes",
+      (r) => ({ ...r, runs: ["../../x"] }),
+      'field "runs" must be a list of run names (0001-spawn, …), not an array',
+    ],
     [
       "an unknown status",
       (r) => ({ ...r, status: "zombie" }),
@@ -81,8 +108,16 @@ describe("checkAgentRecord", () => {
       'field "usage" must be a usage object',
     ],
     ["a spawnSeq that is text", (r) => ({ ...r, spawnSeq: "3" }), 'field "spawnSeq" must be a whole number, not "3"'],
-    ["a parent that is not its path's", (r) => ({ ...r, parent: "/root" }), 'field "parent" must be /root/mid, the parent of its path, not /root'],
-    ["a task name that is not its path's", (r) => ({ ...r, taskName: "other" }), 'field "taskName" must be leaf, the last segment of its path, not other'],
+    [
+      "a parent that is not its path's",
+      (r) => ({ ...r, parent: "/root" }),
+      'field "parent" must be /root/mid, the parent of its path, not /root',
+    ],
+    [
+      "a task name that is not its path's",
+      (r) => ({ ...r, taskName: "other" }),
+      'field "taskName" must be leaf, the last segment of its path, not other',
+    ],
   ])("%s → one line naming the problem", (_title, damage, expected) => {
     const problem = problemOf(damage(sound()));
     expect(problem.startsWith(expected)).toBe(true);
@@ -90,7 +125,9 @@ describe("checkAgentRecord", () => {
   });
 
   it("a record that is not the one of the folder it was read from is damaged", () => {
-    expect(problemOf(sound(), "/root/other")).toBe("its path /root/mid/leaf is not the path of its folder (/root/other)");
+    expect(problemOf(sound(), "/root/other")).toBe(
+      "its path /root/mid/leaf is not the path of its folder (/root/other)",
+    );
   });
 
   it("names at most three problems, then how many more; a huge value is quoted bounded", () => {
@@ -121,7 +158,10 @@ describe("checkNotice and checkResult", () => {
   it("a sound message notice passes with its unknown fields; a wrong-shaped one is named", () => {
     expect(checkNotice(notice)).toEqual({ ok: true, record: notice });
     expect(checkNotice({ ...notice, report: undefined })).toEqual({ ok: false, problem: 'field "report" is missing' });
-    expect(checkNotice({ ...notice, agent_name: "../x" })).toMatchObject({ ok: false, problem: 'field "agent_name" is not a canonical agent path' });
+    expect(checkNotice({ ...notice, agent_name: "../x" })).toMatchObject({
+      ok: false,
+      problem: 'field "agent_name" is not a canonical agent path',
+    });
   });
 
   it("a result as the wrapper writes it passes; one the extension could not add up or store is damaged", () => {
@@ -129,7 +169,10 @@ describe("checkNotice and checkResult", () => {
     expect(checkResult(result)).toEqual({ ok: true, record: result });
     expect(checkResult({})).toEqual({ ok: false, problem: 'field "version" is missing' });
     expect(checkResult({ ...result, usage: undefined })).toEqual({ ok: false, problem: 'field "usage" is missing' });
-    expect(checkResult({ ...result, finalText: 7 })).toEqual({ ok: false, problem: 'field "finalText" must be a string, not a number' });
+    expect(checkResult({ ...result, finalText: 7 })).toEqual({
+      ok: false,
+      problem: 'field "finalText" must be a string, not a number',
+    });
     expect(checkResult({ ...result, status: "done" })).toMatchObject({
       ok: false,
       problem: expect.stringContaining('field "status" must be one of completed'),

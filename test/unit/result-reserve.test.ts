@@ -67,7 +67,9 @@ describe("the result.json reserve", () => {
     const onDisk = JSON.parse(await readFile(resultPath, "utf8")) as ResultV1;
     expect(onDisk).toEqual(written);
     expect(onDisk).toMatchObject({ status: "completed", finalText: "the report" });
-    expect(onDisk.errorMessage).toBe("result.json was written into the space reserved for it (ENOSPC: no space left on device, write)");
+    expect(onDisk.errorMessage).toBe(
+      "result.json was written into the space reserved for it (ENOSPC: no space left on device, write)",
+    );
     expect(await readdir(dir)).toEqual(["result.json"]);
   });
 

@@ -18,7 +18,14 @@ function put(relative: string, text: string): string {
   return file;
 }
 
-const META = { runId: "r1", task: "t", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", stderrPath: "out/err.log" };
+const META = {
+  runId: "r1",
+  task: "t",
+  cwd: ".",
+  resultPath: "out/result.json",
+  eventsPath: "out/events.jsonl",
+  stderrPath: "out/err.log",
+};
 
 describe("locateRun", () => {
   it("a meta file: its paths, resolved against its folder", () => {
@@ -60,21 +67,30 @@ describe("locateRun", () => {
   it("an invalid meta.json: its one-line problem, and result.json where it said", () => {
     const metaPath = put("bad/meta.json", JSON.stringify({ ...META, thinking: "maximum" }));
     const files = locateRun(metaPath);
-    expect(files.metaError).toBe('meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"');
+    expect(files.metaError).toBe(
+      'meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"',
+    );
     expect(files.resultPath).toBe(path.join(root, "bad/out/result.json"));
     expect(locateRun(put("worse/meta.json", "{not json")).metaError).toMatch(/meta\.json is not valid JSON: /);
   });
 
   it("nothing there, or a folder that is no run: RunNotFoundError with one line", () => {
-    expect(() => locateRun(path.join(root, "missing"))).toThrow(new RunNotFoundError(`no run directory or meta file at ${path.join(root, "missing")}`));
+    expect(() => locateRun(path.join(root, "missing"))).toThrow(
+      new RunNotFoundError(`no run directory or meta file at ${path.join(root, "missing")}`),
+    );
     mkdirSync(path.join(root, "empty"));
-    expect(() => locateRun(path.join(root, "empty"))).toThrow(/is not a run directory \(no meta\.json, result\.json or events\.jsonl in it\)$/);
+    expect(() => locateRun(path.join(root, "empty"))).toThrow(
+      /is not a run directory \(no meta\.json, result\.json or events\.jsonl in it\)$/,
+    );
   });
 });
 
 describe("readRunSnapshot", () => {
   it("reads result, records (a last line without newline counts once the run is over), logs and artifacts", () => {
-    put("run/meta.json", JSON.stringify({ ...META, resultPath: "result.json", eventsPath: "events.jsonl", stderrPath: "stderr.log" }));
+    put(
+      "run/meta.json",
+      JSON.stringify({ ...META, resultPath: "result.json", eventsPath: "events.jsonl", stderrPath: "stderr.log" }),
+    );
     put("run/events.jsonl", '{"type":"run_start","pid":null,"seq":1}\n{"type":"run_end","seq":2}');
     put("run/stderr.log", "warn\n");
     const live = readRunSnapshot(locateRun(path.join(root, "run")));

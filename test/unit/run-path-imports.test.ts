@@ -82,7 +82,9 @@ describe("folder rules", () => {
   });
 
   it.each(Object.entries(ALLOWED))("%s imports only from %j", (from, allowed) => {
-    const bad = crossings.filter((c) => c.from === from && c.to !== from && !allowed.includes(c.to)).map((c) => c.where);
+    const bad = crossings
+      .filter((c) => c.from === from && c.to !== from && !allowed.includes(c.to))
+      .map((c) => c.where);
     expect(bad).toEqual([]);
   });
 
@@ -99,7 +101,16 @@ describe("the run path", () => {
     const relative = [...files].map((file) => path.relative(REPO_ROOT, file));
     expect(relative).toContain("src/wrapper/run.ts");
     expect(relative).toContain("src/cli/commands.ts");
-    for (const lazy of ["inspect", "inspect-format", "tail", "tail-format", "doctor", "doctor-format", "contract-check", "run-files"]) {
+    for (const lazy of [
+      "inspect",
+      "inspect-format",
+      "tail",
+      "tail-format",
+      "doctor",
+      "doctor-format",
+      "contract-check",
+      "run-files",
+    ]) {
       expect(relative).not.toContain(`src/cli/${lazy}.ts`);
     }
     expect([...packages].filter((name) => /typebox|ajv|schema/.test(name))).toEqual([]);
@@ -107,7 +118,9 @@ describe("the run path", () => {
 
   it("the plain run path (bundled for bin's fast path) loads no commander either", () => {
     const { files, packages } = reachable(path.join(SRC, "wrapper", "run-command.ts"));
-    expect([...files].map((file) => area(file)).filter((a) => a !== "wrapper" && a !== "contracts" && a !== "lib")).toEqual([]);
+    expect(
+      [...files].map((file) => area(file)).filter((a) => a !== "wrapper" && a !== "contracts" && a !== "lib"),
+    ).toEqual([]);
     expect([...packages]).toEqual([]);
   });
 

@@ -23,7 +23,9 @@ const asFile = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 describe("published schemas", () => {
   it("match what scripts/gen-schemas.mjs generates from src/contracts (run `npm run schemas` after changing a type)", async () => {
-    const run = await runProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "gen-schemas.mjs"), "--check"], { timeoutMs: 60_000 });
+    const run = await runProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "gen-schemas.mjs"), "--check"], {
+      timeoutMs: 60_000,
+    });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
   });
@@ -57,7 +59,14 @@ describe("published schemas", () => {
 
   it("result.json: a well-formed result passes; each fault is named with its path", () => {
     expect(checks.result(result)).toEqual([]);
-    const broken = { ...result, status: "done", exitCode: 0.5, usage: { ...emptyUsage(), cost: undefined }, endedAt: "later", extra: true };
+    const broken = {
+      ...result,
+      status: "done",
+      exitCode: 0.5,
+      usage: { ...emptyUsage(), cost: undefined },
+      endedAt: "later",
+      extra: true,
+    };
     expect(checks.result(asFile(broken)).map(formatIssue)).toEqual([
       'unexpected field "extra"',
       '/status: must be one of "completed", "truncated", "aborted", "interrupted", "timed_out", "incomplete", "failed"',
@@ -69,18 +78,31 @@ describe("published schemas", () => {
 
   it("events.jsonl: a record is checked against its own type's shape", () => {
     const stamp = { seq: 3, ts: 1_796_046_533_700 };
-    expect(checks.event({ type: "tool_call", ...stamp, toolCallId: "c1", toolName: "bash", args: { command: "ls" } })).toEqual([]);
+    expect(
+      checks.event({ type: "tool_call", ...stamp, toolCallId: "c1", toolName: "bash", args: { command: "ls" } }),
+    ).toEqual([]);
     expect(checks.event({ type: "retry", ...stamp, phase: "end", attempt: 1, success: true })).toEqual([]);
     expect(checks.event({ type: "settled", ...stamp, aborted: true })).toEqual([]);
     expect(checks.event({ type: "settled", ...stamp })).toEqual([]);
-    expect(checks.event({ type: "settled", ...stamp, aborted: "yes" }).map(formatIssue)).toEqual(["/aborted: must be boolean"]);
-    expect(checks.event({ type: "message_delivered", ...stamp, id: "msg-1", text: "skip legacy/" })).toEqual([]);
-    expect(checks.event({ type: "message_delivered", ...stamp, text: "no id" }).map(formatIssue)).toEqual(['missing required field "id"']);
-    expect(checks.event({ type: "retry", ...stamp, phase: "end", attempt: 1 }).map(formatIssue)).toEqual(['missing required field "success"']);
-    expect(checks.event({ type: "tool_result", ...stamp, toolCallId: "c1", toolName: "bash", isError: "no" }).map(formatIssue)).toEqual([
-      "/isError: must be boolean",
+    expect(checks.event({ type: "settled", ...stamp, aborted: "yes" }).map(formatIssue)).toEqual([
+      "/aborted: must be boolean",
     ]);
-    expect(checks.event({ type: "assistant_text", seq: 0, ts: 1.5, text: "x" }).map(formatIssue)).toEqual(["/seq: must be >= 1", "/ts: must be integer"]);
+    expect(checks.event({ type: "message_delivered", ...stamp, id: "msg-1", text: "skip legacy/" })).toEqual([]);
+    expect(checks.event({ type: "message_delivered", ...stamp, text: "no id" }).map(formatIssue)).toEqual([
+      'missing required field "id"',
+    ]);
+    expect(checks.event({ type: "retry", ...stamp, phase: "end", attempt: 1 }).map(formatIssue)).toEqual([
+      'missing required field "success"',
+    ]);
+    expect(
+      checks
+        .event({ type: "tool_result", ...stamp, toolCallId: "c1", toolName: "bash", isError: "no" })
+        .map(formatIssue),
+    ).toEqual(["/isError: must be boolean"]);
+    expect(checks.event({ type: "assistant_text", seq: 0, ts: 1.5, text: "x" }).map(formatIssue)).toEqual([
+      "/seq: must be >= 1",
+      "/ts: must be integer",
+    ]);
     expect(checks.event({ type: "progress", ...stamp }).map(formatIssue)).toEqual([
       '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, run_end)',
     ]);

@@ -22,9 +22,12 @@ describe("normalizeStopReason", () => {
     expect(normalizeStopReason(raw)).toEqual({ stopReason: canonical, rawStopReason: raw });
   });
 
-  it.each(["custom_reason", "content_filter", "tool_calls", "stopped"])("leaves unknown %s undefined but keeps it raw", (raw) => {
-    expect(normalizeStopReason(raw)).toEqual({ stopReason: undefined, rawStopReason: raw });
-  });
+  it.each(["custom_reason", "content_filter", "tool_calls", "stopped"])(
+    "leaves unknown %s undefined but keeps it raw",
+    (raw) => {
+      expect(normalizeStopReason(raw)).toEqual({ stopReason: undefined, rawStopReason: raw });
+    },
+  );
 
   it.each([undefined, null, 42, "", "   "])("reads %j as no stop reason at all", (raw) => {
     expect(normalizeStopReason(raw)).toEqual({ stopReason: undefined, rawStopReason: undefined });

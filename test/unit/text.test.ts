@@ -35,12 +35,30 @@ describe("surrogate-safe cuts", () => {
   });
 
   it("headChars keeps at most n chars and never half a pair", () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => headChars(text, n))).toEqual(["", "a", "a", "a😀", "a😀b", "a😀b", text, text]);
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => headChars(text, n))).toEqual([
+      "",
+      "a",
+      "a",
+      "a😀",
+      "a😀b",
+      "a😀b",
+      text,
+      text,
+    ]);
     for (let n = 0; n <= text.length; n++) expect(wellFormed(headChars(text, n))).toBe(true);
   });
 
   it("tailChars keeps at most n chars from the end and never half a pair", () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => tailChars(text, n))).toEqual(["", "", "😀", "b😀", "b😀", "😀b😀", text, text]);
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => tailChars(text, n))).toEqual([
+      "",
+      "",
+      "😀",
+      "b😀",
+      "b😀",
+      "😀b😀",
+      text,
+      text,
+    ]);
     for (let n = 0; n <= text.length; n++) expect(wellFormed(tailChars(text, n))).toBe(true);
   });
 

@@ -13,8 +13,21 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../src/contracts/meta.js";
 import { WRAPPER_EXIT } from "../../src/contracts/result.js";
 import { ResultReserve } from "../../src/wrapper/artifacts.js";
-import { GROUP_POLL_MS, type RunReport, runWrapper, STDOUT_DRAIN_MS, STRAGGLER_KILL_MS } from "../../src/wrapper/run.js";
-import { ESCAPEE_PID, FakeChild, FakeScheduler, fakeChildOperations, type LeftBehind, until } from "../support/fake-run.js";
+import {
+  GROUP_POLL_MS,
+  type RunReport,
+  runWrapper,
+  STDOUT_DRAIN_MS,
+  STRAGGLER_KILL_MS,
+} from "../../src/wrapper/run.js";
+import {
+  ESCAPEE_PID,
+  FakeChild,
+  FakeScheduler,
+  fakeChildOperations,
+  type LeftBehind,
+  until,
+} from "../support/fake-run.js";
 import { assistantEnd } from "../support/pi-events.js";
 
 let dir: string;
@@ -37,7 +50,14 @@ function begin(meta: Partial<MetaV1> = {}, behaviour: { straggler?: LeftBehind; 
   const scheduler = new FakeScheduler();
   const child = new FakeChild(scheduler, behaviour);
   const ops = fakeChildOperations(child);
-  const full: MetaV1 = { runId: "r", task: "t", cwd: dir, resultPath: path.join(dir, "result.json"), eventsPath: path.join(dir, "events.jsonl"), ...meta };
+  const full: MetaV1 = {
+    runId: "r",
+    task: "t",
+    cwd: dir,
+    resultPath: path.join(dir, "result.json"),
+    eventsPath: path.join(dir, "events.jsonl"),
+    ...meta,
+  };
   let ended = false;
   const done = runWrapper(full, { env: {}, scheduler, child: ops }).then((report) => {
     ended = true;
@@ -79,7 +99,11 @@ describe("the orphan guard, as the run drives it", () => {
     expect(heardBeforeAnyAwait).toEqual([`watch ${run.child.pid}`]);
     expect(run.ops.events).toEqual(["guard", "spawn"]);
     const { runToken } = run.ops.spawned[0]!.options;
-    expect(run.ops.guard.started).toEqual({ runToken, reservePath: ResultReserve.pathFor(path.join(dir, "result.json")), at: run.t0 });
+    expect(run.ops.guard.started).toEqual({
+      runToken,
+      reservePath: ResultReserve.pathFor(path.join(dir, "result.json")),
+      at: run.t0,
+    });
     expect(runToken).toMatch(/^[0-9a-f]{32}$/);
     expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`]);
     const { exitCode } = await finished(run);
@@ -203,7 +227,11 @@ describe("start-up: limits first, then files", () => {
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(1);
     expect(run.ops.spawned).toEqual([]);
-    expect(result).toMatchObject({ status: "timed_out", errorMessage: "run exceeded timeoutMs (250 ms)", childExitCode: null });
+    expect(result).toMatchObject({
+      status: "timed_out",
+      errorMessage: "run exceeded timeoutMs (250 ms)",
+      childExitCode: null,
+    });
   });
 
   it("a run whose result.json space cannot be reserved never starts pi, and says why (exit 3 when result.json cannot be written either)", async () => {
@@ -213,9 +241,13 @@ describe("start-up: limits first, then files", () => {
     expect(run.ops.spawned).toEqual([]);
     expect(exitCode).toBe(WRAPPER_EXIT.noResult);
     expect(result.status).toBe("failed");
-    expect(result.errorMessage).toMatch(/^cannot reserve space for result\.json beside .*a-file\/result\.json: .*a-file is not a folder/);
+    expect(result.errorMessage).toMatch(
+      /^cannot reserve space for result\.json beside .*a-file\/result\.json: .*a-file is not a folder/,
+    );
     // The task file written meanwhile is gone too.
-    expect((await readdir(os.tmpdir())).filter((name) => name.startsWith(`pi-subagent-task-${process.pid}-`))).toEqual([]);
+    expect((await readdir(os.tmpdir())).filter((name) => name.startsWith(`pi-subagent-task-${process.pid}-`))).toEqual(
+      [],
+    );
   });
 
   it("a completed run leaves no reserve behind", async () => {

@@ -12,7 +12,15 @@ import type { MetaV1 } from "../../src/contracts/meta.js";
 import type { PiIdentity } from "../../src/wrapper/pi-version.js";
 import { type RunReport, runWrapper, STDOUT_DRAIN_MS } from "../../src/wrapper/run.js";
 import { FakeChild, FakeScheduler, fakeChildOperations, settle, until } from "../support/fake-run.js";
-import { agentEnd, agentSettled, agentStart, assistantEnd, queueUpdate, turnEnd, turnStart } from "../support/pi-events.js";
+import {
+  agentEnd,
+  agentSettled,
+  agentStart,
+  assistantEnd,
+  queueUpdate,
+  turnEnd,
+  turnStart,
+} from "../support/pi-events.js";
 
 let dir: string;
 const runs: Started[] = [];
@@ -43,11 +51,22 @@ interface Started {
 const SETTLING: PiIdentity = { version: "1.6.0", source: "package", emitsSettled: true };
 const OLDER: PiIdentity = { version: "0.73.1", source: "package", emitsSettled: false };
 
-async function start(pi: PiIdentity | undefined, meta: Partial<MetaV1> = {}, env: NodeJS.ProcessEnv = {}): Promise<Started> {
+async function start(
+  pi: PiIdentity | undefined,
+  meta: Partial<MetaV1> = {},
+  env: NodeJS.ProcessEnv = {},
+): Promise<Started> {
   const scheduler = new FakeScheduler();
   const child = new FakeChild(scheduler);
   const ops = { ...fakeChildOperations(child), ...(pi && { identifyPi: () => pi }) };
-  const full: MetaV1 = { runId: "run-1", task: "t", cwd: dir, resultPath: path.join(dir, "result.json"), eventsPath: path.join(dir, "events.jsonl"), ...meta };
+  const full: MetaV1 = {
+    runId: "run-1",
+    task: "t",
+    cwd: dir,
+    resultPath: path.join(dir, "result.json"),
+    eventsPath: path.join(dir, "events.jsonl"),
+    ...meta,
+  };
   let finished = false;
   const done = runWrapper(full, { env, scheduler, child: ops }).then((report) => {
     finished = true;
@@ -98,7 +117,12 @@ describe("wrapper run on fake time, a pi that emits agent_settled", () => {
 
   it("a retry after the first stop message, later than graceMs, ends with the retry's answer", async () => {
     const run = await start(SETTLING, { graceMs: 300 });
-    await run.print(stop("first answer"), turnEnd(), agentEnd(true), { type: "auto_retry_start", attempt: 1, maxAttempts: 1, delayMs: 2000 });
+    await run.print(stop("first answer"), turnEnd(), agentEnd(true), {
+      type: "auto_retry_start",
+      attempt: 1,
+      maxAttempts: 1,
+      delayMs: 2000,
+    });
     await run.scheduler.advance(2000);
     expect(run.child.signals).toEqual([]);
     await run.print(agentStart(), turnStart(), stop("the retry's answer"), agentEnd(false), agentSettled());

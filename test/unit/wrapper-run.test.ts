@@ -9,7 +9,14 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EventRecord } from "../../src/contracts/events.js";
 import type { MetaV1 } from "../../src/contracts/meta.js";
-import { KILL_AFTER_MS, PARENT_CHECK_MS, type RunOptions, type RunReport, runWrapper, STDOUT_DRAIN_MS } from "../../src/wrapper/run.js";
+import {
+  KILL_AFTER_MS,
+  PARENT_CHECK_MS,
+  type RunOptions,
+  type RunReport,
+  runWrapper,
+  STDOUT_DRAIN_MS,
+} from "../../src/wrapper/run.js";
 import { MAX_TIMER_MS } from "../../src/wrapper/scheduler.js";
 import { FakeChild, FakeScheduler, fakeChildOperations, until } from "../support/fake-run.js";
 import { assistantEnd, retryStart } from "../support/pi-events.js";
@@ -92,7 +99,13 @@ describe("wrapper run on fake time: grace and kill-after", () => {
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: answeredAt + 1500 }]);
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(0);
-    expect(result).toMatchObject({ status: "completed", finalText: "done", forcedExit: true, childExitCode: 143, childSignal: null });
+    expect(result).toMatchObject({
+      status: "completed",
+      finalText: "done",
+      forcedExit: true,
+      childExitCode: 143,
+      childSignal: null,
+    });
     expect(result.durationMs).toBe(10_000 + 1500);
     const events = await run.events();
     expect(events.map((e) => e.type)).toEqual(["run_start", "assistant_text", "run_end"]);
@@ -123,7 +136,12 @@ describe("wrapper run on fake time: grace and kill-after", () => {
     ]);
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(0);
-    expect(result).toMatchObject({ status: "completed", forcedExit: true, childExitCode: null, childSignal: "SIGKILL" });
+    expect(result).toMatchObject({
+      status: "completed",
+      forcedExit: true,
+      childExitCode: null,
+      childSignal: "SIGKILL",
+    });
   });
 
   it("an [ABORT] marker stops the child at once: SIGTERM at the moment of the message, no grace", async () => {
@@ -133,7 +151,12 @@ describe("wrapper run on fake time: grace and kill-after", () => {
     await until(() => run.child.signals.length > 0, "the child signalled");
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 250 }]);
     const { result } = await run.done;
-    expect(result).toMatchObject({ status: "aborted", abortSource: "marker", abortReason: "no API key", forcedExit: true });
+    expect(result).toMatchObject({
+      status: "aborted",
+      abortSource: "marker",
+      abortReason: "no API key",
+      forcedExit: true,
+    });
   });
 
   it("a child that exits by itself within grace is not signalled while running, and forcedExit stays false", async () => {
@@ -158,7 +181,12 @@ describe("wrapper run on fake time: timeoutMs", () => {
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 400 }]);
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(1);
-    expect(result).toMatchObject({ status: "timed_out", exitCode: 1, forcedExit: true, errorMessage: "run exceeded timeoutMs (400 ms)" });
+    expect(result).toMatchObject({
+      status: "timed_out",
+      exitCode: 1,
+      forcedExit: true,
+      errorMessage: "run exceeded timeoutMs (400 ms)",
+    });
   });
 
   it("a time-out after the terminal message changes nothing: the grace period runs its course", async () => {
@@ -188,28 +216,34 @@ describe("wrapper run on fake time: timeoutMs", () => {
     await run.scheduler.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + timeoutMs }]);
     expect(run.scheduler.requested.every((ms) => ms <= MAX_TIMER_MS)).toBe(true);
-    expect((await run.done).result).toMatchObject({ status: "timed_out", errorMessage: `run exceeded timeoutMs (${timeoutMs} ms)` });
+    expect((await run.done).result).toMatchObject({
+      status: "timed_out",
+      errorMessage: `run exceeded timeoutMs (${timeoutMs} ms)`,
+    });
   });
 
   it.each([
     ["the first step", 10],
     ["the second step", MAX_TIMER_MS + 10],
-  ])("cancelling a stepped grace timer during %s cancels it (pi retries the error that had decided)", async (_name, before) => {
-    const graceMs = 2 ** 31 + 5000;
-    const run = await start({ graceMs });
-    await answer(run, "provider hiccup", "error");
-    await run.scheduler.advance(before);
-    expect(run.scheduler.pending()).toHaveLength(1);
-    run.child.print(retryStart());
-    await until(() => run.scheduler.pending().length === 0, "the grace timer cancelled");
-    await run.scheduler.advance(graceMs);
-    expect(run.child.signals).toEqual([]);
-    run.child.print(assistantEnd({ text: "recovered" }));
-    await until(() => run.scheduler.pending().length === 1, "a new grace timer");
-    run.child.exit(0);
-    const { result } = await run.done;
-    expect(result).toMatchObject({ status: "completed", finalText: "recovered", forcedExit: false });
-  });
+  ])(
+    "cancelling a stepped grace timer during %s cancels it (pi retries the error that had decided)",
+    async (_name, before) => {
+      const graceMs = 2 ** 31 + 5000;
+      const run = await start({ graceMs });
+      await answer(run, "provider hiccup", "error");
+      await run.scheduler.advance(before);
+      expect(run.scheduler.pending()).toHaveLength(1);
+      run.child.print(retryStart());
+      await until(() => run.scheduler.pending().length === 0, "the grace timer cancelled");
+      await run.scheduler.advance(graceMs);
+      expect(run.child.signals).toEqual([]);
+      run.child.print(assistantEnd({ text: "recovered" }));
+      await until(() => run.scheduler.pending().length === 1, "a new grace timer");
+      run.child.exit(0);
+      const { result } = await run.done;
+      expect(result).toMatchObject({ status: "completed", finalText: "recovered", forcedExit: false });
+    },
+  );
 });
 
 describe("wrapper run on fake time: the parent watch, start-up and stdout", () => {
@@ -233,13 +267,20 @@ describe("wrapper run on fake time: the parent watch, start-up and stdout", () =
     await run.scheduler.advance(PARENT_CHECK_MS);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 4 * PARENT_CHECK_MS }]);
     const { result } = await run.done;
-    expect(result).toMatchObject({ status: "interrupted", forcedExit: true, errorMessage: "parent process 777 is gone" });
+    expect(result).toMatchObject({
+      status: "interrupted",
+      forcedExit: true,
+      errorMessage: "parent process 777 is gone",
+    });
     expect(asked).toHaveLength(4);
   });
 
   it.each(["", "1", "not-a-pid"])("a PI_SUBAGENTS_PARENT_PID of %j watches nothing", async (value) => {
     const asked: number[] = [];
-    const run = await start({}, { alive: (pid) => asked.push(pid) > 0, run: { env: { PI_SUBAGENTS_PARENT_PID: value } } });
+    const run = await start(
+      {},
+      { alive: (pid) => asked.push(pid) > 0, run: { env: { PI_SUBAGENTS_PARENT_PID: value } } },
+    );
     expect(run.scheduler.pending()).toEqual([]);
     run.child.exit(0);
     await run.done;
@@ -250,11 +291,21 @@ describe("wrapper run on fake time: the parent watch, start-up and stdout", () =
     const scheduler = new FakeScheduler();
     const child = new FakeChild(scheduler);
     const ops = fakeChildOperations(child);
-    const meta: MetaV1 = { runId: "r", task: "t", cwd: dir, resultPath: path.join(dir, "result.json"), eventsPath: path.join(dir, "events.jsonl") };
+    const meta: MetaV1 = {
+      runId: "r",
+      task: "t",
+      cwd: dir,
+      resultPath: path.join(dir, "result.json"),
+      eventsPath: path.join(dir, "events.jsonl"),
+    };
     const { result, exitCode } = await runWrapper(meta, { env: {}, earlySignal: "SIGTERM", scheduler, child: ops });
     expect(ops.spawned).toEqual([]);
     expect(exitCode).toBe(1);
-    expect(result).toMatchObject({ status: "interrupted", errorMessage: "subagent-wrapper received SIGTERM", forcedExit: false });
+    expect(result).toMatchObject({
+      status: "interrupted",
+      errorMessage: "subagent-wrapper received SIGTERM",
+      forcedExit: false,
+    });
   });
 
   it(`a stdout held open after the child exits (a grandchild) is given up after ${STDOUT_DRAIN_MS} ms`, async () => {

@@ -13,7 +13,9 @@ const FULL_MARKER = `[subagent-wrapper: raw log reached its cap of ${CAP} bytes;
 
 describe("subagent-wrapper: capped raw logs", () => {
   it("a big stream leaves a capped stdout log with a marker, and the run's records whole", async () => {
-    const run = await (await wrapperCase({ scenario: "big-updates" })).run({ env: { PI_SUBAGENTS_LOG_MAX_BYTES: String(CAP) } });
+    const run = await (await wrapperCase({ scenario: "big-updates" })).run({
+      env: { PI_SUBAGENTS_LOG_MAX_BYTES: String(CAP) },
+    });
     expect(run.result).toMatchObject({ status: "completed" });
     expect(run.result!.errorMessage).toBeUndefined();
     const raw = await run.read("out/stdout.log");
@@ -30,7 +32,9 @@ describe("subagent-wrapper: capped raw logs", () => {
       { stderr: "e".repeat(20_000) },
       { assistant: { text: "done", stopReason: "stop" } },
     ];
-    const run = await (await wrapperCase({ scenario: { steps } })).run({ env: { PI_SUBAGENTS_LOG_MAX_BYTES: String(CAP) } });
+    const run = await (await wrapperCase({ scenario: { steps } })).run({
+      env: { PI_SUBAGENTS_LOG_MAX_BYTES: String(CAP) },
+    });
     expect(run.result).toMatchObject({ status: "completed", finalText: "done" });
     const raw = await run.read("out/stdout.log");
     expect(raw).toContain("plain text line 0 ");
@@ -41,15 +45,23 @@ describe("subagent-wrapper: capped raw logs", () => {
   });
 
   it("PI_SUBAGENTS_LOG_MAX_BYTES=unlimited keeps every byte", async () => {
-    const run = await (await wrapperCase({ scenario: "big-updates" })).run({ env: { PI_SUBAGENTS_LOG_MAX_BYTES: "unlimited" } });
+    const run = await (await wrapperCase({ scenario: "big-updates" })).run({
+      env: { PI_SUBAGENTS_LOG_MAX_BYTES: "unlimited" },
+    });
     const raw = await run.read("out/stdout.log");
     expect(raw).not.toContain("[subagent-wrapper:");
-    expect(raw.split("\n").filter((line) => line.startsWith('{"type":"message_update"')).length).toBeGreaterThanOrEqual(50);
+    expect(raw.split("\n").filter((line) => line.startsWith('{"type":"message_update"')).length).toBeGreaterThanOrEqual(
+      50,
+    );
   });
 
   it("a bad cap value is named on stderr and the default applies", async () => {
-    const run = await (await wrapperCase({ scenario: "big-updates" })).run({ env: { PI_SUBAGENTS_LOG_MAX_BYTES: "lots" } });
+    const run = await (await wrapperCase({ scenario: "big-updates" })).run({
+      env: { PI_SUBAGENTS_LOG_MAX_BYTES: "lots" },
+    });
     expect(run.result).toMatchObject({ status: "completed" });
-    expect(run.stderr).toContain('subagent-wrapper: PI_SUBAGENTS_LOG_MAX_BYTES=lots is not a byte count, 0 or "unlimited"; using 8388608');
+    expect(run.stderr).toContain(
+      'subagent-wrapper: PI_SUBAGENTS_LOG_MAX_BYTES=lots is not a byte count, 0 or "unlimited"; using 8388608',
+    );
   });
 });

@@ -21,7 +21,10 @@ async function staleTree(box: Sandbox) {
   const base = sh(box, repo, ["rev-parse", "HEAD"]).trim();
   const treeDir = path.join(box.dir, "tree");
   fs.mkdirSync(path.join(treeDir, "agents"), { recursive: true });
-  fs.writeFileSync(path.join(treeDir, "tree.json"), JSON.stringify({ version: 1, rootSession: "s", createdAt: "", tag: "0badc0de" }));
+  fs.writeFileSync(
+    path.join(treeDir, "tree.json"),
+    JSON.stringify({ version: 1, rootSession: "s", createdAt: "", tag: "0badc0de" }),
+  );
   const agents: Array<[string, string, boolean]> = [
     ["healthy", "completed", true],
     ["lost", "interrupted", true],
@@ -37,7 +40,14 @@ async function staleTree(box: Sandbox) {
       gitDir: path.join(repo, ".git"),
       subdir: "",
     };
-    if (create) await createWorktree({ topLevel: repo, worktreePath: worktree.path, branch: worktree.branch, base, env: box.env });
+    if (create)
+      await createWorktree({
+        topLevel: repo,
+        worktreePath: worktree.path,
+        branch: worktree.branch,
+        base,
+        env: box.env,
+      });
     const record = agentRecord({ path: `/root/${name}`, status: status as never, spawnSeq: ++seq, worktree });
     fs.mkdirSync(path.join(treeDir, "agents", name), { recursive: true });
     fs.writeFileSync(path.join(treeDir, "agents", name, "agent.json"), JSON.stringify(record));
@@ -48,7 +58,10 @@ async function staleTree(box: Sandbox) {
 }
 
 function doctorTree(box: Sandbox, treeDir: string, json = false) {
-  return runProcess(process.execPath, [WRAPPER_BIN, "doctor", "--tree", treeDir, ...(json ? ["--json"] : [])], { timeoutMs: 30_000, env: box.env });
+  return runProcess(process.execPath, [WRAPPER_BIN, "doctor", "--tree", treeDir, ...(json ? ["--json"] : [])], {
+    timeoutMs: 30_000,
+    env: box.env,
+  });
 }
 
 describe("doctor --tree", () => {
@@ -107,12 +120,24 @@ describe("doctor --tree", () => {
 });
 
 describe("worktreeProblems", () => {
-  const facts = { agent: "/root/a", status: "completed", path: "/t/w/a", branch: "subagent/x-a", folderExists: true, knownToGit: true, branchExists: true };
+  const facts = {
+    agent: "/root/a",
+    status: "completed",
+    path: "/t/w/a",
+    branch: "subagent/x-a",
+    folderExists: true,
+    knownToGit: true,
+    branchExists: true,
+  };
   it.each<[string, Partial<typeof facts> & { gitError?: string }, string[]]>([
     ["intact", {}, []],
     ["a folder git does not know", { knownToGit: false }, ["git does not know this folder as a worktree"]],
     ["a branch gone", { branchExists: false }, ["branch subagent/x-a is gone"]],
-    ["folder and branch gone", { folderExists: false, knownToGit: false, branchExists: false }, ["branch subagent/x-a is gone", "the folder is missing"]],
+    [
+      "folder and branch gone",
+      { folderExists: false, knownToGit: false, branchExists: false },
+      ["branch subagent/x-a is gone", "the folder is missing"],
+    ],
     ["shut down, all gone", { status: "shutdown", folderExists: false, knownToGit: false, branchExists: false }, []],
     [
       "shut down, still registered",

@@ -44,9 +44,15 @@ describe("subagent-wrapper doctor", () => {
     expect(run.stdout).toMatch(new RegExp(`✓ pi +${path.join(FAKE_PI_DIR, "pi")} \\(from PATH\\)`));
     // Like pi 0.73.1, the fake prints its version on stderr when stdin is not a terminal.
     expect(run.stdout).toMatch(/✓ pi --version +0\.73\.1-fake \(this package is tested with 1\.6\.0 and 0\.73\.1\)\n/);
-    expect(run.stdout).toMatch(/\n +no agent_settled \(pi before 0\.80\.4\): a run is over at its first terminal message \(version unknown to the wrapper\)\n/);
-    expect(run.stdout).toMatch(/✓ pi agent dir +.*agent \(from PI_CODING_AGENT_DIR\) is readable\n +holds settings\.json\n/);
-    expect(run.stdout).toMatch(/✓ run directories +.*runs \(from PI_SUBAGENTS_DIR\) is writable \(it will be created\)/);
+    expect(run.stdout).toMatch(
+      /\n +no agent_settled \(pi before 0\.80\.4\): a run is over at its first terminal message \(version unknown to the wrapper\)\n/,
+    );
+    expect(run.stdout).toMatch(
+      /✓ pi agent dir +.*agent \(from PI_CODING_AGENT_DIR\) is readable\n +holds settings\.json\n/,
+    );
+    expect(run.stdout).toMatch(
+      /✓ run directories +.*runs \(from PI_SUBAGENTS_DIR\) is writable \(it will be created\)/,
+    );
     expect(run.stdout).toMatch(/✓ wrapper build +.*task-extension\.js is there/);
     expect(run.stdout.endsWith("\nall checks passed\n")).toBe(true);
   });
@@ -63,9 +69,13 @@ describe("subagent-wrapper doctor", () => {
     expect(run.stdout).toContain(
       `✗ pi               pi executable ${path.join(home, "missing-pi")} (from PI_SUBAGENTS_PI_BIN) does not exist or is not executable\n`,
     );
-    expect(run.stdout).toContain(`✗ pi agent dir     ${path.join(home, "nowhere")} (from PI_CODING_AGENT_DIR) does not exist\n`);
+    expect(run.stdout).toContain(
+      `✗ pi agent dir     ${path.join(home, "nowhere")} (from PI_CODING_AGENT_DIR) does not exist\n`,
+    );
     expect(run.stdout).toContain("→ run pi once to set it up (models, login), or set PI_CODING_AGENT_DIR");
-    expect(run.stdout).toMatch(/✗ run directories {2}.*cannot be written: .* is not a directory\n +→ set PI_SUBAGENTS_DIR to a writable folder/);
+    expect(run.stdout).toMatch(
+      /✗ run directories {2}.*cannot be written: .* is not a directory\n +→ set PI_SUBAGENTS_DIR to a writable folder/,
+    );
     expect(run.stdout).toContain("\n3 checks failed\n");
     expect(run.stdout).not.toContain("pi --version");
   });
@@ -73,7 +83,11 @@ describe("subagent-wrapper doctor", () => {
   it("a PI_CODING_AGENT_DIR starting with ~/ is read below the home directory, as pi reads it", async () => {
     const run = await doctor({ HOME: home, PI_CODING_AGENT_DIR: "~/agent" });
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`✓ pi agent dir +${path.join(home, "agent")} \\(from PI_CODING_AGENT_DIR\\) is readable\n +holds settings\\.json\n`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `✓ pi agent dir +${path.join(home, "agent")} \\(from PI_CODING_AGENT_DIR\\) is readable\n +holds settings\\.json\n`,
+      ),
+    );
   });
 
   it("a pi that never answers --version is stopped after --timeout-ms, with nothing left running", async () => {
@@ -86,9 +100,15 @@ describe("subagent-wrapper doctor", () => {
     await chmod(hung, 0o755);
     const run = await doctor({ PI_SUBAGENTS_PI_BIN: hung }, ["--timeout-ms", "4000", "--json"]);
     expect(run.code).toBe(1);
-    const report = JSON.parse(run.stdout) as { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
+    const report = JSON.parse(run.stdout) as {
+      ok: boolean;
+      checks: Array<{ name: string; ok: boolean; detail: string }>;
+    };
     expect(report.ok).toBe(false);
-    expect(report.checks.find((check) => check.name === "pi --version")).toMatchObject({ ok: false, detail: "no answer within 4000 ms (stopped)" });
+    expect(report.checks.find((check) => check.name === "pi --version")).toMatchObject({
+      ok: false,
+      detail: "no answer within 4000 ms (stopped)",
+    });
     const pid = Number(await readFile(pidFile, "utf8"));
     expect(pidAlive(pid)).toBe(false);
   });
@@ -108,30 +128,42 @@ describe("subagent-wrapper doctor", () => {
     const run = await doctor({ FAKE_PI_VERSION: "1.6.0" });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("✓ pi --version     1.6.0\n");
-    expect(run.stdout).toContain("no pi package.json above this binary: set PI_SUBAGENTS_PI_VERSION=1.6.0 so the wrapper waits for agent_settled\n");
+    expect(run.stdout).toContain(
+      "no pi package.json above this binary: set PI_SUBAGENTS_PI_VERSION=1.6.0 so the wrapper waits for agent_settled\n",
+    );
     const told = await doctor({ FAKE_PI_VERSION: "1.6.0", PI_SUBAGENTS_PI_VERSION: "1.6.0" });
-    expect(told.stdout).toContain("emits agent_settled: a run is over when pi settles (graceMs counts from it) (version from PI_SUBAGENTS_PI_VERSION)\n");
+    expect(told.stdout).toContain(
+      "emits agent_settled: a run is over when pi settles (graceMs counts from it) (version from PI_SUBAGENTS_PI_VERSION)\n",
+    );
     expect(told.stdout).not.toContain("no pi package.json");
   });
 
   const machine = machineNode();
   const machineMajor = Number(nodeVersion(machine).replace(/^v/, "").split(".")[0]);
-  it.skipIf(machineMajor >= 22)("pi 1.x started by a Node 20 on PATH fails --version, and the hint says to put Node 22 first", async () => {
-    const bin = path.join(home, "node20-bin");
-    await mkdir(bin);
-    await symlink(machine, path.join(bin, "node"));
-    const current = resolveLine(REPO_ROOT, "current");
-    const run = await doctor({ PI_SUBAGENTS_PI_BIN: current.piCli, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` });
-    expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/✗ pi --version +failed: exit 1 — SyntaxError: .*\n/);
-    expect(run.stdout).toContain(
-      `→ pi ${current.piVersion} needs Node ≥ 22.19; the node on PATH (${path.join(bin, "node")}, ${nodeVersion(machine).replace(/^v/, "")}) starts it: put Node 22 first on PATH`,
-    );
-  });
+  it.skipIf(machineMajor >= 22)(
+    "pi 1.x started by a Node 20 on PATH fails --version, and the hint says to put Node 22 first",
+    async () => {
+      const bin = path.join(home, "node20-bin");
+      await mkdir(bin);
+      await symlink(machine, path.join(bin, "node"));
+      const current = resolveLine(REPO_ROOT, "current");
+      const run = await doctor({
+        PI_SUBAGENTS_PI_BIN: current.piCli,
+        PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
+      });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/✗ pi --version +failed: exit 1 — SyntaxError: .*\n/);
+      expect(run.stdout).toContain(
+        `→ pi ${current.piVersion} needs Node ≥ 22.19; the node on PATH (${path.join(bin, "node")}, ${nodeVersion(machine).replace(/^v/, "")}) starts it: put Node 22 first on PATH`,
+      );
+    },
+  );
 
   it("a bad --timeout-ms is a usage error (exit 2)", async () => {
     const run = await doctor({}, ["--timeout-ms", "soon"]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe("subagent-wrapper: error: option '--timeout-ms <ms>' argument 'soon' is invalid. must be a positive integer\n");
+    expect(run.stderr).toBe(
+      "subagent-wrapper: error: option '--timeout-ms <ms>' argument 'soon' is invalid. must be a positive integer\n",
+    );
   });
 });

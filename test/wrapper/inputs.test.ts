@@ -48,7 +48,9 @@ describe("subagent-wrapper: the task reaches the child verbatim", () => {
 
 describe("subagent-wrapper: flags and environment from meta", () => {
   it("unknown fields are ignored", async () => {
-    const run = await (await wrapperCase({ meta: defaultMeta({ someday: { x: 1 }, mode: "followup" }), scenario: ECHO })).run();
+    const run = await (
+      await wrapperCase({ meta: defaultMeta({ someday: { x: 1 }, mode: "followup" }), scenario: ECHO })
+    ).run();
     expect(run.code).toBe(0);
   });
 
@@ -127,7 +129,9 @@ describe("subagent-wrapper: flags and environment from meta", () => {
     const c = await wrapperCase({ scenario: ECHO });
     const run = await c.run({ env: { PATH: "/nonexistent-bin-dir" } });
     expect(run.result?.status).toBe("failed");
-    expect(run.result!.errorMessage).toBe('pi executable "pi" was not found on PATH (install @earendil-works/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)');
+    expect(run.result!.errorMessage).toBe(
+      'pi executable "pi" was not found on PATH (install @earendil-works/pi-coding-agent or set PI_SUBAGENTS_PI_BIN)',
+    );
   });
 
   it("`run` is the default command, and a meta file named like a subcommand runs with `run`", async () => {
@@ -151,14 +155,26 @@ describe("subagent-wrapper: artifacts", () => {
 
   it("result.json is written once, atomically: no temp files are left beside it", async () => {
     const run = await (await wrapperCase({ scenario: "tool-then-answer" })).run();
-    expect((await readdir(path.join(run.dir, "out"))).sort()).toEqual(["events.jsonl", "result.json", "stderr.log", "stdout.log", "transcript.md"]);
+    expect((await readdir(path.join(run.dir, "out"))).sort()).toEqual([
+      "events.jsonl",
+      "result.json",
+      "stderr.log",
+      "stdout.log",
+      "transcript.md",
+    ]);
   });
 
   it("artifacts without stdout/stderr/transcript paths are simply not written", async () => {
     const meta = { runId: "r", task: "t", cwd: ".", resultPath: "res.json", eventsPath: "ev.jsonl" };
     const run = await (await wrapperCase({ meta, scenario: ECHO })).run();
     expect(run.code).toBe(0);
-    expect((await readdir(run.dir)).sort()).toEqual(["ev.jsonl", "fake-pi-record.json", "meta.json", "res.json", "tmp"]);
+    expect((await readdir(run.dir)).sort()).toEqual([
+      "ev.jsonl",
+      "fake-pi-record.json",
+      "meta.json",
+      "res.json",
+      "tmp",
+    ]);
     expect(await readdir(path.join(run.dir, "tmp"))).toEqual([]);
   });
 });

@@ -18,7 +18,8 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-const cli = (args: string[], cwd?: string) => runProcess(process.execPath, [WRAPPER_BIN, ...args], { timeoutMs: 20_000, ...(cwd && { cwd }) });
+const cli = (args: string[], cwd?: string) =>
+  runProcess(process.execPath, [WRAPPER_BIN, ...args], { timeoutMs: 20_000, ...(cwd && { cwd }) });
 
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -33,7 +34,13 @@ const SLOW_TOOL_RUN = {
   steps: [
     { agentStart: true },
     { turnStart: true },
-    { assistant: { text: "step one", toolCalls: [{ id: "c1", name: "bash", arguments: { command: "ls" } }], stopReason: "toolUse" } },
+    {
+      assistant: {
+        text: "step one",
+        toolCalls: [{ id: "c1", name: "bash", arguments: { command: "ls" } }],
+        stopReason: "toolUse",
+      },
+    },
     { tool: { id: "c1", name: "bash", args: { command: "ls" } }, delayMs: 700 },
     { assistant: { text: "all done\nsecond line", stopReason: "stop" }, delayMs: 700 },
     { turnEnd: true },
@@ -69,9 +76,16 @@ describe("subagent-wrapper inspect", () => {
       await c.run();
       const shown = await cli(["inspect", c.dir, "--json"]);
       expect(shown.code).toBe(0);
-      const report = JSON.parse(shown.stdout) as { state: { kind: string }; contracts: { ok: boolean; findings: unknown[]; passed: string[] } };
+      const report = JSON.parse(shown.stdout) as {
+        state: { kind: string };
+        contracts: { ok: boolean; findings: unknown[]; passed: string[] };
+      };
       expect(report.contracts.findings).toEqual([]);
-      expect(report.contracts.passed).toEqual(["meta.json", "result.json", expect.stringMatching(/^events\.jsonl \(\d+ records?\)$/)]);
+      expect(report.contracts.passed).toEqual([
+        "meta.json",
+        "result.json",
+        expect.stringMatching(/^events\.jsonl \(\d+ records?\)$/),
+      ]);
       expect(report.state.kind).toBe("finished");
     },
   );
@@ -79,7 +93,9 @@ describe("subagent-wrapper inspect", () => {
   it("shows a run that is still going as running, with what it did so far", async () => {
     const c = await wrapperCase({ scenario: "slow" });
     const run = c.start();
-    await waitFor(async () => (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("run_start"));
+    await waitFor(async () =>
+      (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("run_start"),
+    );
     const shown = await cli(["inspect", c.dir]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/status {4}running \(pi pid \d+, [\d.]+ (ms|s) so far\)\n/);
@@ -90,11 +106,20 @@ describe("subagent-wrapper inspect", () => {
 
   it("a meta.json the wrapper refused: the one-line reason and the failed result", async () => {
     const c = await wrapperCase({
-      metaText: JSON.stringify({ runId: "bad", task: "x", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", thinking: "maximum" }),
+      metaText: JSON.stringify({
+        runId: "bad",
+        task: "x",
+        cwd: ".",
+        resultPath: "out/result.json",
+        eventsPath: "out/events.jsonl",
+        thinking: "maximum",
+      }),
     });
     expect((await c.run()).code).toBe(2);
     const shown = await cli(["inspect", c.metaPath, "--no-transcript"]);
-    expect(shown.stdout).toContain('meta      ✗ meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"\n');
+    expect(shown.stdout).toContain(
+      'meta      ✗ meta.json field "thinking" must be one of off, minimal, low, medium, high, xhigh, max, not "maximum"\n',
+    );
     expect(shown.stdout).toMatch(/status {4}failed \(exit 2\)/);
     expect(shown.stdout).toContain('✗ meta.json: /thinking: must be one of "off"');
     expect(shown.code).toBe(1);
@@ -104,7 +129,10 @@ describe("subagent-wrapper inspect", () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "psa-inspect-"));
     dirs.push(dir);
     await writeFile(path.join(dir, "result.json"), JSON.stringify({ version: 1, runId: "x", status: "done" }));
-    await writeFile(path.join(dir, "events.jsonl"), '{"type":"run_start","runId":"x","pid":null,"argv":[],"seq":1,"ts":1}\nnot json\n');
+    await writeFile(
+      path.join(dir, "events.jsonl"),
+      '{"type":"run_start","runId":"x","pid":null,"argv":[],"seq":1,"ts":1}\nnot json\n',
+    );
     const shown = await cli(["inspect", dir, "--no-transcript"]);
     expect(shown.code).toBe(1);
     expect(shown.stdout).toContain("✗ result.json: /status: must be one of");
@@ -115,7 +143,10 @@ describe("subagent-wrapper inspect", () => {
   it.each([
     [["inspect", "/no/such/run"], "subagent-wrapper inspect: no run directory or meta file at /no/such/run"],
     [["tail", "/no/such/run"], "subagent-wrapper tail: no run directory or meta file at /no/such/run"],
-    [["inspect", os.tmpdir()], `subagent-wrapper inspect: ${os.tmpdir()} is not a run directory (no meta.json, result.json or events.jsonl in it)`],
+    [
+      ["inspect", os.tmpdir()],
+      `subagent-wrapper inspect: ${os.tmpdir()} is not a run directory (no meta.json, result.json or events.jsonl in it)`,
+    ],
   ])("%j is no run: one line, exit 2", async (args, line) => {
     const shown = await cli(args);
     expect(shown.code).toBe(2);
@@ -128,7 +159,10 @@ describe("subagent-wrapper tail", () => {
   it("follows a live run record by record and returns with its outcome (exit 0)", async () => {
     const c = await wrapperCase({ scenario: SLOW_TOOL_RUN });
     // tail starts first: it waits for events.jsonl to appear.
-    const tail = spawnProcess(process.execPath, [WRAPPER_BIN, "tail", c.metaPath], { timeoutMs: 25_000, env: { ...process.env, TZ: "UTC" } });
+    const tail = spawnProcess(process.execPath, [WRAPPER_BIN, "tail", c.metaPath], {
+      timeoutMs: 25_000,
+      env: { ...process.env, TZ: "UTC" },
+    });
     const run = await c.run();
     expect(run.code).toBe(0);
     const followed = await tail.done;

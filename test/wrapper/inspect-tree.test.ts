@@ -20,10 +20,17 @@ afterEach(async () => {
 
 const cli = (args: string[]) => runProcess(process.execPath, [WRAPPER_BIN, ...args], { timeoutMs: 20_000 });
 
-async function agent(treeDir: string, record: Partial<AgentRecordV1> & { worktree?: object }, runs: Record<string, object | "events-only"> = {}) {
+async function agent(
+  treeDir: string,
+  record: Partial<AgentRecordV1> & { worktree?: object },
+  runs: Record<string, object | "events-only"> = {},
+) {
   const dir = path.join(treeDir, "agents", ...record.path!.split("/").slice(2));
   await mkdir(dir, { recursive: true });
-  await writeFile(path.join(dir, "agent.json"), JSON.stringify(agentRecord({ ...record, runs: Object.keys(runs) } as Partial<AgentRecordV1>)));
+  await writeFile(
+    path.join(dir, "agent.json"),
+    JSON.stringify(agentRecord({ ...record, runs: Object.keys(runs) } as Partial<AgentRecordV1>)),
+  );
   for (const [name, result] of Object.entries(runs)) {
     const runDir = path.join(dir, "runs", name);
     await mkdir(runDir, { recursive: true });
@@ -39,7 +46,10 @@ async function agent(treeDir: string, record: Partial<AgentRecordV1> & { worktre
 async function sampleTree(): Promise<string> {
   const treeDir = await mkdtemp(path.join(os.tmpdir(), "inspect-tree-"));
   dirs.push(treeDir);
-  await writeFile(path.join(treeDir, "tree.json"), JSON.stringify({ version: 1, rootSession: "/s/root.jsonl", createdAt: "2026-12-01T10:00:00.000Z" }));
+  await writeFile(
+    path.join(treeDir, "tree.json"),
+    JSON.stringify({ version: 1, rootSession: "/s/root.jsonl", createdAt: "2026-12-01T10:00:00.000Z" }),
+  );
   const usage = {
     input: 10,
     output: 5,
@@ -50,7 +60,15 @@ async function sampleTree(): Promise<string> {
   };
   await agent(
     treeDir,
-    { path: "/root/scout", nickname: "Euclid", role: "scout", reasoning: "low", status: "completed", spawnSeq: 1, usage },
+    {
+      path: "/root/scout",
+      nickname: "Euclid",
+      role: "scout",
+      reasoning: "low",
+      status: "completed",
+      spawnSeq: 1,
+      usage,
+    },
     {
       "0001-spawn": turnResult({ durationMs: 2100 }),
     },
@@ -63,14 +81,24 @@ async function sampleTree(): Promise<string> {
       status: "errored",
       health: "unhealthy",
       spawnSeq: 2,
-      worktree: { path: "/t/worktrees/lead", branch: "subagent/7f3a9c2e-lead", baseCommit: "c".repeat(40), gitDir: "/t/repo/.git", subdir: "" },
+      worktree: {
+        path: "/t/worktrees/lead",
+        branch: "subagent/7f3a9c2e-lead",
+        baseCommit: "c".repeat(40),
+        gitDir: "/t/repo/.git",
+        subdir: "",
+      },
     },
     {
       "0001-spawn": turnResult({ durationMs: 5300 }),
       "0002-followup": turnResult({ status: "failed", durationMs: 1000, errorMessage: "500 scripted\nerror" }),
     },
   );
-  await agent(treeDir, { path: "/root/lead/check", nickname: "Ptolemy", status: "running", spawnSeq: 3 }, { "0001-spawn": "events-only" });
+  await agent(
+    treeDir,
+    { path: "/root/lead/check", nickname: "Ptolemy", status: "running", spawnSeq: 3 },
+    { "0001-spawn": "events-only" },
+  );
   await agent(treeDir, { path: "/root/last", nickname: "Hypatia", status: "pending_init", spawnSeq: 4 });
   return treeDir;
 }

@@ -2,7 +2,14 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, pidAlive, spawnProcess, waitForPidExit } from "../support/processes.js";
-import { cleanupWrapperCases, defaultMeta, fakePiRecord, fakePiSignals, signalsReached, wrapperCase } from "../support/wrapper-harness.js";
+import {
+  cleanupWrapperCases,
+  defaultMeta,
+  fakePiRecord,
+  fakePiSignals,
+  signalsReached,
+  wrapperCase,
+} from "../support/wrapper-harness.js";
 
 afterEach(async () => {
   await killAll();
@@ -37,7 +44,13 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     const c = await wrapperCase({ scenario: "linger", meta: defaultMeta({ graceMs: 1500 }) });
     const run = await c.run();
     expect(run.code).toBe(0);
-    expect(run.result).toMatchObject({ status: "completed", finalText: "done", forcedExit: true, childExitCode: 143, childSignal: null });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "done",
+      forcedExit: true,
+      childExitCode: 143,
+      childSignal: null,
+    });
     const types = run.events.map((e) => e.type);
     expect(types[0]).toBe("run_start");
     expect(types.at(-1)).toBe("run_end");
@@ -53,7 +66,12 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     // timeoutMs counts from the wrapper's start, before pi exists: long enough for the fake pi to start on a loaded machine.
     const run = await (await wrapperCase({ scenario: "slow", meta: defaultMeta({ timeoutMs: 2500 }) })).run();
     expect(run.code).toBe(1);
-    expect(run.result).toMatchObject({ status: "timed_out", exitCode: 1, forcedExit: true, errorMessage: "run exceeded timeoutMs (2500 ms)" });
+    expect(run.result).toMatchObject({
+      status: "timed_out",
+      exitCode: 1,
+      forcedExit: true,
+      errorMessage: "run exceeded timeoutMs (2500 ms)",
+    });
     // On a loaded machine the SIGTERM may come before the fake pi's handlers: it then dies of it.
     expect(await signalsReached(run)).toEqual(["SIGTERM"]);
     expect(run.events.map((e) => e.type)).toEqual(["run_start", "run_end"]);
@@ -61,24 +79,33 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     expect(pidAlive((run.events[0] as { pid: number }).pid)).toBe(false);
   });
 
-  it.each(["SIGTERM", "SIGINT"] as const)("%s to the wrapper stops the child and records interrupted", async (signal) => {
-    const c = await wrapperCase({ scenario: "slow" });
-    const wrapper = c.start();
-    await childStarted(c.dir);
-    process.kill(wrapper.pid, signal);
-    const run = await c.collect(await wrapper.done);
-    expect(run.code).toBe(1);
-    expect(run.result).toMatchObject({ status: "interrupted", forcedExit: true, errorMessage: `subagent-wrapper received ${signal}` });
-    // Whichever signal the wrapper got, it stops its child with SIGTERM.
-    expect(await signalsReached(run)).toEqual(["SIGTERM"]);
-    expect(await waitForPidExit((await fakePiRecord(c.dir)).pid, 2000)).toBe(true);
-  });
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s to the wrapper stops the child and records interrupted",
+    async (signal) => {
+      const c = await wrapperCase({ scenario: "slow" });
+      const wrapper = c.start();
+      await childStarted(c.dir);
+      process.kill(wrapper.pid, signal);
+      const run = await c.collect(await wrapper.done);
+      expect(run.code).toBe(1);
+      expect(run.result).toMatchObject({
+        status: "interrupted",
+        forcedExit: true,
+        errorMessage: `subagent-wrapper received ${signal}`,
+      });
+      // Whichever signal the wrapper got, it stops its child with SIGTERM.
+      expect(await signalsReached(run)).toEqual(["SIGTERM"]);
+      expect(await waitForPidExit((await fakePiRecord(c.dir)).pid, 2000)).toBe(true);
+    },
+  );
 
   it("a signal while the wrapper waits for a finished child to exit stops the child at once and does not change the outcome", async () => {
     // A grace far beyond the harness's 25 s limit: the run ends only if the signal stops the child.
     const c = await wrapperCase({ scenario: "linger", meta: defaultMeta({ graceMs: 600_000 }) });
     const wrapper = c.start();
-    await waitFor(async () => (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("assistant_text"));
+    await waitFor(async () =>
+      (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("assistant_text"),
+    );
     process.kill(wrapper.pid, "SIGTERM");
     const run = await c.collect(await wrapper.done);
     expect(run.code).toBe(0);
@@ -90,7 +117,11 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
   it("stopping the child ends its whole process group, grandchildren included", async () => {
     const pidFile = "grandchild.pid";
     const scenario = {
-      steps: [{ spawnGrandchild: { sleepMs: 60_000, pidFile } }, { assistant: { text: "[ABORT] stop everything", stopReason: "stop" } }, { linger: null }],
+      steps: [
+        { spawnGrandchild: { sleepMs: 60_000, pidFile } },
+        { assistant: { text: "[ABORT] stop everything", stopReason: "stop" } },
+        { linger: null },
+      ],
     };
     const c = await wrapperCase({ scenario });
     const run = await c.run();
@@ -122,7 +153,11 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     await childStarted(c.dir);
     parent.kill("SIGKILL");
     const run = await c.collect(await wrapper.done);
-    expect(run.result).toMatchObject({ status: "interrupted", forcedExit: true, errorMessage: `parent process ${parent.pid} is gone` });
+    expect(run.result).toMatchObject({
+      status: "interrupted",
+      forcedExit: true,
+      errorMessage: `parent process ${parent.pid} is gone`,
+    });
     expect(await signalsReached(run)).toEqual(["SIGTERM"]);
   });
 });

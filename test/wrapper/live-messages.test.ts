@@ -22,7 +22,9 @@ const SETTLING = { ...LOAD, PI_SUBAGENTS_PI_VERSION: "1.6.0" };
 
 const start = [{ agentStart: true }, { turnStart: true }, { user: true }];
 const answer = (text: string) => ({ assistant: { text, stopReason: "stop" } });
-const bashCall = { assistant: { toolCalls: [{ id: "c1", name: "bash", arguments: { command: "sleep 1" } }], stopReason: "toolUse" } };
+const bashCall = {
+  assistant: { toolCalls: [{ id: "c1", name: "bash", arguments: { command: "sleep 1" } }], stopReason: "toolUse" },
+};
 const message = (id: string, text: string) => JSON.stringify({ id, text });
 
 /** A case whose meta names `inbox/` (made, and given `files`, before the run). */
@@ -60,12 +62,30 @@ describe("subagent-wrapper with a live-message inbox", () => {
     const { wrapper, inbox } = await inboxCase(scenario("PLACEHOLDER"));
     const run = await wrapper.run({ env: { ...OLDER, FAKE_PI_SCRIPT: JSON.stringify(scenario(wrapper.dir)) } });
 
-    expect(run.result).toMatchObject({ status: "completed", finalText: "skipped legacy/", turns: 2, forcedExit: false });
-    expect(types(run)).toEqual(["run_start", "assistant_text", "tool_call", "tool_result", "message_delivered", "assistant_text", "run_end"]);
-    expect(run.events.find((e) => e.type === "message_delivered")).toMatchObject({ id: "msg-1", text: "skip the legacy/ folder" });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "skipped legacy/",
+      turns: 2,
+      forcedExit: false,
+    });
+    expect(types(run)).toEqual([
+      "run_start",
+      "assistant_text",
+      "tool_call",
+      "tool_result",
+      "message_delivered",
+      "assistant_text",
+      "run_end",
+    ]);
+    expect(run.events.find((e) => e.type === "message_delivered")).toMatchObject({
+      id: "msg-1",
+      text: "skip the legacy/ folder",
+    });
     expect(await listing(inbox)).toEqual(["delivered"]);
     expect(await listing(path.join(inbox, "delivered"))).toEqual(["00000001.json"]);
-    expect(await run.read("out/transcript.md")).toContain("## message msg-1 (read by the child)\nskip the legacy/ folder\n");
+    expect(await run.read("out/transcript.md")).toContain(
+      "## message msg-1 (read by the child)\nskip the legacy/ folder\n",
+    );
     // pi showed it queued (the extension handed it once) and then delivered.
     const stdout = await run.read("out/stdout.log");
     expect(stdout.match(/"queue_update","steering":\["skip the legacy\/ folder"\]/g)).toHaveLength(1);
@@ -90,16 +110,35 @@ describe("subagent-wrapper with a live-message inbox", () => {
         { agentEnd: true },
         ...extra,
       ];
-      const { wrapper, inbox } = await inboxCase({ steps }, { "00000001.json": message("msg-1", "also check the tests") }, { graceMs: 200 });
+      const { wrapper, inbox } = await inboxCase(
+        { steps },
+        { "00000001.json": message("msg-1", "also check the tests") },
+        { graceMs: 200 },
+      );
       const run = await wrapper.run({ env });
-      expect(run.result).toMatchObject({ status: "completed", finalText: "the continuation", turns: 2, forcedExit: false, childExitCode: 0 });
-      expect(run.events.filter((e) => e.type === "message_delivered")).toEqual([expect.objectContaining({ id: "msg-1" })]);
+      expect(run.result).toMatchObject({
+        status: "completed",
+        finalText: "the continuation",
+        turns: 2,
+        forcedExit: false,
+        childExitCode: 0,
+      });
+      expect(run.events.filter((e) => e.type === "message_delivered")).toEqual([
+        expect.objectContaining({ id: "msg-1" }),
+      ]);
       expect(await listing(inbox)).toEqual(["delivered"]);
     });
   }
 
   it("without a message, the same child is stopped graceMs after its first answer (the hold above is the message's)", async () => {
-    const steps = [...start, { awaitSteer: 100 }, answer("first answer"), { turnEnd: true }, { sleep: 2000 }, { agentEnd: true }];
+    const steps = [
+      ...start,
+      { awaitSteer: 100 },
+      answer("first answer"),
+      { turnEnd: true },
+      { sleep: 2000 },
+      { agentEnd: true },
+    ];
     const { wrapper } = await inboxCase({ steps }, {}, { graceMs: 200 });
     const run = await wrapper.run({ env: OLDER });
     expect(run.result).toMatchObject({ status: "completed", finalText: "first answer", forcedExit: true });
@@ -107,7 +146,11 @@ describe("subagent-wrapper with a live-message inbox", () => {
 
   it("a message pi accepted but never delivered (the run ended first) is not marked delivered: it stays in the inbox", async () => {
     const steps = [...start, { awaitSteer: 3000 }, answer("the only answer"), { turnEnd: true }, { agentEnd: true }];
-    const { wrapper, inbox } = await inboxCase({ steps }, { "00000001.json": message("msg-1", "lost by pi") }, { graceMs: 200 });
+    const { wrapper, inbox } = await inboxCase(
+      { steps },
+      { "00000001.json": message("msg-1", "lost by pi") },
+      { graceMs: 200 },
+    );
     const run = await wrapper.run({ env: OLDER });
     expect(run.result).toMatchObject({ status: "completed", finalText: "the only answer", forcedExit: false });
     expect(types(run)).not.toContain("message_delivered");
@@ -162,7 +205,10 @@ describe("subagent-wrapper with a live-message inbox", () => {
     const { wrapper, inbox } = await inboxCase({ steps }, files, { graceMs: 200 });
     const run = await wrapper.run({ env: OLDER });
     expect(run.result).toMatchObject({ status: "completed", finalText: "after the second", turns: 3 });
-    expect(run.events.filter((e) => e.type === "message_delivered").map((e) => (e as { id: string }).id)).toEqual(["msg-1", "msg-2"]);
+    expect(run.events.filter((e) => e.type === "message_delivered").map((e) => (e as { id: string }).id)).toEqual([
+      "msg-1",
+      "msg-2",
+    ]);
     expect(await listing(inbox)).toEqual([".00000004.json.1.tmp", "00000003.json", "delivered"]);
     expect(await readFile(path.join(inbox, "delivered", "00000001.json"), "utf8")).toBe(message("msg-1", "first"));
   });

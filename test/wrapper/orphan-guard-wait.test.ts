@@ -30,14 +30,20 @@ function loggingSleep(): { dir: string; log: string } {
   const log = path.join(dir, "sleeps.log");
   const real = ["/bin/sleep", "/usr/bin/sleep"].find((file) => fs.existsSync(file));
   if (!real) throw new Error("no sleep binary");
-  fs.writeFileSync(path.join(dir, "sleep"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(log)}\nexec ${real} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, "sleep"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(log)}\nexec ${real} "$@"\n`, {
+    mode: 0o755,
+  });
   return { dir, log };
 }
 
 /** A Node process in a group of its own, carrying the run's token; resolves once it is listening for signals. */
 async function tokenChild(token: string, ignoresTerm: boolean): Promise<ChildProcess> {
   const code = `${ignoresTerm ? "process.on('SIGTERM', () => {});" : ""} setInterval(() => {}, 1000); console.log('ready');`;
-  const child = spawn(process.execPath, ["-e", code], { detached: true, stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, [ENV.runToken]: token } });
+  const child = spawn(process.execPath, ["-e", code], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+    env: { ...process.env, [ENV.runToken]: token },
+  });
   started.push(child);
   await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
   return child;
@@ -50,14 +56,23 @@ async function tokenChild(token: string, ignoresTerm: boolean): Promise<ChildPro
  */
 async function unreapedTokenChild(token: string): Promise<{ child: number; parent: ChildProcess }> {
   const node = `${JSON.stringify(process.execPath)} -e "console.log(process.pid); setInterval(() => {}, 1000)"`;
-  const parent = spawn("/bin/sh", ["-c", `${ENV.runToken}=${token} setsid ${node} & exec sleep 30`], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+  const parent = spawn("/bin/sh", ["-c", `${ENV.runToken}=${token} setsid ${node} & exec sleep 30`], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   started.push(parent);
-  const pid = await new Promise<number>((resolve) => parent.stdout!.once("data", (data: Buffer) => resolve(Number(String(data).trim()))));
+  const pid = await new Promise<number>((resolve) =>
+    parent.stdout!.once("data", (data: Buffer) => resolve(Number(String(data).trim()))),
+  );
   return { child: pid, parent };
 }
 
 /** Starts the guard for `child`, tells it the group, then closes its pipe as a dying wrapper does; resolves when the guard has exited. */
-async function guardAfterWrapperDied(token: string, child: { pid?: number | undefined }, sleepDir: string): Promise<void> {
+async function guardAfterWrapperDied(
+  token: string,
+  child: { pid?: number | undefined },
+  sleepDir: string,
+): Promise<void> {
   const [file, args] = guardCommand(token, path.join(sleepDir, ".result.json.1.reserve"));
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${sleepDir}:${process.env.PATH ?? ""}` };
   delete env[ENV.runToken];
@@ -97,7 +112,9 @@ describe("the orphan guard's wait between SIGTERM and SIGKILL", () => {
     const { dir, log } = loggingSleep();
     const token = randomBytes(16).toString("hex");
     const child = await tokenChild(token, true);
-    const killedBy = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
+    const killedBy = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once("exit", (_code, signal) => resolve(signal)),
+    );
     await guardAfterWrapperDied(token, child, dir);
     expect(await killedBy).toBe("SIGKILL");
     expect(sleeps(log)).toEqual(Array.from({ length: GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S }, () => "0.1"));

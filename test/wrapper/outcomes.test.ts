@@ -50,9 +50,17 @@ describe("subagent-wrapper against the fake pi: outcomes", () => {
 
   it("a non-terminal toolUse message followed later by the true completion does not end the run early", async () => {
     // The fake exits 500 ms after its final message: within a 2 s grace, nothing is forced.
-    const run = await (await wrapperCase({ scenario: "tooluse-then-late-final", meta: defaultMeta({ graceMs: 2000 }) })).run();
+    const run = await (
+      await wrapperCase({ scenario: "tooluse-then-late-final", meta: defaultMeta({ graceMs: 2000 }) })
+    ).run();
     expect(run.code).toBe(0);
-    expect(run.result).toMatchObject({ status: "completed", exitCode: 0, stopReason: "stop", rawStopReason: "stop", finalText: "final" });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      exitCode: 0,
+      stopReason: "stop",
+      rawStopReason: "stop",
+      finalText: "final",
+    });
     expect(run.events.some((e) => e.type === "tool_call")).toBe(true);
     expect(run.result!.forcedExit).toBe(false);
   });
@@ -93,7 +101,9 @@ describe("subagent-wrapper against the fake pi: outcomes", () => {
     const run = await (await wrapperCase({ scenario: "pi-abort" })).run();
     expect(run.code).toBe(1);
     expect(run.result).toMatchObject({ status: "aborted", abortSource: "child", abortReason: "Request was aborted" });
-    expect(run.events).toContainEqual(expect.objectContaining({ type: "abort", source: "child", reason: "Request was aborted" }));
+    expect(run.events).toContainEqual(
+      expect.objectContaining({ type: "abort", source: "child", reason: "Request was aborted" }),
+    );
   });
 
   it("an [ABORT] line stops a lingering child at once and reports the reason", async () => {
@@ -110,7 +120,9 @@ describe("subagent-wrapper against the fake pi: outcomes", () => {
       childSignal: null,
       childExitCode: 143,
     });
-    expect(run.events).toContainEqual(expect.objectContaining({ type: "abort", source: "marker", reason: "API is not enabled for this project" }));
+    expect(run.events).toContainEqual(
+      expect.objectContaining({ type: "abort", source: "marker", reason: "API is not enabled for this project" }),
+    );
     expect((await fakePiSignals(run.dir)).map((s) => s.signal)).toEqual(["SIGTERM"]);
   });
 
@@ -123,7 +135,12 @@ describe("subagent-wrapper against the fake pi: outcomes", () => {
   it("a child that dies after asking for a tool is incomplete, with its exit code and stderr", async () => {
     const run = await (await wrapperCase({ scenario: "crash" })).run();
     expect(run.code).toBe(1);
-    expect(run.result).toMatchObject({ status: "incomplete", stopReason: "toolUse", childExitCode: 3, finalText: "running the build" });
+    expect(run.result).toMatchObject({
+      status: "incomplete",
+      stopReason: "toolUse",
+      childExitCode: 3,
+      finalText: "running the build",
+    });
     expect(run.result!.errorMessage).toContain("boom: something broke");
     expect(await run.read("out/stderr.log")).toContain("boom: something broke");
   });
@@ -136,7 +153,9 @@ describe("subagent-wrapper against the fake pi: outcomes", () => {
   });
 
   it("a child killed by a signal is failed and names the signal", async () => {
-    const run = await (await wrapperCase({ scenario: { steps: [{ stderr: "segfaulting" }, { crash: "SIGSEGV" }] } })).run();
+    const run = await (
+      await wrapperCase({ scenario: { steps: [{ stderr: "segfaulting" }, { crash: "SIGSEGV" }] } })
+    ).run();
     expect(run.result).toMatchObject({ status: "failed", childSignal: "SIGSEGV", childExitCode: null });
     expect(run.result!.errorMessage).toContain("SIGSEGV");
   });

@@ -26,13 +26,24 @@ afterAll(() => rm(project, { recursive: true, force: true }));
 /** The names a specifier exports, as a user's `import()` sees them. */
 async function exportedNames(specifier: string): Promise<string[]> {
   const code = `const m = await import(${JSON.stringify(specifier)}); process.stdout.write(JSON.stringify(Object.keys(m).sort()));`;
-  const run = await runProcess(process.execPath, ["--input-type=module", "-e", code], { cwd: project, timeoutMs: 20_000 });
+  const run = await runProcess(process.execPath, ["--input-type=module", "-e", code], {
+    cwd: project,
+    timeoutMs: 20_000,
+  });
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
   return JSON.parse(run.stdout) as string[];
 }
 
-const READERS = ["ABORT_MARKER", "ABORT_NO_REASON", "OutcomeTracker", "findAbortMarker", "isTerminalStop", "normalizePiEvent", "normalizeStopReason"];
+const READERS = [
+  "ABORT_MARKER",
+  "ABORT_NO_REASON",
+  "OutcomeTracker",
+  "findAbortMarker",
+  "isTerminalStop",
+  "normalizePiEvent",
+  "normalizeStopReason",
+];
 
 describe("the package's exports, imported by name", () => {
   it('"pi-subagent-tree" is the contracts plus the pure readers: no runWrapper, no loadMeta', async () => {
@@ -51,7 +62,9 @@ describe("the package's exports, imported by name", () => {
   });
 
   it("every file the exports map names exists (types included)", () => {
-    const targets = Object.values(pkg.exports).flatMap((target) => (typeof target === "string" ? [target] : Object.values(target)));
+    const targets = Object.values(pkg.exports).flatMap((target) =>
+      typeof target === "string" ? [target] : Object.values(target),
+    );
     expect(targets.filter((target) => !existsSync(path.join(REPO_ROOT, target)))).toEqual([]);
   });
 
@@ -60,7 +73,10 @@ describe("the package's exports, imported by name", () => {
 const tracker = new OutcomeTracker();
 tracker.observe({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "Checked.\\n[ABORT] no API key" }], stopReason: "stop" } });
 process.stdout.write(JSON.stringify([normalizeStopReason("end_turn"), findAbortMarker(["x\\n[ABORT] no API key"]), tracker.finish({ exitCode: 0, signal: null, stderrTail: "" })]));`;
-    const run = await runProcess(process.execPath, ["--input-type=module", "-e", code], { cwd: project, timeoutMs: 20_000 });
+    const run = await runProcess(process.execPath, ["--input-type=module", "-e", code], {
+      cwd: project,
+      timeoutMs: 20_000,
+    });
     expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout)).toEqual([
       { stopReason: "stop", rawStopReason: "end_turn" },

@@ -32,7 +32,11 @@ describe("a path the wrapper must not hang on: the artifact is reported, the run
     const run = await (await wrapperCase({ meta: defaultMeta({ [field]: target }), scenario: ECHO })).run();
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(0);
-    expect(run.result).toMatchObject({ status: "completed", finalText: "inspect auth", errorMessage: `${label} ${target} could not be written: ${why}` });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "inspect auth",
+      errorMessage: `${label} ${target} could not be written: ${why}`,
+    });
     expect(run.stderr).toContain(`subagent-wrapper: ${label} ${target} could not be written: ${why}\n`);
   });
 
@@ -52,7 +56,9 @@ describe("a path the wrapper must not hang on: the artifact is reported, the run
   });
 
   it("an eventsPath under a regular file: reported, and result.json written", async () => {
-    const run = await (await wrapperCase({ meta: defaultMeta({ eventsPath: "meta.json/deep/events.jsonl" }), scenario: ECHO })).run();
+    const run = await (
+      await wrapperCase({ meta: defaultMeta({ eventsPath: "meta.json/deep/events.jsonl" }), scenario: ECHO })
+    ).run();
     expect(run.result).toMatchObject({ status: "completed" });
     expect(run.result!.errorMessage).toBe(
       `events ${path.join(run.dir, "meta.json/deep/events.jsonl")} could not be written: ${path.join(run.dir, "meta.json")} is not a folder`,
@@ -61,7 +67,9 @@ describe("a path the wrapper must not hang on: the artifact is reported, the run
 
   it("a resultPath under /proc keeps the resultPath promise: exit 2, one line, no child", async () => {
     if (!linux) return;
-    const run = await (await wrapperCase({ meta: defaultMeta({ resultPath: "/proc/no-such-pid/x/result.json" }), scenario: ECHO })).run();
+    const run = await (
+      await wrapperCase({ meta: defaultMeta({ resultPath: "/proc/no-such-pid/x/result.json" }), scenario: ECHO })
+    ).run();
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
@@ -87,7 +95,10 @@ describe("links: an artifact is never written through one, and two names for one
   });
 
   it("events and stdout.log in one file through a symlinked folder: exit 2 before any child", async () => {
-    const c = await wrapperCase({ scenario: ECHO, meta: defaultMeta({ eventsPath: "real/run.log", stdoutPath: "link/run.log" }) });
+    const c = await wrapperCase({
+      scenario: ECHO,
+      meta: defaultMeta({ eventsPath: "real/run.log", stdoutPath: "link/run.log" }),
+    });
     await mkdir(path.join(c.dir, "real"));
     await symlink(path.join(c.dir, "real"), path.join(c.dir, "link"));
     const run = await c.run();
@@ -99,7 +110,10 @@ describe("links: an artifact is never written through one, and two names for one
   });
 
   it("a result whose rename would replace the run's events (a symlinked folder): exit 2 before any child", async () => {
-    const c = await wrapperCase({ scenario: ECHO, meta: defaultMeta({ eventsPath: "real/events.jsonl", resultPath: "link/events.jsonl" }) });
+    const c = await wrapperCase({
+      scenario: ECHO,
+      meta: defaultMeta({ eventsPath: "real/events.jsonl", resultPath: "link/events.jsonl" }),
+    });
     await mkdir(path.join(c.dir, "real"));
     await symlink(path.join(c.dir, "real"), path.join(c.dir, "link"));
     const run = await c.run();
@@ -142,18 +156,26 @@ describe("mounts (root only): a read-only folder and a full disk", () => {
   it("events on a read-only mount: reported at once, the run completes", async (ctx) => {
     if (!canMount) return ctx.skip();
     const ro = await tmpfs("ro", "size=64k,ro");
-    const run = await (await wrapperCase({ meta: defaultMeta({ eventsPath: path.join(ro, "run/events.jsonl") }), scenario: ECHO })).run();
+    const run = await (
+      await wrapperCase({ meta: defaultMeta({ eventsPath: path.join(ro, "run/events.jsonl") }), scenario: ECHO })
+    ).run();
     expect(run.timedOut).toBe(false);
     expect(run.result).toMatchObject({ status: "completed" });
-    expect(run.result!.errorMessage).toMatch(/^events .*\/ro\/run\/events\.jsonl could not be written: EROFS: read-only file system/);
+    expect(run.result!.errorMessage).toMatch(
+      /^events .*\/ro\/run\/events\.jsonl could not be written: EROFS: read-only file system/,
+    );
   });
 
   it("a resultPath on a read-only mount: exit 2, one line", async (ctx) => {
     if (!canMount) return ctx.skip();
     const ro = await tmpfs("ro2", "size=64k,ro");
-    const run = await (await wrapperCase({ meta: defaultMeta({ resultPath: path.join(ro, "result.json") }), scenario: ECHO })).run();
+    const run = await (
+      await wrapperCase({ meta: defaultMeta({ resultPath: path.join(ro, "result.json") }), scenario: ECHO })
+    ).run();
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^subagent-wrapper: meta\.json resultPath .*\/ro2\/result\.json cannot be written: EROFS[^\n]*\n$/);
+    expect(run.stderr).toMatch(
+      /^subagent-wrapper: meta\.json resultPath .*\/ro2\/result\.json cannot be written: EROFS[^\n]*\n$/,
+    );
   });
 
   it("the disk fills up during the run (a 2 MB line into stdout.log on a 512 KiB tmpfs): result.json is still written", async (ctx) => {
@@ -166,7 +188,13 @@ describe("mounts (root only): a read-only folder and a full disk", () => {
       stderrPath: path.join(full, "stderr.log"),
       transcriptPath: path.join(full, "transcript.md"),
     });
-    const scenario = { steps: [{ bigLine: { type: "garbage", bytes: 2_000_000 } }, { tool: { id: "t1", name: "read" } }, { echoTask: true }] };
+    const scenario = {
+      steps: [
+        { bigLine: { type: "garbage", bytes: 2_000_000 } },
+        { tool: { id: "t1", name: "read" } },
+        { echoTask: true },
+      ],
+    };
     const run = await (await wrapperCase({ meta, scenario })).run();
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(0);

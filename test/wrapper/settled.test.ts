@@ -9,7 +9,13 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll } from "../support/processes.js";
-import { cleanupWrapperCases, defaultMeta, FAKE_PI_DIR, fakePiSignals, wrapperCase } from "../support/wrapper-harness.js";
+import {
+  cleanupWrapperCases,
+  defaultMeta,
+  FAKE_PI_DIR,
+  fakePiSignals,
+  wrapperCase,
+} from "../support/wrapper-harness.js";
 
 afterEach(async () => {
   await killAll();
@@ -42,15 +48,36 @@ describe("subagent-wrapper with a pi that emits agent_settled", () => {
     };
     const run = await (await wrapperCase({ scenario, meta: defaultMeta({ graceMs: 200 }) })).run({ env: SETTLING });
     expect(run.code).toBe(0);
-    expect(run.result).toMatchObject({ status: "completed", finalText: "the retry's answer", turns: 2, forcedExit: false, childExitCode: 0 });
-    expect(run.events.map((e) => e.type)).toEqual(["run_start", "assistant_text", "retry", "assistant_text", "settled", "run_end"]);
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "the retry's answer",
+      turns: 2,
+      forcedExit: false,
+      childExitCode: 0,
+    });
+    expect(run.events.map((e) => e.type)).toEqual([
+      "run_start",
+      "assistant_text",
+      "retry",
+      "assistant_text",
+      "settled",
+      "run_end",
+    ]);
     expect(run.events.find((e) => e.type === "settled")).toEqual(expect.objectContaining({ aborted: false }));
   });
 
   it("graceMs counts from agent_settled: a child that lingers after it is stopped graceMs later, and stays completed", async () => {
     // agent_settled comes 1 s after the answer: a grace counted from the answer would stop the child before it.
     const scenario = {
-      steps: [...start, answer("done"), { turnEnd: true }, { sleep: 1000 }, { agentEnd: true, willRetry: false }, { settled: {} }, { linger: null }],
+      steps: [
+        ...start,
+        answer("done"),
+        { turnEnd: true },
+        { sleep: 1000 },
+        { agentEnd: true, willRetry: false },
+        { settled: {} },
+        { linger: null },
+      ],
     };
     const wrapper = await wrapperCase({ scenario, meta: defaultMeta({ graceMs: 300 }) });
     const run = await wrapper.run({ env: SETTLING });
@@ -74,7 +101,11 @@ describe("subagent-wrapper with a pi that emits agent_settled", () => {
     };
     const run = await (await wrapperCase({ scenario })).run({ env: SETTLING });
     expect(run.code).toBe(1);
-    expect(run.result).toMatchObject({ status: "aborted", abortSource: "child", abortReason: "This operation was aborted" });
+    expect(run.result).toMatchObject({
+      status: "aborted",
+      abortSource: "child",
+      abortReason: "This operation was aborted",
+    });
     expect(run.events.find((e) => e.type === "settled")).toMatchObject({ aborted: true });
     expect(await run.read("out/transcript.md")).toContain("# pi settled (aborted)\n");
   });
@@ -82,7 +113,15 @@ describe("subagent-wrapper with a pi that emits agent_settled", () => {
   it("is told apart by the package.json above the binary: a pi 1.x package holding the fake waits for agent_settled", async () => {
     const wrapper = await wrapperCase({
       scenario: {
-        steps: [...start, answer("first"), { turnEnd: true }, { sleep: 600 }, answer("after the watermark moved"), { agentEnd: true }, { settled: {} }],
+        steps: [
+          ...start,
+          answer("first"),
+          { turnEnd: true },
+          { sleep: 600 },
+          answer("after the watermark moved"),
+          { agentEnd: true },
+          { settled: {} },
+        ],
       },
       meta: defaultMeta({ graceMs: 200 }),
     });
@@ -90,13 +129,25 @@ describe("subagent-wrapper with a pi that emits agent_settled", () => {
     await mkdir(pkg);
     await writeFile(
       path.join(pkg, "package.json"),
-      JSON.stringify({ name: "@earendil-works/pi-coding-agent", version: "1.6.0", type: "module", bin: { pi: "cli.js" } }),
+      JSON.stringify({
+        name: "@earendil-works/pi-coding-agent",
+        version: "1.6.0",
+        type: "module",
+        bin: { pi: "cli.js" },
+      }),
     );
     const cli = path.join(pkg, "cli.js");
-    await writeFile(cli, `#!/usr/bin/env node\nimport ${JSON.stringify(pathToFileURL(path.join(FAKE_PI_DIR, "pi")).href)};\n`);
+    await writeFile(
+      cli,
+      `#!/usr/bin/env node\nimport ${JSON.stringify(pathToFileURL(path.join(FAKE_PI_DIR, "pi")).href)};\n`,
+    );
     await chmod(cli, 0o755);
     const run = await wrapper.run({ env: { PI_SUBAGENTS_PI_BIN: cli } });
-    expect(run.result).toMatchObject({ status: "completed", finalText: "after the watermark moved", forcedExit: false });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "after the watermark moved",
+      forcedExit: false,
+    });
   });
 });
 
@@ -119,11 +170,18 @@ describe("subagent-wrapper with a pi without agent_settled", () => {
     };
     const run = await (await wrapperCase({ scenario, meta: defaultMeta({ graceMs: 200 }) })).run({ env: OLDER });
     expect(run.code).toBe(0);
-    expect(run.result).toMatchObject({ status: "completed", finalText: "continuation answer", turns: 2, forcedExit: false });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "continuation answer",
+      turns: 2,
+      forcedExit: false,
+    });
   });
 
   it("without a queued message, the first stop message decides and grace counts from it (a later answer is too late)", async () => {
-    const scenario = { steps: [...start, answer("first answer"), { turnEnd: true }, { sleep: 2000 }, answer("never seen")] };
+    const scenario = {
+      steps: [...start, answer("first answer"), { turnEnd: true }, { sleep: 2000 }, answer("never seen")],
+    };
     const run = await (await wrapperCase({ scenario, meta: defaultMeta({ graceMs: 200 }) })).run({ env: OLDER });
     expect(run.result).toMatchObject({ status: "completed", finalText: "first answer", forcedExit: true });
   });

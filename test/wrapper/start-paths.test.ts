@@ -17,7 +17,12 @@ describe("subagent-wrapper: the plain path and the full CLI agree", () => {
     for (const args of [(m: string) => [m], (m: string) => ["run", m], (m: string) => ["run", "--", m]]) {
       const c = await wrapperCase({ scenario: "tool-then-answer" });
       const run = await c.run({ args: args(c.metaPath) });
-      outcomes.push({ code: run.code, status: run.result?.status, finalText: run.result?.finalText, types: run.events.map((e) => e.type) });
+      outcomes.push({
+        code: run.code,
+        status: run.result?.status,
+        finalText: run.result?.finalText,
+        types: run.events.map((e) => e.type),
+      });
     }
     expect(outcomes[0]).toMatchObject({ code: 0, status: "completed", finalText: "final answer" });
     expect(outcomes[1]).toEqual(outcomes[0]);
@@ -44,16 +49,24 @@ describe("bin/subagent-wrapper: the one-file bundle of the run path", () => {
   });
 
   /** bin/ and dist/ copied to a temp package, with a stand-in bundle that says it ran. */
-  async function packageWithStandInBundle(): Promise<{ dir: string; bundle: string; run: (...args: string[]) => ReturnType<typeof runProcess> }> {
+  async function packageWithStandInBundle(): Promise<{
+    dir: string;
+    bundle: string;
+    run: (...args: string[]) => ReturnType<typeof runProcess>;
+  }> {
     const dir = await mkdtemp(path.join(os.tmpdir(), "psa-bin-"));
     copies.push(dir);
     await cp(path.join(REPO_ROOT, "bin"), path.join(dir, "bin"), { recursive: true });
     await cp(path.join(REPO_ROOT, "dist"), path.join(dir, "dist"), { recursive: true });
     await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
     const bundle = path.join(dir, "dist/wrapper/run-command.bundle.cjs");
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the stand-in bundle's own template literal
-    await writeFile(bundle, "exports.runMetaFile = async (meta) => { process.stdout.write(`stand-in bundle ran ${meta}\\n`); return 0; };\n");
-    const run = (...args: string[]) => runProcess(process.execPath, [path.join(dir, "bin/subagent-wrapper"), ...args], { timeoutMs: 10_000 });
+    await writeFile(
+      bundle,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the stand-in bundle's own template literal
+      "exports.runMetaFile = async (meta) => { process.stdout.write(`stand-in bundle ran ${meta}\\n`); return 0; };\n",
+    );
+    const run = (...args: string[]) =>
+      runProcess(process.execPath, [path.join(dir, "bin/subagent-wrapper"), ...args], { timeoutMs: 10_000 });
     return { dir, bundle, run };
   }
 
@@ -75,7 +88,9 @@ describe("bin/subagent-wrapper: the one-file bundle of the run path", () => {
     const run = await pkg.run(path.join(pkg.dir, "missing.json"));
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toBe(`subagent-wrapper: cannot read meta file ${path.join(pkg.dir, "missing.json")}: no such file\n`);
+    expect(run.stderr).toBe(
+      `subagent-wrapper: cannot read meta file ${path.join(pkg.dir, "missing.json")}: no such file\n`,
+    );
   });
 
   it("flags, subcommand names and other bare words never take the bundle", async () => {

@@ -15,7 +15,15 @@ describe.skipIf(!hasDevFull)("a wrapper whose stderr fails", () => {
   it("stderr on /dev/full (ENOSPC on every write): a run with warnings still writes result.json and exits with its code", async () => {
     // An unknown meta field and a failed run each make the wrapper write to stderr.
     const c = await wrapperCase({
-      meta: { runId: "r1", task: "t", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", graceMs: 300, timeoutMS: 5 },
+      meta: {
+        runId: "r1",
+        task: "t",
+        cwd: ".",
+        resultPath: "out/result.json",
+        eventsPath: "out/events.jsonl",
+        graceMs: 300,
+        timeoutMS: 5,
+      },
       scenario: "error-final",
     });
     const full = fs.openSync("/dev/full", "w");
@@ -31,7 +39,15 @@ describe.skipIf(!hasDevFull)("a wrapper whose stderr fails", () => {
 
   it("the same run with stderr captured says what /dev/full swallowed (so the first test exercises the writes)", async () => {
     const c = await wrapperCase({
-      meta: { runId: "r1", task: "t", cwd: ".", resultPath: "out/result.json", eventsPath: "out/events.jsonl", graceMs: 300, timeoutMS: 5 },
+      meta: {
+        runId: "r1",
+        task: "t",
+        cwd: ".",
+        resultPath: "out/result.json",
+        eventsPath: "out/events.jsonl",
+        graceMs: 300,
+        timeoutMS: 5,
+      },
       scenario: "error-final",
     });
     const run = await c.run();

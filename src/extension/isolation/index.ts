@@ -16,12 +16,33 @@
  * Every function settles: each git call has a time limit (`timeoutMs`, default 60 s), and
  * each takes an optional `env` (default process.env) that git starts from.
  */
-export { FALLBACK_IDENTITY, GIT_TIMEOUT_MS, type GitCallOptions, GitError, LOCK_WAIT_MS, type LockOptions } from "../../lib/git.js";
+export {
+  FALLBACK_IDENTITY,
+  GIT_TIMEOUT_MS,
+  type GitCallOptions,
+  GitError,
+  LOCK_WAIT_MS,
+  type LockOptions,
+} from "../../lib/git.js";
 export { branchCommit, listWorktrees, type WorktreeEntry } from "../../lib/git-worktrees.js";
 export { branchName, isTreeTag, treeTag, worktreeCwd, worktreeName, worktreePathFor } from "./names.js";
-export { findRepository, headCommit, type Repository, type SnapshotOptions, snapshotWorkingState, untrackedPaths } from "./repository.js";
+export {
+  findRepository,
+  headCommit,
+  type Repository,
+  type SnapshotOptions,
+  snapshotWorkingState,
+  untrackedPaths,
+} from "./repository.js";
 export { runSetupCommand, type SetupCommandOptions } from "./setup.js";
-export { type CommitTurnOptions, commitTurn, type SummaryOptions, type TurnCommit, type WorktreeSummary, worktreeSummary } from "./turn.js";
+export {
+  type CommitTurnOptions,
+  commitTurn,
+  type SummaryOptions,
+  type TurnCommit,
+  type WorktreeSummary,
+  worktreeSummary,
+} from "./turn.js";
 export {
   type CreateWorktreeOptions,
   createWorktree,

@@ -41,7 +41,10 @@ export interface Repository {
 export async function findRepository(cwd: string, options: GitCallOptions = {}): Promise<Repository | undefined> {
   const args = ["rev-parse", "--is-inside-work-tree", "--show-prefix"];
   // Asked at once; the top is only used when the cwd turns out to be in a working tree.
-  const [result, top] = await Promise.all([runGit(args, { ...options, cwd }), runGit(["rev-parse", "--show-toplevel"], { ...options, cwd })]);
+  const [result, top] = await Promise.all([
+    runGit(args, { ...options, cwd }),
+    runGit(["rev-parse", "--show-toplevel"], { ...options, cwd }),
+  ]);
   if (result.code !== 0) {
     if (/not a git repository/i.test(result.stderr)) return undefined;
     throw failure(args, result);
@@ -107,10 +110,28 @@ export async function snapshotWorkingState(topLevel: string, options: SnapshotOp
     const headTree = head ? git(["rev-parse", `${head}^{tree}`], { ...options, cwd }) : Promise.resolve(undefined);
     headTree.catch(() => undefined); // awaited below; never unhandled if add fails first
     // A split index would be written back split, into the repository's git dir.
-    await git(["-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], indexEnv);
+    await git(
+      [
+        "-c",
+        "core.splitIndex=false",
+        "-c",
+        "advice.addEmbeddedRepo=false",
+        "add",
+        "--all",
+        ...allExcept(options.exclude ?? []),
+      ],
+      indexEnv,
+    );
     const tree = (await git(["write-tree"], indexEnv)).trim();
     if (head && (await headTree)?.trim() === tree) return head;
-    const args = ["commit-tree", "--no-gpg-sign", ...(head ? ["-p", head] : []), "-m", options.message ?? SNAPSHOT_MESSAGE, tree];
+    const args = [
+      "commit-tree",
+      "--no-gpg-sign",
+      ...(head ? ["-p", head] : []),
+      "-m",
+      options.message ?? SNAPSHOT_MESSAGE,
+      tree,
+    ];
     return (await git(args, { ...options, cwd, extraEnv: identity })).trim();
   } finally {
     await fs.promises.rm(temp, { recursive: true, force: true });
@@ -123,7 +144,10 @@ export async function snapshotWorkingState(topLevel: string, options: SnapshotOp
  * command these are what the setup created.
  */
 export async function untrackedPaths(topLevel: string, options: GitCallOptions = {}): Promise<string[]> {
-  const out = await git(["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all"], { ...options, cwd: topLevel });
+  const out = await git(["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all"], {
+    ...options,
+    cwd: topLevel,
+  });
   const paths: string[] = [];
   const records = out.split("\0");
   for (let i = 0; i < records.length; i++) {

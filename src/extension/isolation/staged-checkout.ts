@@ -12,7 +12,8 @@ import { worktreeCwd } from "./names.js";
 /** The folders from the top of the working tree down to the cwd: `["", "src", "src/lib"]`. */
 function levels(subdir: string): string[] {
   const found = [""];
-  for (const segment of subdir.split("/").filter(Boolean)) found.push(found.length === 1 ? segment : `${found.at(-1)}/${segment}`);
+  for (const segment of subdir.split("/").filter(Boolean))
+    found.push(found.length === 1 ? segment : `${found.at(-1)}/${segment}`);
   return found;
 }
 
@@ -23,7 +24,9 @@ function levels(subdir: string): string[] {
  * costs nothing and holds if pi widens its search.
  */
 export function startupFolders(subdir: string): string[] {
-  return levels(subdir).flatMap((level) => [".pi", ".agents"].map((name) => (level === "" ? name : `${level}/${name}`)));
+  return levels(subdir).flatMap((level) =>
+    [".pi", ".agents"].map((name) => (level === "" ? name : `${level}/${name}`)),
+  );
 }
 
 /** Settings keys whose entries may name files elsewhere in the project, which pi resolves as it starts. */
@@ -76,11 +79,26 @@ function blobEntries(out: string): TreeEntry[] {
  * top down to the cwd (context files, whatever their name: AGENTS.md, CLAUDE.md,
  * AGENTS.override.md, …) and everything in pi's own folders at those levels (startupFolders).
  */
-export async function startupEntries(topLevel: string, commit: string, subdir: string, options: GitCallOptions): Promise<TreeEntry[]> {
+export async function startupEntries(
+  topLevel: string,
+  commit: string,
+  subdir: string,
+  options: GitCallOptions,
+): Promise<TreeEntry[]> {
   const call = { ...options, cwd: topLevel };
   const [direct, inFolders] = await Promise.all([
     // Not recursive: each level's own entries (the deeper levels' in place of their folder).
-    git(["--literal-pathspecs", "ls-tree", "-z", commit, "--", ...levels(subdir).map((level) => `${level === "" ? "." : level}/`)], call),
+    git(
+      [
+        "--literal-pathspecs",
+        "ls-tree",
+        "-z",
+        commit,
+        "--",
+        ...levels(subdir).map((level) => `${level === "" ? "." : level}/`),
+      ],
+      call,
+    ),
     git(["--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", ...startupFolders(subdir)], call),
   ]);
   const byPath = new Map<string, TreeEntry>();
@@ -97,7 +115,8 @@ export async function startupEntries(topLevel: string, commit: string, subdir: s
 async function linksStayInside(worktreePath: string, subdir: string, entries: readonly TreeEntry[]): Promise<boolean> {
   const paths = new Set(entries.map((entry) => entry.path));
   const folders = startupFolders(subdir);
-  const readAtStart = (file: string) => file.toLowerCase().endsWith(".md") || folders.some((folder) => file === folder || file.startsWith(`${folder}/`));
+  const readAtStart = (file: string) =>
+    file.toLowerCase().endsWith(".md") || folders.some((folder) => file === folder || file.startsWith(`${folder}/`));
   for (const entry of entries) {
     if (entry.mode !== "120000" || !readAtStart(entry.path)) continue;
     const link = path.join(worktreePath, entry.path);
@@ -142,12 +161,23 @@ export async function stagedCheckout(
     const list = path.join(gitDir, "pi-subagent-startup-paths");
     await fs.promises.writeFile(list, `${entries.map((entry) => entry.path).join("\0")}\0`);
     try {
-      const args = ["--literal-pathspecs", "-c", "core.splitIndex=false", "checkout", "--quiet", commit, `--pathspec-from-file=${list}`, "--pathspec-file-nul"];
+      const args = [
+        "--literal-pathspecs",
+        "-c",
+        "core.splitIndex=false",
+        "checkout",
+        "--quiet",
+        commit,
+        `--pathspec-from-file=${list}`,
+        "--pathspec-file-nul",
+      ];
       await git(args, withStaging);
     } finally {
       await fs.promises.rm(list, { force: true });
     }
-    const safe = (await linksStayInside(worktreePath, subdir, entries)) && !(await settingsNameResources(worktreeCwd(worktreePath, subdir)));
+    const safe =
+      (await linksStayInside(worktreePath, subdir, entries)) &&
+      !(await settingsNameResources(worktreeCwd(worktreePath, subdir)));
     if (!safe) {
       await discard();
       return undefined;
@@ -156,7 +186,10 @@ export async function stagedCheckout(
   return async () => {
     try {
       // At the lowest priority: the child starting meanwhile must not wait for CPU behind it.
-      await git(["-c", "core.splitIndex=false", "-c", "checkout.workers=0", "read-tree", "-m", "-u", commit], { ...withStaging, niceness: 19 });
+      await git(["-c", "core.splitIndex=false", "-c", "checkout.workers=0", "read-tree", "-m", "-u", commit], {
+        ...withStaging,
+        niceness: 19,
+      });
       await fs.promises.rename(staging, path.join(gitDir, "index"));
     } catch (error) {
       await discard();

@@ -31,17 +31,26 @@ export async function commitTurn(options: CommitTurnOptions): Promise<TurnCommit
   const cwd = options.worktreePath;
   const call = { ...options, cwd };
   // The worktree's own index: a stale index.lock left by a killed child is waited out, then reported.
-  await retryOnLock(() => git(["-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], call), options.lockWaitMs);
+  await retryOnLock(
+    () => git(["-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], call),
+    options.lockWaitMs,
+  );
   const tree = (await git(["write-tree"], call)).trim();
   const head = await headCommit(cwd, options);
   if (head && (await git(["rev-parse", `${head}^{tree}`], call)).trim() === tree) return { head, committed: false };
   const identity = await identityEnv(cwd, options);
   const commit = (
-    await git(["commit-tree", "--no-gpg-sign", ...(head ? ["-p", head] : []), "-m", options.message, tree], { ...call, extraEnv: identity })
+    await git(["commit-tree", "--no-gpg-sign", ...(head ? ["-p", head] : []), "-m", options.message, tree], {
+      ...call,
+      extraEnv: identity,
+    })
   ).trim();
   const subject = options.message.split("\n", 1)[0] ?? "";
   // The old value makes this a compare-and-swap: a HEAD that moved meanwhile is an error, not lost work.
-  await retryOnLock(() => git(["update-ref", "-m", `commit: ${subject}`, "HEAD", commit, head ?? ""], call), options.lockWaitMs);
+  await retryOnLock(
+    () => git(["update-ref", "-m", `commit: ${subject}`, "HEAD", commit, head ?? ""], call),
+    options.lockWaitMs,
+  );
   return { head: commit, committed: true };
 }
 
@@ -65,7 +74,17 @@ export interface WorktreeSummary {
 /** `git diff --numstat -z base head`, summed; a binary file is a changed file with 0/0 lines. */
 export async function worktreeSummary(options: SummaryOptions): Promise<WorktreeSummary> {
   const maxFiles = options.maxFiles ?? 50;
-  const args = ["diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", options.base, options.head, "--"];
+  const args = [
+    "diff",
+    "--numstat",
+    "-z",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    options.base,
+    options.head,
+    "--",
+  ];
   const summary = parseNumstat(await git(args, { ...options, cwd: options.worktreePath }));
   const files = summary.files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return {

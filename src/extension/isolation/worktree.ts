@@ -13,7 +13,16 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { commonGitDir, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized, stripNewline } from "../../lib/git.js";
+import {
+  commonGitDir,
+  type GitCallOptions,
+  git,
+  type LockOptions,
+  retryOnLock,
+  runGit,
+  serialized,
+  stripNewline,
+} from "../../lib/git.js";
 import { branchCommit, listWorktrees, type WorktreeEntry } from "../../lib/git-worktrees.js";
 import { worktreeCwd } from "./names.js";
 import { ownGitDir, stagedCheckout, startupEntries } from "./staged-checkout.js";
@@ -29,9 +38,14 @@ async function canonical(p: string): Promise<string> {
   }
 }
 
-async function findEntry(topLevel: string, worktreePath: string, options: GitCallOptions): Promise<WorktreeEntry | undefined> {
+async function findEntry(
+  topLevel: string,
+  worktreePath: string,
+  options: GitCallOptions,
+): Promise<WorktreeEntry | undefined> {
   const wanted = await canonical(worktreePath);
-  for (const entry of await listWorktrees(topLevel, options)) if ((await canonical(entry.path)) === wanted) return entry;
+  for (const entry of await listWorktrees(topLevel, options))
+    if ((await canonical(entry.path)) === wanted) return entry;
   return undefined;
 }
 
@@ -122,7 +136,8 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
   const early = options.deferCheckout ? startupEntries(topLevel, base, subdir, options) : undefined;
   early?.catch(() => undefined); // awaited below, once the worktree exists
   await serialized(key, async () => {
-    if ((await branchCommit(cwd, branch, options)) !== undefined) throw new Error(`cannot create worktree ${worktreePath}: branch ${branch} already exists`);
+    if ((await branchCommit(cwd, branch, options)) !== undefined)
+      throw new Error(`cannot create worktree ${worktreePath}: branch ${branch} already exists`);
     await retryOnLock(async (attempt) => {
       // A failed attempt may have created the branch before it failed on the worktree.
       const reuse = attempt > 0 && (await branchCommit(cwd, branch, options)) === base;
@@ -134,7 +149,8 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
     }, options.lockWaitMs);
   });
   const rest = early ? await stagedCheckout(worktreePath, base, subdir, await early, options) : undefined;
-  if (rest) return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, subdir), finishCheckout: rest };
+  if (rest)
+    return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, subdir), finishCheckout: rest };
   await checkOut(worktreePath, base, options);
   return { path: worktreePath, branch, base, cwd: await prepareCwd(worktreePath, subdir) };
 }
@@ -169,7 +185,8 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ 
   const key = await commonGitDir(cwd, options);
   const created = await serialized(key, async () => {
     // Intact: git lists it, and its .git file leads back to this repository.
-    const intact = async (): Promise<boolean> => (await isLinkedWorktreeOf(worktreePath, key)) && (await findEntry(cwd, worktreePath, options)) !== undefined;
+    const intact = async (): Promise<boolean> =>
+      (await isLinkedWorktreeOf(worktreePath, key)) && (await findEntry(cwd, worktreePath, options)) !== undefined;
     if (await exists(worktreePath)) {
       if (await intact()) return false;
       if (await exists(path.join(worktreePath, ".git"))) {
@@ -181,7 +198,10 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ 
     if ((await branchCommit(cwd, branch, options)) === undefined) {
       throw new Error(`cannot recreate worktree ${worktreePath}: branch ${branch} does not exist`);
     }
-    await retryOnLock(() => git(["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch], { ...options, cwd }), options.lockWaitMs);
+    await retryOnLock(
+      () => git(["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch], { ...options, cwd }),
+      options.lockWaitMs,
+    );
     return true;
   });
   // Made just now, or made by a process that stopped before its checkout wrote the index.
@@ -211,7 +231,9 @@ export interface RemoveWorktreeOptions extends LockOptions {
  * (a branch with the child's work stays). `removed` / `branchDeleted` say what this call
  * did, so a second call returns both false.
  */
-export async function removeWorktree(options: RemoveWorktreeOptions): Promise<{ removed: boolean; branchDeleted: boolean }> {
+export async function removeWorktree(
+  options: RemoveWorktreeOptions,
+): Promise<{ removed: boolean; branchDeleted: boolean }> {
   const { topLevel, branch, base } = options;
   const worktreePath = path.resolve(options.worktreePath);
   const cwd = topLevel;
@@ -221,7 +243,11 @@ export async function removeWorktree(options: RemoveWorktreeOptions): Promise<{ 
     const listed = (await findEntry(cwd, worktreePath, options)) !== undefined;
     let removed = false;
     // --force twice: also a worktree someone locked.
-    const remove = () => retryOnLock(() => git(["worktree", "remove", "--force", "--force", "--", worktreePath], call), options.lockWaitMs);
+    const remove = () =>
+      retryOnLock(
+        () => git(["worktree", "remove", "--force", "--force", "--", worktreePath], call),
+        options.lockWaitMs,
+      );
     if (listed) {
       try {
         await remove();

@@ -64,7 +64,10 @@ export interface BudgetState {
 }
 
 /** The tree's budget and spend, or undefined when no budget is set. Throws on an invalid budget. */
-export async function budgetState(progress: TreeProgress, env: NodeJS.ProcessEnv = process.env): Promise<BudgetState | undefined> {
+export async function budgetState(
+  progress: TreeProgress,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<BudgetState | undefined> {
   const budget = budgetFromEnv(env);
   if (!hasBudget(budget)) return undefined;
   const spent = await treeSpend(progress);

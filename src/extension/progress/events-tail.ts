@@ -50,7 +50,8 @@ export function applyRecord(progress: RunProgress, record: unknown): void {
       break;
     case "tool_call":
       progress.toolCalls += 1;
-      if (typeof record.toolCallId === "string" && typeof record.toolName === "string") progress.openTools.set(record.toolCallId, record.toolName);
+      if (typeof record.toolCallId === "string" && typeof record.toolName === "string")
+        progress.openTools.set(record.toolCallId, record.toolName);
       break;
     case "tool_result":
       if (typeof record.toolCallId === "string") progress.openTools.delete(record.toolCallId);

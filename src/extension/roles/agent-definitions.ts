@@ -66,12 +66,17 @@ export const MAX_DEFINITION_BYTES = 64 * 1024;
 /** Parses one file's text. Pure: no file system, no registry (tool names are checked at use). */
 export function parseAgentDefinition(content: string, filePath: string, source: DefinitionSource): ParsedDefinition {
   const stem = path.basename(filePath).replace(/\.md$/i, "");
-  const reject = (problem: string, name = stem): ParsedDefinition => ({ ok: false, rejected: { filePath, source, name, problem } });
+  const reject = (problem: string, name = stem): ParsedDefinition => ({
+    ok: false,
+    rejected: { filePath, source, name, problem },
+  });
 
   const text = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   // pi's parseFrontmatter treats a file without a closing `---` as having no frontmatter.
   if (!/^---[ \t]*\n/.test(text) || !/\n---/.test(text.slice(3))) {
-    return reject("no frontmatter: the file must start with a `---` line, then `name:` and `description:`, then a closing `---` line");
+    return reject(
+      "no frontmatter: the file must start with a `---` line, then `name:` and `description:`, then a closing `---` line",
+    );
   }
   let frontmatter: unknown;
   let body: string;
@@ -87,17 +92,25 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   const unknown = Object.keys(fm).filter((key) => !(DEFINITION_FIELDS as readonly string[]).includes(key));
   if (unknown.length > 0) {
     const list = unknown.map((key) => `"${key}"`).join(", ");
-    return reject(`unknown field${unknown.length > 1 ? "s" : ""} ${list} (allowed: ${DEFINITION_FIELDS.join(", ")})`, declared);
+    return reject(
+      `unknown field${unknown.length > 1 ? "s" : ""} ${list} (allowed: ${DEFINITION_FIELDS.join(", ")})`,
+      declared,
+    );
   }
 
   if (fm.name === undefined || fm.name === null) return reject("missing `name:` in the frontmatter");
   if (typeof fm.name !== "string" || !DEFINITION_NAME_PATTERN.test(fm.name)) {
-    return reject(`name ${JSON.stringify(fm.name)} must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter`, declared);
+    return reject(
+      `name ${JSON.stringify(fm.name)} must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter`,
+      declared,
+    );
   }
   const name = fm.name;
 
-  if (fm.description === undefined || fm.description === null) return reject("missing `description:` in the frontmatter", name);
-  if (typeof fm.description !== "string" || fm.description.trim() === "") return reject("description must be a non-empty string", name);
+  if (fm.description === undefined || fm.description === null)
+    return reject("missing `description:` in the frontmatter", name);
+  if (typeof fm.description !== "string" || fm.description.trim() === "")
+    return reject("description must be a non-empty string", name);
   const description = fm.description.replace(/\s+/g, " ").trim();
 
   const tools = parseTools(fm);
@@ -107,7 +120,10 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   if ("model" in fm) {
     const value = fm.model;
     if (typeof value !== "string" || (value.trim() !== "inherit" && !parseModelRef(value.trim()))) {
-      return reject(`model ${JSON.stringify(value)} must be written provider/id (as list_models shows it) or \`inherit\``, name);
+      return reject(
+        `model ${JSON.stringify(value)} must be written provider/id (as list_models shows it) or \`inherit\``,
+        name,
+      );
     }
     model = value.trim() === "inherit" ? undefined : value.trim();
   }
@@ -149,7 +165,10 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
 function parseTools(fm: Record<string, unknown>): readonly string[] | "parent" | { problem: string } {
   if (!("tools" in fm)) return "parent";
   const value = fm.tools;
-  const empty = { problem: "tools is empty: list tool names, write `tools: []` for no tools, or leave the field out for the parent's tools" };
+  const empty = {
+    problem:
+      "tools is empty: list tool names, write `tools: []` for no tools, or leave the field out for the parent's tools",
+  };
   if (value === null) return empty;
   let names: unknown[];
   if (typeof value === "string") {
@@ -179,7 +198,11 @@ export interface DefinitionSet {
  * user one of the same name (pi's subagent example and Claude Code do the same).
  * The result is sorted by name.
  */
-export function mergeDefinitions(user: ParsedDefinition[], project: ParsedDefinition[], reservedNames: readonly string[]): DefinitionSet {
+export function mergeDefinitions(
+  user: ParsedDefinition[],
+  project: ParsedDefinition[],
+  reservedNames: readonly string[],
+): DefinitionSet {
   const rejected: RejectedDefinition[] = [];
   const byName = (parsed: ParsedDefinition[]): Map<string, AgentDefinition> => {
     const groups = new Map<string, AgentDefinition[]>();
@@ -309,7 +332,9 @@ export function discoverAgentDefinitions(
   const dirs = definitionDirs(cwd, env);
   const user = readDefinitionDir(dirs.user, "user");
   const project = dirs.project ? readDefinitionDir(dirs.project, "project") : [];
-  const ignoredProjectNames = dirs.ignoredProject ? markdownNames(dirs.ignoredProject).map((name) => name.replace(/\.md$/i, "")) : [];
+  const ignoredProjectNames = dirs.ignoredProject
+    ? markdownNames(dirs.ignoredProject).map((name) => name.replace(/\.md$/i, ""))
+    : [];
   return { ...mergeDefinitions(user, project, reservedNames), dirs, ignoredProjectNames };
 }
 
@@ -317,7 +342,11 @@ export function discoverAgentDefinitions(
  * The roles a spawn may name right now: read on every call, so an edited file counts at the
  * next spawn_agent. `registry` (pi's tools) checks the files' tool names.
  */
-export function loadRoleCatalog(cwd: string, registry?: readonly RegistryTool[], env: NodeJS.ProcessEnv = process.env): RoleCatalog {
+export function loadRoleCatalog(
+  cwd: string,
+  registry?: readonly RegistryTool[],
+  env: NodeJS.ProcessEnv = process.env,
+): RoleCatalog {
   return buildRoleCatalog(discoverAgentDefinitions(cwd, RESERVED_ROLE_NAMES, env), registry);
 }
 

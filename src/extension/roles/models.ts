@@ -160,7 +160,10 @@ export interface ListedModel {
  * The `list_models` result. A scope that matches no model is no scope, as in pi (its model
  * cycling then falls back to every model).
  */
-export function listModels(available: readonly ModelInfo[], patterns: readonly string[] | undefined): { models: ListedModel[]; scoped?: true } {
+export function listModels(
+  available: readonly ModelInfo[],
+  patterns: readonly string[] | undefined,
+): { models: ListedModel[]; scoped?: true } {
   const scoped = patterns && patterns.length > 0 ? resolveScope(available, patterns) : [];
   const chosen = scoped.length > 0 ? scoped : available;
   const models = chosen.map((m) => ({
@@ -196,7 +199,9 @@ function tryMatchModel(pattern: string, available: readonly ModelInfo[]): ModelI
   const exact = exactReference(pattern, available);
   if (exact) return exact;
   const needle = pattern.toLowerCase();
-  const matches = available.filter((m) => m.id.toLowerCase().includes(needle) || (m.name?.toLowerCase().includes(needle) ?? false));
+  const matches = available.filter(
+    (m) => m.id.toLowerCase().includes(needle) || (m.name?.toLowerCase().includes(needle) ?? false),
+  );
   if (matches.length === 0) return undefined;
   const aliases = matches.filter((m) => isAlias(m.id));
   const pool = aliases.length > 0 ? aliases : matches;

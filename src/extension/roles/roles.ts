@@ -5,7 +5,12 @@
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { IsolationMode } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
-import type { AgentDefinition, DefinitionSource, DiscoveredDefinitions, RejectedDefinition } from "./agent-definitions.js";
+import type {
+  AgentDefinition,
+  DefinitionSource,
+  DiscoveredDefinitions,
+  RejectedDefinition,
+} from "./agent-definitions.js";
 
 export type RoleSource = "builtin" | DefinitionSource;
 
@@ -124,7 +129,10 @@ function roleFromDefinition(def: AgentDefinition): Role {
  * (inactive tools included): names pi does not know, and tools no child can load (an SDK or
  * inline tool has no extension file).
  */
-export function definitionToolsProblem(tools: AgentDefinition["tools"], registry: readonly RegistryTool[]): string | undefined {
+export function definitionToolsProblem(
+  tools: AgentDefinition["tools"],
+  registry: readonly RegistryTool[],
+): string | undefined {
   if (tools === "parent") return undefined;
   const byName = new Map(registry.map((tool) => [tool.name, tool]));
   const unknown = tools.filter((name) => !byName.has(name));
@@ -175,12 +183,20 @@ export type RoleLookup = { ok: true; role: Role } | { ok: false; error: string }
 export function lookupRole(catalog: RoleCatalog, name: string): RoleLookup {
   const role = catalog.roles.find((candidate) => candidate.name === name);
   if (role) return { ok: true, role };
-  const reasons = catalog.rejected.filter((entry) => entry.name === name).map((entry) => `agent definition ${entry.filePath} was rejected: ${entry.problem}`);
+  const reasons = catalog.rejected
+    .filter((entry) => entry.name === name)
+    .map((entry) => `agent definition ${entry.filePath} was rejected: ${entry.problem}`);
   if (catalog.ignoredProject?.names.includes(name)) {
-    reasons.push(`${catalog.ignoredProject.dir} defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them`);
+    reasons.push(
+      `${catalog.ignoredProject.dir} defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them`,
+    );
   }
   const quoted = errorValue(name);
-  return { ok: false, error: reasons.length > 0 ? `unknown agent_type: ${quoted} — ${reasons.join("; ")}` : `unknown agent_type: ${quoted}` };
+  return {
+    ok: false,
+    error:
+      reasons.length > 0 ? `unknown agent_type: ${quoted} — ${reasons.join("; ")}` : `unknown agent_type: ${quoted}`,
+  };
 }
 
 /** Roles described in spawn_agent's `agent_type` text; more are listed by name only. */
@@ -215,11 +231,15 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
       describedChars += entry.length;
     }
     const rest = defined.slice(described.length).map((role) => `\`${role.name}\``);
-    parts.push(`Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`);
+    parts.push(
+      `Defined by the user's agent files: ${described.join("; ")}${rest.length > 0 ? `; also ${rest.join(", ")}` : ""}.`,
+    );
   }
   parts.push("Omit for a plain child like you.");
   if (catalog.rejected.length > 0) {
-    const listed = catalog.rejected.slice(0, LISTED_REJECTIONS_MAX).map((entry) => `${entry.filePath}: ${cut(entry.problem, ROLE_DESCRIPTION_CHARS)}`);
+    const listed = catalog.rejected
+      .slice(0, LISTED_REJECTIONS_MAX)
+      .map((entry) => `${entry.filePath}: ${cut(entry.problem, ROLE_DESCRIPTION_CHARS)}`);
     const more = catalog.rejected.length - listed.length;
     parts.push(
       `Agent definition files that were refused (tell the user if they ask for these roles): ${listed.join("; ")}${more > 0 ? `; and ${more} more` : ""}.`,
@@ -231,9 +251,12 @@ export function describeAgentTypes(catalog: RoleCatalog): string {
 /** What the user should know about their agent-definition files (session start): one line each. */
 export function definitionWarnings(catalog: RoleCatalog): string[] {
   return [
-    ...catalog.rejected.map((entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`),
+    ...catalog.rejected.map(
+      (entry) => `pi-subagent-tree: agent definition ${entry.filePath} is not used: ${entry.problem}`,
+    ),
     ...catalog.overrides.map(
-      ({ project, user }) => `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`,
+      ({ project, user }) =>
+        `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`,
     ),
   ];
 }

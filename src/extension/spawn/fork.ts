@@ -25,7 +25,8 @@ type Json = Record<string, unknown>;
 
 const KEPT_ROLES = new Set(["user", "assistant", "toolResult"]);
 /** pi's own wording for a compaction summary (messages.js, COMPACTION_SUMMARY_PREFIX/SUFFIX). */
-const COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const COMPACTION_PREFIX =
+  "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 const COMPACTION_SUFFIX = "\n</summary>";
 const TRANSCRIPT_TOOL_CHARS = 2000;
 
@@ -84,14 +85,19 @@ function collectMessages(entries: readonly unknown[]): unknown[] {
 function contextEdits(entries: readonly unknown[]): Map<string, Json> {
   const edits = new Map<string, Json>();
   for (const entry of entries) {
-    if (isRecord(entry) && entry.type === "context_edit" && typeof entry.targetId === "string") edits.set(entry.targetId, entry);
+    if (isRecord(entry) && entry.type === "context_edit" && typeof entry.targetId === "string")
+      edits.set(entry.targetId, entry);
   }
   return edits;
 }
 
 /** An assistant message that failed or was aborted: no provider is sent it again (pi skips it on both lines). */
 function isFailedAttempt(message: unknown): boolean {
-  return roleOf(message) === "assistant" && isRecord(message) && (message.stopReason === "error" || message.stopReason === "aborted");
+  return (
+    roleOf(message) === "assistant" &&
+    isRecord(message) &&
+    (message.stopReason === "error" || message.stopReason === "aborted")
+  );
 }
 
 /** pi's replacement of an entry's content; a string stands for one text block in assistant and tool results. */
@@ -169,7 +175,11 @@ function newEntryId(taken: Set<string>): string {
  * continues that conversation. It must hold an assistant message: pi treats a session without
  * one as never written and, on its first save, appends the header and all entries again.
  */
-export async function writeForkSession(file: string, messages: unknown[], opts: { cwd: string; parentSession?: string }): Promise<void> {
+export async function writeForkSession(
+  file: string,
+  messages: unknown[],
+  opts: { cwd: string; parentSession?: string },
+): Promise<void> {
   if (!hasAssistant(messages)) {
     throw new Error("a fork session needs an assistant message; deliver the history with renderForkTranscript instead");
   }
@@ -192,7 +202,9 @@ function textOf(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content
     .filter(isRecord)
-    .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : block.type === "image" ? "[image]" : ""))
+    .map((block) =>
+      block.type === "text" && typeof block.text === "string" ? block.text : block.type === "image" ? "[image]" : "",
+    )
     .filter((text) => text !== "")
     .join("\n");
 }

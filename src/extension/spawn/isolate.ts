@@ -111,7 +111,10 @@ function snapshotExclusions(request: IsolationRequest): string[] {
   const top = request.repository.topLevel;
   const exclusions: string[] = [];
   const treeInside = inside(top, request.treeDir);
-  if (treeInside === "") throw new Error(`isolation "worktree" cannot use the repository's top ${top} as the tree directory: set PI_SUBAGENTS_DIR elsewhere`);
+  if (treeInside === "")
+    throw new Error(
+      `isolation "worktree" cannot use the repository's top ${top} as the tree directory: set PI_SUBAGENTS_DIR elsewhere`,
+    );
   if (treeInside !== undefined) exclusions.push(treeInside);
   const parent = request.parentWorktree;
   if (parent?.setupPaths && inside(parent.path, top) === "") exclusions.push(...parent.setupPaths);
@@ -128,7 +131,10 @@ export async function createIsolatedWorktree(request: IsolationRequest): Promise
   // when the branch exists leaves only objects that `git gc` drops.
   const snapshot = snapshotWorkingState(repository.topLevel, { ...git, exclude });
   snapshot.catch(() => undefined); // awaited below, after the checks
-  const [gitDir, existing] = await Promise.all([commonGitDir(repository.topLevel, git), branchCommit(repository.topLevel, branch, git)]);
+  const [gitDir, existing] = await Promise.all([
+    commonGitDir(repository.topLevel, git),
+    branchCommit(repository.topLevel, branch, git),
+  ]);
   // Another tree with the same tag (one chance in 4 billion) or a user's branch: never touch it.
   if (existing !== undefined) {
     throw new Error(`isolation "worktree" cannot create branch ${branch}: it already exists in ${repository.topLevel}`);

@@ -47,11 +47,18 @@ export function modelFinder(ctx: ExtensionContext): (ref: string) => ModelInfo |
 
 /** Children load this package's extension from one place; another copy's tools would clash. */
 function childExtensions(extensions: string[], registry: ReturnType<typeof describeRegistry>): string[] {
-  const ours = new Set(registry.filter((tool) => COORDINATION_TOOLS.has(tool.name) && tool.sourcePath).map((tool) => tool.sourcePath!));
+  const ours = new Set(
+    registry.filter((tool) => COORDINATION_TOOLS.has(tool.name) && tool.sourcePath).map((tool) => tool.sourcePath!),
+  );
   return [...extensions.filter((entry) => !ours.has(entry) && entry !== EXTENSION_ENTRY), EXTENSION_ENTRY];
 }
 
-export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: ExtensionContext, params: SpawnRequest): Promise<SpawnResult> {
+export async function spawnAgent(
+  runtime: TreeRuntime,
+  pi: ExtensionAPI,
+  ctx: ExtensionContext,
+  params: SpawnRequest,
+): Promise<SpawnResult> {
   const tree = runtime.tree;
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
@@ -78,7 +85,9 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
   try {
     const spawnSeq = await tree.claimSpawn(runtime.limits.maxSpawns, plan.path);
     if (spawnSeq === undefined) {
-      throw new Error(`spawn limit reached: this tree has spawned ${await tree.spawnCount()} agents (limit ${runtime.limits.maxSpawns})`);
+      throw new Error(
+        `spawn limit reached: this tree has spawned ${await tree.spawnCount()} agents (limit ${runtime.limits.maxSpawns})`,
+      );
     }
     releases.push(() => tree.releaseSpawn(spawnSeq));
     let nickname = pickNickname(await tree.takenNicknames());
@@ -120,7 +129,10 @@ export async function spawnAgent(runtime: TreeRuntime, pi: ExtensionAPI, ctx: Ex
     if (plan.fork.kind !== "none") {
       const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
       if (hasAssistant(messages)) {
-        await writeForkSession(sessionPath, messages, { cwd: childCwd, parentSession: ctx.sessionManager.getSessionFile() });
+        await writeForkSession(sessionPath, messages, {
+          cwd: childCwd,
+          parentSession: ctx.sessionManager.getSessionFile(),
+        });
       } else if (messages.length > 0) {
         forkTranscript = renderForkTranscript(messages);
       }

@@ -121,14 +121,20 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
 
   const fork = parseFork(req.fork_turns);
   // Compared whole (never a cut one: a cut name must not match a role), quoted bounded.
-  const roleName = given(req.agent_type) ? (typeof req.agent_type === "string" ? req.agent_type : JSON.stringify(req.agent_type)) : undefined;
+  const roleName = given(req.agent_type)
+    ? typeof req.agent_type === "string"
+      ? req.agent_type
+      : JSON.stringify(req.agent_type)
+    : undefined;
 
   // 2. Any fork but `none` (an invalid one included) is refused for a scout before rule 8 parses it.
   if (roleName === "scout" && fork?.kind !== "none") return fail("scout agents require fork_turns `none`");
 
   // 3. A full-history fork continues the parent's conversation, so it cannot take a new role.
   if (roleName !== undefined && fork?.kind === "all") {
-    return fail("Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.");
+    return fail(
+      "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
+    );
   }
 
   // 4. An unknown role; when a user-defined role's file was refused, the message says why.
@@ -198,7 +204,8 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   let isolation: IsolationMode = role?.isolation ?? "none";
   if (given(req.isolation)) {
     const value = req.isolation;
-    if (typeof value !== "string" || !(ISOLATION_MODES as readonly string[]).includes(value.trim())) return fail(ISOLATION_VALUE_ERROR);
+    if (typeof value !== "string" || !(ISOLATION_MODES as readonly string[]).includes(value.trim()))
+      return fail(ISOLATION_VALUE_ERROR);
     isolation = value.trim() as IsolationMode;
   }
 

@@ -10,14 +10,19 @@ export function closeAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof par
   return {
     name: "close_agent",
     label: "Close agent",
-    description: "Shut down a child and its subtree for good, freeing slots. Worktrees go (leftovers committed); branches with commits stay.",
+    description:
+      "Shut down a child and its subtree for good, freeing slots. Worktrees go (leftovers committed); branches with commits stay.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {
       const rt = runtime();
       const state = directChild(rt, params.target, "a close");
       const previous = await rt.close(state);
-      return jsonResult({ agent_name: state.record.path, previous_status: previous, agent_status: state.record.status });
+      return jsonResult({
+        agent_name: state.record.path,
+        previous_status: previous,
+        agent_status: state.record.status,
+      });
     },
   };
 }

@@ -27,24 +27,35 @@ export function existingTarget(runtime: TreeRuntime, target: unknown): string {
 /** A target in the caller's subtree (list, wait, reports reach the whole subtree). */
 export function subtreeTarget(runtime: TreeRuntime, target: unknown): string {
   const resolved = typeof target === "string" ? resolveTarget(runtime.self, target) : undefined;
-  if (!resolved || !isStrictDescendant(runtime.self, resolved) || !runtime.tree.exists(resolved)) throw new Error("agent not found");
+  if (!resolved || !isStrictDescendant(runtime.self, resolved) || !runtime.tree.exists(resolved))
+    throw new Error("agent not found");
   return resolved;
 }
 
 /** What a tool does to a direct child, as its "cannot take …" message says it. */
-export type ChildAction = "messages" | "follow-ups" | "an interrupt" | "a close" | "messages, follow-ups, interrupts or a close";
+export type ChildAction =
+  | "messages"
+  | "follow-ups"
+  | "an interrupt"
+  | "a close"
+  | "messages, follow-ups, interrupts or a close";
 
 /**
  * A direct child of the caller: the only agents it may message, follow up, interrupt or close.
  * A child whose record was damaged when this session started is not loaded: it is named as
  * such, never as someone else's child.
  */
-export function directChild(runtime: TreeRuntime, target: unknown, action: ChildAction = "messages, follow-ups, interrupts or a close"): ChildState {
+export function directChild(
+  runtime: TreeRuntime,
+  target: unknown,
+  action: ChildAction = "messages, follow-ups, interrupts or a close",
+): ChildState {
   const resolved = existingTarget(runtime, target);
   const state = runtime.children.get(resolved);
   if (state) return state;
   const parent = parentOf(resolved) ?? "none";
-  if (parent !== runtime.self) throw new Error(`${resolved} is not a direct child of ${runtime.self}; its parent ${parent} can act on it`);
+  if (parent !== runtime.self)
+    throw new Error(`${resolved} is not a direct child of ${runtime.self}; its parent ${parent} can act on it`);
   const damage = runtime.damaged.get(resolved);
   if (damage !== undefined) throw new Error(`${resolved}'s record is damaged (${damage}); it cannot take ${action}`);
   throw new Error(`${resolved}'s record could not be read when this session started; it cannot take ${action}`);

@@ -17,7 +17,11 @@ export function interruptAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof
       const rt = runtime();
       const state = directChild(rt, params.target, "an interrupt");
       const previous = await rt.interrupt(state);
-      return jsonResult({ agent_name: state.record.path, previous_status: previous, agent_status: state.record.status });
+      return jsonResult({
+        agent_name: state.record.path,
+        previous_status: previous,
+        agent_status: state.record.status,
+      });
     },
   };
 }

@@ -23,9 +23,13 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();
-      const prefix = params.path_prefix ? (resolveTarget(rt.self, params.path_prefix) ?? params.path_prefix) : undefined;
+      const prefix = params.path_prefix
+        ? (resolveTarget(rt.self, params.path_prefix) ?? params.path_prefix)
+        : undefined;
       const progress = progressOf(rt);
-      const snapshot = (await progress.snapshot(rt.self)).filter((agent) => !prefix || agent.record.path.startsWith(prefix));
+      const snapshot = (await progress.snapshot(rt.self)).filter(
+        (agent) => !prefix || agent.record.path.startsWith(prefix),
+      );
       const totalUsage = emptyTotals();
       const agents = snapshot.map((agent) => {
         const { record } = agent;
@@ -54,8 +58,16 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
         .filter((damage) => damage.agentPath && (!prefix || damage.agentPath.startsWith(prefix)))
         .slice(0, DAMAGED_LISTED)
         .map((damage) => ({ agent_name: damage.agentPath!, problem: damage.problem }));
-      const budget = await budgetState(progress).catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
-      const result: { agents: typeof agents; omitted?: number; damaged?: typeof damaged; total_usage: typeof totalUsage; budget?: object } = {
+      const budget = await budgetState(progress).catch((err: unknown) => ({
+        error: err instanceof Error ? err.message : String(err),
+      }));
+      const result: {
+        agents: typeof agents;
+        omitted?: number;
+        damaged?: typeof damaged;
+        total_usage: typeof totalUsage;
+        budget?: object;
+      } = {
         agents,
         ...(damaged.length > 0 && { damaged }),
         total_usage: totalUsage,
@@ -63,11 +75,19 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
           budget:
             "error" in budget
               ? { error: budget.error }
-              : { ...budget.budget, spent_tokens: budget.spent.total_tokens, spent_cost: budget.spent.cost, exhausted: budget.refusal !== undefined },
+              : {
+                  ...budget.budget,
+                  spent_tokens: budget.spent.total_tokens,
+                  spent_cost: budget.spent.cost,
+                  exhausted: budget.refusal !== undefined,
+                },
         }),
       };
       // The limit is on bytes as the model's context receives them: a non-ASCII name counts 2–4 times.
-      while (Buffer.byteLength(JSON.stringify(result), "utf8") > LIMITS.listAgentsBytes - 64 && result.agents.length > 0) {
+      while (
+        Buffer.byteLength(JSON.stringify(result), "utf8") > LIMITS.listAgentsBytes - 64 &&
+        result.agents.length > 0
+      ) {
         result.agents = result.agents.slice(0, -1);
         result.omitted = agents.length - result.agents.length;
       }

@@ -29,7 +29,8 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
         return jsonResult({ delivered: "parent_mailbox", target: parent });
       }
       const state = directChild(rt, params.target, "messages");
-      if (text.length > LIMITS.maxMessageChars) throw new Error(`message is ${text.length} characters; the limit is ${LIMITS.maxMessageChars}`);
+      if (text.length > LIMITS.maxMessageChars)
+        throw new Error(`message is ${text.length} characters; the limit is ${LIMITS.maxMessageChars}`);
       const delivery = await rt.queueMessage(state, text);
       return jsonResult({
         delivered: delivery.delivered,

@@ -34,7 +34,9 @@ const spawnParameters = (roles: RoleCatalog) =>
       }),
     ),
     model: Type.Optional(Type.String({ description: "provider/id (list_models); default: role's, else yours." })),
-    reasoning_effort: Type.Optional(Type.String({ description: "A level the model supports; default: role's, else yours." })),
+    reasoning_effort: Type.Optional(
+      Type.String({ description: "A level the model supports; default: role's, else yours." }),
+    ),
     isolation: Type.Optional(Type.String({ description: ISOLATION_TEXT })),
   });
 
@@ -42,7 +44,8 @@ type SpawnParameters = ReturnType<typeof spawnParameters>;
 
 /** `30 minutes`, `90 seconds`: a turn limit as the description states it. */
 export function describeDuration(ms: number): string {
-  const [value, unit] = ms % 60_000 === 0 ? [ms / 60_000, "minute"] : ms % 1000 === 0 ? [ms / 1000, "second"] : [ms, "millisecond"];
+  const [value, unit] =
+    ms % 60_000 === 0 ? [ms / 60_000, "minute"] : ms % 1000 === 0 ? [ms / 1000, "second"] : [ms, "millisecond"];
   return `${value} ${unit}${value === 1 ? "" : "s"}`;
 }
 
@@ -73,7 +76,12 @@ export function spawnAgentTool(
       const spawned = await spawnAgent(rt, pi, ctx, params);
       // The call returns at once; this one update shows the new child while pi renders the result.
       onUpdate?.({
-        content: [{ type: "text", text: `${spawned.agent_name} (${spawned.nickname}) ${spawned.agent_status} on ${spawned.model}` }],
+        content: [
+          {
+            type: "text",
+            text: `${spawned.agent_name} (${spawned.nickname}) ${spawned.agent_status} on ${spawned.model}`,
+          },
+        ],
         details: spawned,
       });
       return jsonResult(spawned);

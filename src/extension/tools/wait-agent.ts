@@ -7,7 +7,9 @@ import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
-  timeout_ms: Type.Optional(Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` })),
+  timeout_ms: Type.Optional(
+    Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
+  ),
   target: Type.Optional(Type.String({ description: "An existing agent of your subtree; any child's notice returns." })),
 });
 
@@ -20,7 +22,10 @@ export const PROGRESS_UPDATE_MS = 1000;
 export function progressUpdate(agents: AgentProgress[], waitedMs: number) {
   const active = agents.filter((agent) => agent.record.status === "running" || agent.record.status === "pending_init");
   const running = active.filter((agent) => agent.record.status === "running");
-  const counts = [running.length && `${running.length} running`, active.length - running.length && `${active.length - running.length} queued`].filter(Boolean);
+  const counts = [
+    running.length && `${running.length} running`,
+    active.length - running.length && `${active.length - running.length} queued`,
+  ].filter(Boolean);
   const doing = running.map((agent) => {
     const tool = progressFields(agent).current_tool;
     return `${agent.record.taskName} (${agent.record.nickname})${tool ? ` ${tool}` : ""}`;
@@ -43,7 +48,11 @@ export function progressUpdate(agents: AgentProgress[], waitedMs: number) {
   };
 }
 
-async function sendProgress(rt: TreeRuntime, waitedMs: number, onUpdate: ((update: ReturnType<typeof progressUpdate>) => void) | undefined): Promise<void> {
+async function sendProgress(
+  rt: TreeRuntime,
+  waitedMs: number,
+  onUpdate: ((update: ReturnType<typeof progressUpdate>) => void) | undefined,
+): Promise<void> {
   if (!onUpdate) return;
   try {
     onUpdate(progressUpdate(await progressOf(rt).snapshot(rt.self), waitedMs));
@@ -104,7 +113,14 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
         if (signal?.aborted) {
           const counts = workingCounts(rt);
           if (ctx?.hasUI) ctx.ui.notify(cancelledLine(counts), "warning");
-          return jsonResult({ notices: [], pending: rt.mailbox.pending, timed_out: false, cancelled: true, ...counts, timeout_ms: timeoutMs });
+          return jsonResult({
+            notices: [],
+            pending: rt.mailbox.pending,
+            timed_out: false,
+            cancelled: true,
+            ...counts,
+            timeout_ms: timeoutMs,
+          });
         }
         // The person typed while the model waits: the message goes first, the notices stay pending.
         if (userMessagePending(ctx)) {
@@ -121,7 +137,8 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
           const notices = rt.mailbox.take(LIMITS.noticesPerWait);
           return jsonResult({ notices, pending: rt.mailbox.pending, timed_out: false, timeout_ms: timeoutMs });
         }
-        if (!rt.hasActiveTurns()) return jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
+        if (!rt.hasActiveTurns())
+          return jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
         const left = deadline - Date.now();
         if (left <= 0) return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: timeoutMs });
         if (lastUpdate === undefined || Date.now() - lastUpdate >= PROGRESS_UPDATE_MS) {

@@ -56,11 +56,20 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
 }
 
 /** Rebuilds records from the session's entries (the latest entry per agent wins); entries that make no sound record are left out. */
-export function recordsFromEntries(entries: readonly unknown[]): { records: AgentRecordV1[]; refused: Array<{ path: string; problem: string }> } {
+export function recordsFromEntries(entries: readonly unknown[]): {
+  records: AgentRecordV1[];
+  refused: Array<{ path: string; problem: string }>;
+} {
   const latest = new Map<string, Record<string, unknown>>();
   for (const entry of entries) {
     const e = entry as { type?: string; customType?: string; data?: Record<string, unknown> } | null;
-    if (e?.type === "custom" && e.customType === ENTRY_TYPE && e.data?.kind === "agent" && typeof e.data.path === "string") latest.set(e.data.path, e.data);
+    if (
+      e?.type === "custom" &&
+      e.customType === ENTRY_TYPE &&
+      e.data?.kind === "agent" &&
+      typeof e.data.path === "string"
+    )
+      latest.set(e.data.path, e.data);
   }
   const records: AgentRecordV1[] = [];
   const refused: Array<{ path: string; problem: string }> = [];
@@ -101,16 +110,23 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
   const tree = runtime.tree;
   const scan = await tree.scan(runtime.self);
   for (const damage of scan.damaged) {
-    if (damage.agentPath && parentOf(damage.agentPath) === runtime.self) runtime.damaged.set(damage.agentPath, damage.problem);
+    if (damage.agentPath && parentOf(damage.agentPath) === runtime.self)
+      runtime.damaged.set(damage.agentPath, damage.problem);
   }
   let records = scan.records;
-  if (records.length === 0 && scan.damaged.length === 0 && runtime.identity.isRoot) records = await fromSessionEntries(runtime, sessionEntries);
+  if (records.length === 0 && scan.damaged.length === 0 && runtime.identity.isRoot)
+    records = await fromSessionEntries(runtime, sessionEntries);
   // Deeper agents belong to processes that are gone when the root restarts; a child only settles its own.
   const mine = records.filter((record) => record.parent === runtime.self || runtime.identity.isRoot);
   const unsettled = mine.filter((record) => record.status === "running" || record.status === "pending_init");
   // Every wrapper that may still be finishing is waited for at once, to one deadline.
-  const runDirs = unsettled.flatMap((record) => (record.status === "running" && record.runs.length > 0 ? [runDirOf(runtime, record)!] : []));
-  const reads = runDirs.length > 0 ? await runtime.turns.settledResults(runDirs, ORPHAN_WRAPPER_WAIT_MS) : new Map<string, RunRead>();
+  const runDirs = unsettled.flatMap((record) =>
+    record.status === "running" && record.runs.length > 0 ? [runDirOf(runtime, record)!] : [],
+  );
+  const reads =
+    runDirs.length > 0
+      ? await runtime.turns.settledResults(runDirs, ORPHAN_WRAPPER_WAIT_MS)
+      : new Map<string, RunRead>();
   for (const record of mine) {
     const direct = record.parent === runtime.self;
     let unsaved = false;
@@ -125,7 +141,8 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
       }
     }
     try {
-      if (await reconcileLiveMessages(runtime, record, requeued ? record.runs.at(-1) : undefined)) await tree.writeRecord(record);
+      if (await reconcileLiveMessages(runtime, record, requeued ? record.runs.at(-1) : undefined))
+        await tree.writeRecord(record);
     } catch (err) {
       unsaved = true;
       runtime.report(`could not record which live messages ${record.path} read: ${errorText(err)}`);
@@ -141,7 +158,10 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
 async function fromSessionEntries(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<AgentRecordV1[]> {
   const tree = runtime.tree;
   const { records, refused } = recordsFromEntries(sessionEntries);
-  for (const entry of refused) runtime.report(`the session's record of ${errorValue(entry.path)} is damaged: ${entry.problem} — the agent is skipped`);
+  for (const entry of refused)
+    runtime.report(
+      `the session's record of ${errorValue(entry.path)} is damaged: ${entry.problem} — the agent is skipped`,
+    );
   const written: AgentRecordV1[] = [];
   for (const record of records) {
     try {
@@ -168,24 +188,40 @@ function runDirOf(runtime: TreeRuntime, record: AgentRecordV1): string | undefin
  * restarted parent never gives one twice; the others stay for the next turn. `keepRun`: a run
  * whose turn left no trace in the session, so what it read is given again. Whether anything changed.
  */
-async function reconcileLiveMessages(runtime: TreeRuntime, record: AgentRecordV1, keepRun: string | undefined): Promise<boolean> {
+async function reconcileLiveMessages(
+  runtime: TreeRuntime,
+  record: AgentRecordV1,
+  keepRun: string | undefined,
+): Promise<boolean> {
   let dropped = 0;
   for (const run of liveRuns(record)) {
     if (run === keepRun) continue;
-    const delivered = await runtime.turns.deliveredIds(path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, run)).catch(() => new Set<string>());
+    const delivered = await runtime.turns
+      .deliveredIds(path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, run))
+      .catch(() => new Set<string>());
     dropped += dropConfirmed(record, run, delivered);
   }
   return dropped > 0;
 }
 
 /** Settles a turn its parent's previous process left running or queued; whether its prompt goes again (it left no trace). */
-async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct: boolean, read: RunRead): Promise<boolean> {
+async function settleOrphan(
+  runtime: TreeRuntime,
+  record: AgentRecordV1,
+  direct: boolean,
+  read: RunRead,
+): Promise<boolean> {
   let requeued = false;
   const lastRun = record.runs.at(-1);
   if (read.damaged) runtime.report(`${record.path}'s run ${lastRun}: ${read.damaged}; the turn is recorded errored`);
   // A damaged result.json is the run's end all the same: the wrapper wrote one, so the turn is
   // over, and what it holds cannot be trusted — errored (failed), with the damage as the reason.
-  const result: ResultV1 | undefined = record.status !== "running" ? undefined : read.damaged ? damagedRunResult(read.damaged, lastRun ?? "") : read.result;
+  const result: ResultV1 | undefined =
+    record.status !== "running"
+      ? undefined
+      : read.damaged
+        ? damagedRunResult(read.damaged, lastRun ?? "")
+        : read.result;
   if (result && record.notifiedRun !== lastRun) {
     addUsage(record.usage, result.usage);
     record.lastOutcome = result.status;
@@ -207,10 +243,20 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       text: result.finalText,
     }).catch(() => undefined);
     // What the turn left in an isolated agent's worktree is committed before the notice tells it.
-    const worktree = await finishWorktreeTurn(runtime.worktrees, record, `${result.status} (committed when its parent came back)`);
+    const worktree = await finishWorktreeTurn(
+      runtime.worktrees,
+      record,
+      `${result.status} (committed when its parent came back)`,
+    );
     if (direct) {
       runtime.notify(
-        turnEndNotice(record, { outcome: result.status, reason: record.lastReason, text: result.finalText, reportStored: report !== undefined, worktree }),
+        turnEndNotice(record, {
+          outcome: result.status,
+          reason: record.lastReason,
+          text: result.finalText,
+          reportStored: report !== undefined,
+          worktree,
+        }),
       );
     }
   } else {
@@ -218,11 +264,13 @@ async function settleOrphan(runtime: TreeRuntime, record: AgentRecordV1, direct:
       record.undelivered = [...(record.runningParts ?? []), ...record.undelivered];
       requeued = true;
     }
-    if (record.status === "running" && !result) record.lastReason = "the parent went away and the turn's wrapper left no result.json";
+    if (record.status === "running" && !result)
+      record.lastReason = "the parent went away and the turn's wrapper left no result.json";
     record.status = "interrupted";
     record.lastTurnStatus = "interrupted";
     record.lastOutcome ??= "interrupted";
-    if (lastRun && fs.existsSync(record.worktree?.path ?? "")) await finishWorktreeTurn(runtime.worktrees, record, "interrupted (its parent went away)");
+    if (lastRun && fs.existsSync(record.worktree?.path ?? ""))
+      await finishWorktreeTurn(runtime.worktrees, record, "interrupted (its parent went away)");
   }
   record.runningParts = undefined;
   record.followupQueued = false;

@@ -55,7 +55,10 @@ export function describeDamage(damage: TreeDamage): string {
 }
 
 /** What reading one agent's record found. */
-export type RecordState = { kind: "ok"; record: AgentRecordV1 } | { kind: "absent" } | { kind: "damaged"; problem: string };
+export type RecordState =
+  | { kind: "ok"; record: AgentRecordV1 }
+  | { kind: "absent" }
+  | { kind: "damaged"; problem: string };
 
 /** A tree directory's agents as read back: the sound records, and the damaged ones. */
 export interface TreeScan {
@@ -117,17 +120,27 @@ export class TreeDir {
   async init(rootSession: string): Promise<void> {
     await fs.promises.mkdir(this.root, { recursive: true });
     const folders = [TREE_FILES.spawns, TREE_FILES.nicknames, TREE_FILES.inbox, TREE_FILES.agents];
-    const [spawnsRemade, nicknamesRemade] = await Promise.all(folders.map((dir) => this.ensureFolder(path.join(this.root, dir))));
+    const [spawnsRemade, nicknamesRemade] = await Promise.all(
+      folders.map((dir) => this.ensureFolder(path.join(this.root, dir))),
+    );
     // Claims made again from the agents' records keep the spawn cap counting and nicknames unique.
     if (spawnsRemade || nicknamesRemade) {
       for (const record of (await this.scan(ROOT_PATH)).records) {
-        if (spawnsRemade) await exclusiveCreate(path.join(this.root, TREE_FILES.spawns, String(record.spawnSeq).padStart(6, "0")), record.path);
-        if (nicknamesRemade) await exclusiveCreate(path.join(this.root, TREE_FILES.nicknames, record.nickname), record.path).catch(() => false);
+        if (spawnsRemade)
+          await exclusiveCreate(
+            path.join(this.root, TREE_FILES.spawns, String(record.spawnSeq).padStart(6, "0")),
+            record.path,
+          );
+        if (nicknamesRemade)
+          await exclusiveCreate(path.join(this.root, TREE_FILES.nicknames, record.nickname), record.path).catch(
+            () => false,
+          );
       }
     }
     const marker = path.join(this.root, TREE_FILES.marker);
     // The tag is drawn with the tree, before any child exists, so every process reads the same one.
-    if (!fs.existsSync(marker)) await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString(), tag: treeTag() });
+    if (!fs.existsSync(marker))
+      await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString(), tag: treeTag() });
   }
 
   /**
@@ -187,7 +200,9 @@ export class TreeDir {
   private async readRecordFile(file: string, agentPath: string): Promise<RecordState> {
     const read = await readJsonFile(file);
     if (!read.ok && read.absent) return { kind: "absent" };
-    const checked = read.ok ? checkAgentRecord(read.value, agentPath) : { ok: false as const, problem: `${TREE_FILES.record} ${read.problem}` };
+    const checked = read.ok
+      ? checkAgentRecord(read.value, agentPath)
+      : { ok: false as const, problem: `${TREE_FILES.record} ${read.problem}` };
     if (checked.ok) return { kind: "ok", record: checked.record };
     this.noteDamage({ file, agentPath, problem: checked.problem, handling: SKIPPED });
     return { kind: "damaged", problem: checked.problem };
@@ -211,7 +226,10 @@ export class TreeDir {
 
   async readQueue(parentPath: string): Promise<string[]> {
     const read = await readJsonFile(path.join(this.agentDir(parentPath), TREE_FILES.queue));
-    const queued = read.ok && typeof read.value === "object" && read.value !== null ? (read.value as { queued?: unknown }).queued : undefined;
+    const queued =
+      read.ok && typeof read.value === "object" && read.value !== null
+        ? (read.value as { queued?: unknown }).queued
+        : undefined;
     return Array.isArray(queued) ? queued.filter((entry): entry is string => typeof entry === "string") : [];
   }
 
@@ -244,7 +262,8 @@ export class TreeDir {
   /** Takes the next spawn number, or undefined when the cap is reached. */
   async claimSpawn(maxSpawns: number, agentPath: string): Promise<number | undefined> {
     for (let n = (await this.spawnCount()) + 1; n <= maxSpawns; n++) {
-      if (await exclusiveCreate(path.join(this.root, TREE_FILES.spawns, String(n).padStart(6, "0")), agentPath)) return n;
+      if (await exclusiveCreate(path.join(this.root, TREE_FILES.spawns, String(n).padStart(6, "0")), agentPath))
+        return n;
     }
     return undefined;
   }
@@ -285,7 +304,8 @@ export class TreeDir {
         const file = path.join(child, TREE_FILES.record);
         const state = await this.readRecordFile(file, childPath);
         if (state.kind === "ok") records.push(state.record);
-        else if (state.kind === "damaged") damaged.push({ file, agentPath: childPath, problem: state.problem, handling: SKIPPED });
+        else if (state.kind === "damaged")
+          damaged.push({ file, agentPath: childPath, problem: state.problem, handling: SKIPPED });
         if (childSegments.length < 16) await walk(child, childSegments);
       }
     };
@@ -303,7 +323,10 @@ export class TreeDir {
     // Names sort in posting order: two posts of one process in the same millisecond are
     // ordered by its counter, not by the random suffix (which only keeps processes apart).
     const seq = String(inboxSeq++).padStart(10, "0");
-    const file = path.join(this.inboxDir(agentPath), `${Date.now().toString().padStart(15, "0")}-${seq}-${randomBytes(4).toString("hex")}.json`);
+    const file = path.join(
+      this.inboxDir(agentPath),
+      `${Date.now().toString().padStart(15, "0")}-${seq}-${randomBytes(4).toString("hex")}.json`,
+    );
     await writeJsonAtomic(file, notice);
   }
 

@@ -99,7 +99,9 @@ function capPath(text: string, maxChars: number): string {
  */
 export function boundWorktree(worktree: NoticeWorktree, maxChars: number = LIMITS.noticeWorktreeChars): NoticeWorktree {
   const total = worktree.changed_files_total ?? worktree.changed_files.length;
-  const files = worktree.changed_files.slice(0, LIMITS.changedFilesListed).map((file) => capPath(file, LIMITS.changedFilePathChars));
+  const files = worktree.changed_files
+    .slice(0, LIMITS.changedFilesListed)
+    .map((file) => capPath(file, LIMITS.changedFilePathChars));
   const bounded: NoticeWorktree = {
     ...worktree,
     path: capText(worktree.path, LIMITS.sideFieldChars),

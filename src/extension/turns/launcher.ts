@@ -11,7 +11,13 @@ import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import { checkResult, type ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
-import { type ProcessIdentity, processAlive, processArgs, processIdentity, sameProcessAlive } from "../../lib/process.js";
+import {
+  type ProcessIdentity,
+  processAlive,
+  processArgs,
+  processIdentity,
+  sameProcessAlive,
+} from "../../lib/process.js";
 import { readJsonFile, readRegularFile } from "../../lib/regular-file.js";
 import { WRAPPER_BIN } from "../config.js";
 import { writeJsonAtomic } from "../tree/tree-dir.js";
@@ -73,7 +79,10 @@ export interface RunningTurn {
  * The pi that runs this process, so children run the same pi even when it is not on PATH
  * (started as node_modules/.bin/pi or by absolute path). An explicit PI_SUBAGENTS_PI_BIN wins.
  */
-export function currentPiBinary(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = process.argv): string | undefined {
+export function currentPiBinary(
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = process.argv,
+): string | undefined {
   if (env[ENV.piBin]) return env[ENV.piBin];
   const script = argv[1];
   if (!script) return undefined;
@@ -123,8 +132,14 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const runDir = path.join(spec.agentDir, TREE_FILES.runs, name);
   await fs.promises.mkdir(path.join(runDir, RUN_FILES.inbox), { recursive: true });
   // A user-defined role's text, snapshotted at spawn, follows the tree instructions every turn.
-  const rolePrompt = await fs.promises.readFile(path.join(spec.agentDir, TREE_FILES.rolePrompt), "utf8").catch(() => undefined);
-  await fs.promises.writeFile(path.join(runDir, RUN_FILES.instructions), withRolePrompt(spec.instructions, spec.record.role, rolePrompt), "utf8");
+  const rolePrompt = await fs.promises
+    .readFile(path.join(spec.agentDir, TREE_FILES.rolePrompt), "utf8")
+    .catch(() => undefined);
+  await fs.promises.writeFile(
+    path.join(runDir, RUN_FILES.instructions),
+    withRolePrompt(spec.instructions, spec.record.role, rolePrompt),
+    "utf8",
+  );
   const meta = buildMeta(spec, runDir);
   const metaPath = path.join(runDir, RUN_FILES.meta);
   await writeJsonAtomic(metaPath, meta);
@@ -209,8 +224,10 @@ export async function readWrapperPid(runDir: string): Promise<ProcessIdentity | 
   } catch {
     return undefined;
   }
-  const identity: Partial<ProcessIdentity> = typeof value === "number" ? { pid: value } : (value as Partial<ProcessIdentity>);
-  if (typeof identity !== "object" || identity === null || !Number.isSafeInteger(identity.pid) || identity.pid! <= 1) return undefined;
+  const identity: Partial<ProcessIdentity> =
+    typeof value === "number" ? { pid: value } : (value as Partial<ProcessIdentity>);
+  if (typeof identity !== "object" || identity === null || !Number.isSafeInteger(identity.pid) || identity.pid! <= 1)
+    return undefined;
   return {
     pid: identity.pid!,
     ...(typeof identity.startTicks === "string" && { startTicks: identity.startTicks }),
@@ -244,7 +261,10 @@ export interface WaitClock {
   sleep(ms: number): Promise<void>;
 }
 
-export const realClock: WaitClock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+export const realClock: WaitClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
 /**
  * The results of runs a previous process started. A run whose wrapper is still running (the

@@ -47,7 +47,11 @@ export function queuedPartCount(record: AgentRecordV1, runningRun: string | unde
 
 /** The runs that hold live messages the record still waits on. */
 export function liveRuns(record: AgentRecordV1): string[] {
-  return [...new Set(record.inbox.flatMap((part) => (part.liveRun !== undefined && part.id !== undefined ? [part.liveRun] : [])))];
+  return [
+    ...new Set(
+      record.inbox.flatMap((part) => (part.liveRun !== undefined && part.id !== undefined ? [part.liveRun] : [])),
+    ),
+  ];
 }
 
 /**
@@ -57,6 +61,8 @@ export function liveRuns(record: AgentRecordV1): string[] {
  */
 export function dropConfirmed(record: AgentRecordV1, run: string, delivered: ReadonlySet<string>): number {
   const before = record.inbox.length;
-  record.inbox = record.inbox.filter((part) => !(part.liveRun === run && part.id !== undefined && delivered.has(part.id)));
+  record.inbox = record.inbox.filter(
+    (part) => !(part.liveRun === run && part.id !== undefined && delivered.has(part.id)),
+  );
   return before - record.inbox.length;
 }

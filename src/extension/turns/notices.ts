@@ -45,7 +45,8 @@ function agentNotice(
   // subtree_usage only when descendants spent something: for a leaf it would repeat `usage`
   // and take ~90 chars from the report's share of the notice.
   const rolled = extra.subtreeUsage;
-  const descendantsSpent = rolled !== undefined && (rolled.total_tokens !== usage.total_tokens || rolled.cost !== usage.cost);
+  const descendantsSpent =
+    rolled !== undefined && (rolled.total_tokens !== usage.total_tokens || rolled.cost !== usage.cost);
   const failed = extra.outcome !== undefined && (extra.outcome !== "completed" || extra.forceOutcome === true);
   return boundNotice({
     agent_name: record.path,
@@ -89,8 +90,18 @@ export function stopNotice(
   worktree?: NoticeWorktree | undefined,
 ): Notice {
   return by === "interrupt"
-    ? agentNotice(record, "interrupted", { outcome: "interrupted", reason: "interrupted by its parent", subtreeUsage, worktree })
-    : agentNotice(record, "shutdown", { outcome: "interrupted", reason: "closed by its parent", subtreeUsage, worktree });
+    ? agentNotice(record, "interrupted", {
+        outcome: "interrupted",
+        reason: "interrupted by its parent",
+        subtreeUsage,
+        worktree,
+      })
+    : agentNotice(record, "shutdown", {
+        outcome: "interrupted",
+        reason: "closed by its parent",
+        subtreeUsage,
+        worktree,
+      });
 }
 
 /**
@@ -130,7 +141,8 @@ export function describeNotice(notice: Notice): string {
   let head = notice.type === "message" ? `message from ${notice.agent_name}` : `${who} ${notice.type}`;
   if (notice.type !== "message" && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;
   const reason = notice.reason ? oneLine(notice.reason) : "";
-  if (reason && notice.type !== "message") head += `: ${reason.length > DESCRIPTION_REASON_CHARS ? `${headChars(reason, DESCRIPTION_REASON_CHARS)}…` : reason}`;
+  if (reason && notice.type !== "message")
+    head += `: ${reason.length > DESCRIPTION_REASON_CHARS ? `${headChars(reason, DESCRIPTION_REASON_CHARS)}…` : reason}`;
   const text = oneLine(notice.report);
   const report = text.length > DESCRIPTION_REPORT_CHARS ? `${headChars(text, DESCRIPTION_REPORT_CHARS)}…` : text;
   if (!report) return head;

@@ -106,7 +106,15 @@ export async function saveReport(agentDir: string, entry: SaveReportEntry): Prom
 }
 
 function unavailable(): ReportPage {
-  return { available: false, text: "", offset: 0, next_offset: null, total_chars: 0, original_chars: 0, complete: false };
+  return {
+    available: false,
+    text: "",
+    offset: 0,
+    next_offset: null,
+    total_chars: 0,
+    original_chars: 0,
+    complete: false,
+  };
 }
 
 async function readStored(file: string): Promise<StoredReportV1 | undefined> {
@@ -125,7 +133,10 @@ async function readStored(file: string): Promise<StoredReportV1 | undefined> {
  * One page of a stored report: `turn` 0 is the latest, 1 the one before, …; page through with
  * `offset = next_offset` until `next_offset` is null.
  */
-export async function readReportPage(agentDir: string, opts: { turn?: number; offset?: number } = {}): Promise<ReportPage> {
+export async function readReportPage(
+  agentDir: string,
+  opts: { turn?: number; offset?: number } = {},
+): Promise<ReportPage> {
   const back = checkIndex("turn", opts.turn ?? 0);
   const offset = checkIndex("offset", opts.offset ?? 0);
   const reports = await listReports(agentDir);

@@ -17,7 +17,14 @@ import { TurnSlots } from "./capacity.js";
 import type { ChildState, FollowupResult, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
 import { childInstructions, partEnvelope, turnPrompt } from "./envelope.js";
 import { type RunningTurn, type TurnOperations, wrapperTurns } from "./launcher.js";
-import { dropConfirmed, liveRuns, type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
+import {
+  dropConfirmed,
+  liveRuns,
+  type MessageDelivery,
+  nextMessageId,
+  pendingMessageCount,
+  queuedPartCount,
+} from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
@@ -109,7 +116,9 @@ export class TreeRuntime implements StopContext {
   async persist(state: ChildState): Promise<void> {
     const { record } = state;
     // Chained: two writes in flight could land in either order; each writes the record as it is then.
-    const write = (this.writes.get(record.path) ?? Promise.resolve()).catch(() => undefined).then(() => this.tree.writeRecord(record));
+    const write = (this.writes.get(record.path) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.tree.writeRecord(record));
     this.writes.set(record.path, write);
     await write;
     state.unsaved = false;
@@ -140,7 +149,9 @@ export class TreeRuntime implements StopContext {
     // A queued turn is started by a slot's release, where nobody awaits it: launch reports
     // its own failures, and this catch keeps a bug from becoming an unhandled rejection.
     const started = this.slots.request(record.path, () => {
-      const launch = this.launch(state, kind).catch((err: unknown) => this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`));
+      const launch = this.launch(state, kind).catch((err: unknown) =>
+        this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`),
+      );
       this.launching.add(launch);
       void launch.finally(() => this.launching.delete(launch));
       launched = launch;
@@ -241,8 +252,18 @@ export class TreeRuntime implements StopContext {
     try {
       const lost = lostResultReason(running?.howExited?.(), running?.damagedResult?.());
       // Whatever the outcome, an isolated turn's work is committed (a follow-up's start waits for it).
-      const worktree = await finishWorktreeTurn(this.worktrees, record, result?.status ?? (stopping ? "interrupted" : "failed"));
-      await this.settle(state, { result, failure: result || stopping ? undefined : lost, stopping, turn: record.runs.length, worktree });
+      const worktree = await finishWorktreeTurn(
+        this.worktrees,
+        record,
+        result?.status ?? (stopping ? "interrupted" : "failed"),
+      );
+      await this.settle(state, {
+        result,
+        failure: result || stopping ? undefined : lost,
+        stopping,
+        turn: record.runs.length,
+        worktree,
+      });
     } finally {
       state.settling = false;
     }
@@ -252,14 +273,22 @@ export class TreeRuntime implements StopContext {
    * Records a finished turn and gives the parent its one notice. `turn` is the number of the
    * turn whose answer is stored; a turn that never started has none.
    */
-  private async settle(state: ChildState, end: TurnEndFacts & { turn?: number; worktree?: NoticeWorktree | undefined }): Promise<void> {
+  private async settle(
+    state: ChildState,
+    end: TurnEndFacts & { turn?: number; worktree?: NoticeWorktree | undefined },
+  ): Promise<void> {
     const { record } = state;
     const { stopping } = end;
     const { outcome, reason, text } = applyTurnEnd(record, end);
     const report =
       end.turn === undefined
         ? undefined
-        : await saveReport(this.tree.agentDir(record.path), { runId: end.result?.runId ?? "none", turn: end.turn, outcome, text }).catch(() => undefined);
+        : await saveReport(this.tree.agentDir(record.path), {
+            runId: end.result?.runId ?? "none",
+            turn: end.turn,
+            outcome,
+            text,
+          }).catch(() => undefined);
     const unrecorded = await this.persistOrReport(state, `the end of a turn (${outcome})`);
     if (stopping) return;
     // The parent still learns how the turn ended, and that the tree directory does not say
@@ -269,12 +298,26 @@ export class TreeRuntime implements StopContext {
       record.lastTurnStatus = "errored";
     }
     // Messages a child sent up during its turn precede the notice of that turn's end.
-    await this.collectInbox().catch((err: unknown) => this.report(`could not read the inbox of ${this.self}: ${errorText(err)}`));
+    await this.collectInbox().catch((err: unknown) =>
+      this.report(`could not read the inbox of ${this.self}: ${errorText(err)}`),
+    );
     const subtreeUsage = await this.subtreeUsageOf(record);
-    this.notify(turnEndNotice(record, { outcome, reason, text, reportStored: report !== undefined, subtreeUsage, unrecorded, worktree: end.worktree }));
+    this.notify(
+      turnEndNotice(record, {
+        outcome,
+        reason,
+        text,
+        reportStored: report !== undefined,
+        subtreeUsage,
+        unrecorded,
+        worktree: end.worktree,
+      }),
+    );
     state.owesNotice = false;
     if (record.followupQueued) {
-      await this.requestTurn(state, "followup").catch((err: unknown) => this.report(`could not queue the follow-up of ${record.path}: ${errorText(err)}`));
+      await this.requestTurn(state, "followup").catch((err: unknown) =>
+        this.report(`could not queue the follow-up of ${record.path}: ${errorText(err)}`),
+      );
     }
   }
 
@@ -294,7 +337,14 @@ export class TreeRuntime implements StopContext {
     if (!state.owesNotice) return;
     state.owesNotice = false;
     record.status = "errored";
-    this.notify(turnEndNotice(record, { outcome: "failed", reason: `recording the end of the turn failed: ${failure}`, text: "", reportStored: false }));
+    this.notify(
+      turnEndNotice(record, {
+        outcome: "failed",
+        reason: `recording the end of the turn failed: ${failure}`,
+        text: "",
+        reportStored: false,
+      }),
+    );
   }
 
   /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */
@@ -347,7 +397,11 @@ export class TreeRuntime implements StopContext {
     await this.persist(state);
     if (!busy) await this.requestTurn(state, "followup");
     const queuePosition = this.queuePosition(record.path);
-    return { status: record.status, queuedBehindRunningTurn: busy, ...(queuePosition !== undefined && { queuePosition }) };
+    return {
+      status: record.status,
+      queuedBehindRunningTurn: busy,
+      ...(queuePosition !== undefined && { queuePosition }),
+    };
   }
 
   /**
@@ -361,7 +415,14 @@ export class TreeRuntime implements StopContext {
     const { id, seq } = nextMessageId(record);
     // A turn being stopped reads nothing more: the message waits for the next one.
     const running = state.running && !state.stopping ? state.running : undefined;
-    const part: PendingPart = { kind: "MESSAGE", from: this.self, text, sentAt: new Date().toISOString(), id, ...(running && { liveRun: running.runName }) };
+    const part: PendingPart = {
+      kind: "MESSAGE",
+      from: this.self,
+      text,
+      sentAt: new Date().toISOString(),
+      id,
+      ...(running && { liveRun: running.runName }),
+    };
     record.inbox.push(part);
     await this.persist(state);
     let delivered: MessageDelivery["delivered"] = "queued";
@@ -418,7 +479,8 @@ export class TreeRuntime implements StopContext {
     }
     await Promise.all(waits);
     // Records a failed write left newer in memory than on disk: one more try before leaving.
-    for (const state of this.children.values()) if (state.unsaved) await this.persistOrReport(state, "the latest state");
+    for (const state of this.children.values())
+      if (state.unsaved) await this.persistOrReport(state, "the latest state");
     this.stopHearingDamage();
     await this.writesSettled();
     this.mailbox.wakeAll();

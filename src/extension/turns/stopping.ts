@@ -91,7 +91,11 @@ async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopp
   if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
   if (stopped.running || stopped.queued) {
     const worktree = isolated
-      ? await finishWorktreeTurn(ctx.worktrees, state.record, `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`)
+      ? await finishWorktreeTurn(
+          ctx.worktrees,
+          state.record,
+          `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`,
+        )
       : undefined;
     ctx.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
   }

@@ -16,7 +16,10 @@ export interface TurnEndFacts {
 }
 
 /** Applies a turn's end to `record`; returns its outcome, reason and answer text. */
-export function applyTurnEnd(record: AgentRecordV1, end: TurnEndFacts): { outcome: RunStatus; reason: string | undefined; text: string } {
+export function applyTurnEnd(
+  record: AgentRecordV1,
+  end: TurnEndFacts,
+): { outcome: RunStatus; reason: string | undefined; text: string } {
   const { result, stopping } = end;
   // A wrapper stopped in its first milliseconds dies before it can write a result (and
   // before it starts pi): for a turn this process stopped, that is an interruption.

@@ -16,7 +16,15 @@ import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contr
 import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { serialized } from "../../lib/git.js";
 import { errorText } from "../../lib/values.js";
-import { branchCommit, commitTurn, ensureWorktree, isCheckedOut, removeWorktree, worktreeCwd, worktreeSummary } from "../isolation/index.js";
+import {
+  branchCommit,
+  commitTurn,
+  ensureWorktree,
+  isCheckedOut,
+  removeWorktree,
+  worktreeCwd,
+  worktreeSummary,
+} from "../isolation/index.js";
 
 /**
  * The real operations run one at a time per worktree (a promise chain keyed by its folder),
@@ -75,7 +83,9 @@ export function turnCommitMessage(record: AgentRecordV1, how: string): string {
 }
 
 async function summarize(worktree: AgentWorktreeV1, head: string, error?: string): Promise<NoticeWorktree> {
-  const summary = await worktreeSummary({ worktreePath: worktree.gitDir, base: worktree.baseCommit, head }).catch(() => undefined);
+  const summary = await worktreeSummary({ worktreePath: worktree.gitDir, base: worktree.baseCommit, head }).catch(
+    () => undefined,
+  );
   const changed = summary !== undefined && summary.changed_files.length > 0;
   return {
     path: worktree.path,
@@ -104,7 +114,11 @@ async function commitWorktree(worktree: AgentWorktreeV1, message: string): Promi
   // one from the files that happen to be there and commit the rest as deleted.
   if (!(await isCheckedOut(worktree.path))) {
     const head = (await branchCommit(worktree.gitDir, worktree.branch).catch(() => undefined)) ?? worktree.baseCommit;
-    return summarize(worktree, head, "nothing was committed: the worktree has no index (its checkout did not finish, or its link to the repository is broken)");
+    return summarize(
+      worktree,
+      head,
+      "nothing was committed: the worktree has no index (its checkout did not finish, or its link to the repository is broken)",
+    );
   }
   try {
     const { head } = await commitTurn({ worktreePath: worktree.path, message, exclude: worktree.setupPaths ?? [] });
@@ -157,13 +171,21 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
   return {
     turnCwd: (worktree) => {
       if (pendingCheckouts.has(worktree.path)) {
-        return Promise.resolve({ cwd: worktreeCwd(worktree.path, worktree.subdir), readyPath: checkoutReadyPath(worktree) });
+        return Promise.resolve({
+          cwd: worktreeCwd(worktree.path, worktree.subdir),
+          readyPath: checkoutReadyPath(worktree),
+        });
       }
       return serialized(`worktree:${worktree.path}`, async () => {
         // The usual case runs no git process: the worktree is there, checked out, with the cwd in it.
         const cwd = worktreeCwd(worktree.path, worktree.subdir);
         if ((await isCheckedOut(worktree.path)) && fs.existsSync(cwd)) return { cwd };
-        const ensured = await ensureWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, subdir: worktree.subdir });
+        const ensured = await ensureWorktree({
+          topLevel: worktree.gitDir,
+          worktreePath: worktree.path,
+          branch: worktree.branch,
+          subdir: worktree.subdir,
+        });
         return { cwd: ensured.cwd };
       });
     },
@@ -194,9 +216,15 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
     remove: (worktree) => {
       startNow(worktree);
       return serialized(`worktree:${worktree.path}`, async () => {
-        if (fs.existsSync(worktree.path)) await commitWorktree(worktree, "uncommitted work found when the agent was closed");
+        if (fs.existsSync(worktree.path))
+          await commitWorktree(worktree, "uncommitted work found when the agent was closed");
         else await removeReadyFiles(worktree);
-        await removeWorktree({ topLevel: worktree.gitDir, worktreePath: worktree.path, branch: worktree.branch, base: worktree.baseCommit });
+        await removeWorktree({
+          topLevel: worktree.gitDir,
+          worktreePath: worktree.path,
+          branch: worktree.branch,
+          base: worktree.baseCommit,
+        });
       });
     },
   };
@@ -209,7 +237,11 @@ export const gitWorktrees: WorktreeOperations = gitWorktreeOperations();
  * The end of an isolated agent's turn: whatever the turn left in its worktree becomes one
  * commit on its branch, and the notice gets the branch's summary. Undefined without isolation.
  */
-export async function finishWorktreeTurn(ops: WorktreeOperations, record: AgentRecordV1, how: string): Promise<NoticeWorktree | undefined> {
+export async function finishWorktreeTurn(
+  ops: WorktreeOperations,
+  record: AgentRecordV1,
+  how: string,
+): Promise<NoticeWorktree | undefined> {
   if (!record.worktree) return undefined;
   return ops.commit(record.worktree, turnCommitMessage(record, how));
 }

@@ -31,7 +31,9 @@ export type AgentAction = "follow up" | "interrupt" | "close" | "back";
 /** A worktree the record may carry (an isolated child). */
 function worktreeOf(record: AgentRecordV1): { path?: string; branch?: string } | undefined {
   const worktree = (record as { worktree?: unknown }).worktree;
-  return typeof worktree === "object" && worktree !== null ? (worktree as { path?: string; branch?: string }) : undefined;
+  return typeof worktree === "object" && worktree !== null
+    ? (worktree as { path?: string; branch?: string })
+    : undefined;
 }
 
 function cut(line: string): string {
@@ -60,7 +62,12 @@ export function agentActions(record: AgentRecordV1, isDirectChild: boolean): Age
 }
 
 /** The detail text of one agent (the title of its action menu). */
-export function agentDetails(agent: AgentProgress, files: AgentFiles, isDirectChild: boolean, p: Painter = plain): string[] {
+export function agentDetails(
+  agent: AgentProgress,
+  files: AgentFiles,
+  isDirectChild: boolean,
+  p: Painter = plain,
+): string[] {
   const { record } = agent;
   const lines = [`${record.taskName} (${record.nickname}) · ${record.path}`];
   const state = [paintStatus(p, record.status), record.health === "unhealthy" ? p.fg("error", "unhealthy") : "healthy"];
@@ -70,29 +77,42 @@ export function agentDetails(agent: AgentProgress, files: AgentFiles, isDirectCh
   const tool = agent.run && record.status === "running" ? currentTool(agent.run) : undefined;
   if (tool) state.push(`in ${tool}`);
   if (record.status !== "running" && record.lastOutcome && record.lastOutcome !== "completed") {
-    state.push(`last turn ${record.lastOutcome}${record.lastReason ? `: ${cut(record.lastReason.replace(/\s+/g, " "))}` : ""}`);
+    state.push(
+      `last turn ${record.lastOutcome}${record.lastReason ? `: ${cut(record.lastReason.replace(/\s+/g, " "))}` : ""}`,
+    );
   }
   lines.push(`status   ${state.join(" · ")}`);
   lines.push(`model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`);
   const own = usageTotals(agent.usage);
-  const subtree = agent.subtreeUsage.total_tokens !== own.total_tokens ? ` (with its subtree ${formatUsage(agent.subtreeUsage)})` : "";
+  const subtree =
+    agent.subtreeUsage.total_tokens !== own.total_tokens
+      ? ` (with its subtree ${formatUsage(agent.subtreeUsage)})`
+      : "";
   lines.push(`usage    ${formatUsage(own, "total")}${subtree}`);
   const worktree = worktreeOf(record);
   if (worktree?.branch || worktree?.path)
-    lines.push(`worktree ${[worktree.branch && `branch ${worktree.branch}`, worktree.path].filter(Boolean).join(" at ")}`);
-  if (files.runDir) lines.push(`run      ${files.runDir}`, p.fg("dim", `         subagent-wrapper inspect ${files.runDir}`));
+    lines.push(
+      `worktree ${[worktree.branch && `branch ${worktree.branch}`, worktree.path].filter(Boolean).join(" at ")}`,
+    );
+  if (files.runDir)
+    lines.push(`run      ${files.runDir}`, p.fg("dim", `         subagent-wrapper inspect ${files.runDir}`));
   else lines.push("run      none yet (queued)");
   const transcript = files.transcriptTail ? tailLines(files.transcriptTail, TRANSCRIPT_LINES) : [];
   if (transcript.length > 0) {
-    lines.push(record.status === "running" ? "live transcript (last lines):" : "transcript of its last turn (last lines):");
+    lines.push(
+      record.status === "running" ? "live transcript (last lines):" : "transcript of its last turn (last lines):",
+    );
     lines.push(...transcript.map((line) => p.fg("dim", `  ${line}`)));
   }
   if (files.report && files.report.text.trim() !== "") {
     const head = files.report.text.split("\n").filter((line) => line.trim() !== "");
     const shown = head.slice(0, REPORT_LINES).map((line) => `  ${cut(line)}`);
-    lines.push(`latest report${files.report.turn !== undefined ? ` (turn ${files.report.turn})` : ""}, ${files.report.totalChars} chars:`);
+    lines.push(
+      `latest report${files.report.turn !== undefined ? ` (turn ${files.report.turn})` : ""}, ${files.report.totalChars} chars:`,
+    );
     lines.push(...shown);
-    if (head.length > shown.length) lines.push(p.fg("dim", `  … ${head.length - shown.length} more lines (get_agent_report pages it)`));
+    if (head.length > shown.length)
+      lines.push(p.fg("dim", `  … ${head.length - shown.length} more lines (get_agent_report pages it)`));
   } else {
     lines.push("latest report: none yet");
   }

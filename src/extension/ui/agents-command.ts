@@ -56,7 +56,12 @@ export async function stopEveryTurn(rt: TreeRuntime): Promise<string> {
   return `stopped ${counts} (${someNames(states.map((s) => s.record))}): they are interrupted; follow one up to resume it`;
 }
 
-async function act(rt: TreeRuntime, state: ChildState, action: AgentAction, ctx: ExtensionCommandContext): Promise<string | undefined> {
+async function act(
+  rt: TreeRuntime,
+  state: ChildState,
+  action: AgentAction,
+  ctx: ExtensionCommandContext,
+): Promise<string | undefined> {
   const name = state.record.path;
   switch (action) {
     case "interrupt": {
@@ -64,7 +69,10 @@ async function act(rt: TreeRuntime, state: ChildState, action: AgentAction, ctx:
       return `${name}: ${previous} → ${state.record.status}`;
     }
     case "close": {
-      const sure = await ctx.ui.confirm(`Close ${name}?`, "It and its whole subtree shut down for good: no follow-up afterwards.");
+      const sure = await ctx.ui.confirm(
+        `Close ${name}?`,
+        "It and its whole subtree shut down for good: no follow-up afterwards.",
+      );
       if (!sure) return undefined;
       const previous = await rt.close(state);
       return `${name}: ${previous} → ${state.record.status}`;
@@ -81,7 +89,12 @@ async function act(rt: TreeRuntime, state: ChildState, action: AgentAction, ctx:
 }
 
 /** One agent's details and action menu; true when the person asked to go back to the list. */
-async function agentMenu(rt: TreeRuntime, agent: AgentProgress, ctx: ExtensionCommandContext, p: Painter): Promise<boolean> {
+async function agentMenu(
+  rt: TreeRuntime,
+  agent: AgentProgress,
+  ctx: ExtensionCommandContext,
+  p: Painter,
+): Promise<boolean> {
   const state = rt.children.get(agent.record.path);
   const details = agentDetails(agent, await agentFiles(rt, agent), state !== undefined, p);
   const actions = agentActions(agent.record, state !== undefined);
@@ -99,8 +112,10 @@ async function agentMenu(rt: TreeRuntime, agent: AgentProgress, ctx: ExtensionCo
 
 export function registerAgentsCommand(pi: ExtensionAPI, deps: AgentsCommandDeps): void {
   pi.registerCommand(AGENTS_COMMAND, {
-    description: "pi-subagent-tree: your child agents — inspect one, follow up, interrupt or close it; /agents stop stops them all",
-    getArgumentCompletions: (prefix: string) => ("stop".startsWith(prefix) && [{ value: "stop", label: "stop" }]) || null,
+    description:
+      "pi-subagent-tree: your child agents — inspect one, follow up, interrupt or close it; /agents stop stops them all",
+    getArgumentCompletions: (prefix: string) =>
+      ("stop".startsWith(prefix) && [{ value: "stop", label: "stop" }]) || null,
     handler: async (args, ctx) => {
       const rt = deps.runtime();
       if (!rt) return ctx.ui.notify("the agent tree is not ready: the session has not started", "error");

@@ -16,7 +16,10 @@ export interface ActiveAgents {
 }
 
 export function activeAgents(records: readonly AgentRecordV1[]): ActiveAgents {
-  return { running: records.filter((r) => r.status === "running"), queued: records.filter((r) => r.status === "pending_init") };
+  return {
+    running: records.filter((r) => r.status === "running"),
+    queued: records.filter((r) => r.status === "pending_init"),
+  };
 }
 
 export function countActive(active: ActiveAgents): number {
@@ -25,7 +28,12 @@ export function countActive(active: ActiveAgents): number {
 
 /** `2 running and 1 queued` */
 export function activeCounts(active: ActiveAgents): string {
-  return [active.running.length && `${active.running.length} running`, active.queued.length && `${active.queued.length} queued`].filter(Boolean).join(" and ");
+  return [
+    active.running.length && `${active.running.length} running`,
+    active.queued.length && `${active.queued.length} queued`,
+  ]
+    .filter(Boolean)
+    .join(" and ");
 }
 
 /** `/root/alpha, /root/beta and 3 more` */
@@ -38,7 +46,10 @@ export function someNames(records: readonly AgentRecordV1[], shown = NAMES_SHOWN
 /** The status line of the last frame while pi exits: nobody is drawn running any more. */
 export function stoppingStatus(active: ActiveAgents, p: Painter = plain): string {
   const one = countActive(active) === 1;
-  return p.fg("warning", `agents: stopping ${activeCounts(active)} (pi is exiting; ${one ? "it ends" : "they end"} interrupted and can be resumed)`);
+  return p.fg(
+    "warning",
+    `agents: stopping ${activeCounts(active)} (pi is exiting; ${one ? "it ends" : "they end"} interrupted and can be resumed)`,
+  );
 }
 
 export interface ResumeHint {
@@ -56,7 +67,9 @@ export function exitLines(active: ActiveAgents, hint: ResumeHint): string[] {
     `pi-subagent-tree: stopped ${activeCounts(active)} agent${one ? "" : "s"} (${someNames(all)}); ${one ? "it is" : "they are"} interrupted, not lost.`,
   ];
   if (hint.sessionFile) {
-    lines.push(`  resume: pi --session ${hint.sessionFile}  (or pi -c in this folder), then ask to follow ${one ? "it" : "them"} up`);
+    lines.push(
+      `  resume: pi --session ${hint.sessionFile}  (or pi -c in this folder), then ask to follow ${one ? "it" : "them"} up`,
+    );
   } else {
     lines.push("  this session was not saved, so the tree cannot be resumed");
   }

@@ -19,7 +19,9 @@ export interface Painter {
 export const plain: Painter = { fg: (_color, text) => text, bold: (text) => text };
 
 /** pi's theme as a Painter; `undefined` (no theme) paints nothing. */
-export function themePainter(theme: { fg(color: never, text: string): string; bold(text: string): string } | undefined): Painter {
+export function themePainter(
+  theme: { fg(color: never, text: string): string; bold(text: string): string } | undefined,
+): Painter {
   if (!theme) return plain;
   return {
     fg: (color, text) => (theme.fg as (color: Color, text: string) => string)(color, text),
@@ -77,4 +79,12 @@ export function paintStatus(p: Painter, status: StatusText, text = statusWord(st
 }
 
 /** Statuses in the order counts are told (work first, then how agents ended). */
-export const STATUS_ORDER: readonly AgentStatus[] = ["running", "pending_init", "completed", "errored", "aborted", "interrupted", "shutdown"];
+export const STATUS_ORDER: readonly AgentStatus[] = [
+  "running",
+  "pending_init",
+  "completed",
+  "errored",
+  "aborted",
+  "interrupted",
+  "shutdown",
+];

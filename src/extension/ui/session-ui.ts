@@ -64,7 +64,12 @@ export class SessionUi {
           isIdle: () => safely(() => ctx.isIdle(), false),
           send: (notices, pending) =>
             pi.sendMessage(
-              { customType: WAKE_MESSAGE_TYPE, content: wakeText(notices, pending), display: true, details: { notices, pending } },
+              {
+                customType: WAKE_MESSAGE_TYPE,
+                content: wakeText(notices, pending),
+                display: true,
+                details: { notices, pending },
+              },
               { triggerTurn: true, deliverAs: "followUp" },
             ),
           later: (fn, ms) => {
@@ -92,7 +97,8 @@ export class SessionUi {
     this.inboxTimer.unref();
     // The tree at a glance: nickname, status, model, elapsed, current tool, usage and cost.
     this.display.start(DISPLAY_REFRESH_MS);
-    if (this.rt.identity.isRoot) this.unwatchQuit = watchForQuit(this.ctx.ui, () => this.freezeForExit(this.display.lastRecords()));
+    if (this.rt.identity.isRoot)
+      this.unwatchQuit = watchForQuit(this.ctx.ui, () => this.freezeForExit(this.display.lastRecords()));
   }
 
   refresh(): void {

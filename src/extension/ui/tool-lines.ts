@@ -18,7 +18,8 @@ const NOTICES_NAMED = 3;
 type Json = Record<string, unknown>;
 
 const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+const num = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined;
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 function quote(text: string, max = QUOTE_CHARS): string {
@@ -76,7 +77,10 @@ export function callLine(tool: string, args: unknown, p: Painter = plain): strin
       break;
     case "get_agent_report": {
       accent(who(a.target));
-      const extra = [num(a.offset) ? `offset ${a.offset}` : undefined, num(a.turn) ? `turn -${a.turn}` : undefined].filter(Boolean);
+      const extra = [
+        num(a.offset) ? `offset ${a.offset}` : undefined,
+        num(a.turn) ? `turn -${a.turn}` : undefined,
+      ].filter(Boolean);
       if (extra.length) dim(extra.join(" · "));
       break;
     }
@@ -94,7 +98,9 @@ export interface ResultView {
 }
 
 function asNotice(value: unknown): Notice | undefined {
-  return isRecord(value) && typeof value.agent_name === "string" && typeof value.type === "string" ? (value as unknown as Notice) : undefined;
+  return isRecord(value) && typeof value.agent_name === "string" && typeof value.type === "string"
+    ? (value as unknown as Notice)
+    : undefined;
 }
 
 /** `2 running, 1 queued` from a count pair ("" when both are 0). */
@@ -116,7 +122,9 @@ function waitLine(d: Json, p: Painter): string {
     return p.fg("accent", `gave way to your message${working ? ` · ${working} keep working` : ""}`);
   }
   if (notices.length > 0) {
-    const named = notices.slice(0, NOTICES_NAMED).map((n) => paintStatus(p, n.type, `${statusMark(n.type)} ${shortNotice(n)}`));
+    const named = notices
+      .slice(0, NOTICES_NAMED)
+      .map((n) => paintStatus(p, n.type, `${statusMark(n.type)} ${shortNotice(n)}`));
     const more = notices.length - named.length;
     const pending = num(d.pending) ?? 0;
     return [
@@ -129,7 +137,8 @@ function waitLine(d: Json, p: Painter): string {
       .join(" ");
   }
   if (d.idle === true) return p.fg("muted", "idle: no child has a running or queued turn");
-  if (d.timed_out === true) return p.fg("muted", `timed out after ${formatElapsed(num(d.timeout_ms) ?? 0)}${working ? ` · ${working}` : ""}`);
+  if (d.timed_out === true)
+    return p.fg("muted", `timed out after ${formatElapsed(num(d.timeout_ms) ?? 0)}${working ? ` · ${working}` : ""}`);
   return p.fg("muted", "no notices");
 }
 
@@ -170,7 +179,9 @@ function listLine(d: Json, p: Painter): string {
     const status = str(agent.agent_status) ?? "?";
     counts.set(status, (counts.get(status) ?? 0) + 1);
   }
-  const told = [...counts].map(([status, n]) => paintStatus(p, status, `${n} ${status === "pending_init" ? "queued" : status}`)).join(", ");
+  const told = [...counts]
+    .map(([status, n]) => paintStatus(p, status, `${n} ${status === "pending_init" ? "queued" : status}`))
+    .join(", ");
   const total = isRecord(d.total_usage) ? d.total_usage : {};
   const usage = `${formatTokens(num(total.total_tokens) ?? 0)} tok · ${formatCost(num(total.cost) ?? 0)}`;
   const omitted = num(d.omitted);
@@ -197,7 +208,9 @@ function reportLine(d: Json, p: Painter): string {
   const total = num(d.total_chars) ?? text.length;
   const next = num(d.next_offset);
   const range =
-    total > text.length ? `chars ${offset}–${offset + text.length} of ${total}${next !== undefined ? `, next offset ${next}` : ""}` : `${total} chars`;
+    total > text.length
+      ? `chars ${offset}–${offset + text.length} of ${total}${next !== undefined ? `, next offset ${next}` : ""}`
+      : `${total} chars`;
   return `${p.fg("accent", who(d.agent_name))} report · ${range}${d.complete === false ? " (stored cut)" : ""}${text ? ` ${p.fg("dim", quote(text))}` : ""}`;
 }
 
@@ -205,7 +218,8 @@ function reportLine(d: Json, p: Painter): string {
 export function resultLine(tool: string, details: unknown, text: string, view: ResultView, p: Painter = plain): string {
   if (view.isError) return p.fg("error", `✗ ${text.replace(/\s+/g, " ").trim() || "failed"}`);
   const d: Json = isRecord(details) ? details : {};
-  if (view.isPartial) return tool === "wait_agent" ? progressLine(d, p) : p.fg("muted", text.replace(/\s+/g, " ").trim() || "working…");
+  if (view.isPartial)
+    return tool === "wait_agent" ? progressLine(d, p) : p.fg("muted", text.replace(/\s+/g, " ").trim() || "working…");
   switch (tool) {
     case "wait_agent":
       return waitLine(d, p);
@@ -229,7 +243,8 @@ export function resultLine(tool: string, details: unknown, text: string, view: R
     case "close_agent": {
       const before = str(d.previous_status) ?? "?";
       const after = str(d.agent_status) ?? "?";
-      const change = before === after ? `${paintStatus(p, after)} (nothing to stop)` : `${before} → ${paintStatus(p, after)}`;
+      const change =
+        before === after ? `${paintStatus(p, after)} (nothing to stop)` : `${before} → ${paintStatus(p, after)}`;
       return `${p.fg("accent", who(d.agent_name))} ${change}`;
     }
     case "get_agent_report":

@@ -4,7 +4,13 @@
  * components. Compact views are one line cut to the terminal's width (never wrapped
  * mid-word); pi's expand key shows the whole JSON, wrapped.
  */
-import type { AgentToolResult, MessageRenderer, Theme, ToolDefinition, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
+import type {
+  AgentToolResult,
+  MessageRenderer,
+  Theme,
+  ToolDefinition,
+  ToolRenderResultOptions,
+} from "@mariozechner/pi-coding-agent";
 import { type Component, Text, truncateToWidth } from "@mariozechner/pi-tui";
 import type { Notice } from "../../contracts/tree.js";
 import { noticeLine } from "./notice-view.js";
@@ -49,9 +55,17 @@ export function toolRenderers(tool: string): Renderers {
     renderCall: (args: unknown, theme: Theme, context: RenderContext) => {
       const p = painterOf(theme);
       const line = callLine(tool, args, p);
-      return view(context?.expanded ? [line, ...expandedJson(args).map((l) => p.fg("dim", l))] : [line], Boolean(context?.expanded));
+      return view(
+        context?.expanded ? [line, ...expandedJson(args).map((l) => p.fg("dim", l))] : [line],
+        Boolean(context?.expanded),
+      );
     },
-    renderResult: (result: AgentToolResult<unknown>, options: ToolRenderResultOptions, theme: Theme, context: RenderContext) => {
+    renderResult: (
+      result: AgentToolResult<unknown>,
+      options: ToolRenderResultOptions,
+      theme: Theme,
+      context: RenderContext,
+    ) => {
       const p = painterOf(theme);
       const text = resultText(result);
       const isError = Boolean(context?.isError);
@@ -81,8 +95,14 @@ export const wakeMessageRenderer: MessageRenderer<WakeDetails> = (message, optio
   const p = painterOf(theme);
   const notices = message.details?.notices ?? [];
   const pending = message.details?.pending ?? 0;
-  const head = p.fg("accent", `↻ ${notices.length} notice${notices.length === 1 ? "" : "s"} woke the model${pending ? ` (${pending} more pending)` : ""}`);
-  if (options.expanded) return new Text([head, ...notices.map((notice) => `  ${noticeLine(notice, p)}`)].join("\n"), 1, 0);
-  const named = notices.map((n) => paintStatus(p, n.type, `${statusMark(n.type)} ${n.agent_name} ${n.type}`)).join(", ");
+  const head = p.fg(
+    "accent",
+    `↻ ${notices.length} notice${notices.length === 1 ? "" : "s"} woke the model${pending ? ` (${pending} more pending)` : ""}`,
+  );
+  if (options.expanded)
+    return new Text([head, ...notices.map((notice) => `  ${noticeLine(notice, p)}`)].join("\n"), 1, 0);
+  const named = notices
+    .map((n) => paintStatus(p, n.type, `${statusMark(n.type)} ${n.agent_name} ${n.type}`))
+    .join(", ");
   return new CutLines([`${head}: ${named}`], 1);
 };

@@ -29,7 +29,9 @@ export function wakeEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** Whether a notice wakes an idle root: a turn that ended by itself, or a child's message. */
 export function wakesTheRoot(notice: Pick<Notice, "type">): boolean {
-  return notice.type === "completed" || notice.type === "errored" || notice.type === "aborted" || notice.type === "message";
+  return (
+    notice.type === "completed" || notice.type === "errored" || notice.type === "aborted" || notice.type === "message"
+  );
 }
 
 /** What the woken model reads: the notices as wait_agent would return them. */

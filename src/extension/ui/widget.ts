@@ -60,7 +60,8 @@ export function describeAgent(agent: AgentProgress, p: Painter = plain): string 
   if (agent.run?.retrying && running) parts.push(p.fg("warning", "retrying"));
   else if (tool) parts.push(p.fg("toolTitle", tool));
   if (record.runs.length > 1) parts.push(`turn ${record.runs.length}`);
-  if (running && agent.run && agent.run.toolCalls > 0) parts.push(`${agent.run.toolCalls} call${agent.run.toolCalls === 1 ? "" : "s"} this run`);
+  if (running && agent.run && agent.run.toolCalls > 0)
+    parts.push(`${agent.run.toolCalls} call${agent.run.toolCalls === 1 ? "" : "s"} this run`);
   const own = usageTotals(agent.usage);
   parts.push(formatUsage(own, "total"));
   if (agent.subtreeUsage.total_tokens !== own.total_tokens || agent.subtreeUsage.cost !== own.cost) {
@@ -123,7 +124,10 @@ export function statusCounts(counts: Map<AgentStatus, number>, p: Painter = plai
 
 function budgetText(budget: TreeBudget | undefined): string {
   if (!budget) return "";
-  const limits = [budget.tokens !== undefined && `${formatTokens(budget.tokens)} tok`, budget.cost !== undefined && formatCost(budget.cost)].filter(Boolean);
+  const limits = [
+    budget.tokens !== undefined && `${formatTokens(budget.tokens)} tok`,
+    budget.cost !== undefined && formatCost(budget.cost),
+  ].filter(Boolean);
   return limits.length ? ` (budget ${limits.join(" / ")})` : "";
 }
 
@@ -143,7 +147,12 @@ export function treeLines(self: string, agents: AgentProgress[], p: Painter = pl
  * The widget lines: a header, then the tree (running and queued agents kept first when it is
  * cut). Undefined once no agent works or waits: the widget folds away to the status line.
  */
-export function widgetLines(self: string, agents: AgentProgress[], budget?: TreeBudget, p: Painter = plain): string[] | undefined {
+export function widgetLines(
+  self: string,
+  agents: AgentProgress[],
+  budget?: TreeBudget,
+  p: Painter = plain,
+): string[] | undefined {
   if (!agents.some((agent) => isActive(agent.record.status))) return undefined;
   const ordered = treeOrder(self, agents);
   let shown = ordered;
@@ -161,7 +170,8 @@ export function widgetLines(self: string, agents: AgentProgress[], budget?: Tree
     `subagents · ${agents.length} agent${agents.length === 1 ? "" : "s"}: ${statusCounts(counts, p)} · ${formatUsage(total, "total")}${budgetText(budget)}`,
   ];
   for (const row of shown) lines.push(`${row.prefix}${describeAgent(row.agent, p)}`);
-  if (shown.length < ordered.length) lines.push(p.fg("dim", `   … ${ordered.length - shown.length} more (/agents lists every agent)`));
+  if (shown.length < ordered.length)
+    lines.push(p.fg("dim", `   … ${ordered.length - shown.length} more (/agents lists every agent)`));
   return lines;
 }
 

@@ -34,7 +34,10 @@ function buildProgram(): Command {
     .description(
       "Run the 11 stress scenarios against the real pi with this extension, judge each by its strict marker line and the tree's state, and write a log per scenario and summary.json.",
     )
-    .option("--live", "use your own pi, providers and keys instead of the scripted loopback LLM (spawns real agents: costs tokens)")
+    .option(
+      "--live",
+      "use your own pi, providers and keys instead of the scripted loopback LLM (spawns real agents: costs tokens)",
+    )
     .option("--only <ids>", "comma-separated scenario ids or names, e.g. 03,07 or nested-chain")
     .option("--out <dir>", "artifacts folder (default: stress-output/<mode>-<time>/)")
     .option("--model <provider/id>", "live: the root's model; children default to it")
@@ -44,7 +47,9 @@ function buildProgram(): Command {
     .option("--list", "list the scenarios and exit")
     .option("-q, --quiet", "print only the final tally line")
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith("error:") ? `stress-test: ${text}` : text) })
+    .configureOutput({
+      writeErr: (text) => process.stderr.write(text.startsWith("error:") ? `stress-test: ${text}` : text),
+    })
     .addHelpText(
       "after",
       `
@@ -75,15 +80,20 @@ function resolvePi(given: string | undefined): string {
       // next
     }
   }
-  throw new UsageError('no "pi" on PATH; install pi (npm install -g @earendil-works/pi-coding-agent) or pass --pi <path>');
+  throw new UsageError(
+    'no "pi" on PATH; install pi (npm install -g @earendil-works/pi-coding-agent) or pass --pi <path>',
+  );
 }
 
 function optionsFrom(cli: CliOptions, say: (line: string) => void): StressOptions {
   const mode = cli.live ? "live" : "scripted";
-  for (const flag of ["model", "thinking", "pi"] as const) if (cli[flag] !== undefined && !cli.live) throw new UsageError(`--${flag} needs --live`);
-  if (cli.model !== undefined && !/^[^/\s]+\/\S+$/.test(cli.model)) throw new UsageError(`--model ${cli.model}: expected provider/id`);
+  for (const flag of ["model", "thinking", "pi"] as const)
+    if (cli[flag] !== undefined && !cli.live) throw new UsageError(`--${flag} needs --live`);
+  if (cli.model !== undefined && !/^[^/\s]+\/\S+$/.test(cli.model))
+    throw new UsageError(`--model ${cli.model}: expected provider/id`);
   const seconds = cli.timeout === undefined ? (cli.live ? 900 : 180) : Number(cli.timeout);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout ${cli.timeout}: expected a positive number of seconds`);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new UsageError(`--timeout ${cli.timeout}: expected a positive number of seconds`);
   if (!cli.live && !fs.existsSync(REAL_PI)) throw new UsageError(`${REAL_PI} is missing: run "npm install" first`);
   if (!fs.existsSync(path.join(REPO_ROOT, "dist", "extension", "index.js")))
     throw new UsageError('dist/ is missing: run "npm install" (or "npm run build") first');
@@ -105,7 +115,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     program.parse(argv);
   } catch (err) {
-    if (err instanceof CommanderError) return ["commander.helpDisplayed", "commander.help", "commander.version"].includes(err.code) ? 0 : 2;
+    if (err instanceof CommanderError)
+      return ["commander.helpDisplayed", "commander.help", "commander.version"].includes(err.code) ? 0 : 2;
     throw err;
   }
   const cli = program.opts<CliOptions>();
@@ -126,7 +137,9 @@ export async function main(argv: string[]): Promise<number> {
   // Ctrl-C: end the root pi (its wrappers and children follow their parent) and stop.
   const onSignal = () => void killAll().finally(() => process.exit(130));
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
-  opts.say?.(`stress-test: ${scenarios.length} scenario(s), ${opts.mode}${opts.model ? ` on ${opts.model}` : ""}; artifacts in ${opts.out}`);
+  opts.say?.(
+    `stress-test: ${scenarios.length} scenario(s), ${opts.mode}${opts.model ? ` on ${opts.model}` : ""}; artifacts in ${opts.out}`,
+  );
   const summary = await runStress(scenarios, opts);
   say(
     `stress-test: ${summary.totals.passed}/${summary.totals.scenarios} passed in ${(summary.durationMs / 1000).toFixed(1)} s — ${path.join(opts.out, "summary.json")}`,

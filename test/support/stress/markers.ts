@@ -30,7 +30,9 @@ export function readMarker(text: string, id: string): MarkerVerdict {
   const inProse = lines.find((line) => line.includes(ok));
   return {
     pass: false,
-    reason: inProse ? `${ok} appears only inside a line, not alone on its own: ${JSON.stringify(inProse.slice(0, 200))}` : `no line holding exactly ${ok}`,
+    reason: inProse
+      ? `${ok} appears only inside a line, not alone on its own: ${JSON.stringify(inProse.slice(0, 200))}`
+      : `no line holding exactly ${ok}`,
   };
 }
 

@@ -66,7 +66,9 @@ export async function runStress(scenarios: readonly StressScenario[], opts: Stre
     const summary = await runScenario(scenario, opts);
     results.push(summary);
     const head = `${summary.verdict === "pass" ? "PASS" : "FAIL"} ${summary.dir} (${(summary.durationMs / 1000).toFixed(1)} s)`;
-    opts.say?.(summary.reasons.length === 0 ? head : `${head}\n${summary.reasons.map((r) => `       - ${r}`).join("\n")}`);
+    opts.say?.(
+      summary.reasons.length === 0 ? head : `${head}\n${summary.reasons.map((r) => `       - ${r}`).join("\n")}`,
+    );
   }
   const ended = new Date();
   const passed = results.filter((r) => r.verdict === "pass").length;
@@ -95,7 +97,14 @@ export async function runScenario(scenario: StressScenario, opts: StressOptions)
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const started = Date.now();
-  const state: ScenarioState = { mode: opts.mode, dir, sessionFile: path.join(dir, "session.jsonl"), phases: [], treeDir: undefined, records: [] };
+  const state: ScenarioState = {
+    mode: opts.mode,
+    dir,
+    sessionFile: path.join(dir, "session.jsonl"),
+    phases: [],
+    treeDir: undefined,
+    records: [],
+  };
   const reasons: string[] = [];
   let survivors: string[] = [];
   try {
@@ -112,7 +121,10 @@ export async function runScenario(scenario: StressScenario, opts: StressOptions)
   state.phases.forEach((phase, i) => {
     const where = state.phases.length > 1 ? `root process ${i + 1}: ` : "";
     if (phase.timedOut) reasons.push(`${where}pi did not finish within ${opts.timeoutMs / 1000} s`);
-    else if (phase.code !== 0) reasons.push(`${where}pi exited with code ${phase.code}${phase.signal ? ` (${phase.signal})` : ""}: ${lastLine(phase.stderr)}`);
+    else if (phase.code !== 0)
+      reasons.push(
+        `${where}pi exited with code ${phase.code}${phase.signal ? ` (${phase.signal})` : ""}: ${lastLine(phase.stderr)}`,
+      );
     const marker = readMarker(phase.finalText, phase.prompt.marker);
     markers.push(marker.line ?? null);
     if (!marker.pass) reasons.push(`${where}${marker.reason}`);
@@ -124,7 +136,8 @@ export async function runScenario(scenario: StressScenario, opts: StressOptions)
       reasons.push(`a check could not read the tree: ${errorText(err)}`);
     }
   }
-  if (survivors.length > 0) reasons.push(`processes left running after the root exited (killed now): ${survivors.join("; ")}`);
+  if (survivors.length > 0)
+    reasons.push(`processes left running after the root exited (killed now): ${survivors.join("; ")}`);
 
   const summary: ScenarioSummary = {
     id: scenario.id,
@@ -135,18 +148,34 @@ export async function runScenario(scenario: StressScenario, opts: StressOptions)
     durationMs: Date.now() - started,
     reasons,
     markers,
-    agents: state.records.map(({ path: p, status, health, role, model, reasoning }) => ({ path: p, status, health, role, model, reasoning })),
+    agents: state.records.map(({ path: p, status, health, role, model, reasoning }) => ({
+      path: p,
+      status,
+      health,
+      role,
+      model,
+      reasoning,
+    })),
   };
   fs.writeFileSync(path.join(dir, "log.txt"), renderLog(scenario, state, summary, opts));
   return summary;
 }
 
 /** The real pi against the loopback LLM: hermetic home (PI_CODING_AGENT_DIR, PI_OFFLINE=1), no key. */
-async function runScripted(scenario: StressScenario, opts: StressOptions, state: ScenarioState, extraArgs: string[]): Promise<Execution> {
+async function runScripted(
+  scenario: StressScenario,
+  opts: StressOptions,
+  state: ScenarioState,
+  extraArgs: string[],
+): Promise<Execution> {
   const runId = randomUUID();
-  const h = await startTree({ baseDir: path.join(state.dir, "trees"), env: { ...scenario.scripted.env, [RUN_ENV]: runId } });
+  const h = await startTree({
+    baseDir: path.join(state.dir, "trees"),
+    env: { ...scenario.scripted.env, [RUN_ENV]: runId },
+  });
   try {
-    if (scenario.scripted.models) fs.writeFileSync(path.join(h.home.dir, "models.json"), JSON.stringify(scenario.scripted.models(h.llm.url)));
+    if (scenario.scripted.models)
+      fs.writeFileSync(path.join(h.home.dir, "models.json"), JSON.stringify(scenario.scripted.models(h.llm.url)));
     fs.writeFileSync(path.join(h.home.cwd, "README.md"), `${README_LINE}\n`);
     const hooks = scenario.scripted.script(h);
     const phases: PhaseRun[] = [];
@@ -155,7 +184,16 @@ async function runScripted(scenario: StressScenario, opts: StressOptions, state:
       const args = ["--session", state.sessionFile, ...extraArgs];
       const startedAt = new Date().toISOString();
       const result = await h.runRoot(prompt.text, { timeoutMs: opts.timeoutMs, args });
-      phases.push(phaseRun(prompt, ["pi", "--mode", "json", "-np", "-e", REPO_ROOT, ...args, prompt.text], startedAt, result, state.dir, i));
+      phases.push(
+        phaseRun(
+          prompt,
+          ["pi", "--mode", "json", "-np", "-e", REPO_ROOT, ...args, prompt.text],
+          startedAt,
+          result,
+          state.dir,
+          i,
+        ),
+      );
     }
     const survivors = (await h.survivors(5_000)).map(describePid);
     return { phases, survivors };
@@ -165,7 +203,12 @@ async function runScripted(scenario: StressScenario, opts: StressOptions, state:
 }
 
 /** The user's pi, providers and keys; the tree directory and session go to the scenario's folder. */
-async function runLive(scenario: StressScenario, opts: StressOptions, state: ScenarioState, extraArgs: string[]): Promise<Execution> {
+async function runLive(
+  scenario: StressScenario,
+  opts: StressOptions,
+  state: ScenarioState,
+  extraArgs: string[],
+): Promise<Execution> {
   const runId = randomUUID();
   const work = path.join(state.dir, "work");
   fs.mkdirSync(work, { recursive: true });
@@ -221,12 +264,22 @@ async function leftovers(marker: string, baseDir: string): Promise<string[]> {
   return described;
 }
 
-function phaseRun(prompt: PhaseRun["prompt"], argv: string[], startedAt: string, result: ProcessResult, dir: string, index: number): PhaseRun {
+function phaseRun(
+  prompt: PhaseRun["prompt"],
+  argv: string[],
+  startedAt: string,
+  result: ProcessResult,
+  dir: string,
+  index: number,
+): PhaseRun {
   const suffix = index === 0 ? "" : `-${index + 1}`;
   // The stream without message_update / tool_execution_update, which repeat whole messages.
   const events = result.stdout
     .split("\n")
-    .filter((line) => line && !line.startsWith('{"type":"message_update"') && !line.startsWith('{"type":"tool_execution_update"'));
+    .filter(
+      (line) =>
+        line && !line.startsWith('{"type":"message_update"') && !line.startsWith('{"type":"tool_execution_update"'),
+    );
   fs.writeFileSync(path.join(dir, `root-stdout${suffix}.jsonl`), events.length > 0 ? `${events.join("\n")}\n` : "");
   fs.writeFileSync(path.join(dir, `root-stderr${suffix}.txt`), result.stderr);
   return {
@@ -253,10 +306,16 @@ function treeDirIn(baseDir: string): string | undefined {
 }
 
 const lastLine = (text: string): string => text.trim().split("\n").at(-1)?.slice(0, 300) || "(no stderr)";
-const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more chars]`);
+const clip = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more chars]`;
 const quote = (arg: string): string => (/^[\w./:=@-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
-function renderLog(scenario: StressScenario, state: ScenarioState, summary: ScenarioSummary, opts: StressOptions): string {
+function renderLog(
+  scenario: StressScenario,
+  state: ScenarioState,
+  summary: ScenarioSummary,
+  opts: StressOptions,
+): string {
   const lines = [
     `scenario ${summary.dir}: ${scenario.title}`,
     `mode ${opts.mode}${opts.mode === "live" ? `, model ${opts.model ?? "(pi's default)"}` : " (real pi, scripted loopback LLM)"}`,
@@ -273,7 +332,10 @@ function renderLog(scenario: StressScenario, state: ScenarioState, summary: Scen
       "tool calls of the root:",
       ...(phase.toolCalls.length === 0
         ? ["  (none)"]
-        : phase.toolCalls.map((c) => `  ${c.name} ${JSON.stringify(c.args)}\n    ${c.isError ? "ERROR " : "→ "}${clip(c.text.replace(/\n/g, "\\n"), 600)}`)),
+        : phase.toolCalls.map(
+            (c) =>
+              `  ${c.name} ${JSON.stringify(c.args)}\n    ${c.isError ? "ERROR " : "→ "}${clip(c.text.replace(/\n/g, "\\n"), 600)}`,
+          )),
       "",
       "final answer of the root:",
       ...(phase.finalText ? phase.finalText.split("\n").map((l) => `  | ${l}`) : ["  (none)"]),

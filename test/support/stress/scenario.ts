@@ -90,7 +90,13 @@ export function parseRootStdout(stdout: string): { toolCalls: ToolCallSeen[]; fi
       continue;
     }
     if (event.type === "tool_execution_start") {
-      const call: ToolCallSeen = { id: String(event.toolCallId), name: String(event.toolName), args: (event.args ?? {}) as Json, text: "", isError: false };
+      const call: ToolCallSeen = {
+        id: String(event.toolCallId),
+        name: String(event.toolName),
+        args: (event.args ?? {}) as Json,
+        text: "",
+        isError: false,
+      };
       started.set(call.id, call);
       toolCalls.push(call);
     } else if (event.type === "tool_execution_end") {
@@ -98,7 +104,9 @@ export function parseRootStdout(stdout: string): { toolCalls: ToolCallSeen[]; fi
       if (!call) continue;
       call.isError = event.isError === true;
       const content = (event.result as Json | undefined)?.content;
-      call.text = Array.isArray(content) ? content.map((c: Json) => (c?.type === "text" ? String(c.text) : "")).join("") : "";
+      call.text = Array.isArray(content)
+        ? content.map((c: Json) => (c?.type === "text" ? String(c.text) : "")).join("")
+        : "";
     } else if (event.type === "message_end" && event.message?.role === "assistant") {
       const content = event.message.content;
       finalText = Array.isArray(content)
@@ -153,7 +161,9 @@ function agentFolder(state: ScenarioState, record: AgentRecordV1): string {
 
 /** result.json of each of an agent's runs, oldest first (undefined where a run wrote none). */
 export function runResults(state: ScenarioState, record: AgentRecordV1): Array<ResultV1 | undefined> {
-  return record.runs.map((run) => readJsonFile(path.join(agentFolder(state, record), "runs", run, "result.json")) as ResultV1 | undefined);
+  return record.runs.map(
+    (run) => readJsonFile(path.join(agentFolder(state, record), "runs", run, "result.json")) as ResultV1 | undefined,
+  );
 }
 
 /** events.jsonl records of each of an agent's runs, oldest first. */
@@ -174,7 +184,9 @@ export function runEvents(state: ScenarioState, record: AgentRecordV1): Json[][]
 /** meta.json of one of an agent's runs. */
 export function runMeta(state: ScenarioState, record: AgentRecordV1, index: number): Json | undefined {
   const run = record.runs[index];
-  return run === undefined ? undefined : (readJsonFile(path.join(agentFolder(state, record), "runs", run, "meta.json")) as Json | undefined);
+  return run === undefined
+    ? undefined
+    : (readJsonFile(path.join(agentFolder(state, record), "runs", run, "meta.json")) as Json | undefined);
 }
 
 function readJsonFile(file: string): unknown {
@@ -188,18 +200,26 @@ function readJsonFile(file: string): unknown {
 // ---- check helpers ------------------------------------------------------------------------
 
 /** Reasons an agent is missing or differs from `want` (compared field by field). */
-export function expectAgent(state: ScenarioState, agentPath: string, want: Partial<Record<keyof AgentRecordV1, unknown>>): string[] {
+export function expectAgent(
+  state: ScenarioState,
+  agentPath: string,
+  want: Partial<Record<keyof AgentRecordV1, unknown>>,
+): string[] {
   const record = agentOf(state, agentPath);
   if (!record) return [`${agentPath} was never spawned`];
   return Object.entries(want).flatMap(([key, value]) => {
     const actual = (record as unknown as Json)[key];
-    return JSON.stringify(actual) === JSON.stringify(value) ? [] : [`${agentPath}: ${key} is ${JSON.stringify(actual)}, expected ${JSON.stringify(value)}`];
+    return JSON.stringify(actual) === JSON.stringify(value)
+      ? []
+      : [`${agentPath}: ${key} is ${JSON.stringify(actual)}, expected ${JSON.stringify(value)}`];
   });
 }
 
 export function expectOnlyAgents(state: ScenarioState, paths: string[]): string[] {
   const actual = state.records.map((r) => r.path);
-  return JSON.stringify(actual) === JSON.stringify(paths) ? [] : [`the tree holds ${JSON.stringify(actual)}, expected exactly ${JSON.stringify(paths)}`];
+  return JSON.stringify(actual) === JSON.stringify(paths)
+    ? []
+    : [`the tree holds ${JSON.stringify(actual)}, expected exactly ${JSON.stringify(paths)}`];
 }
 
 export const when = (condition: boolean, reason: string): string[] => (condition ? [] : [reason]);
@@ -215,7 +235,11 @@ export const sortedTools = (record: AgentRecordV1 | undefined): string[] => [...
 export function verdict(marker: string, failures: (req: ChatRequest) => string[]): AgentStep {
   return (req) => {
     const failed = failures(req);
-    return reply.text(failed.length === 0 ? `Every condition holds.\n${okMarker(marker)}` : `Something is off.\n${failMarker(marker)}: ${failed.join("; ")}`);
+    return reply.text(
+      failed.length === 0
+        ? `Every condition holds.\n${okMarker(marker)}`
+        : `Something is off.\n${failMarker(marker)}: ${failed.join("; ")}`,
+    );
   };
 }
 

@@ -50,8 +50,14 @@ export function noticeOf(req: ChatRequest, agent: string): Json | undefined {
 /** Failures when an agent's notice is not `completed` or list_agents does not show it completed. */
 export function completedIn(req: ChatRequest, agents: string[]): string[] {
   return agents.flatMap((agent) => [
-    ...when(noticeOf(req, agent)?.type === "completed", `${agent}'s notice is ${noticeOf(req, agent)?.type ?? "missing"}`),
-    ...when(listedStatus(req, agent) === "completed", `list_agents shows ${agent} as ${listedStatus(req, agent) ?? "absent"}`),
+    ...when(
+      noticeOf(req, agent)?.type === "completed",
+      `${agent}'s notice is ${noticeOf(req, agent)?.type ?? "missing"}`,
+    ),
+    ...when(
+      listedStatus(req, agent) === "completed",
+      `list_agents shows ${agent} as ${listedStatus(req, agent) ?? "absent"}`,
+    ),
   ]);
 }
 
@@ -85,7 +91,10 @@ export const basicSpawnWait: StressScenario = {
           waitForAll(["/root/scout_one"]),
           reply.toolCall("list_agents", {}),
           verdict("01", (req) => [
-            ...when(((resultsIn(req, "list_models")[0]?.models as Json[] | undefined)?.length ?? 0) > 0, "list_models returned no model"),
+            ...when(
+              ((resultsIn(req, "list_models")[0]?.models as Json[] | undefined)?.length ?? 0) > 0,
+              "list_models returned no model",
+            ),
             ...completedIn(req, ["/root/scout_one"]),
           ]),
         ]).steps(),
@@ -99,9 +108,14 @@ export const basicSpawnWait: StressScenario = {
       JSON.stringify(sortedTools(agentOf(state, "/root/scout_one"))) === JSON.stringify(SCOUT_TOOLS),
       `/root/scout_one has tools ${JSON.stringify(sortedTools(agentOf(state, "/root/scout_one")))}, expected ${JSON.stringify(SCOUT_TOOLS)}`,
     ),
-    ...when(((resultJson(callsOf(state, "list_models")[0])?.models as Json[] | undefined)?.length ?? 0) > 0, "list_models returned no model to the root"),
     ...when(
-      listsSeen(state).some((agents) => agents.some((a) => a.agent_name === "/root/scout_one" && a.agent_status === "completed")),
+      ((resultJson(callsOf(state, "list_models")[0])?.models as Json[] | undefined)?.length ?? 0) > 0,
+      "list_models returned no model to the root",
+    ),
+    ...when(
+      listsSeen(state).some((agents) =>
+        agents.some((a) => a.agent_name === "/root/scout_one" && a.agent_status === "completed"),
+      ),
       "no list_agents result showed /root/scout_one completed",
     ),
   ],
@@ -127,7 +141,12 @@ export const parallelSpawns: StressScenario = {
           reply.toolCalls(
             PARALLEL.map((n) => ({
               name: "spawn_agent",
-              args: { task_name: n, agent_type: "scout", fork_turns: "none", message: "List your working directory with the ls tool and report the entries." },
+              args: {
+                task_name: n,
+                agent_type: "scout",
+                fork_turns: "none",
+                message: "List your working directory with the ls tool and report the entries.",
+              },
             })),
           ),
           waitForAll(scouts),
@@ -136,12 +155,15 @@ export const parallelSpawns: StressScenario = {
         ]).steps(),
       };
       // Each scout looks around, then answers slowly, so the fourth has to queue.
-      for (const n of PARALLEL) scripts[`/root/${n}`] = [reply.toolCall("ls", {}), reply.text(`${n}: README.md`, { chunkDelayMs: 250 })];
+      for (const n of PARALLEL)
+        scripts[`/root/${n}`] = [reply.toolCall("ls", {}), reply.text(`${n}: README.md`, { chunkDelayMs: 250 })];
       return single(h, scripts);
     },
   },
   check: (state) => {
-    const reasons = PARALLEL.flatMap((n) => expectAgent(state, `/root/${n}`, { role: "scout", status: "completed", health: "healthy" }));
+    const reasons = PARALLEL.flatMap((n) =>
+      expectAgent(state, `/root/${n}`, { role: "scout", status: "completed", health: "healthy" }),
+    );
     // The per-parent limit held: never more than 3 of the root's children ran at once.
     const spans = PARALLEL.flatMap((n) => {
       const record = agentOf(state, `/root/${n}`);
@@ -171,17 +193,28 @@ export const nestedChain: StressScenario = {
     script: (h) =>
       single(h, {
         "/root": new Program([
-          spawn({ task_name: "mid", fork_turns: "none", message: "Spawn a leaf that reads line 1 of README.md; relay its report." }),
+          spawn({
+            task_name: "mid",
+            fork_turns: "none",
+            message: "Spawn a leaf that reads line 1 of README.md; relay its report.",
+          }),
           waitForAll(["/root/mid"]),
           reply.toolCall("list_agents", {}),
           // The leaf's notice goes to mid, not to the root: the root sees the leaf in list_agents.
           verdict("03", (req) => [
             ...completedIn(req, ["/root/mid"]),
-            ...when(listedStatus(req, "/root/mid/leaf") === "completed", "list_agents does not show the leaf completed"),
+            ...when(
+              listedStatus(req, "/root/mid/leaf") === "completed",
+              "list_agents does not show the leaf completed",
+            ),
           ]),
         ]).steps(),
         "/root/mid": new Program([
-          spawn({ task_name: "leaf", fork_turns: "none", message: "Read the first line of README.md in your working directory and report it verbatim." }),
+          spawn({
+            task_name: "leaf",
+            fork_turns: "none",
+            message: "Read the first line of README.md in your working directory and report it verbatim.",
+          }),
           waitForAll(["/root/mid/leaf"]),
           (req) => reply.text(`The leaf reports: ${noticeOf(req, "/root/mid/leaf")?.report ?? "(nothing)"}`),
         ]).steps(),
@@ -191,12 +224,16 @@ export const nestedChain: StressScenario = {
   check: (state) => {
     const mid = agentOf(state, "/root/mid");
     const leaf = agentOf(state, "/root/mid/leaf");
-    const ends = (record: typeof mid) => (record ? (runEvents(state, record)[0]?.find((e) => e.type === "run_end")?.ts as number | undefined) : undefined);
+    const ends = (record: typeof mid) =>
+      record ? (runEvents(state, record)[0]?.find((e) => e.type === "run_end")?.ts as number | undefined) : undefined;
     return [
       ...expectAgent(state, "/root/mid", { role: "default", status: "completed", health: "healthy" }),
       ...expectAgent(state, "/root/mid/leaf", { parent: "/root/mid", status: "completed", health: "healthy" }),
       // mid waited for its child before it answered.
-      ...when(mid === undefined || leaf === undefined || (ends(leaf) ?? Infinity) <= (ends(mid) ?? -Infinity), "/root/mid ended its turn before its leaf did"),
+      ...when(
+        mid === undefined || leaf === undefined || (ends(leaf) ?? Infinity) <= (ends(mid) ?? -Infinity),
+        "/root/mid ended its turn before its leaf did",
+      ),
     ];
   },
 };
@@ -204,7 +241,8 @@ export const nestedChain: StressScenario = {
 export const queueFollowup: StressScenario = {
   id: "04",
   name: "queue-followup",
-  title: "send_message and followup_task while the child is busy arrive in order: the note in the running turn, the follow-up in the next",
+  title:
+    "send_message and followup_task while the child is busy arrive in order: the note in the running turn, the follow-up in the next",
   prompts: [
     {
       marker: "04",
@@ -225,23 +263,41 @@ export const queueFollowup: StressScenario = {
                 message: "Run sleep 5 with the bash tool, then answer first turn done.",
               },
             },
-            { name: "send_message", args: { target: "worker", message: "NOTE: this note must arrive before the second task." } },
+            {
+              name: "send_message",
+              args: { target: "worker", message: "NOTE: this note must arrive before the second task." },
+            },
             {
               name: "followup_task",
-              args: { target: "worker", message: "SECOND TASK: answer followup_received and say which messages you got since your first task, in order." },
+              args: {
+                target: "worker",
+                message:
+                  "SECOND TASK: answer followup_received and say which messages you got since your first task, in order.",
+              },
             },
           ]),
           {
             loop: (req) =>
-              noticesIn(req).filter((n) => n.agent_name === "/root/worker").length < 2 ? reply.toolCall("wait_agent", { timeout_ms: 30_000 }) : undefined,
+              noticesIn(req).filter((n) => n.agent_name === "/root/worker").length < 2
+                ? reply.toolCall("wait_agent", { timeout_ms: 30_000 })
+                : undefined,
           },
           reply.toolCall("list_agents", {}),
           verdict("04", (req) => {
             const notices = noticesIn(req).filter((n) => n.agent_name === "/root/worker");
             return [
-              ...when(notices.every((n) => n.type === "completed") && notices.length === 2, `worker notices: ${notices.map((n) => n.type).join(", ")}`),
-              ...when(String(notices[1]?.report).includes("followup_received"), "the second report lacks followup_received"),
-              ...when(listedStatus(req, "/root/worker") === "completed", "list_agents does not show the worker completed"),
+              ...when(
+                notices.every((n) => n.type === "completed") && notices.length === 2,
+                `worker notices: ${notices.map((n) => n.type).join(", ")}`,
+              ),
+              ...when(
+                String(notices[1]?.report).includes("followup_received"),
+                "the second report lacks followup_received",
+              ),
+              ...when(
+                listedStatus(req, "/root/worker") === "completed",
+                "list_agents does not show the worker completed",
+              ),
             ];
           }),
         ]).steps(),
@@ -256,17 +312,28 @@ export const queueFollowup: StressScenario = {
     const worker = agentOf(state, "/root/worker");
     const second = worker ? String(runMeta(state, worker, 1)?.task ?? "") : "";
     const events = worker ? runEvents(state, worker) : [];
-    const readIn = events.map((run) => run.filter((r) => r.type === "message_delivered" && String(r.text).includes("NOTE")).length);
+    const readIn = events.map(
+      (run) => run.filter((r) => r.type === "message_delivered" && String(r.text).includes("NOTE")).length,
+    );
     return [
       ...expectAgent(state, "/root/worker", { role: "implementation", status: "completed", health: "healthy" }),
-      ...when((worker?.runs.length ?? 0) >= 2, `/root/worker ran ${worker?.runs.length ?? 0} turn(s); the follow-up needs a second`),
+      ...when(
+        (worker?.runs.length ?? 0) >= 2,
+        `/root/worker ran ${worker?.runs.length ?? 0} turn(s); the follow-up needs a second`,
+      ),
       ...when(
         callsOf(state, "send_message").some((c) => resultJson(c)?.delivered === "live"),
         "send_message to the busy worker was not delivered live",
       ),
       // The note reached the running first turn, once; the second turn got the follow-up alone.
-      ...when(readIn[0] === 1 && readIn.slice(1).every((n) => n === 0), `the worker read NOTE in its runs ${JSON.stringify(readIn)} (want once, in the first)`),
-      ...when(second.includes("SECOND TASK") && !second.includes("[MESSAGE from /root"), "the worker's second turn did not get SECOND TASK alone"),
+      ...when(
+        readIn[0] === 1 && readIn.slice(1).every((n) => n === 0),
+        `the worker read NOTE in its runs ${JSON.stringify(readIn)} (want once, in the first)`,
+      ),
+      ...when(
+        second.includes("SECOND TASK") && !second.includes("[MESSAGE from /root"),
+        "the worker's second turn did not get SECOND TASK alone",
+      ),
     ];
   },
 };
@@ -301,15 +368,32 @@ export const interruptResume: StressScenario = {
           waitWhile(() => h.requestsOf("/root/slowpoke").length === 0, 250),
           reply.toolCall("interrupt_agent", { target: "slowpoke" }),
           reply.toolCall("list_agents", {}),
-          reply.toolCall("followup_task", { target: "slowpoke", message: "Do not run anything now; just answer back_online." }),
-          { loop: (req) => (noticesIn(req).some((n) => n.type === "completed") ? undefined : reply.toolCall("wait_agent", { timeout_ms: 30_000 })) },
+          reply.toolCall("followup_task", {
+            target: "slowpoke",
+            message: "Do not run anything now; just answer back_online.",
+          }),
+          {
+            loop: (req) =>
+              noticesIn(req).some((n) => n.type === "completed")
+                ? undefined
+                : reply.toolCall("wait_agent", { timeout_ms: 30_000 }),
+          },
           reply.toolCall("list_agents", {}),
           verdict("05", (req) => {
             const lists = resultsIn(req, "list_agents").map((r) => (r.agents as Json[] | undefined)?.[0]?.agent_status);
             return [
-              ...when(resultsIn(req, "wait_agent", { timeout_ms: 1000 })[0]?.timed_out === true, "the first wait did not time out"),
-              ...when(resultsIn(req, "interrupt_agent")[0]?.previous_status === "running", "interrupt_agent did not report previous_status running"),
-              ...when(lists[0] === "interrupted" && lists.at(-1) === "completed", `list_agents showed ${lists.join(" then ")}`),
+              ...when(
+                resultsIn(req, "wait_agent", { timeout_ms: 1000 })[0]?.timed_out === true,
+                "the first wait did not time out",
+              ),
+              ...when(
+                resultsIn(req, "interrupt_agent")[0]?.previous_status === "running",
+                "interrupt_agent did not report previous_status running",
+              ),
+              ...when(
+                lists[0] === "interrupted" && lists.at(-1) === "completed",
+                `list_agents showed ${lists.join(" then ")}`,
+              ),
               ...when(
                 noticeOf(req, "/root/slowpoke") !== undefined && noticesIn(req).some((n) => n.type === "completed"),
                 "no completed notice after the follow-up",
@@ -327,7 +411,10 @@ export const interruptResume: StressScenario = {
     const lists = listsSeen(state).map((agents) => agents.find((a) => a.agent_name === "/root/slowpoke")?.agent_status);
     return [
       ...expectAgent(state, "/root/slowpoke", { status: "completed", health: "healthy" }),
-      ...when(results[0]?.status === "interrupted", `slowpoke's first run ended ${results[0]?.status ?? "without result.json"}, expected interrupted`),
+      ...when(
+        results[0]?.status === "interrupted",
+        `slowpoke's first run ended ${results[0]?.status ?? "without result.json"}, expected interrupted`,
+      ),
       ...when(results.at(-1)?.status === "completed", "slowpoke's last run did not complete"),
       ...when(
         callsOf(state, "wait_agent").some((c) => resultJson(c)?.timed_out === true),
@@ -372,14 +459,22 @@ export const failureIsolation: StressScenario = {
             },
             {
               name: "spawn_agent",
-              args: { task_name: "healthy", agent_type: "scout", fork_turns: "none", message: "Read the first line of README.md and report it verbatim." },
+              args: {
+                task_name: "healthy",
+                agent_type: "scout",
+                fork_turns: "none",
+                message: "Read the first line of README.md and report it verbatim.",
+              },
             },
           ]),
           waitForAll(["/root/doomed", "/root/healthy"]),
           reply.toolCall("list_agents", {}),
           verdict("06", (req) => [
             ...completedIn(req, ["/root/healthy"]),
-            ...when(String(noticeOf(req, "/root/healthy")?.report).includes(README_LINE), "healthy's report lacks the README line"),
+            ...when(
+              String(noticeOf(req, "/root/healthy")?.report).includes(README_LINE),
+              "healthy's report lacks the README line",
+            ),
             ...when(noticeOf(req, "/root/doomed") !== undefined, "no notice from doomed"),
           ]),
         ]).steps(),

@@ -5,7 +5,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { reply } from "../scripted-llm.js";
-import { agentEntries, type Json, noticesIn, Program, spawn, twoProviders, waitForAll, waitUntil } from "../tree-program.js";
+import {
+  agentEntries,
+  type Json,
+  noticesIn,
+  Program,
+  spawn,
+  twoProviders,
+  waitForAll,
+  waitUntil,
+} from "../tree-program.js";
 import { markerInstruction } from "./markers.js";
 import {
   agentOf,
@@ -47,13 +56,20 @@ export const crossProvider: StressScenario = {
           ...new Program([
             reply.toolCall("list_models", {}),
             spawn({ task_name: "child_a", fork_turns: "none", model: "other/alt", message: READ_LINE_1 }),
-            spawn({ task_name: "child_b", agent_type: "scout", fork_turns: "none", model: "fake/deep", message: READ_LINE_1 }),
+            spawn({
+              task_name: "child_b",
+              agent_type: "scout",
+              fork_turns: "none",
+              model: "fake/deep",
+              message: READ_LINE_1,
+            }),
             waitForAll(["/root/child_a", "/root/child_b"]),
             reply.toolCall("list_agents", {}),
             verdict("07", (req) => [
               ...completedIn(req, ["/root/child_a", "/root/child_b"]),
               ...when(
-                noticeOf(req, "/root/child_a")?.model === "other/alt" && noticeOf(req, "/root/child_b")?.model === "fake/deep",
+                noticeOf(req, "/root/child_a")?.model === "other/alt" &&
+                  noticeOf(req, "/root/child_b")?.model === "fake/deep",
                 "a notice names another model",
               ),
             ]),
@@ -65,12 +81,18 @@ export const crossProvider: StressScenario = {
     ],
   },
   check: (state) => {
-    const asked = (name: string) => callsOf(state, "spawn_agent").find((c) => c.args.task_name === name && !c.isError)?.args.model;
+    const asked = (name: string) =>
+      callsOf(state, "spawn_agent").find((c) => c.args.task_name === name && !c.isError)?.args.model;
     const a = agentOf(state, "/root/child_a");
     const b = agentOf(state, "/root/child_b");
     return [
       ...expectAgent(state, "/root/child_a", { status: "completed", health: "healthy", model: asked("child_a") }),
-      ...expectAgent(state, "/root/child_b", { role: "scout", status: "completed", health: "healthy", model: asked("child_b") }),
+      ...expectAgent(state, "/root/child_b", {
+        role: "scout",
+        status: "completed",
+        health: "healthy",
+        model: asked("child_b"),
+      }),
       ...when(!a || !b || a.model !== b.model, "both children ran on the same model"),
       ...when(
         !a || !b || a.model.split("/")[0] !== b.model.split("/")[0] || state.mode === "live",
@@ -99,16 +121,40 @@ export const modelReasoningOverrides: StressScenario = {
           "/root",
           ...new Program([
             reply.toolCall("list_models", {}),
-            spawn({ task_name: "scout_high", agent_type: "scout", reasoning_effort: "high", fork_turns: "none", message: "Answer with one short sentence." }),
-            spawn({ task_name: "scout_clamped", agent_type: "scout", model: "fake/deep", fork_turns: "none", message: "Answer with one short sentence." }),
-            spawn({ task_name: "plain_low", model: "fake/deep", reasoning_effort: "low", fork_turns: "none", message: "Answer with one short sentence." }),
+            spawn({
+              task_name: "scout_high",
+              agent_type: "scout",
+              reasoning_effort: "high",
+              fork_turns: "none",
+              message: "Answer with one short sentence.",
+            }),
+            spawn({
+              task_name: "scout_clamped",
+              agent_type: "scout",
+              model: "fake/deep",
+              fork_turns: "none",
+              message: "Answer with one short sentence.",
+            }),
+            spawn({
+              task_name: "plain_low",
+              model: "fake/deep",
+              reasoning_effort: "low",
+              fork_turns: "none",
+              message: "Answer with one short sentence.",
+            }),
             waitForAll(["/root/scout_high", "/root/scout_clamped"]),
             reply.toolCall("list_agents", {}),
             verdict("08", (req) => [
               ...completedIn(req, ["/root/scout_high", "/root/scout_clamped"]),
               ...when(noticeOf(req, "/root/scout_high")?.reasoning === "high", "scout_high does not run at high"),
-              ...when(noticeOf(req, "/root/scout_clamped")?.reasoning === "high", "scout_clamped was not clamped to high"),
-              ...when(LOW_REFUSED.test(String(resultsIn(req, "spawn_agent", { task_name: "plain_low" })[0]?.error)), "plain_low was not refused"),
+              ...when(
+                noticeOf(req, "/root/scout_clamped")?.reasoning === "high",
+                "scout_clamped was not clamped to high",
+              ),
+              ...when(
+                LOW_REFUSED.test(String(resultsIn(req, "spawn_agent", { task_name: "plain_low" })[0]?.error)),
+                "plain_low was not refused",
+              ),
             ]),
           ]).steps(),
         );
@@ -119,7 +165,8 @@ export const modelReasoningOverrides: StressScenario = {
   },
   check: (state) => {
     const models = (resultJson(callsOf(state, "list_models")[0])?.models as Json[] | undefined) ?? [];
-    const levelsOf = (model: string | undefined) => (models.find((m) => m.model === model)?.reasoning_levels as string[] | undefined) ?? [];
+    const levelsOf = (model: string | undefined) =>
+      (models.find((m) => m.model === model)?.reasoning_levels as string[] | undefined) ?? [];
     const reasons = [
       ...expectAgent(state, "/root/scout_high", { role: "scout", status: "completed", reasoning: "high" }),
       ...expectAgent(state, "/root/scout_clamped", { role: "scout", status: "completed" }),
@@ -148,7 +195,9 @@ export const modelReasoningOverrides: StressScenario = {
       ] as const) {
         if (!seen) reasons.push(`${record.path}: no ${where} result`);
         else if (seen.model !== record.model || seen.reasoning !== record.reasoning)
-          reasons.push(`${record.path}: ${where} shows ${seen.model}/${seen.reasoning}, it runs ${record.model}/${record.reasoning}`);
+          reasons.push(
+            `${record.path}: ${where} shows ${seen.model}/${seen.reasoning}, it runs ${record.model}/${record.reasoning}`,
+          );
       }
     }
     // plain_low: refused exactly when its model cannot do low.
@@ -157,26 +206,48 @@ export const modelReasoningOverrides: StressScenario = {
     const lowModel = (lowCall?.args.model as string | undefined) || agentOf(state, "/root/scout_high")?.model;
     if (!lowCall) reasons.push("plain_low was never attempted");
     else if (lowCall.isError)
-      reasons.push(...when(LOW_REFUSED.test(lowCall.text) && !agentOf(state, "/root/plain_low"), `plain_low refused with ${JSON.stringify(lowCall.text)}`));
+      reasons.push(
+        ...when(
+          LOW_REFUSED.test(lowCall.text) && !agentOf(state, "/root/plain_low"),
+          `plain_low refused with ${JSON.stringify(lowCall.text)}`,
+        ),
+      );
     else
       reasons.push(
-        ...when(levelsOf(lowModel).includes("low") || models.length === 0, `plain_low was accepted on ${lowModel}, which lacks low`),
+        ...when(
+          levelsOf(lowModel).includes("low") || models.length === 0,
+          `plain_low was accepted on ${lowModel}, which lacks low`,
+        ),
         ...expectAgent(state, "/root/plain_low", { reasoning: "low" }),
       );
-    if (state.mode === "scripted") reasons.push(...when(lowCall?.isError === true, "plain_low on fake/deep (no low) was not refused"));
+    if (state.mode === "scripted")
+      reasons.push(...when(lowCall?.isError === true, "plain_low on fake/deep (no low) was not refused"));
     return reasons;
   },
 };
 
 /** The refused spawns of scenario 09 and the exact validation message each must get. */
 const INVALID_SPAWNS: Array<{ args: Json; error: string }> = [
-  { args: { task_name: "bad-name", fork_turns: "none" }, error: "agent_name must use only lowercase letters, digits, and underscores" },
-  { args: { task_name: "attempt_2", agent_type: "nonexistent_role", fork_turns: "none" }, error: "unknown agent_type: nonexistent_role" },
-  { args: { task_name: "attempt_3", agent_type: "scout", fork_turns: "all" }, error: "scout agents require fork_turns `none`" },
-  { args: { task_name: "attempt_4", model: "nonexistent/model-xyz", fork_turns: "none" }, error: "unknown model: nonexistent/model-xyz" },
+  {
+    args: { task_name: "bad-name", fork_turns: "none" },
+    error: "agent_name must use only lowercase letters, digits, and underscores",
+  },
+  {
+    args: { task_name: "attempt_2", agent_type: "nonexistent_role", fork_turns: "none" },
+    error: "unknown agent_type: nonexistent_role",
+  },
+  {
+    args: { task_name: "attempt_3", agent_type: "scout", fork_turns: "all" },
+    error: "scout agents require fork_turns `none`",
+  },
+  {
+    args: { task_name: "attempt_4", model: "nonexistent/model-xyz", fork_turns: "none" },
+    error: "unknown model: nonexistent/model-xyz",
+  },
   {
     args: { task_name: "attempt_6", agent_type: "implementation" },
-    error: "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
+    error:
+      "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.",
   },
 ];
 const DUPLICATE_ERROR = "agent task path already exists: /root/attempt_5";
@@ -212,7 +283,9 @@ export const limitBehavior: StressScenario = {
               return [
                 ...errors.filter((e) => !seen.includes(e)).map((e) => `missing error: ${e}`),
                 ...when(
-                  JSON.stringify((resultsIn(req, "list_agents").at(-1)?.agents as Json[] | undefined)?.map((a) => a.agent_name)) === '["/root/attempt_5"]',
+                  JSON.stringify(
+                    (resultsIn(req, "list_agents").at(-1)?.agents as Json[] | undefined)?.map((a) => a.agent_name),
+                  ) === '["/root/attempt_5"]',
                   "list_agents shows more than attempt_5",
                 ),
               ];
@@ -266,13 +339,22 @@ export const restartResume: StressScenario = {
           root.extend(
             reply.toolCall("list_agents", {}),
             reply.toolCall("get_agent_report", { target: "persisted_worker" }),
-            reply.toolCall("followup_task", { target: "persisted_worker", message: "Answer with the single word resumed." }),
+            reply.toolCall("followup_task", {
+              target: "persisted_worker",
+              message: "Answer with the single word resumed.",
+            }),
             waitUntil((notices) => notices.filter((n) => n.agent_name === "/root/persisted_worker").length >= 2),
             reply.toolCall("list_agents", {}),
             verdict("10", (req) => [
-              ...when(resultsIn(req, "get_agent_report").at(-1)?.text === README_LINE, "get_agent_report did not return the earlier report"),
+              ...when(
+                resultsIn(req, "get_agent_report").at(-1)?.text === README_LINE,
+                "get_agent_report did not return the earlier report",
+              ),
               ...when(noticesIn(req).at(-1)?.report === "resumed", "the follow-up did not answer resumed"),
-              ...when(listedStatus(req, "/root/persisted_worker") === "completed", "list_agents does not show it completed"),
+              ...when(
+                listedStatus(req, "/root/persisted_worker") === "completed",
+                "list_agents does not show it completed",
+              ),
             ]),
           ),
       ];
@@ -281,16 +363,24 @@ export const restartResume: StressScenario = {
   check: (state) => {
     const firstListB = listsSeen(state, 1)[0]?.find((a) => a.agent_name === "/root/persisted_worker");
     const record = agentOf(state, "/root/persisted_worker");
-    const entries = fs.existsSync(state.sessionFile) ? agentEntries(state.sessionFile).filter((e) => e.path === "/root/persisted_worker") : [];
+    const entries = fs.existsSync(state.sessionFile)
+      ? agentEntries(state.sessionFile).filter((e) => e.path === "/root/persisted_worker")
+      : [];
     return [
-      ...when(firstListB?.agent_status === "completed", `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"}`),
+      ...when(
+        firstListB?.agent_status === "completed",
+        `after the restart list_agents showed persisted_worker as ${firstListB?.agent_status ?? "absent"}`,
+      ),
       ...expectAgent(state, "/root/persisted_worker", { status: "completed", health: "healthy" }),
       ...when((record?.runs.length ?? 0) >= 2, "persisted_worker was not resumed for a second turn"),
       ...when(
         callsOf(state, "get_agent_report", 1).some((c) => resultJson(c)?.available === true),
         "get_agent_report had no stored report after the restart",
       ),
-      ...when(entries.at(-1)?.status === "completed", `the session's last record of persisted_worker says ${entries.at(-1)?.status ?? "nothing"}`),
+      ...when(
+        entries.at(-1)?.status === "completed",
+        `the session's last record of persisted_worker says ${entries.at(-1)?.status ?? "nothing"}`,
+      ),
     ];
   },
 };
@@ -334,24 +424,41 @@ export const extensionInheritance: StressScenario = {
             reply.toolCalls([
               {
                 name: "spawn_agent",
-                args: { task_name: "plain_child", fork_turns: "none", message: "Call the probe_tool tool with word ping and report its output verbatim." },
+                args: {
+                  task_name: "plain_child",
+                  fork_turns: "none",
+                  message: "Call the probe_tool tool with word ping and report its output verbatim.",
+                },
               },
               {
                 name: "spawn_agent",
-                args: { task_name: "scout_child", agent_type: "scout", fork_turns: "none", message: "List the names of every tool you have, then answer." },
+                args: {
+                  task_name: "scout_child",
+                  agent_type: "scout",
+                  fork_turns: "none",
+                  message: "List the names of every tool you have, then answer.",
+                },
               },
             ]),
             waitForAll(["/root/plain_child", "/root/scout_child"]),
             verdict("11", (req) => [
-              ...when(String(noticeOf(req, "/root/plain_child")?.report).includes("probe says ping"), "plain_child did not report probe says ping"),
-              ...when(!String(noticeOf(req, "/root/scout_child")?.report).includes("probe_tool"), "scout_child lists probe_tool"),
+              ...when(
+                String(noticeOf(req, "/root/plain_child")?.report).includes("probe says ping"),
+                "plain_child did not report probe says ping",
+              ),
+              ...when(
+                !String(noticeOf(req, "/root/scout_child")?.report).includes("probe_tool"),
+                "scout_child lists probe_tool",
+              ),
             ]),
           ]).steps(),
         );
         h.tree.add("/root/plain_child", reply.toolCall("probe_tool", { word: "ping" }), (req) =>
           reply.text(`The probe answered: ${String(req.messages.at(-1)?.content ?? "")}`),
         );
-        h.tree.add("/root/scout_child", (req) => reply.text(`My tools: ${(req.tools ?? []).map((t) => t.function.name).join(", ")}`));
+        h.tree.add("/root/scout_child", (req) =>
+          reply.text(`My tools: ${(req.tools ?? []).map((t) => t.function.name).join(", ")}`),
+        );
       },
     ],
   },
@@ -372,7 +479,10 @@ export const extensionInheritance: StressScenario = {
       ...expectAgent(state, "/root/plain_child", { role: "default", status: "completed" }),
       ...expectAgent(state, "/root/scout_child", { role: "scout", status: "completed" }),
       ...when(plain?.activeTools.includes("probe_tool") === true, "plain_child did not get probe_tool"),
-      ...when(plain?.extensions.includes(probeFile(state.dir)) === true, "plain_child was not given the probe extension"),
+      ...when(
+        plain?.extensions.includes(probeFile(state.dir)) === true,
+        "plain_child was not given the probe extension",
+      ),
       ...when(probeCalls.length > 0 && probeOk, "plain_child never ran probe_tool successfully"),
       ...when(
         JSON.stringify(sortedTools(scout)) === JSON.stringify(SCOUT_TOOLS),

@@ -1,8 +1,21 @@
 /** The 11 stress scenarios, in their order. */
 
 import type { StressScenario } from "./scenario.js";
-import { basicSpawnWait, failureIsolation, interruptResume, nestedChain, parallelSpawns, queueFollowup } from "./scenarios-a.js";
-import { crossProvider, extensionInheritance, limitBehavior, modelReasoningOverrides, restartResume } from "./scenarios-b.js";
+import {
+  basicSpawnWait,
+  failureIsolation,
+  interruptResume,
+  nestedChain,
+  parallelSpawns,
+  queueFollowup,
+} from "./scenarios-a.js";
+import {
+  crossProvider,
+  extensionInheritance,
+  limitBehavior,
+  modelReasoningOverrides,
+  restartResume,
+} from "./scenarios-b.js";
 
 export const STRESS_SCENARIOS: readonly StressScenario[] = [
   basicSpawnWait,

@@ -15,7 +15,12 @@ import {
   projectAgentsEnabled,
   userAgentsDir,
 } from "../../../src/extension/roles/agent-definitions.js";
-import { describeAgentTypes, describeRegistry, lookupRole, RESERVED_ROLE_NAMES } from "../../../src/extension/roles/roles.js";
+import {
+  describeAgentTypes,
+  describeRegistry,
+  lookupRole,
+  RESERVED_ROLE_NAMES,
+} from "../../../src/extension/roles/roles.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const FILE = "/u/agents/reviewer.md";
@@ -30,7 +35,10 @@ describe("parseAgentDefinition: files that work", () => {
   it("reads name, description, a comma list of tools, model, reasoning and the body", () => {
     expect(
       parse(
-        doc("name: reviewer\ndescription: Reviews a diff.\ntools: read, grep , find\nmodel: fake/deep\nreasoning: high", "\nYou review code.\n\nBe terse.\n"),
+        doc(
+          "name: reviewer\ndescription: Reviews a diff.\ntools: read, grep , find\nmodel: fake/deep\nreasoning: high",
+          "\nYou review code.\n\nBe terse.\n",
+        ),
       ),
     ).toEqual({
       ok: true,
@@ -69,14 +77,19 @@ describe("parseAgentDefinition: files that work", () => {
   });
 
   it("marks where the file came from", () => {
-    expect(parse(doc("name: r\ndescription: d"), "project")).toMatchObject({ ok: true, definition: { source: "project" } });
+    expect(parse(doc("name: r\ndescription: d"), "project")).toMatchObject({
+      ok: true,
+      definition: { source: "project" },
+    });
   });
 });
 
 describe("parseAgentDefinition: isolation", () => {
   it("reads `isolation: worktree` as the role's default; `none` and no field mean none", () => {
     const isolation = (value: string | undefined) => {
-      const parsed = parse(doc(`name: writer\ndescription: Writes code.${value === undefined ? "" : `\nisolation: ${value}`}`));
+      const parsed = parse(
+        doc(`name: writer\ndescription: Writes code.${value === undefined ? "" : `\nisolation: ${value}`}`),
+      );
       if (!parsed.ok) throw new Error(parsed.rejected.problem);
       return parsed.definition.isolation;
     };
@@ -90,7 +103,10 @@ describe("parseAgentDefinition: isolation", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-defs-"));
     try {
       fs.mkdirSync(path.join(dir, "agents"));
-      fs.writeFileSync(path.join(dir, "agents", "writer.md"), doc("name: writer\ndescription: Writes code.\nisolation: worktree"));
+      fs.writeFileSync(
+        path.join(dir, "agents", "writer.md"),
+        doc("name: writer\ndescription: Writes code.\nisolation: worktree"),
+      );
       vi.stubEnv("PI_CODING_AGENT_DIR", dir);
       const catalog = loadRoleCatalog(dir);
       const found = lookupRole(catalog, "writer");
@@ -109,7 +125,12 @@ describe("the documented examples", () => {
     expect(example).toBeDefined();
     expect(parse(example!)).toMatchObject({
       ok: true,
-      definition: { name: "reviewer", tools: ["read", "grep", "find", "ls"], model: "anthropic/claude-sonnet-4-5", reasoning: "high" },
+      definition: {
+        name: "reviewer",
+        tools: ["read", "grep", "find", "ls"],
+        model: "anthropic/claude-sonnet-4-5",
+        reasoning: "high",
+      },
     });
   });
 });
@@ -124,7 +145,11 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
     ["a list instead of keys", doc("- name\n- description"), "the frontmatter must be `key: value` lines"],
     ["an empty frontmatter", "---\n---\nbody", "missing `name:` in the frontmatter"],
     ["no name", doc("description: d"), "missing `name:` in the frontmatter"],
-    ["a name in capitals", doc("name: Reviewer\ndescription: d"), 'name "Reviewer" must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter'],
+    [
+      "a name in capitals",
+      doc("name: Reviewer\ndescription: d"),
+      'name "Reviewer" must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter',
+    ],
     ["a name with a space", doc("name: code reviewer\ndescription: d"), /^name "code reviewer" must be/],
     ["a name starting with a digit", doc("name: 2nd\ndescription: d"), /^name "2nd" must be/],
     ["a name that is a number", doc("name: 7\ndescription: d"), /^name 7 must be/],
@@ -148,9 +173,21 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
       /^tools is empty: list tool names, write `tools: \[\]` for no tools, or leave the field out/,
     ],
     ['`tools: ""`', doc('name: r\ndescription: d\ntools: ""'), /^tools is empty/],
-    ["tools as a mapping", doc("name: r\ndescription: d\ntools:\n  read: true"), "tools must be a comma-separated list (`tools: read, grep`) or a YAML list"],
-    ["a number among the tools", doc("name: r\ndescription: d\ntools: [read, 5]"), "tools holds 5, which is not a tool name"],
-    ["an empty name in a comma list", doc("name: r\ndescription: d\ntools: read,,grep"), 'tools holds "", which is not a tool name'],
+    [
+      "tools as a mapping",
+      doc("name: r\ndescription: d\ntools:\n  read: true"),
+      "tools must be a comma-separated list (`tools: read, grep`) or a YAML list",
+    ],
+    [
+      "a number among the tools",
+      doc("name: r\ndescription: d\ntools: [read, 5]"),
+      "tools holds 5, which is not a tool name",
+    ],
+    [
+      "an empty name in a comma list",
+      doc("name: r\ndescription: d\ntools: read,,grep"),
+      'tools holds "", which is not a tool name',
+    ],
     [
       "a model without provider",
       doc("name: r\ndescription: d\nmodel: claude-haiku-4-5"),
@@ -163,15 +200,24 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
       'reasoning "maximum" must be one of off, minimal, low, medium, high, xhigh, max',
     ],
     ["reasoning in capitals", doc("name: r\ndescription: d\nreasoning: High"), /^reasoning "High" must be one of/],
-    ["an unknown isolation", doc("name: r\ndescription: d\nisolation: container"), 'isolation "container" must be none or worktree'],
-    ["isolation as a boolean", doc("name: r\ndescription: d\nisolation: true"), "isolation true must be none or worktree"],
+    [
+      "an unknown isolation",
+      doc("name: r\ndescription: d\nisolation: container"),
+      'isolation "container" must be none or worktree',
+    ],
+    [
+      "isolation as a boolean",
+      doc("name: r\ndescription: d\nisolation: true"),
+      "isolation true must be none or worktree",
+    ],
   ])("%s", (_label, content, expected) => {
     if (typeof expected === "string") expect(problem(content)).toBe(expected);
     else expect(problem(content)).toMatch(expected);
   });
 
   it("names a refused file by its declared name, else by its file name", () => {
-    const rejectedName = (content: string) => (parse(content) as Extract<ParsedDefinition, { ok: false }>).rejected.name;
+    const rejectedName = (content: string) =>
+      (parse(content) as Extract<ParsedDefinition, { ok: false }>).rejected.name;
     expect(rejectedName(doc("name: auditor\ndescription: d\ncolour: red"))).toBe("auditor");
     expect(rejectedName("no frontmatter at all")).toBe("reviewer");
     expect(rejectedName(doc("name: Bad Name\ndescription: d"))).toBe("Bad Name");
@@ -185,26 +231,57 @@ describe("mergeDefinitions", () => {
   });
 
   it("sorts by name, keeps refused files, and lets a project definition replace a user one", () => {
-    const bad: ParsedDefinition = { ok: false, rejected: { filePath: "/user/bad.md", source: "user", name: "bad", problem: "p" } };
-    const set = mergeDefinitions([ok("zeta", "user"), ok("alpha", "user"), bad], [ok("alpha", "project")], RESERVED_ROLE_NAMES);
-    expect(set.definitions.map((d) => `${d.name}@${d.filePath}`)).toEqual(["alpha@/project/alpha.md", "zeta@/user/zeta.md"]);
+    const bad: ParsedDefinition = {
+      ok: false,
+      rejected: { filePath: "/user/bad.md", source: "user", name: "bad", problem: "p" },
+    };
+    const set = mergeDefinitions(
+      [ok("zeta", "user"), ok("alpha", "user"), bad],
+      [ok("alpha", "project")],
+      RESERVED_ROLE_NAMES,
+    );
+    expect(set.definitions.map((d) => `${d.name}@${d.filePath}`)).toEqual([
+      "alpha@/project/alpha.md",
+      "zeta@/user/zeta.md",
+    ]);
     expect(set.rejected).toEqual([bad.rejected]);
     expect(set.overrides).toEqual([
-      { project: (ok("alpha", "project") as { definition: unknown }).definition, user: (ok("alpha", "user") as { definition: unknown }).definition },
+      {
+        project: (ok("alpha", "project") as { definition: unknown }).definition,
+        user: (ok("alpha", "user") as { definition: unknown }).definition,
+      },
     ]);
   });
 
   it("refuses every file of a name defined twice in one directory", () => {
-    const set = mergeDefinitions([ok("dup", "user", "a.md"), ok("dup", "user", "b.md"), ok("solo", "user")], [], RESERVED_ROLE_NAMES);
+    const set = mergeDefinitions(
+      [ok("dup", "user", "a.md"), ok("dup", "user", "b.md"), ok("solo", "user")],
+      [],
+      RESERVED_ROLE_NAMES,
+    );
     expect(set.definitions.map((d) => d.name)).toEqual(["solo"]);
     expect(set.rejected).toEqual([
-      { filePath: "/user/a.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /user/b.md; rename one of them' },
-      { filePath: "/user/b.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /user/a.md; rename one of them' },
+      {
+        filePath: "/user/a.md",
+        source: "user",
+        name: "dup",
+        problem: 'name "dup" is also defined by /user/b.md; rename one of them',
+      },
+      {
+        filePath: "/user/b.md",
+        source: "user",
+        name: "dup",
+        problem: 'name "dup" is also defined by /user/a.md; rename one of them',
+      },
     ]);
   });
 
   it("never lets a file redefine a built-in role or `default`", () => {
-    const set = mergeDefinitions([ok("scout", "user")], [ok("default", "project"), ok("specialist", "project")], RESERVED_ROLE_NAMES);
+    const set = mergeDefinitions(
+      [ok("scout", "user")],
+      [ok("default", "project"), ok("specialist", "project")],
+      RESERVED_ROLE_NAMES,
+    );
     expect(set.definitions).toEqual([]);
     expect(set.rejected.map((r) => r.problem)).toEqual([
       'name "default" is reserved for a plain child (spawn_agent without agent_type); choose another name',
@@ -265,7 +342,10 @@ describe("discovery on disk", () => {
     write(userFile("reviewer.md"), doc("name: reviewer\ndescription: Reviews."));
     const off = discoverAgentDefinitions(project);
     expect(off.definitions.map((d) => d.name)).toEqual(["reviewer"]);
-    expect(off.dirs).toEqual({ user: path.join(agentDir, "agents"), ignoredProject: path.join(project, ".pi", "agents") });
+    expect(off.dirs).toEqual({
+      user: path.join(agentDir, "agents"),
+      ignoredProject: path.join(project, ".pi", "agents"),
+    });
     expect(off.ignoredProjectNames).toEqual(["auditor"]);
 
     const on = discoverAgentDefinitions(project, RESERVED_ROLE_NAMES, { PI_SUBAGENTS_PROJECT_AGENTS: "1" });
@@ -291,12 +371,16 @@ describe("discovery on disk", () => {
 
   it("reads a directory that is both the user's and the project's once, as the user's", () => {
     vi.stubEnv("PI_CODING_AGENT_DIR", path.join(project, ".pi"));
-    expect(definitionDirs(project, { PI_SUBAGENTS_PROJECT_AGENTS: "1" })).toEqual({ user: path.join(project, ".pi", "agents") });
+    expect(definitionDirs(project, { PI_SUBAGENTS_PROJECT_AGENTS: "1" })).toEqual({
+      user: path.join(project, ".pi", "agents"),
+    });
   });
 
   it("loadRoleCatalog checks tool names against the registry and lookupRole explains a refusal", () => {
     write(userFile("reviewer.md"), doc("name: reviewer\ndescription: Reviews.\ntools: read, Grep"));
-    const registry = describeRegistry(["read", "grep"].map((name) => ({ name, sourceInfo: { path: `<builtin:${name}>`, source: "builtin" } })));
+    const registry = describeRegistry(
+      ["read", "grep"].map((name) => ({ name, sourceInfo: { path: `<builtin:${name}>`, source: "builtin" } })),
+    );
     const catalog = loadRoleCatalog(root, registry);
     expect(lookupRole(catalog, "reviewer")).toEqual({
       ok: false,

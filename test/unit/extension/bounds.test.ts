@@ -2,7 +2,14 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { LIMITS, type Notice, type NoticeWorktree } from "../../../src/contracts/tree.js";
 import { usageTotals } from "../../../src/contracts/usage.js";
-import { boundNotice, boundWorktree, capText, dropThinking, stripSignatures, truncateMiddle } from "../../../src/extension/turns/bounds.js";
+import {
+  boundNotice,
+  boundWorktree,
+  capText,
+  dropThinking,
+  stripSignatures,
+  truncateMiddle,
+} from "../../../src/extension/turns/bounds.js";
 
 const MARKER = /\n\[truncated: (\d+) chars omitted — get_agent_report has the full text\]\n/;
 
@@ -100,11 +107,23 @@ describe("boundNotice", () => {
       cacheRead: 345678,
       cacheWrite: 0,
       totalTokens: 492590,
-      // biome-ignore lint/correctness/noPrecisionLoss: float noise as pi sums it, on purpose
-      cost: { input: 0.0172838400000001, output: 0.0065676800000000005, cacheRead: 0.009679, cacheWrite: 0, total: 0.03353052000000001 },
+      cost: {
+        input: 0.0172838400000001,
+        // biome-ignore lint/correctness/noPrecisionLoss: float noise as pi sums it, on purpose
+        output: 0.0065676800000000005,
+        cacheRead: 0.009679,
+        cacheWrite: 0,
+        total: 0.03353052000000001,
+      },
     });
     const out = checkBounded(
-      notice(answer, { agent_name: "/root/review_pipeline", nickname: "Archimedes", model: "deepseek/deepseek-v4-flash", reasoning: "high", usage }),
+      notice(answer, {
+        agent_name: "/root/review_pipeline",
+        nickname: "Archimedes",
+        model: "deepseek/deepseek-v4-flash",
+        reasoning: "high",
+        usage,
+      }),
     );
     const omitted = Number(MARKER.exec(out.report)?.[1]);
     expect(answer.length - omitted).toBeGreaterThanOrEqual(7500);
@@ -132,7 +151,12 @@ describe("boundNotice", () => {
 
   it("caps every string side field at 600 chars ending in …, and leaves report_chars alone", () => {
     const long = "r".repeat(5000);
-    const input = notice(makeReport(20_000, "abc "), { reason: long, model: `m/${long}`, nickname: long, report_chars: 123_456 });
+    const input = notice(makeReport(20_000, "abc "), {
+      reason: long,
+      model: `m/${long}`,
+      nickname: long,
+      report_chars: 123_456,
+    });
     const out = checkBounded(input);
     for (const key of ["reason", "model", "nickname"] as const) {
       expect(out[key]).toHaveLength(LIMITS.sideFieldChars);
@@ -190,7 +214,11 @@ describe("stripSignatures", () => {
     role: "assistant",
     provider: "openai",
     content: [
-      { type: "thinking", thinking: "t".repeat(5000), thinkingSignature: `{"id":"rs_1","encrypted_content":"${"e".repeat(3000)}"}` },
+      {
+        type: "thinking",
+        thinking: "t".repeat(5000),
+        thinkingSignature: `{"id":"rs_1","encrypted_content":"${"e".repeat(3000)}"}`,
+      },
       { type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: "opaque", redacted: true },
       { type: "text", text: "answer", textSignature: '{"v":1,"id":"msg_1"}' },
       { type: "toolCall", id: "c1", name: "bash", arguments: { command: "ls" } },
@@ -242,13 +270,25 @@ describe("a notice with an isolated agent's worktree", () => {
 
   it("50 long paths and a long report: within 8 000 chars, the worktree whole but for its file list, the report cut", () => {
     const files = Array.from({ length: 50 }, (_, i) => longPath(i));
-    const input = notice(makeReport(20_000, "report line\n"), { worktree: worktree(files, { changed_files_total: 73 }) });
+    const input = notice(makeReport(20_000, "report line\n"), {
+      worktree: worktree(files, { changed_files_total: 73 }),
+    });
     const out = checkBounded(input);
     const kept = out.worktree!;
     expect(JSON.stringify(kept).length).toBeLessThanOrEqual(LIMITS.noticeWorktreeChars);
     // Everything the parent needs to bring the work in is there, exactly.
-    expect(kept).toMatchObject({ path: input.worktree!.path, branch: input.worktree!.branch, base_commit: sha("a"), head_commit: sha("b") });
-    expect(kept).toMatchObject({ insertions: 1234, deletions: 56, merge_hint: input.worktree!.merge_hint, changed_files_total: 73 });
+    expect(kept).toMatchObject({
+      path: input.worktree!.path,
+      branch: input.worktree!.branch,
+      base_commit: sha("a"),
+      head_commit: sha("b"),
+    });
+    expect(kept).toMatchObject({
+      insertions: 1234,
+      deletions: 56,
+      merge_hint: input.worktree!.merge_hint,
+      changed_files_total: 73,
+    });
     // Each listed path is capped with its end kept, in the original order.
     expect(kept.changed_files.length).toBeGreaterThan(5);
     expect(kept.changed_files.length).toBeLessThan(50);

@@ -9,7 +9,10 @@ describe("tree budget", () => {
   it("reads tokens and cost from the environment; unset or empty means no budget", () => {
     expect(budgetFromEnv({})).toEqual({});
     expect(budgetFromEnv({ PI_SUBAGENTS_BUDGET_TOKENS: " ", PI_SUBAGENTS_BUDGET_COST: "" })).toEqual({});
-    expect(budgetFromEnv({ PI_SUBAGENTS_BUDGET_TOKENS: "50000", PI_SUBAGENTS_BUDGET_COST: "0.25" })).toEqual({ tokens: 50000, cost: 0.25 });
+    expect(budgetFromEnv({ PI_SUBAGENTS_BUDGET_TOKENS: "50000", PI_SUBAGENTS_BUDGET_COST: "0.25" })).toEqual({
+      tokens: 50000,
+      cost: 0.25,
+    });
   });
 
   it.each([

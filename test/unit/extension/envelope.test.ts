@@ -14,7 +14,9 @@ const record = agentRecord({
 describe("envelopes", () => {
   it("say what the message is, who sent it and its task, then the payload verbatim", () => {
     const payload = '  -x @y\n/z "q"  ';
-    expect(envelope("NEW_TASK", "/root", "scout_high", payload)).toBe(`[NEW_TASK from /root · task scout_high]\n${payload}`);
+    expect(envelope("NEW_TASK", "/root", "scout_high", payload)).toBe(
+      `[NEW_TASK from /root · task scout_high]\n${payload}`,
+    );
   });
 
   it("a turn keeps queued pieces in the order sent, each in its own envelope, with forked history first", () => {
@@ -27,7 +29,9 @@ describe("envelopes", () => {
       "[user]\nearlier",
     );
     expect(prompt.indexOf("FORKED_HISTORY")).toBeLessThan(prompt.indexOf("[MESSAGE from /root · task worker]\nNOTE"));
-    expect(prompt.indexOf("NOTE")).toBeLessThan(prompt.indexOf("[FOLLOWUP_TASK from /root · task worker]\nSECOND TASK"));
+    expect(prompt.indexOf("NOTE")).toBeLessThan(
+      prompt.indexOf("[FOLLOWUP_TASK from /root · task worker]\nSECOND TASK"),
+    );
   });
 
   it("never show a sender's model or reasoning", () => {
@@ -47,7 +51,9 @@ describe("child instructions", () => {
   });
 
   it("tell a child that can delegate to wait for its children before answering", () => {
-    expect(childInstructions(record, true)).toMatch(/wait_agent until your children are done before you give your final answer/);
+    expect(childInstructions(record, true)).toMatch(
+      /wait_agent until your children are done before you give your final answer/,
+    );
   });
 });
 
@@ -64,7 +70,13 @@ describe("withRolePrompt", () => {
   });
 
   it("tells an isolated child where it works, on which branch, and that each turn is committed there", () => {
-    const worktree = { path: "/t/worktrees/w", branch: "subagent/7f3a9c2e-w", baseCommit: "a".repeat(40), gitDir: "/r/.git", subdir: "" };
+    const worktree = {
+      path: "/t/worktrees/w",
+      branch: "subagent/7f3a9c2e-w",
+      baseCommit: "a".repeat(40),
+      gitDir: "/r/.git",
+      subdir: "",
+    };
     const text = childInstructions(agentRecord({ path: "/root/w", worktree }), false);
     expect(text).toContain("You work in your own git worktree, /t/worktrees/w, on branch subagent/7f3a9c2e-w");
     expect(text).toContain("committed on that branch when your turn ends");

@@ -100,7 +100,12 @@ describe("EventsTail, polled from two places at once", () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "psa-tail-"));
     try {
       const file = path.join(dir, "events.jsonl");
-      await writeFile(file, Array.from({ length: 50 }, (_, i) => line({ type: "assistant_text", ts: i, text: "", usage: usage(1, 0, 0) })).join(""));
+      await writeFile(
+        file,
+        Array.from({ length: 50 }, (_, i) =>
+          line({ type: "assistant_text", ts: i, text: "", usage: usage(1, 0, 0) }),
+        ).join(""),
+      );
       const tail = new EventsTail(file);
       await Promise.all([tail.poll(), tail.poll(), tail.poll()]);
       expect(tail.progress.turns).toBe(50);

@@ -5,10 +5,23 @@ import { pathToFileURL } from "node:url";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/contracts/tree.js";
-import { forkMessages, hasAssistant, renderForkTranscript, splitTurns, writeForkSession } from "../../../src/extension/spawn/fork.js";
+import {
+  forkMessages,
+  hasAssistant,
+  renderForkTranscript,
+  splitTurns,
+  writeForkSession,
+} from "../../../src/extension/spawn/fork.js";
 import { PI_LINE_NAME, REPO_ROOT } from "../../support/pi-home.js";
 
-const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage = {
+  input: 1,
+  output: 1,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 let clock = 1_000;
 
 function user(text: string) {
@@ -17,7 +30,16 @@ function user(text: string) {
 
 function assistant(content: unknown[], provider = "fake") {
   const stopReason = content.some((b) => (b as { type: string }).type === "toolCall") ? "toolUse" : "stop";
-  return { role: "assistant", content, api: "openai-completions", provider, model: "fast", usage, stopReason, timestamp: clock++ };
+  return {
+    role: "assistant",
+    content,
+    api: "openai-completions",
+    provider,
+    model: "fast",
+    usage,
+    stopReason,
+    timestamp: clock++,
+  };
 }
 
 const text = (t: string) => ({ type: "text", text: t });
@@ -55,7 +77,18 @@ function parentBranch(): unknown[] {
     assistant([text("answer two")]),
     { type: "custom", customType: "pi-subagents", data: { kind: "agent" } },
     { type: "message", message: { role: "custom", customType: "note", content: "x", display: true, timestamp: 1 } },
-    { type: "message", message: { role: "bashExecution", command: "ls", output: "", exitCode: 0, cancelled: false, truncated: false, timestamp: 1 } },
+    {
+      type: "message",
+      message: {
+        role: "bashExecution",
+        command: "ls",
+        output: "",
+        exitCode: 0,
+        cancelled: false,
+        truncated: false,
+        timestamp: 1,
+      },
+    },
     user("turn three"),
     assistant([text("answer three")]),
     user("turn four: spawn a kid"),
@@ -67,7 +100,10 @@ function parentBranch(): unknown[] {
 
 function texts(messages: unknown[]): string[] {
   return messages.map((m) => {
-    const msg = m as { role: string; content: Array<{ type: string; text?: string; name?: string; thinking?: string }> };
+    const msg = m as {
+      role: string;
+      content: Array<{ type: string; text?: string; name?: string; thinking?: string }>;
+    };
     return `${msg.role}:${msg.content.map((b) => b.text ?? b.name ?? b.thinking).join("|")}`;
   });
 }
@@ -75,7 +111,12 @@ function texts(messages: unknown[]): string[] {
 describe("forkMessages", () => {
   it("splits into turns at user messages and keeps only user/assistant/toolResult", () => {
     const all = forkMessages(parentBranch(), { kind: "all" }, { childProvider: "fake" });
-    expect(splitTurns(all).map((turn) => texts(turn)[0])).toEqual(["user:turn one", "user:turn two", "user:turn three", "user:turn four: spawn a kid"]);
+    expect(splitTurns(all).map((turn) => texts(turn)[0])).toEqual([
+      "user:turn one",
+      "user:turn two",
+      "user:turn three",
+      "user:turn four: spawn a kid",
+    ]);
     expect(all.map((m) => (m as { role: string }).role)).not.toContain("custom");
     expect(all.map((m) => (m as { role: string }).role)).not.toContain("bashExecution");
   });
@@ -126,7 +167,11 @@ describe("forkMessages", () => {
     );
     const out = forkMessages(entries, { kind: "all" }, { childProvider: "fake" });
     expect(texts(out).at(-1)).toBe("toolResult:done");
-    expect(texts(forkMessages(entries.slice(0, 4), { kind: "all" }, { childProvider: "fake" }))).toEqual(["user:one", "assistant:ok", "user:two"]);
+    expect(texts(forkMessages(entries.slice(0, 4), { kind: "all" }, { childProvider: "fake" }))).toEqual([
+      "user:one",
+      "assistant:ok",
+      "user:two",
+    ]);
   });
 
   it("strips transport signatures and caps thinking", () => {
@@ -162,9 +207,20 @@ describe("forkMessages", () => {
   });
 
   it("honours the latest compaction like pi: summary first, summarised messages left out", () => {
-    const entries = branch(user("old"), assistant([text("old answer")]), user("kept"), assistant([text("kept answer")]));
+    const entries = branch(
+      user("old"),
+      assistant([text("old answer")]),
+      user("kept"),
+      assistant([text("kept answer")]),
+    );
     const firstKept = (entries[2] as { id: string }).id;
-    const all = [...entries, ...branch({ type: "compaction", summary: "we did old things", firstKeptEntryId: firstKept, tokensBefore: 9 }, user("after"))];
+    const all = [
+      ...entries,
+      ...branch(
+        { type: "compaction", summary: "we did old things", firstKeptEntryId: firstKept, tokensBefore: 9 },
+        user("after"),
+      ),
+    ];
     const out = texts(forkMessages(all, { kind: "all" }, { childProvider: "fake" }));
     expect(out).toHaveLength(4);
     expect(out[0]).toMatch(/^user:The conversation history before this point was compacted.*we did old things/s);
@@ -174,27 +230,44 @@ describe("forkMessages", () => {
 
 /** Entries of several branch() calls as one chain (each entry's parent is the one before it). */
 function chain(...parts: unknown[][]): unknown[] {
-  return parts.flat().map((entry, i, all) => ({ ...(entry as object), parentId: i === 0 ? null : (all[i - 1] as { id: string }).id }));
+  return parts
+    .flat()
+    .map((entry, i, all) => ({ ...(entry as object), parentId: i === 0 ? null : (all[i - 1] as { id: string }).id }));
 }
 
 describe("forkMessages and pi 1.x sessions", () => {
   /** The branch of a pi 1.x parent whose first answer failed, was retried and hidden by a context_edit entry. */
   function retriedBranch(): unknown[] {
-    const entries = branch({ role: "system", content: "", sections: { preamble: "You are a coding assistant" }, timestamp: clock++ }, user("do it"), {
-      ...assistant([]),
-      stopReason: "error",
-      errorMessage: '503: {"message":"overloaded"}',
-    });
+    const entries = branch(
+      { role: "system", content: "", sections: { preamble: "You are a coding assistant" }, timestamp: clock++ },
+      user("do it"),
+      {
+        ...assistant([]),
+        stopReason: "error",
+        errorMessage: '503: {"message":"overloaded"}',
+      },
+    );
     const failed = (entries[2] as { id: string }).id;
-    return chain(entries, branch({ type: "context_edit", targetId: failed, replacement: null }, assistant([text("done after the retry")])));
+    return chain(
+      entries,
+      branch({ type: "context_edit", targetId: failed, replacement: null }, assistant([text("done after the retry")])),
+    );
   }
 
   it("leaves out the system message and the retried attempt a context_edit hides", () => {
-    expect(texts(forkMessages(retriedBranch(), { kind: "all" }, { childProvider: "fake" }))).toEqual(["user:do it", "assistant:done after the retry"]);
+    expect(texts(forkMessages(retriedBranch(), { kind: "all" }, { childProvider: "fake" }))).toEqual([
+      "user:do it",
+      "assistant:done after the retry",
+    ]);
   });
 
   it("a context_edit hides its entry (replacement null) or carries the new content (a string is one text block in an assistant message)", () => {
-    const entries = branch(user("question"), assistant([text("a very long answer")]), user("second"), assistant([text("hidden answer")]));
+    const entries = branch(
+      user("question"),
+      assistant([text("a very long answer")]),
+      user("second"),
+      assistant([text("hidden answer")]),
+    );
     const [, answer, , hidden] = entries.map((entry) => (entry as { id: string }).id);
     const edited = chain(
       entries,
@@ -230,13 +303,28 @@ describe("forkMessages and pi 1.x sessions", () => {
     ]);
   });
 
-  it.skipIf(PI_LINE_NAME !== "current")("keeps what pi 1.x's own context builder keeps for a retried attempt", async () => {
-    const file = path.join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js");
-    const { buildSessionContext } = (await import(pathToFileURL(file).href)) as { buildSessionContext(entries: unknown[]): { messages: unknown[] } };
-    const entries = retriedBranch();
-    const pi = buildSessionContext(entries).messages.filter((m) => ["user", "assistant", "toolResult"].includes((m as { role: string }).role));
-    expect(texts(forkMessages(entries, { kind: "all" }, { childProvider: "fake" }))).toEqual(texts(pi));
-  });
+  it.skipIf(PI_LINE_NAME !== "current")(
+    "keeps what pi 1.x's own context builder keeps for a retried attempt",
+    async () => {
+      const file = path.join(
+        REPO_ROOT,
+        "node_modules",
+        "@earendil-works",
+        "pi-coding-agent",
+        "dist",
+        "core",
+        "session-manager.js",
+      );
+      const { buildSessionContext } = (await import(pathToFileURL(file).href)) as {
+        buildSessionContext(entries: unknown[]): { messages: unknown[] };
+      };
+      const entries = retriedBranch();
+      const pi = buildSessionContext(entries).messages.filter((m) =>
+        ["user", "assistant", "toolResult"].includes((m as { role: string }).role),
+      );
+      expect(texts(forkMessages(entries, { kind: "all" }, { childProvider: "fake" }))).toEqual(texts(pi));
+    },
+  );
 });
 
 describe("hasAssistant and renderForkTranscript", () => {
@@ -251,7 +339,11 @@ describe("hasAssistant and renderForkTranscript", () => {
     expect(hasAssistant(messages)).toBe(true);
     expect(hasAssistant([user("x")])).toBe(false);
     const out = renderForkTranscript(messages);
-    expect(out.startsWith('[user]\nlist files\n\n[assistant]\nLet me look.\n[tool call bash] {"command":"ls"}\n[tool result bash] zzz')).toBe(true);
+    expect(
+      out.startsWith(
+        '[user]\nlist files\n\n[assistant]\nLet me look.\n[tool call bash] {"command":"ls"}\n[tool result bash] zzz',
+      ),
+    ).toBe(true);
     expect(out).not.toContain("secret");
     expect(out).toContain(`${"z".repeat(1999)}…\n[tool error read] nope\n\n[user]\nplain string`);
   });
@@ -308,6 +400,8 @@ describe("writeForkSession", () => {
   });
 
   it("refuses a history pi could not continue (no assistant message)", async () => {
-    await expect(writeForkSession(path.join(dir, "s.jsonl"), [user("q")], { cwd: dir })).rejects.toThrow(/assistant message/);
+    await expect(writeForkSession(path.join(dir, "s.jsonl"), [user("q")], { cwd: dir })).rejects.toThrow(
+      /assistant message/,
+    );
   });
 });

@@ -21,20 +21,35 @@ const tagged: Painter = { fg: (color, text) => `<${color}>${text}</${color}>`, b
 
 describe("a notice's line", () => {
   it("says who, how the turn ended and why, then the head of the report, in the colour of the ending", () => {
-    const failed = turnEndNotice(agentRecord({ path: "/root/b", nickname: "Hypatia", status: "errored", health: "unhealthy" }), {
-      outcome: "failed",
-      reason: "500 Internal\nServer Error",
-      text: "partial\nanswer",
-      reportStored: true,
-    });
-    expect(describeNotice(failed)).toBe("/root/b (Hypatia) errored (failed): 500 Internal Server Error — partial answer");
-    expect(noticeLine(failed, tagged)).toBe("<error>✗ /root/b (Hypatia) errored (failed): 500 Internal Server Error — partial answer</error>");
+    const failed = turnEndNotice(
+      agentRecord({ path: "/root/b", nickname: "Hypatia", status: "errored", health: "unhealthy" }),
+      {
+        outcome: "failed",
+        reason: "500 Internal\nServer Error",
+        text: "partial\nanswer",
+        reportStored: true,
+      },
+    );
+    expect(describeNotice(failed)).toBe(
+      "/root/b (Hypatia) errored (failed): 500 Internal Server Error — partial answer",
+    );
+    expect(noticeLine(failed, tagged)).toBe(
+      "<error>✗ /root/b (Hypatia) errored (failed): 500 Internal Server Error — partial answer</error>",
+    );
     expect(noticeLevel(failed)).toBe("error");
-    const aborted = turnEndNotice(agentRecord({ status: "aborted" }), { outcome: "aborted", reason: "no key", text: "", reportStored: false });
+    const aborted = turnEndNotice(agentRecord({ status: "aborted" }), {
+      outcome: "aborted",
+      reason: "no key",
+      text: "",
+      reportStored: false,
+    });
     expect(noticeLine(aborted)).toBe("■ /root/worker (Euclid) aborted: no key");
     expect(noticeLevel(aborted)).toBe("warning");
     const completed = turnEndNotice(agentRecord(), { outcome: "completed", text: "done", reportStored: true });
-    expect([noticeLine(completed, tagged), noticeLevel(completed)]).toEqual(["<success>✓ /root/worker (Euclid) completed: done</success>", "info"]);
+    expect([noticeLine(completed, tagged), noticeLevel(completed)]).toEqual([
+      "<success>✓ /root/worker (Euclid) completed: done</success>",
+      "info",
+    ]);
     expect(noticeLevel(stopNotice(agentRecord({ status: "interrupted" }), "interrupt", undefined))).toBe("warning");
     expect(noticeLine(messageNotice("/root/a", undefined, "hi"))).toBe("✉ message from /root/a: hi");
   });
@@ -124,8 +139,12 @@ describe("leaving pi with children working", () => {
   });
 
   it("Esc during wait_agent says the children keep working and how to stop them", () => {
-    expect(cancelledLine({ running: 2, queued: 1 })).toBe("wait_agent cancelled: 2 running, 1 queued child agents keep working — /agents stop stops them");
-    expect(cancelledLine({ running: 1, queued: 0 })).toBe("wait_agent cancelled: 1 running child agent keeps working — /agents stop stops them");
+    expect(cancelledLine({ running: 2, queued: 1 })).toBe(
+      "wait_agent cancelled: 2 running, 1 queued child agents keep working — /agents stop stops them",
+    );
+    expect(cancelledLine({ running: 1, queued: 0 })).toBe(
+      "wait_agent cancelled: 1 running child agent keeps working — /agents stop stops them",
+    );
     expect(cancelledLine({ running: 0, queued: 0 })).toBe("wait_agent cancelled");
   });
 });
@@ -168,8 +187,20 @@ describe("/agents: one agent", () => {
 
   it("says why the last turn did not complete, names the worktree, and tells a grandchild's viewer who can act on it", () => {
     const record = {
-      ...agentRecord({ path: "/root/a/b", status: "errored", health: "unhealthy", lastOutcome: "timed_out", lastReason: "turn limit" }),
-      worktree: { branch: "subagent/x-a-b", path: "/w/a-b", baseCommit: "a".repeat(40), gitDir: "/repo/.git", subdir: "" },
+      ...agentRecord({
+        path: "/root/a/b",
+        status: "errored",
+        health: "unhealthy",
+        lastOutcome: "timed_out",
+        lastReason: "turn limit",
+      }),
+      worktree: {
+        branch: "subagent/x-a-b",
+        path: "/w/a-b",
+        baseCommit: "a".repeat(40),
+        gitDir: "/repo/.git",
+        subdir: "",
+      },
     };
     const lines = agentDetails(progress(record), {}, false);
     expect(lines[1]).toBe("status   errored · unhealthy · last turn timed_out: turn limit");
@@ -181,7 +212,12 @@ describe("/agents: one agent", () => {
 
   it("offers what this process may do: a direct child's follow-up, interrupt while it works, close until it is shut down", () => {
     expect(agentActions(agentRecord({ status: "running" }), true)).toEqual(["follow up", "interrupt", "close", "back"]);
-    expect(agentActions(agentRecord({ status: "pending_init" }), true)).toEqual(["follow up", "interrupt", "close", "back"]);
+    expect(agentActions(agentRecord({ status: "pending_init" }), true)).toEqual([
+      "follow up",
+      "interrupt",
+      "close",
+      "back",
+    ]);
     expect(agentActions(agentRecord({ status: "completed" }), true)).toEqual(["follow up", "close", "back"]);
     expect(agentActions(agentRecord({ status: "shutdown" }), true)).toEqual(["back"]);
     expect(agentActions(agentRecord({ status: "running" }), false)).toEqual(["back"]);

@@ -7,7 +7,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { commitTurn } from "../../../src/extension/isolation/turn.js";
-import { createIsolatedWorktree, repositoryFor, SETUP_TIMEOUT_MS, setupCommandFromEnv } from "../../../src/extension/spawn/isolate.js";
+import {
+  createIsolatedWorktree,
+  repositoryFor,
+  SETUP_TIMEOUT_MS,
+  setupCommandFromEnv,
+} from "../../../src/extension/spawn/isolate.js";
 import { commitAll, makeRepo, type Sandbox, sh, treeFiles, useSandbox, write } from "../isolation/support.js";
 
 const sandbox = useSandbox();
@@ -22,7 +27,14 @@ function gitState(box: Sandbox, repo: string) {
 
 async function isolate(box: Sandbox, cwd: string, extra: Partial<Parameters<typeof createIsolatedWorktree>[0]> = {}) {
   const repository = await repositoryFor(cwd, box.env);
-  return createIsolatedWorktree({ repository, treeDir: path.join(box.dir, "tree"), agentPath: "/root/worker", treeTag: TAG, env: box.env, ...extra });
+  return createIsolatedWorktree({
+    repository,
+    treeDir: path.join(box.dir, "tree"),
+    agentPath: "/root/worker",
+    treeTag: TAG,
+    env: box.env,
+    ...extra,
+  });
 }
 
 describe("repositoryFor (rule 13)", () => {
@@ -30,7 +42,9 @@ describe("repositoryFor (rule 13)", () => {
     const box = sandbox();
     const plain = path.join(box.dir, "notes");
     fs.mkdirSync(plain);
-    await expect(repositoryFor(plain, box.env)).rejects.toThrow(`isolation "worktree" needs a git repository: ${plain} is not inside one`);
+    await expect(repositoryFor(plain, box.env)).rejects.toThrow(
+      `isolation "worktree" needs a git repository: ${plain} is not inside one`,
+    );
   });
 
   it("finds the top and the subdirectory of a cwd inside a repository", async () => {
@@ -76,7 +90,9 @@ describe("createIsolatedWorktree", () => {
   it("refuses a tree directory that is the repository's top", async () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
-    await expect(isolate(box, repo, { treeDir: repo })).rejects.toThrow(/cannot use the repository's top .* as the tree directory/);
+    await expect(isolate(box, repo, { treeDir: repo })).rejects.toThrow(
+      /cannot use the repository's top .* as the tree directory/,
+    );
     expect(gitState(box, repo)).toEqual({ branches: "main\n", worktrees: 1 });
   });
 
@@ -84,13 +100,21 @@ describe("createIsolatedWorktree", () => {
     const box = sandbox();
     const repo = makeRepo(box, { ".gitignore": "node_modules/\n", "a.txt": "a\n" });
     write(path.join(repo, "node_modules", "dep", "index.js"), "1\n");
-    const setup = { command: 'ln -s "$PI_SUBAGENTS_WORKTREE_SOURCE/node_modules" node_modules && mkdir .cache && touch .cache/x', timeoutMs: 10_000 };
+    const setup = {
+      command: 'ln -s "$PI_SUBAGENTS_WORKTREE_SOURCE/node_modules" node_modules && mkdir .cache && touch .cache/x',
+      timeoutMs: 10_000,
+    };
     const made = await isolate(box, repo, { setup });
     // A `node_modules` link is not matched by `node_modules/`: the setup paths are recorded instead.
     expect(made.worktree.setupPaths).toEqual([".cache", "node_modules"]);
     expect(fs.readFileSync(path.join(made.cwd, "node_modules", "dep", "index.js"), "utf8")).toBe("1\n");
     write(path.join(made.cwd, "b.txt"), "b\n");
-    const { head } = await commitTurn({ worktreePath: made.worktree.path, message: "turn 1", exclude: made.worktree.setupPaths, env: box.env });
+    const { head } = await commitTurn({
+      worktreePath: made.worktree.path,
+      message: "turn 1",
+      exclude: made.worktree.setupPaths,
+      env: box.env,
+    });
     expect(treeFiles(box, repo, head)).toEqual([".gitignore", "a.txt", "b.txt"]);
     await made.release(); // the branch holds a commit: it stays
     expect(gitState(box, repo)).toEqual({ branches: `main\nsubagent/${TAG}-worker\n`, worktrees: 1 });
@@ -100,7 +124,9 @@ describe("createIsolatedWorktree", () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
     const setup = { command: "echo 'npm ci: lockfile out of date' >&2; exit 7", timeoutMs: 10_000 };
-    await expect(isolate(box, repo, { setup })).rejects.toThrow(/^worktree setup command .* failed \(exit 7\): npm ci: lockfile out of date$/);
+    await expect(isolate(box, repo, { setup })).rejects.toThrow(
+      /^worktree setup command .* failed \(exit 7\): npm ci: lockfile out of date$/,
+    );
     expect(gitState(box, repo)).toEqual({ branches: "main\n", worktrees: 1 });
     expect(fs.readdirSync(path.join(box.dir, "tree", "worktrees"))).toEqual([]);
   });
@@ -109,7 +135,9 @@ describe("createIsolatedWorktree", () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
     sh(box, repo, ["branch", `subagent/${TAG}-worker`]);
-    await expect(isolate(box, repo)).rejects.toThrow(`isolation "worktree" cannot create branch subagent/${TAG}-worker: it already exists in ${repo}`);
+    await expect(isolate(box, repo)).rejects.toThrow(
+      `isolation "worktree" cannot create branch subagent/${TAG}-worker: it already exists in ${repo}`,
+    );
     expect(gitState(box, repo)).toEqual({ branches: `main\nsubagent/${TAG}-worker\n`, worktrees: 1 });
   });
 
@@ -120,7 +148,11 @@ describe("createIsolatedWorktree", () => {
     const setup = { command: 'ln -s "$PI_SUBAGENTS_WORKTREE_SOURCE/deps" linked', timeoutMs: 10_000 };
     const parent = await isolate(box, repo, { setup });
     write(path.join(parent.cwd, "work.txt"), "the parent's uncommitted work\n");
-    const child = await isolate(box, parent.cwd, { agentPath: "/root/worker/checker", parentWorktree: parent.worktree, setup });
+    const child = await isolate(box, parent.cwd, {
+      agentPath: "/root/worker/checker",
+      parentWorktree: parent.worktree,
+      setup,
+    });
     expect(treeFiles(box, repo, child.worktree.baseCommit)).toEqual(["a.txt", "deps/x", "work.txt"]);
     expect(fs.readlinkSync(path.join(child.cwd, "linked"))).toBe(path.join(parent.worktree.path, "deps"));
     expect(child.worktree.path).toBe(path.join(box.dir, "tree", "worktrees", "worker-checker"));
@@ -155,11 +187,19 @@ describe("setupCommandFromEnv", () => {
   it("reads the command and its time limit; a blank command is none, a bad limit the default", () => {
     expect(setupCommandFromEnv({})).toBeUndefined();
     expect(setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "  " })).toBeUndefined();
-    expect(setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "npm ci" })).toEqual({ command: "npm ci", timeoutMs: SETUP_TIMEOUT_MS });
-    expect(setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "npm ci", PI_SUBAGENTS_WORKTREE_SETUP_TIMEOUT_MS: "5000" })).toEqual({
+    expect(setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "npm ci" })).toEqual({
+      command: "npm ci",
+      timeoutMs: SETUP_TIMEOUT_MS,
+    });
+    expect(
+      setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "npm ci", PI_SUBAGENTS_WORKTREE_SETUP_TIMEOUT_MS: "5000" }),
+    ).toEqual({
       command: "npm ci",
       timeoutMs: 5000,
     });
-    expect(setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "x", PI_SUBAGENTS_WORKTREE_SETUP_TIMEOUT_MS: "soon" })?.timeoutMs).toBe(SETUP_TIMEOUT_MS);
+    expect(
+      setupCommandFromEnv({ PI_SUBAGENTS_WORKTREE_SETUP: "x", PI_SUBAGENTS_WORKTREE_SETUP_TIMEOUT_MS: "soon" })
+        ?.timeoutMs,
+    ).toBe(SETUP_TIMEOUT_MS);
   });
 });

@@ -30,7 +30,9 @@ describe("list_agents", () => {
     expect(listed.omitted).toBeGreaterThan(0);
     expect(listed.agents.length + listed.omitted!).toBe(60);
     // In spawn order, the last ones left out; the names intact.
-    expect(listed.agents.map((agent) => agent.agent_name)).toEqual(Array.from({ length: listed.agents.length }, (_, i) => `/root/a${i + 1}`));
+    expect(listed.agents.map((agent) => agent.agent_name)).toEqual(
+      Array.from({ length: listed.agents.length }, (_, i) => `/root/a${i + 1}`),
+    );
     expect(listed.agents[0]!.nickname).toBe(`${nickname}1`);
     // Not cut more than needed: one agent more would be over the limit.
     const oneMore = { ...listed, agents: [...listed.agents, { ...listed.agents[0]! }] };
@@ -41,7 +43,13 @@ describe("list_agents", () => {
 describe("list_agents: isolated agents", () => {
   it("shows the branch of an agent that works in its own worktree, and none for the others", async () => {
     const h = await runtimeHarness();
-    const worktree = { path: "/t/worktrees/writer", branch: "subagent/7f3a9c2e-writer", baseCommit: "a".repeat(40), gitDir: "/r/.git", subdir: "" };
+    const worktree = {
+      path: "/t/worktrees/writer",
+      branch: "subagent/7f3a9c2e-writer",
+      baseCommit: "a".repeat(40),
+      gitDir: "/r/.git",
+      subdir: "",
+    };
     await h.tree.writeRecord(agentRecord({ path: "/root/writer", nickname: "A", spawnSeq: 1, worktree }));
     await h.tree.writeRecord(agentRecord({ path: "/root/plain", nickname: "B", spawnSeq: 2 }));
     const tool = listAgentsTool({ pi: {} as ExtensionAPI, runtime: () => h.runtime });

@@ -17,7 +17,13 @@ import { listAgentsTool } from "../../../src/extension/tools/list-agents.js";
 import { sendMessageTool } from "../../../src/extension/tools/send-message.js";
 import { restore } from "../../../src/extension/tree/persistence.js";
 import { deliveredMessageIds, postLiveMessage } from "../../../src/extension/turns/launcher.js";
-import { dropConfirmed, liveRuns, nextMessageId, pendingMessageCount, queuedPartCount } from "../../../src/extension/turns/live-messages.js";
+import {
+  dropConfirmed,
+  liveRuns,
+  nextMessageId,
+  pendingMessageCount,
+  queuedPartCount,
+} from "../../../src/extension/turns/live-messages.js";
 import type { ChildState } from "../../../src/extension/turns/runtime.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
@@ -46,7 +52,11 @@ describe("the bookkeeping of messages to a child (pure)", () => {
       { id: "msg-2", seq: 2 },
     ]);
     expect(record.messageSeq).toBe(2);
-    record.inbox = [message("msg-1", "a", "0001-spawn"), { kind: "FOLLOWUP_TASK", from: "/root", text: "f", sentAt: "" }, message("msg-2", "b")];
+    record.inbox = [
+      message("msg-1", "a", "0001-spawn"),
+      { kind: "FOLLOWUP_TASK", from: "/root", text: "f", sentAt: "" },
+      message("msg-2", "b"),
+    ];
     record.undelivered = [message("msg-0", "old"), { kind: "NEW_TASK", from: "/root", text: "t", sentAt: "" }];
     expect(pendingMessageCount(record)).toBe(3);
     expect(queuedPartCount(record, "0001-spawn")).toBe(2);
@@ -56,7 +66,12 @@ describe("the bookkeeping of messages to a child (pure)", () => {
 
   it("drops only what the named run confirmed, keeping the rest in send order", () => {
     const record = agentRecord({
-      inbox: [message("msg-1", "a", "0001-spawn"), message("msg-2", "b", "0001-spawn"), message("msg-3", "c", "0002-followup"), message("msg-4", "d")],
+      inbox: [
+        message("msg-1", "a", "0001-spawn"),
+        message("msg-2", "b", "0001-spawn"),
+        message("msg-3", "c", "0002-followup"),
+        message("msg-4", "d"),
+      ],
     });
     expect(dropConfirmed(record, "0001-spawn", new Set(["msg-2", "msg-3", "msg-4"]))).toBe(1);
     expect(record.inbox.map((part) => part.id)).toEqual(["msg-1", "msg-3", "msg-4"]);
@@ -71,8 +86,16 @@ describe("send_message to a running child", () => {
     const runDir = h.turns.last.runDir;
 
     const delivery = await h.runtime.queueMessage(worker, "skip the legacy/ folder");
-    expect(delivery).toEqual({ delivered: "live", messageId: "msg-1", pendingMessages: 1, queuedMessages: 0, status: "running" });
-    expect(h.turns.live.get(runDir)).toEqual([{ id: "msg-1", seq: 1, text: "[MESSAGE from /root · task worker · id msg-1]\nskip the legacy/ folder" }]);
+    expect(delivery).toEqual({
+      delivered: "live",
+      messageId: "msg-1",
+      pendingMessages: 1,
+      queuedMessages: 0,
+      status: "running",
+    });
+    expect(h.turns.live.get(runDir)).toEqual([
+      { id: "msg-1", seq: 1, text: "[MESSAGE from /root · task worker · id msg-1]\nskip the legacy/ folder" },
+    ]);
     // The tree directory lists it, with its id and where it was sent, until the run confirms it.
     expect((await h.tree.readRecord("/root/worker"))?.inbox).toEqual([
       expect.objectContaining({ kind: "MESSAGE", id: "msg-1", liveRun: "0001-spawn", text: "skip the legacy/ folder" }),
@@ -133,7 +156,9 @@ describe("send_message to a running child", () => {
     expect(worker.record.status).toBe("completed");
     expect(worker.record.inbox).toEqual([expect.objectContaining({ id: "msg-1", liveRun: "0001-spawn" })]);
     await h.runtime.followup(worker, "go on");
-    expect(h.turns.last.spec.prompt).toBe("[MESSAGE from /root · task worker · id msg-1]\njust too late\n\n[FOLLOWUP_TASK from /root · task worker]\ngo on");
+    expect(h.turns.last.spec.prompt).toBe(
+      "[MESSAGE from /root · task worker · id msg-1]\njust too late\n\n[FOLLOWUP_TASK from /root · task worker]\ngo on",
+    );
   });
 
   it("read by a stopped turn that left no trace in the session is given again after that turn's prompt", async () => {
@@ -162,11 +187,19 @@ describe("send_message to a running child", () => {
     const worker = await h.child("worker");
     await h.runtime.requestTurn(worker, "spawn");
     h.turns.failNextPost = new Error("EROFS");
-    expect(await h.runtime.queueMessage(worker, "not writable")).toMatchObject({ delivered: "queued", queuedMessages: 1, pendingMessages: 1 });
+    expect(await h.runtime.queueMessage(worker, "not writable")).toMatchObject({
+      delivered: "queued",
+      queuedMessages: 1,
+      pendingMessages: 1,
+    });
     expect(worker.record.inbox[0]).not.toHaveProperty("liveRun");
 
     worker.stopping = "interrupt";
-    expect(await h.runtime.queueMessage(worker, "while stopping")).toMatchObject({ delivered: "queued", queuedMessages: 2, pendingMessages: 2 });
+    expect(await h.runtime.queueMessage(worker, "while stopping")).toMatchObject({
+      delivered: "queued",
+      queuedMessages: 2,
+      pendingMessages: 2,
+    });
     expect(h.turns.live.get(h.turns.last.runDir)).toBeUndefined();
   });
 });
@@ -195,7 +228,11 @@ describe("restore of live messages", () => {
         status: "completed",
         runs: ["0001-spawn", "0002-followup"],
         messageSeq: 3,
-        inbox: [message("msg-1", "one", "0001-spawn"), message("msg-2", "two", "0002-followup"), message("msg-3", "three", "0002-followup")],
+        inbox: [
+          message("msg-1", "one", "0001-spawn"),
+          message("msg-2", "two", "0002-followup"),
+          message("msg-3", "three", "0002-followup"),
+        ],
       }),
     );
     const runDir = (run: string) => path.join(h.tree.agentDir("/root/worker"), TREE_FILES.runs, run);
@@ -240,7 +277,15 @@ describe("restore of live messages", () => {
 
 describe("the tools", () => {
   const call = async (tool: { execute: (...args: never[]) => Promise<{ details: unknown }> }, params: object) =>
-    (await (tool.execute as (...args: unknown[]) => Promise<{ details: unknown }>)("call", params, undefined, undefined, {})).details;
+    (
+      await (tool.execute as (...args: unknown[]) => Promise<{ details: unknown }>)(
+        "call",
+        params,
+        undefined,
+        undefined,
+        {},
+      )
+    ).details;
 
   it("send_message says delivered and the counts; list_agents shows pending_messages until the child read them", async () => {
     const h = await runtimeHarness();
@@ -273,7 +318,9 @@ describe("the tools", () => {
     const worker = await h.child("worker");
     await h.runtime.requestTurn(worker, "spawn");
     const send = sendMessageTool({ pi: {} as ExtensionAPI, runtime: () => h.runtime });
-    await expect(call(send, { target: "worker", message: "x".repeat(8001) })).rejects.toThrow("message is 8001 characters; the limit is 8000");
+    await expect(call(send, { target: "worker", message: "x".repeat(8001) })).rejects.toThrow(
+      "message is 8001 characters; the limit is 8000",
+    );
     expect(worker.record.inbox).toEqual([]);
     expect(worker.record.messageSeq).toBeUndefined();
   });
@@ -312,7 +359,10 @@ describe("what a run's files say its child read", () => {
           user([{ type: "text", text: text("msg-2") }]),
           // msg-3: only quoted inside a longer prompt, and by an assistant: not read as a message.
           user([{ type: "text", text: `${text("msg-3")}\n\n[FOLLOWUP_TASK from /root · task worker]\ngo` }]),
-          JSON.stringify({ type: "message", message: { role: "assistant", content: [{ type: "text", text: text("msg-3") }] } }),
+          JSON.stringify({
+            type: "message",
+            message: { role: "assistant", content: [{ type: "text", text: text("msg-3") }] },
+          }),
           // msg-10 mentions msg-1's id as a prefix; it is read, msg-1 (already known) stays known.
           user(text("msg-10")),
         ].join("\n"),
@@ -340,13 +390,19 @@ describe("a run whose wrapper died (no result.json)", () => {
       const line = JSON.stringify({ type: "message", message: { role: "user", content: [{ type: "text", text }] } });
       const pi = spawn(
         process.execPath,
-        ["-e", `setTimeout(() => require("fs").appendFileSync(${JSON.stringify(session)}, ${JSON.stringify(`${line}\n`)}), 300)`],
+        [
+          "-e",
+          `setTimeout(() => require("fs").appendFileSync(${JSON.stringify(session)}, ${JSON.stringify(`${line}\n`)}), 300)`,
+        ],
         {
           stdio: "ignore",
         },
       );
       const exited = once(pi, "exit");
-      await writeFile(path.join(runDir, "events.jsonl"), `${JSON.stringify({ type: "run_start", seq: 1, ts: 1, runId: "r", pid: pi.pid, argv: [] })}\n`);
+      await writeFile(
+        path.join(runDir, "events.jsonl"),
+        `${JSON.stringify({ type: "run_start", seq: 1, ts: 1, runId: "r", pid: pi.pid, argv: [] })}\n`,
+      );
       expect([...(await deliveredMessageIds(runDir))]).toEqual(["msg-1"]);
       await exited;
     } finally {

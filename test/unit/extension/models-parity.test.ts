@@ -11,10 +11,20 @@ import { pathToFileURL } from "node:url";
 import { minimatch } from "minimatch";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { THINKING_LEVELS } from "../../../src/contracts/meta.js";
-import { clampLevel, globMatches, type ModelInfo, modelRef, resolveScope, supportedLevels } from "../../../src/extension/roles/models.js";
+import {
+  clampLevel,
+  globMatches,
+  type ModelInfo,
+  modelRef,
+  resolveScope,
+  supportedLevels,
+} from "../../../src/extension/roles/models.js";
 import { PI_LINE_NAME, REPO_ROOT } from "../../support/pi-home.js";
 
-type PiResolve = (patterns: string[], registry: { getAvailable(): Promise<ModelInfo[]> }) => Promise<Array<{ model: ModelInfo }>>;
+type PiResolve = (
+  patterns: string[],
+  registry: { getAvailable(): Promise<ModelInfo[]> },
+) => Promise<Array<{ model: ModelInfo }>>;
 
 const m = (provider: string, id: string, name?: string): ModelInfo => ({ provider, id, name, reasoning: true });
 const MODELS = [
@@ -68,7 +78,15 @@ const PATTERNS = [
 let piResolve: PiResolve;
 
 beforeAll(async () => {
-  const file = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "core", "model-resolver.js");
+  const file = path.join(
+    REPO_ROOT,
+    "node_modules",
+    "@mariozechner",
+    "pi-coding-agent",
+    "dist",
+    "core",
+    "model-resolver.js",
+  );
   piResolve = ((await import(pathToFileURL(file).href)) as { resolveModelScope: PiResolve }).resolveModelScope;
   // pi warns on stderr for every pattern that matches nothing.
   vi.spyOn(console, "warn").mockImplementation(() => undefined);
@@ -90,12 +108,17 @@ describe("scope matching is pi's", () => {
     expect(resolveScope(MODELS, patterns).map(modelRef)).toEqual(pi.map(({ model }) => modelRef(model)));
   });
 
-  it.each(PATTERNS.filter((pattern) => /[*?[]/.test(pattern) && !pattern.includes(":")))("%s matches as minimatch with pi's options", (glob) => {
-    for (const model of MODELS) {
-      const expected = minimatch(`${model.provider}/${model.id}`, glob, { nocase: true }) || minimatch(model.id, glob, { nocase: true });
-      expect(globMatches(model, glob), `${modelRef(model)} ~ ${glob}`).toBe(expected);
-    }
-  });
+  it.each(PATTERNS.filter((pattern) => /[*?[]/.test(pattern) && !pattern.includes(":")))(
+    "%s matches as minimatch with pi's options",
+    (glob) => {
+      for (const model of MODELS) {
+        const expected =
+          minimatch(`${model.provider}/${model.id}`, glob, { nocase: true }) ||
+          minimatch(model.id, glob, { nocase: true });
+        expect(globMatches(model, glob), `${modelRef(model)} ~ ${glob}`).toBe(expected);
+      }
+    },
+  );
 });
 
 // pi 1.x's modules need Node 22: this part runs on the current line only.
@@ -103,45 +126,75 @@ describe.skipIf(PI_LINE_NAME !== "current")("scope matching on pi 1.x", () => {
   type PiResolveFromModels = (patterns: string[], models: ModelInfo[]) => { scopedModels: Array<{ model: ModelInfo }> };
   let resolve1x: PiResolveFromModels;
   beforeAll(async () => {
-    const file = path.join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "model-resolver.js");
-    resolve1x = ((await import(pathToFileURL(file).href)) as { resolveModelScopeFromModels: PiResolveFromModels }).resolveModelScopeFromModels;
+    const file = path.join(
+      REPO_ROOT,
+      "node_modules",
+      "@earendil-works",
+      "pi-coding-agent",
+      "dist",
+      "core",
+      "model-resolver.js",
+    );
+    resolve1x = ((await import(pathToFileURL(file).href)) as { resolveModelScopeFromModels: PiResolveFromModels })
+      .resolveModelScopeFromModels;
   });
   const select = (patterns: string[]) => resolve1x(patterns, MODELS).scopedModels.map(({ model }) => modelRef(model));
 
-  it.each(PATTERNS.filter((pattern) => pattern !== "deepseek-v4-flash"))("%s selects what pi 1.x selects", (pattern) => {
-    expect(resolveScope(MODELS, [pattern]).map(modelRef)).toEqual(select([pattern]));
-  });
+  it.each(PATTERNS.filter((pattern) => pattern !== "deepseek-v4-flash"))(
+    "%s selects what pi 1.x selects",
+    (pattern) => {
+      expect(resolveScope(MODELS, [pattern]).map(modelRef)).toEqual(select([pattern]));
+    },
+  );
 
   it.skipIf(PI_LINE_NAME !== "current")(
     "the one difference: an id two providers share, named bare, is both on pi 1.x and the first on 0.73.1 (as here)",
     () => {
-      expect(select(["deepseek-v4-flash"])).toEqual(["deepseek/deepseek-v4-flash", "deepseek-responses/deepseek-v4-flash"]);
+      expect(select(["deepseek-v4-flash"])).toEqual([
+        "deepseek/deepseek-v4-flash",
+        "deepseek-responses/deepseek-v4-flash",
+      ]);
       expect(resolveScope(MODELS, ["deepseek-v4-flash"]).map(modelRef)).toEqual(["deepseek/deepseek-v4-flash"]);
     },
   );
 });
 
 describe(`thinking levels are pi-ai's (${PI_LINE_NAME} line)`, () => {
-  type PiAi = { getSupportedThinkingLevels(m: ModelInfo): string[]; clampThinkingLevel(m: ModelInfo, level: string): string };
+  type PiAi = {
+    getSupportedThinkingLevels(m: ModelInfo): string[];
+    clampThinkingLevel(m: ModelInfo, level: string): string;
+  };
   let piAi: PiAi;
   beforeAll(async () => {
     const scope = PI_LINE_NAME === "current" ? "@earendil-works" : "@mariozechner";
-    piAi = (await import(pathToFileURL(path.join(REPO_ROOT, "node_modules", scope, "pi-ai", "dist", "models.js")).href)) as PiAi;
+    piAi = (await import(
+      pathToFileURL(path.join(REPO_ROOT, "node_modules", scope, "pi-ai", "dist", "models.js")).href
+    )) as PiAi;
   });
   const LEVEL_MODELS: ModelInfo[] = [
     { provider: "p", id: "plain", reasoning: true },
     { provider: "p", id: "none", reasoning: false },
-    { provider: "p", id: "deep", reasoning: true, thinkingLevelMap: { minimal: null, low: null, medium: null, high: "high", xhigh: "max" } },
+    {
+      provider: "p",
+      id: "deep",
+      reasoning: true,
+      thinkingLevelMap: { minimal: null, low: null, medium: null, high: "high", xhigh: "max" },
+    },
     { provider: "p", id: "xhigh", reasoning: true, thinkingLevelMap: { xhigh: "xhigh" } },
     { provider: "p", id: "no-off", reasoning: true, thinkingLevelMap: { off: null, minimal: null } },
     // A model that maps pi 1.x's `max` exists only on 1.x.
-    ...(PI_LINE_NAME === "current" ? [{ provider: "p", id: "max", reasoning: true, thinkingLevelMap: { xhigh: "xhigh", max: "max" } }] : []),
+    ...(PI_LINE_NAME === "current"
+      ? [{ provider: "p", id: "max", reasoning: true, thinkingLevelMap: { xhigh: "xhigh", max: "max" } }]
+      : []),
   ];
   // pi 0.73.1 never gives `max` (its --thinking refuses it), so it is asked only of 1.x.
   const levels = THINKING_LEVELS.filter((level) => PI_LINE_NAME === "current" || level !== "max");
 
-  it.each(LEVEL_MODELS.map((model) => [model.id, model] as const))("%s: the supported levels and every clamp", (_id, model) => {
-    expect(supportedLevels(model)).toEqual(piAi.getSupportedThinkingLevels(model));
-    for (const level of levels) expect(clampLevel(model, level), level).toBe(piAi.clampThinkingLevel(model, level));
-  });
+  it.each(LEVEL_MODELS.map((model) => [model.id, model] as const))(
+    "%s: the supported levels and every clamp",
+    (_id, model) => {
+      expect(supportedLevels(model)).toEqual(piAi.getSupportedThinkingLevels(model));
+      for (const level of levels) expect(clampLevel(model, level), level).toBe(piAi.clampThinkingLevel(model, level));
+    },
+  );
 });

@@ -22,8 +22,18 @@ const deep: ModelInfo = {
 };
 const withXhigh: ModelInfo = { provider: "openai", id: "gpt-x", reasoning: true, thinkingLevelMap: { xhigh: "xhigh" } };
 // pi 1.x's `max`, mapped explicitly.
-const withMax: ModelInfo = { provider: "openai", id: "gpt-max", reasoning: true, thinkingLevelMap: { xhigh: "xhigh", max: "max" } };
-const noOff: ModelInfo = { provider: "p", id: "always-thinks", reasoning: true, thinkingLevelMap: { off: null, minimal: null } };
+const withMax: ModelInfo = {
+  provider: "openai",
+  id: "gpt-max",
+  reasoning: true,
+  thinkingLevelMap: { xhigh: "xhigh", max: "max" },
+};
+const noOff: ModelInfo = {
+  provider: "p",
+  id: "always-thinks",
+  reasoning: true,
+  thinkingLevelMap: { off: null, minimal: null },
+};
 const onlyLow: ModelInfo = {
   provider: "p",
   id: "low-only",
@@ -141,7 +151,11 @@ describe("scope matching (pi's resolveModelScope)", () => {
     ["a substring of the display name", ["Sonnet 4.5"], ["anthropic/claude-sonnet-4-5"]],
     ["a thinking suffix is ignored", ["openai/gpt-5.4:high"], ["openai/gpt-5.4"]],
     ["an invalid suffix is peeled off too", ["openai/gpt-5.4:turbo"], ["openai/gpt-5.4"]],
-    ["a glob over provider/id", ["anthropic/*"], ["anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-opus-4-7"]],
+    [
+      "a glob over provider/id",
+      ["anthropic/*"],
+      ["anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-opus-4-7"],
+    ],
     ["a glob over the bare id", ["*flash"], ["deepseek/deepseek-v4-flash", "deepseek-responses/deepseek-v4-flash"]],
     // The bare id of the OpenRouter model is openai/gpt-5.4, so `openai/*` selects it too.
     ["a glob with a thinking suffix", ["openai/*:low"], ["openai/gpt-5.4", "openrouter/openai/gpt-5.4"]],
@@ -149,8 +163,21 @@ describe("scope matching (pi's resolveModelScope)", () => {
     ["** crosses segments", ["openrouter/**"], ["openrouter/openai/gpt-5.4"]],
     ["? and classes", ["gpt-5.?", "deepseek-[rx]*/*"], ["openai/gpt-5.4", "deepseek-responses/deepseek-v4-flash"]],
     ["case-insensitive globs", ["ANTHROPIC/*OPUS*"], ["anthropic/claude-opus-4-7"]],
-    ["pattern order, no duplicates", ["gpt-5.4", "openai/*", "claude-opus-4-7"], ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "anthropic/claude-opus-4-7"]],
-    ["a negated class", ["[!a]*/*"], ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "deepseek/deepseek-v4-flash", "deepseek-responses/deepseek-v4-flash"]],
+    [
+      "pattern order, no duplicates",
+      ["gpt-5.4", "openai/*", "claude-opus-4-7"],
+      ["openai/gpt-5.4", "openrouter/openai/gpt-5.4", "anthropic/claude-opus-4-7"],
+    ],
+    [
+      "a negated class",
+      ["[!a]*/*"],
+      [
+        "openai/gpt-5.4",
+        "openrouter/openai/gpt-5.4",
+        "deepseek/deepseek-v4-flash",
+        "deepseek-responses/deepseek-v4-flash",
+      ],
+    ],
     ["no match", ["llama"], []],
   ])("%s", (_label, patterns, expected) => {
     expect(refs(patterns)).toEqual(expected);

@@ -40,13 +40,24 @@ describe("session records", () => {
     const { records: rebuilt, refused } = recordsFromEntries(entries);
     expect(refused).toEqual([]);
     expect(rebuilt).toHaveLength(1);
-    expect(rebuilt[0]).toMatchObject({ version: 1, kind: "agent", path: "/root/worker", status: "completed", inbox: [], undelivered: [] });
+    expect(rebuilt[0]).toMatchObject({
+      version: 1,
+      kind: "agent",
+      path: "/root/worker",
+      status: "completed",
+      inbox: [],
+      undelivered: [],
+    });
   });
 });
 
 describe("launcher", () => {
   it("run directories sort in run order", () => {
-    expect([runName(10, "followup"), runName(2, "followup"), runName(1, "spawn")].sort()).toEqual(["0001-spawn", "0002-followup", "0010-followup"]);
+    expect([runName(10, "followup"), runName(2, "followup"), runName(1, "spawn")].sort()).toEqual([
+      "0001-spawn",
+      "0002-followup",
+      "0010-followup",
+    ]);
   });
 
   it("meta.json asks the wrapper for the agent's model, reasoning, tools, extensions, session and tree identity", () => {

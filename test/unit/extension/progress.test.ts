@@ -35,10 +35,18 @@ describe("TreeProgress", () => {
   it("shows a grandchild's queue position from the queue its parent's process publishes", async () => {
     await tree.writeRecord(agentRecord({ path: "/root/mid", nickname: "Euclid", spawnSeq: 1, status: "running" }));
     for (const [i, name] of ["a", "b", "c"].entries()) {
-      await tree.writeRecord(agentRecord({ path: `/root/mid/${name}`, nickname: `N${i}`, spawnSeq: 2 + i, status: name === "a" ? "running" : "pending_init" }));
+      await tree.writeRecord(
+        agentRecord({
+          path: `/root/mid/${name}`,
+          nickname: `N${i}`,
+          spawnSeq: 2 + i,
+          status: name === "a" ? "running" : "pending_init",
+        }),
+      );
     }
     await tree.writeQueue("/root/mid", ["/root/mid/c", "/root/mid/b"]);
-    const positions = async () => new Map((await new TreeProgress(tree).snapshot("/root")).map((a) => [a.record.path, a.queuePosition]));
+    const positions = async () =>
+      new Map((await new TreeProgress(tree).snapshot("/root")).map((a) => [a.record.path, a.queuePosition]));
     expect(await positions()).toEqual(
       new Map([
         ["/root/mid", undefined],
@@ -55,12 +63,28 @@ describe("TreeProgress", () => {
   it("adds a running turn's usage so far to its record, rolls usage up per subtree, and tracks tools", async () => {
     // /root/lead finished a turn (100 tokens) and runs another; its child /root/lead/leaf finished (50).
     await tree.writeRecord(
-      agentRecord({ path: "/root/lead", nickname: "Euclid", spawnSeq: 1, status: "running", runs: ["0001-spawn", "0002-followup"], usage: usage(100, 0.1) }),
+      agentRecord({
+        path: "/root/lead",
+        nickname: "Euclid",
+        spawnSeq: 1,
+        status: "running",
+        runs: ["0001-spawn", "0002-followup"],
+        usage: usage(100, 0.1),
+      }),
     );
     await tree.writeRecord(
-      agentRecord({ path: "/root/lead/leaf", nickname: "Hypatia", spawnSeq: 2, status: "completed", runs: ["0001-spawn"], usage: usage(50, 0.05) }),
+      agentRecord({
+        path: "/root/lead/leaf",
+        nickname: "Hypatia",
+        spawnSeq: 2,
+        status: "completed",
+        runs: ["0001-spawn"],
+        usage: usage(50, 0.05),
+      }),
     );
-    await tree.writeRecord(agentRecord({ path: "/root/queued", nickname: "Ptolemy", spawnSeq: 3, status: "pending_init" }));
+    await tree.writeRecord(
+      agentRecord({ path: "/root/queued", nickname: "Ptolemy", spawnSeq: 3, status: "pending_init" }),
+    );
     await appendEvents(
       "/root/lead",
       "0002-followup",

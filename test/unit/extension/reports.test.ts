@@ -16,7 +16,13 @@ afterEach(async () => {
 });
 
 function save(turn: number, text: string) {
-  return saveReport(agentDir, { runId: `run-${turn}`, turn, outcome: "completed", text, at: "2026-08-01T00:00:00.000Z" });
+  return saveReport(agentDir, {
+    runId: `run-${turn}`,
+    turn,
+    outcome: "completed",
+    text,
+    at: "2026-08-01T00:00:00.000Z",
+  });
 }
 
 /** Reads every page from offset 0 and checks the paging invariants. */
@@ -55,7 +61,11 @@ describe("saveReport", () => {
 
   it("caps the text at 65 536 chars and marks it incomplete", async () => {
     const text = "a".repeat(LIMITS.reportChars + 1000);
-    expect(await save(1, text)).toEqual({ stored_chars: LIMITS.reportChars, original_chars: text.length, complete: false });
+    expect(await save(1, text)).toEqual({
+      stored_chars: LIMITS.reportChars,
+      original_chars: text.length,
+      complete: false,
+    });
     const page = await readReportPage(agentDir);
     expect(page).toMatchObject({ total_chars: LIMITS.reportChars, original_chars: text.length, complete: false });
     expect(await readAll()).toBe(text.slice(0, LIMITS.reportChars));
@@ -94,7 +104,12 @@ describe("readReportPage", () => {
     await save(1, "first");
     await save(2, "second");
     await save(10, "tenth");
-    expect(await readReportPage(agentDir)).toMatchObject({ available: true, text: "tenth", turn_number: 10, next_offset: null });
+    expect(await readReportPage(agentDir)).toMatchObject({
+      available: true,
+      text: "tenth",
+      turn_number: 10,
+      next_offset: null,
+    });
     expect(await readReportPage(agentDir, { turn: 1 })).toMatchObject({ text: "second", turn_number: 2 });
     expect(await readReportPage(agentDir, { turn: 2 })).toMatchObject({ text: "first", turn_number: 1 });
     expect((await readReportPage(agentDir, { turn: 3 })).available).toBe(false);
@@ -104,7 +119,12 @@ describe("readReportPage", () => {
     const text = Array.from({ length: 2000 }, (_, i) => `line ${i}\n`).join("");
     await save(1, text);
     const first = await readReportPage(agentDir);
-    expect(first).toMatchObject({ offset: 0, next_offset: LIMITS.reportPageChars, total_chars: text.length, complete: true });
+    expect(first).toMatchObject({
+      offset: 0,
+      next_offset: LIMITS.reportPageChars,
+      total_chars: text.length,
+      complete: true,
+    });
     expect(first.text).toBe(text.slice(0, LIMITS.reportPageChars));
     expect(await readAll()).toBe(text);
   });
@@ -119,8 +139,18 @@ describe("readReportPage", () => {
 
   it("returns an empty last page past the end", async () => {
     await save(1, "short");
-    expect(await readReportPage(agentDir, { offset: 5 })).toMatchObject({ available: true, text: "", offset: 5, next_offset: null });
-    expect(await readReportPage(agentDir, { offset: 999 })).toMatchObject({ available: true, text: "", offset: 999, next_offset: null });
+    expect(await readReportPage(agentDir, { offset: 5 })).toMatchObject({
+      available: true,
+      text: "",
+      offset: 5,
+      next_offset: null,
+    });
+    expect(await readReportPage(agentDir, { offset: 999 })).toMatchObject({
+      available: true,
+      text: "",
+      offset: 999,
+      next_offset: null,
+    });
   });
 
   it("validates offset and turn", async () => {

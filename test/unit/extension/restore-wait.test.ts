@@ -19,7 +19,9 @@ import { cleanupRuntimes, runtimeHarness } from "../../support/runtime-harness.j
 afterEach(cleanupRuntimes);
 
 /** Time that passes only when someone sleeps on it; `onSleep` runs at each sleep (to act mid-wait). */
-function virtualClock(onSleep: (now: number) => Promise<void> | void = () => undefined): WaitClock & { elapsed(): number; sleeps: number } {
+function virtualClock(
+  onSleep: (now: number) => Promise<void> | void = () => undefined,
+): WaitClock & { elapsed(): number; sleeps: number } {
   let now = 0;
   let sleeps = 0;
   return {
@@ -72,7 +74,8 @@ describe("the wrappers a restore waits for", () => {
     }
     // The second wrapper writes its result 300 ms into the wait.
     const clock = virtualClock(async (now) => {
-      if (now === 300) await writeFile(path.join(runDirs[1]!, RUN_FILES.result), JSON.stringify(turnResult({ finalText: "made it" })));
+      if (now === 300)
+        await writeFile(path.join(runDirs[1]!, RUN_FILES.result), JSON.stringify(turnResult({ finalText: "made it" })));
     });
     const reads = await settledRunResults(runDirs, ORPHAN_WRAPPER_WAIT_MS, clock);
     expect(clock.elapsed()).toBe(ORPHAN_WRAPPER_WAIT_MS);
@@ -109,7 +112,13 @@ describe("restore with agents whose recorded wrapper pid is a live non-wrapper",
   it("settles all of them at once, without waiting: 4 agents left running end interrupted with 0 ms on the clock", async () => {
     const h = await runtimeHarness();
     for (let seq = 1; seq <= 4; seq++) {
-      const record = agentRecord({ path: `/root/a${seq}`, nickname: `N${seq}`, spawnSeq: seq, status: "running", runs: ["0001-spawn"] });
+      const record = agentRecord({
+        path: `/root/a${seq}`,
+        nickname: `N${seq}`,
+        spawnSeq: seq,
+        status: "running",
+        runs: ["0001-spawn"],
+      });
       const runDir = path.join(h.tree.agentDir(record.path), TREE_FILES.runs, "0001-spawn");
       await mkdir(runDir, { recursive: true });
       await writeFile(path.join(runDir, RUN_FILES.wrapperPid), `${JSON.stringify({ ...me, startTicks: "1" })}\n`);
@@ -117,14 +126,20 @@ describe("restore with agents whose recorded wrapper pid is a live non-wrapper",
     }
     const clock = virtualClock();
     const turns = new FakeTurns();
-    const runtime = new TreeRuntime({ self: "/root", isRoot: true, treeDir: h.tree.root }, h.tree, h.runtime.limits, h.tree.root, {
-      turns: {
-        start: (spec) => turns.start(spec),
-        settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs, clock),
-        postLive: (runDir, seq, message) => turns.postLive(runDir, seq, message),
-        deliveredIds: (runDir) => turns.deliveredIds(runDir),
+    const runtime = new TreeRuntime(
+      { self: "/root", isRoot: true, treeDir: h.tree.root },
+      h.tree,
+      h.runtime.limits,
+      h.tree.root,
+      {
+        turns: {
+          start: (spec) => turns.start(spec),
+          settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs, clock),
+          postLive: (runDir, seq, message) => turns.postLive(runDir, seq, message),
+          deliveredIds: (runDir) => turns.deliveredIds(runDir),
+        },
       },
-    });
+    );
     await restore(runtime, []);
     expect(clock.elapsed()).toBe(0);
     expect([...runtime.children.values()].map(({ record }) => [record.path, record.status])).toEqual([

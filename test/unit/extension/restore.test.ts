@@ -34,10 +34,19 @@ describe("restore", () => {
     await restore(first, []);
 
     expect(h.turns.settledCalls).toEqual([{ runDirs: [runDir], waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
-    expect(first.children.get("/root/worker")?.record).toMatchObject({ status: "completed", notifiedRun: "0001-spawn", lastOutcome: "completed" });
+    expect(first.children.get("/root/worker")?.record).toMatchObject({
+      status: "completed",
+      notifiedRun: "0001-spawn",
+      lastOutcome: "completed",
+    });
     expect(first.children.get("/root/worker")?.record.runningParts).toBeUndefined();
     expect(first.mailbox.take(5)).toEqual([
-      expect.objectContaining({ agent_name: "/root/worker", type: "completed", report: "found it", report_stored: true }),
+      expect.objectContaining({
+        agent_name: "/root/worker",
+        type: "completed",
+        report: "found it",
+        report_stored: true,
+      }),
     ]);
     expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ text: "found it", turn_number: 1 });
 
@@ -78,7 +87,10 @@ describe("restore", () => {
     const rt = h.restarted();
     await restore(rt, []);
     await rt.followup(rt.children.get("/root/worker")!, "again");
-    expect(h.turns.last).toMatchObject({ runName: "0002-followup", spec: { prompt: "[FOLLOWUP_TASK from /root · task worker]\nagain" } });
+    expect(h.turns.last).toMatchObject({
+      runName: "0002-followup",
+      spec: { prompt: "[FOLLOWUP_TASK from /root · task worker]\nagain" },
+    });
   });
 
   it("a restore whose writes fail (a full disk) still starts: the turn is settled in memory, reported, and written at shutdown", async () => {
@@ -89,7 +101,11 @@ describe("restore", () => {
     const rt = h.restarted();
     await restore(rt, []);
     expect(rt.children.get("/root/worker")?.record.status).toBe("interrupted");
-    expect(h.problems).toEqual([expect.stringMatching(/^pi-subagent-tree: could not record how the turn \/root\/worker left running ended: ENOSPC/)]);
+    expect(h.problems).toEqual([
+      expect.stringMatching(
+        /^pi-subagent-tree: could not record how the turn \/root\/worker left running ended: ENOSPC/,
+      ),
+    ]);
     expect((await h.tree.readRecord("/root/worker"))?.status).toBe("running");
     tree.heal();
     await rt.shutdown();

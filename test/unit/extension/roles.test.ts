@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { AgentDefinition, DiscoveredDefinitions, RejectedDefinition } from "../../../src/extension/roles/agent-definitions.js";
+import type {
+  AgentDefinition,
+  DiscoveredDefinitions,
+  RejectedDefinition,
+} from "../../../src/extension/roles/agent-definitions.js";
 import {
   BUILTIN_CATALOG,
   buildRoleCatalog,
@@ -42,7 +46,17 @@ const RAW_REGISTRY = [
 ];
 const REGISTRY = describeRegistry(RAW_REGISTRY);
 // pi's default active set plus every active extension tool.
-const PARENT_ACTIVE = ["read", "bash", "edit", "write", "ast_grep_run", "spawn_agent", "wait_agent", "jira", "sdk_tool"];
+const PARENT_ACTIVE = [
+  "read",
+  "bash",
+  "edit",
+  "write",
+  "ast_grep_run",
+  "spawn_agent",
+  "wait_agent",
+  "jira",
+  "sdk_tool",
+];
 
 describe("roles", () => {
   it("has the three built-in roles with actionable descriptions", () => {
@@ -79,7 +93,11 @@ describe("describeRegistry (getAllTools sourceInfo)", () => {
       { name: "read", sourceInfo: { path: "builtin:read", source: "builtin", scope: "temporary" } },
       { name: "read", builtin: true },
     ],
-    ["an inline extension", { name: "x", sourceInfo: { path: "<inline>", source: "inline" } }, { name: "x", builtin: false }],
+    [
+      "an inline extension",
+      { name: "x", sourceInfo: { path: "<inline>", source: "inline" } },
+      { name: "x", builtin: false },
+    ],
     [
       "a package extension",
       { name: "x", sourceInfo: { path: "/n/pkg/ext.ts", source: "npm:pkg" } },
@@ -91,8 +109,17 @@ describe("describeRegistry (getAllTools sourceInfo)", () => {
 });
 
 describe("resolveChildTools", () => {
-  const resolve = (role: string | Role | undefined, parentActiveTools = PARENT_ACTIVE, allTools: RegistryTool[] = REGISTRY) =>
-    resolveChildTools({ role: typeof role === "string" ? builtinRole(role) : role, parentActiveTools, allTools, ownExtensionPath: OWN });
+  const resolve = (
+    role: string | Role | undefined,
+    parentActiveTools = PARENT_ACTIVE,
+    allTools: RegistryTool[] = REGISTRY,
+  ) =>
+    resolveChildTools({
+      role: typeof role === "string" ? builtinRole(role) : role,
+      parentActiveTools,
+      allTools,
+      ownExtensionPath: OWN,
+    });
 
   it("gives a scout read, grep, find, ls although the parent has only read active", () => {
     expect(resolve("scout")).toEqual({ tools: ["read", "grep", "find", "ls"], extensions: [OWN] });
@@ -133,7 +160,13 @@ describe("resolveChildTools", () => {
     expect(resolve(undefined, ["read", "ghost"]).tools).toEqual(["read"]);
   });
 
-  const userRole = (tools: Role["tools"]): Role => ({ name: "reviewer", description: "Reviews.", tools, requiresForkNone: false, source: "user" });
+  const userRole = (tools: Role["tools"]): Role => ({
+    name: "reviewer",
+    description: "Reviews.",
+    tools,
+    requiresForkNone: false,
+    source: "user",
+  });
 
   it("gives a user-defined role exactly its tools, extension tools with their extension files", () => {
     expect(resolve(userRole(["read", "grep", "jira", "ast_grep_scan"]))).toEqual({
@@ -143,7 +176,10 @@ describe("resolveChildTools", () => {
   });
 
   it("lets a user-defined role that names spawn_agent and wait_agent delegate (this package's extension, once)", () => {
-    expect(resolve(userRole(["read", "spawn_agent", "wait_agent"]))).toEqual({ tools: ["read", "spawn_agent", "wait_agent"], extensions: [OWN] });
+    expect(resolve(userRole(["read", "spawn_agent", "wait_agent"]))).toEqual({
+      tools: ["read", "spawn_agent", "wait_agent"],
+      extensions: [OWN],
+    });
   });
 
   it("gives a user-defined role with `tools: []` no tools, and one without tools the parent's", () => {
@@ -161,7 +197,11 @@ const definition = (name: string, extra: Partial<AgentDefinition> = {}): AgentDe
   filePath: `/u/agents/${name}.md`,
   ...extra,
 });
-const found = (definitions: AgentDefinition[], rejected: RejectedDefinition[] = [], extra: Partial<DiscoveredDefinitions> = {}): DiscoveredDefinitions => ({
+const found = (
+  definitions: AgentDefinition[],
+  rejected: RejectedDefinition[] = [],
+  extra: Partial<DiscoveredDefinitions> = {},
+): DiscoveredDefinitions => ({
   definitions,
   rejected,
   overrides: [],
@@ -180,7 +220,11 @@ describe("definitionToolsProblem (against pi's full registry)", () => {
       ["read", "Read"],
       "unknown tool Read (pi's tools here: ast_grep_run, ast_grep_scan, bash, edit, find, grep, jira, ls, read, sdk_tool, spawn_agent, wait_agent, write)",
     ],
-    ["several unknown tools", ["web", "read", "mcp"], expect.stringMatching(/^unknown tools web, mcp \(pi's tools here: /) as unknown as string],
+    [
+      "several unknown tools",
+      ["web", "read", "mcp"],
+      expect.stringMatching(/^unknown tools web, mcp \(pi's tools here: /) as unknown as string,
+    ],
     ["an SDK tool no child can load", ["sdk_tool"], "tool sdk_tool comes from no extension file a child can load"],
   ])("%s", (_label, tools, expected) => {
     expect(definitionToolsProblem(tools, REGISTRY)).toEqual(expected);
@@ -189,7 +233,10 @@ describe("definitionToolsProblem (against pi's full registry)", () => {
 
 describe("buildRoleCatalog and lookupRole", () => {
   it("adds usable definitions after the built-ins and refuses one with an unknown tool", () => {
-    const catalog = buildRoleCatalog(found([definition("reviewer", { tools: ["read", "grep"] }), definition("web", { tools: ["browse"] })]), REGISTRY);
+    const catalog = buildRoleCatalog(
+      found([definition("reviewer", { tools: ["read", "grep"] }), definition("web", { tools: ["browse"] })]),
+      REGISTRY,
+    );
     expect(catalog.roles.map((role) => `${role.name}:${role.source}`)).toEqual([
       "scout:builtin",
       "implementation:builtin",
@@ -197,11 +244,18 @@ describe("buildRoleCatalog and lookupRole", () => {
       "reviewer:user",
     ]);
     expect(catalog.rejected).toEqual([
-      { filePath: "/u/agents/web.md", source: "user", name: "web", problem: expect.stringMatching(/^unknown tool browse \(pi's tools here: /) },
+      {
+        filePath: "/u/agents/web.md",
+        source: "user",
+        name: "web",
+        problem: expect.stringMatching(/^unknown tool browse \(pi's tools here: /),
+      },
     ]);
     expect(lookupRole(catalog, "web")).toEqual({
       ok: false,
-      error: expect.stringMatching(/^unknown agent_type: web — agent definition \/u\/agents\/web\.md was rejected: unknown tool browse \(/),
+      error: expect.stringMatching(
+        /^unknown agent_type: web — agent definition \/u\/agents\/web\.md was rejected: unknown tool browse \(/,
+      ),
     });
   });
 
@@ -211,7 +265,15 @@ describe("buildRoleCatalog and lookupRole", () => {
 
   it("turns a definition into a role: its model, reasoning, prompt and file", () => {
     const catalog = buildRoleCatalog(
-      found([definition("reviewer", { model: "fake/deep", reasoning: "high", prompt: "Review.", source: "project", filePath: "/p/.pi/agents/r.md" })]),
+      found([
+        definition("reviewer", {
+          model: "fake/deep",
+          reasoning: "high",
+          prompt: "Review.",
+          source: "project",
+          filePath: "/p/.pi/agents/r.md",
+        }),
+      ]),
       REGISTRY,
     );
     expect(lookupRole(catalog, "reviewer")).toEqual({
@@ -232,7 +294,17 @@ describe("buildRoleCatalog and lookupRole", () => {
 
   it("keeps the message exact (`unknown agent_type: <name>`) for a name no file mentions", () => {
     const catalog = buildRoleCatalog(
-      found([], [{ filePath: "/u/agents/other.md", source: "user", name: "other", problem: "missing `name:` in the frontmatter" }]),
+      found(
+        [],
+        [
+          {
+            filePath: "/u/agents/other.md",
+            source: "user",
+            name: "other",
+            problem: "missing `name:` in the frontmatter",
+          },
+        ],
+      ),
     );
     expect(lookupRole(catalog, "wizard")).toEqual({ ok: false, error: "unknown agent_type: wizard" });
     expect(lookupRole(BUILTIN_CATALOG, "scout")).toEqual({ ok: true, role: builtinRole("scout") });
@@ -243,8 +315,18 @@ describe("buildRoleCatalog and lookupRole", () => {
       found(
         [],
         [
-          { filePath: "/u/agents/a.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /u/agents/b.md; rename one of them' },
-          { filePath: "/u/agents/b.md", source: "user", name: "dup", problem: 'name "dup" is also defined by /u/agents/a.md; rename one of them' },
+          {
+            filePath: "/u/agents/a.md",
+            source: "user",
+            name: "dup",
+            problem: 'name "dup" is also defined by /u/agents/b.md; rename one of them',
+          },
+          {
+            filePath: "/u/agents/b.md",
+            source: "user",
+            name: "dup",
+            problem: 'name "dup" is also defined by /u/agents/a.md; rename one of them',
+          },
         ],
       ),
     );
@@ -256,10 +338,13 @@ describe("buildRoleCatalog and lookupRole", () => {
   });
 
   it("points at project agents that are off when a file of that name sits in .pi/agents", () => {
-    const catalog = buildRoleCatalog(found([], [], { dirs: { user: "/u/agents", ignoredProject: "/p/.pi/agents" }, ignoredProjectNames: ["auditor"] }));
+    const catalog = buildRoleCatalog(
+      found([], [], { dirs: { user: "/u/agents", ignoredProject: "/p/.pi/agents" }, ignoredProjectNames: ["auditor"] }),
+    );
     expect(lookupRole(catalog, "auditor")).toEqual({
       ok: false,
-      error: "unknown agent_type: auditor — /p/.pi/agents defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them",
+      error:
+        "unknown agent_type: auditor — /p/.pi/agents defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them",
     });
     expect(lookupRole(catalog, "other")).toEqual({ ok: false, error: "unknown agent_type: other" });
   });
@@ -286,7 +371,9 @@ describe("describeAgentTypes (spawn_agent's agent_type text)", () => {
   });
 
   it("describes at most DESCRIBED_ROLES_MAX roles and names the rest", () => {
-    const many = Array.from({ length: DESCRIBED_ROLES_MAX + 3 }, (_, i) => definition(`role${String(i).padStart(2, "0")}`, { description: "short" }));
+    const many = Array.from({ length: DESCRIBED_ROLES_MAX + 3 }, (_, i) =>
+      definition(`role${String(i).padStart(2, "0")}`, { description: "short" }),
+    );
     const text = describeAgentTypes(buildRoleCatalog(found(many)));
     expect(text).toContain(
       `\`role${DESCRIBED_ROLES_MAX - 1}\` (user: short); also \`role${DESCRIBED_ROLES_MAX}\`, \`role${DESCRIBED_ROLES_MAX + 1}\`, \`role${DESCRIBED_ROLES_MAX + 2}\`.`,
@@ -294,7 +381,9 @@ describe("describeAgentTypes (spawn_agent's agent_type text)", () => {
   });
 
   it("cuts long descriptions and keeps the described entries within DESCRIBED_ROLES_CHARS, naming the rest", () => {
-    const many = Array.from({ length: 30 }, (_, i) => definition(`role${String(i).padStart(2, "0")}`, { description: "x".repeat(500) }));
+    const many = Array.from({ length: 30 }, (_, i) =>
+      definition(`role${String(i).padStart(2, "0")}`, { description: "x".repeat(500) }),
+    );
     const text = describeAgentTypes(buildRoleCatalog(found(many)));
     const entry = `\`role00\` (user: ${"x".repeat(199)}…)`;
     expect(text).toContain(entry);
@@ -313,9 +402,13 @@ describe("definitionWarnings (shown at session start)", () => {
     const user = definition("reviewer");
     const project = definition("reviewer", { source: "project", filePath: "/p/.pi/agents/reviewer.md" });
     const catalog = buildRoleCatalog(
-      found([project], [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }], {
-        overrides: [{ project, user }],
-      }),
+      found(
+        [project],
+        [{ filePath: "/u/agents/bad.md", source: "user", name: "bad", problem: "missing `name:` in the frontmatter" }],
+        {
+          overrides: [{ project, user }],
+        },
+      ),
     );
     expect(definitionWarnings(catalog)).toEqual([
       "pi-subagent-tree: agent definition /u/agents/bad.md is not used: missing `name:` in the frontmatter",

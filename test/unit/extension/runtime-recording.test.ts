@@ -59,7 +59,8 @@ describe("a turn that ends while its record cannot be written", () => {
       type: "errored",
       agent_status: "errored",
       outcome: "completed",
-      reason: "the turn ended completed, but its record could not be written: ENOSPC: no space left on device, open 'agent.json'",
+      reason:
+        "the turn ended completed, but its record could not be written: ENOSPC: no space left on device, open 'agent.json'",
       report: "42 files",
     });
     expect(h.problems).toEqual([
@@ -69,7 +70,9 @@ describe("a turn that ends while its record cannot be written", () => {
     expect(h.runtime.hasActiveTurns()).toBe(false);
     // The disk still says running; list_agents shows what this process knows.
     expect((await h.tree.readRecord("/root/worker"))?.status).toBe("running");
-    const listed = (await tools(h).list.execute("c", {}, undefined, undefined, {} as never)).details as { agents: Array<{ agent_status: string }> };
+    const listed = (await tools(h).list.execute("c", {}, undefined, undefined, {} as never)).details as {
+      agents: Array<{ agent_status: string }>;
+    };
     expect(listed.agents.map((agent) => agent.agent_status)).toEqual(["errored"]);
   });
 
@@ -87,7 +90,9 @@ describe("a turn that ends while its record cannot be written", () => {
         agent_name: "/root/worker",
         type: "errored",
         outcome: "failed",
-        reason: expect.stringMatching(/^the turn ended failed, but its record could not be written: ENOSPC.*; pi crashed$/),
+        reason: expect.stringMatching(
+          /^the turn ended failed, but its record could not be written: ENOSPC.*; pi crashed$/,
+        ),
       },
     ]);
     await drain();
@@ -139,7 +144,9 @@ describe("a turn that ends while its record cannot be written", () => {
     expect(h.runtime.mailbox.take(5)).toMatchObject([
       {
         type: "errored",
-        reason: expect.stringMatching(/^the turn ended failed, but its record could not be written: ENOSPC.*; could not start the turn: ENOSPC/),
+        reason: expect.stringMatching(
+          /^the turn ended failed, but its record could not be written: ENOSPC.*; could not start the turn: ENOSPC/,
+        ),
       },
     ]);
     expect(h.runtime.hasActiveTurns()).toBe(false);
@@ -154,7 +161,11 @@ describe("a turn that ends while its record cannot be written", () => {
     await worker.settled;
     tree.heal();
     await h.runtime.shutdown();
-    expect(await h.tree.readRecord("/root/worker")).toMatchObject({ status: "errored", lastOutcome: "completed", notifiedRun: "0001-spawn" });
+    expect(await h.tree.readRecord("/root/worker")).toMatchObject({
+      status: "errored",
+      lastOutcome: "completed",
+      notifiedRun: "0001-spawn",
+    });
   });
 
   it("a wrapper that leaves a damaged result.json ends the turn errored with why", async () => {
@@ -165,7 +176,11 @@ describe("a turn that ends while its record cannot be written", () => {
     h.turns.last.finish(undefined);
     await worker.settled;
     expect(h.runtime.mailbox.take(5)).toMatchObject([
-      { type: "errored", outcome: "failed", reason: `wrapper exited (exit code 1); the run's result.json is damaged: field "usage" is missing` },
+      {
+        type: "errored",
+        outcome: "failed",
+        reason: `wrapper exited (exit code 1); the run's result.json is damaged: field "usage" is missing`,
+      },
     ]);
   });
 
@@ -181,7 +196,9 @@ describe("a turn that ends while its record cannot be written", () => {
     expect(h.runtime.mailbox.take(5)).toMatchObject([
       { type: "errored", outcome: "failed", reason: expect.stringMatching(/^recording the end of the turn failed: /) },
     ]);
-    expect(h.problems).toEqual([expect.stringMatching(/^pi-subagent-tree: recording the end of \/root\/worker's turn 0001-spawn failed: /)]);
+    expect(h.problems).toEqual([
+      expect.stringMatching(/^pi-subagent-tree: recording the end of \/root\/worker's turn 0001-spawn failed: /),
+    ]);
     expect(h.runtime.hasActiveTurns()).toBe(false);
     expect(h.runtime.slots.activeCount).toBe(0);
   });

@@ -56,6 +56,10 @@ describe("a finished turn being recorded", () => {
     await state.settled;
     expect(h.runtime.mailbox.pending).toBe(1);
     expect(h.runtime.hasActiveTurns()).toBe(false);
-    expect(h.runtime.mailbox.take(5)[0]).toMatchObject({ agent_name: "/root/worker", type: "completed", report: "done" });
+    expect(h.runtime.mailbox.take(5)[0]).toMatchObject({
+      agent_name: "/root/worker",
+      type: "completed",
+      report: "done",
+    });
   });
 });

@@ -11,7 +11,12 @@ import type { AgentRecordV1, Notice } from "../../../src/contracts/tree.js";
 import { createIsolatedWorktree, repositoryFor } from "../../../src/extension/spawn/isolate.js";
 import { restore } from "../../../src/extension/tree/persistence.js";
 import type { ChildState } from "../../../src/extension/turns/runtime.js";
-import { checkoutReadyPath, gitWorktreeOperations, gitWorktrees, type WorktreeOperations } from "../../../src/extension/turns/worktree-turns.js";
+import {
+  checkoutReadyPath,
+  gitWorktreeOperations,
+  gitWorktrees,
+  type WorktreeOperations,
+} from "../../../src/extension/turns/worktree-turns.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { cleanupRuntimes, type RuntimeHarness, runtimeHarness } from "../../support/runtime-harness.js";
 import { makeRepo, type Sandbox, sh, useSandbox, write } from "../isolation/support.js";
@@ -20,7 +25,11 @@ afterEach(cleanupRuntimes);
 const sandbox = useSandbox();
 
 /** A direct child of /root spawned with isolation in `repo/pkg` (its worktree made as spawn_agent makes it). */
-async function isolatedChild(h: RuntimeHarness, box: Sandbox, name: string): Promise<{ state: ChildState; repo: string }> {
+async function isolatedChild(
+  h: RuntimeHarness,
+  box: Sandbox,
+  name: string,
+): Promise<{ state: ChildState; repo: string }> {
   const repo = path.join(box.dir, "repo");
   if (!fs.existsSync(repo)) {
     makeRepo(box, { "pkg/a.txt": "a\n" });
@@ -70,7 +79,9 @@ describe("an isolated agent's turns", () => {
       insertions: 1,
       deletions: 0,
     });
-    expect(first.worktree!.merge_hint).toBe(`git diff ${wt.baseCommit} ${first.worktree!.head_commit} | git apply --3way`);
+    expect(first.worktree!.merge_hint).toBe(
+      `git diff ${wt.baseCommit} ${first.worktree!.head_commit} | git apply --3way`,
+    );
     expect(commitsOn(box, repo, state.record)).toBe(1);
     expect(sh(box, repo, ["log", "-1", "--format=%s", wt.branch]).trim()).toBe("/root/worker turn 1: completed");
 
@@ -152,7 +163,10 @@ describe("an isolated agent's turns", () => {
     expect(fs.existsSync(busy.record.worktree!.path)).toBe(false);
     expect(fs.existsSync(idle.record.worktree!.path)).toBe(false);
     expect(sh(box, repo, ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
-    expect(sh(box, repo, ["branch", "--list", "--format=%(refname:short)"]).split("\n").filter(Boolean)).toEqual(["main", busy.record.worktree!.branch]);
+    expect(sh(box, repo, ["branch", "--list", "--format=%(refname:short)"]).split("\n").filter(Boolean)).toEqual([
+      "main",
+      busy.record.worktree!.branch,
+    ]);
     expect(sh(box, repo, ["show", `${busy.record.worktree!.branch}:left.txt`])).toBe("left behind\n");
     expect(busy.record.status).toBe("shutdown");
   });
@@ -182,7 +196,10 @@ describe("an isolated agent's turns", () => {
     await h.runtime.requestTurn(state, "spawn");
     write(path.join(wt.path, "pkg", "while_away.txt"), "written while the parent was away\n");
     // The parent process goes away mid-turn: the record says running; the wrapper wrote its result.
-    h.turns.previousResults.set(path.join(h.tree.agentDir("/root/worker"), "runs", state.record.runs.at(-1)!), turnResult({ finalText: "finished alone" }));
+    h.turns.previousResults.set(
+      path.join(h.tree.agentDir("/root/worker"), "runs", state.record.runs.at(-1)!),
+      turnResult({ finalText: "finished alone" }),
+    );
     fs.rmSync(gone.record.worktree!.path, { recursive: true, force: true });
 
     const restarted = h.restarted();
@@ -229,7 +246,10 @@ describe("an isolated agent whose checkout is not finished yet (adopt)", () => {
     const { state, wt, settle, adopted, readyPath, begun } = await pendingChild(h, box);
     await h.runtime.requestTurn(state, "spawn");
     // In the tree's checkouts/ folder: worktrees/ holds worktrees only (doctor --tree lists what else is there).
-    expect(h.turns.last.spec).toMatchObject({ cwd: path.join(wt.path, "pkg"), cwdReadyPath: path.join(h.tree.root, "checkouts", "worker.ready") });
+    expect(h.turns.last.spec).toMatchObject({
+      cwd: path.join(wt.path, "pkg"),
+      cwdReadyPath: path.join(h.tree.root, "checkouts", "worker.ready"),
+    });
     expect(fs.readdirSync(path.join(h.tree.root, "worktrees"))).toEqual(["worker"]);
     expect(begun()).toBe(0);
     fs.writeFileSync(cwdStartedPath(readyPath), ""); // what the task extension does at agent_start
@@ -277,7 +297,9 @@ describe("an isolated agent whose checkout is not finished yet (adopt)", () => {
     gitWorktrees.commit(wt, "starts it now").catch(() => undefined);
     settle(new Error("git read-tree failed (exit 128): fatal: the disk is full"));
     await adopted;
-    expect(fs.readFileSync(readyPath, "utf8")).toBe("the worktree's checkout failed: git read-tree failed (exit 128): fatal: the disk is full\n");
+    expect(fs.readFileSync(readyPath, "utf8")).toBe(
+      "the worktree's checkout failed: git read-tree failed (exit 128): fatal: the disk is full\n",
+    );
   });
 
   it("a turn's commit and close_agent's removal start a checkout not begun yet, and wait until it has ended", async () => {

@@ -40,7 +40,12 @@ describe("a turn", () => {
     await settled(worker);
 
     const stored = await h.tree.readRecord("/root/worker");
-    expect(stored).toMatchObject({ status: "completed", lastOutcome: "completed", runs: ["0001-spawn"], notifiedRun: "0001-spawn" });
+    expect(stored).toMatchObject({
+      status: "completed",
+      lastOutcome: "completed",
+      runs: ["0001-spawn"],
+      notifiedRun: "0001-spawn",
+    });
     expect(stored?.usage.totalTokens).toBe(7);
     expect(h.runtime.mailbox.take(5)).toEqual([
       expect.objectContaining({
@@ -51,7 +56,11 @@ describe("a turn", () => {
         usage: expect.objectContaining({ total_tokens: 7 }),
       }),
     ]);
-    expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ available: true, text: "42 files", turn_number: 1 });
+    expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({
+      available: true,
+      text: "42 files",
+      turn_number: 1,
+    });
     expect(h.runtime.slots.activeCount).toBe(0);
     expect(h.runtime.hasActiveTurns()).toBe(false);
   });
@@ -64,7 +73,11 @@ describe("a turn", () => {
     await settled(worker);
     expect(worker.record).toMatchObject({ status: "errored", health: "unhealthy", lastOutcome: "failed" });
     const [notice] = h.runtime.mailbox.take(5);
-    expect(notice).toMatchObject({ type: "errored", outcome: "failed", reason: "wrapper exited (exit code 1) without writing result.json" });
+    expect(notice).toMatchObject({
+      type: "errored",
+      outcome: "failed",
+      reason: "wrapper exited (exit code 1) without writing result.json",
+    });
   });
 
   it("that could not start keeps the previous turn's report", async () => {
@@ -79,12 +92,27 @@ describe("a turn", () => {
     await h.runtime.followup(worker, "and now this");
 
     expect(h.turns.started).toHaveLength(1);
-    expect(worker.record).toMatchObject({ status: "errored", lastReason: "could not start the turn: no space left on device", runs: ["0001-spawn"] });
+    expect(worker.record).toMatchObject({
+      status: "errored",
+      lastReason: "could not start the turn: no space left on device",
+      runs: ["0001-spawn"],
+    });
     // Nothing ran: the follow-up waits for the next turn.
-    expect(worker.record.undelivered.map((part) => [part.kind, part.text])).toEqual([["FOLLOWUP_TASK", "and now this"]]);
+    expect(worker.record.undelivered.map((part) => [part.kind, part.text])).toEqual([
+      ["FOLLOWUP_TASK", "and now this"],
+    ]);
     const [notice] = h.runtime.mailbox.take(5);
-    expect(notice).toMatchObject({ type: "errored", reason: "could not start the turn: no space left on device", report: "", report_stored: false });
-    expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ available: true, text: "the first answer", turn_number: 1 });
+    expect(notice).toMatchObject({
+      type: "errored",
+      reason: "could not start the turn: no space left on device",
+      report: "",
+      report_stored: false,
+    });
+    expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({
+      available: true,
+      text: "the first answer",
+      turn_number: 1,
+    });
     expect(h.runtime.slots.activeCount).toBe(0);
   });
 });
@@ -109,7 +137,12 @@ describe("interrupt_agent", () => {
     expect(h.turns.started.map((turn) => turn.spec.record.path)).toEqual(["/root/worker", "/root/next"]);
     const notices = h.runtime.mailbox.take(5);
     expect(notices).toEqual([
-      expect.objectContaining({ agent_name: "/root/worker", type: "interrupted", outcome: "interrupted", reason: "interrupted by its parent" }),
+      expect.objectContaining({
+        agent_name: "/root/worker",
+        type: "interrupted",
+        outcome: "interrupted",
+        reason: "interrupted by its parent",
+      }),
     ]);
   });
 
@@ -123,7 +156,9 @@ describe("interrupt_agent", () => {
     expect(await h.runtime.interrupt(queued)).toBe("pending_init");
     expect(queued.record.status).toBe("interrupted");
     expect(h.runtime.queuePosition("/root/queued")).toBeUndefined();
-    expect(h.runtime.mailbox.take(5)).toEqual([expect.objectContaining({ agent_name: "/root/queued", type: "interrupted" })]);
+    expect(h.runtime.mailbox.take(5)).toEqual([
+      expect.objectContaining({ agent_name: "/root/queued", type: "interrupted" }),
+    ]);
 
     h.turns.last.finish(turnResult());
     await settled(first);
@@ -166,10 +201,16 @@ describe("close_agent", () => {
       ["/root/worker/sub", "shutdown", "completed"],
       ["/root/worker/sub/leaf", "shutdown", "running"],
     ]);
-    expect(h.runtime.mailbox.take(5)).toEqual([expect.objectContaining({ type: "shutdown", agent_status: "shutdown", reason: "closed by its parent" })]);
+    expect(h.runtime.mailbox.take(5)).toEqual([
+      expect.objectContaining({ type: "shutdown", agent_status: "shutdown", reason: "closed by its parent" }),
+    ]);
     expect(h.runtime.slots.activeCount).toBe(0);
-    await expect(h.runtime.followup(worker, "more")).rejects.toThrow("/root/worker is shut down; it takes no follow-up");
-    await expect(h.runtime.queueMessage(worker, "hello")).rejects.toThrow("/root/worker is shut down; it takes no messages");
+    await expect(h.runtime.followup(worker, "more")).rejects.toThrow(
+      "/root/worker is shut down; it takes no follow-up",
+    );
+    await expect(h.runtime.queueMessage(worker, "hello")).rejects.toThrow(
+      "/root/worker is shut down; it takes no messages",
+    );
   });
 });
 
@@ -203,7 +244,10 @@ describe("followup_task and send_message", () => {
       queuedMessages: 0,
       status: "running",
     });
-    expect(await h.runtime.followup(worker, "then do that")).toEqual({ status: "running", queuedBehindRunningTurn: true });
+    expect(await h.runtime.followup(worker, "then do that")).toEqual({
+      status: "running",
+      queuedBehindRunningTurn: true,
+    });
     expect(worker.record.followupQueued).toBe(true);
     expect(h.turns.started).toHaveLength(1);
 
@@ -215,14 +259,23 @@ describe("followup_task and send_message", () => {
     expect(noticed.map((n) => [n.type, n.report])).toEqual([["completed", "first done"]]);
     expect(h.turns.started).toHaveLength(2);
     expect(h.turns.last).toMatchObject({ runName: "0002-followup", spec: { kind: "followup" } });
-    expect(h.turns.last.spec.prompt).toBe("[MESSAGE from /root · task worker · id msg-1]\nnote this\n\n[FOLLOWUP_TASK from /root · task worker]\nthen do that");
-    expect(worker.record).toMatchObject({ status: "running", followupQueued: false, inbox: [], runs: ["0001-spawn", "0002-followup"] });
+    expect(h.turns.last.spec.prompt).toBe(
+      "[MESSAGE from /root · task worker · id msg-1]\nnote this\n\n[FOLLOWUP_TASK from /root · task worker]\nthen do that",
+    );
+    expect(worker.record).toMatchObject({
+      status: "running",
+      followupQueued: false,
+      inbox: [],
+      runs: ["0001-spawn", "0002-followup"],
+    });
   });
 
   it("a follow-up to an idle child starts its turn now; one refused by `admit` changes nothing", async () => {
     const h = await runtimeHarness();
     const idle = await h.child("idle", "x", { status: "completed", runs: ["0001-spawn"], inbox: [] });
-    await expect(h.runtime.followup(idle, "nope", async () => Promise.reject(new Error("tree budget spent")))).rejects.toThrow("tree budget spent");
+    await expect(
+      h.runtime.followup(idle, "nope", async () => Promise.reject(new Error("tree budget spent"))),
+    ).rejects.toThrow("tree budget spent");
     expect(idle.record.inbox).toEqual([]);
     expect(h.turns.started).toHaveLength(0);
 

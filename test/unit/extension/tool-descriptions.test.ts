@@ -32,7 +32,11 @@ const tools = [
   getAgentReportTool,
 ].map((make) => make(deps) as Described);
 
-type Described = { name: string; description: string; parameters: { properties: Record<string, { description?: string }> } };
+type Described = {
+  name: string;
+  description: string;
+  parameters: { properties: Record<string, { description?: string }> };
+};
 
 const toolNamed = (name: string): Described => tools.find((tool) => tool.name === name)!;
 /** A tool's description and its parameters' descriptions: everything of it the model reads. */
@@ -54,29 +58,46 @@ describe("the tool descriptions the model reads", () => {
   });
 
   it("state the bounds of notices, messages, pages, stored reports, lists and waits", () => {
-    expect(toolNamed("wait_agent").description).toContain(`Notices are ≤${LIMITS.maxMessageChars} chars; get_agent_report pages a cut report.`);
-    expect(toolNamed("wait_agent").description).toContain(`≤${LIMITS.noticesPerWait} per call; pending counts the rest`);
-    expect(param("wait_agent", "timeout_ms")).toBe(`Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.`);
+    expect(toolNamed("wait_agent").description).toContain(
+      `Notices are ≤${LIMITS.maxMessageChars} chars; get_agent_report pages a cut report.`,
+    );
+    expect(toolNamed("wait_agent").description).toContain(
+      `≤${LIMITS.noticesPerWait} per call; pending counts the rest`,
+    );
+    expect(param("wait_agent", "timeout_ms")).toBe(
+      `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.`,
+    );
     expect(param("send_message", "message")).toContain(`≤${LIMITS.maxMessageChars} chars`);
     expect(toolNamed("get_agent_report").description).toContain(`pages of ≤${LIMITS.reportPageChars} chars`);
-    expect(toolNamed("get_agent_report").description).toContain(`≤${LIMITS.reportChars} chars, newest ${LIMITS.reportsKept}`);
-    expect(toolNamed("list_agents").description).toContain(`≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest`);
-    expect(param("spawn_agent", "task_name")).toContain(`[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children`);
+    expect(toolNamed("get_agent_report").description).toContain(
+      `≤${LIMITS.reportChars} chars, newest ${LIMITS.reportsKept}`,
+    );
+    expect(toolNamed("list_agents").description).toContain(
+      `≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest`,
+    );
+    expect(param("spawn_agent", "task_name")).toContain(
+      `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children`,
+    );
   });
 
   it("state each refusal rule the model can avoid, once, in the tool it concerns", () => {
     // spawn_agent: names, forks, roles, models, reasoning; the budget also stops follow-ups.
     expect(param("spawn_agent", "task_name")).toContain("an id, not a file");
-    expect(param("spawn_agent", "fork_turns")).toBe("none, all (default) or N of your latest turns for the child; any agent_type needs none or N.");
+    expect(param("spawn_agent", "fork_turns")).toBe(
+      "none, all (default) or N of your latest turns for the child; any agent_type needs none or N.",
+    );
     expect(param("spawn_agent", "agent_type")).toContain("`scout` (Cheap read-only search; needs fork_turns none.)");
     expect(param("spawn_agent", "model")).toContain("provider/id (list_models)");
     expect(param("spawn_agent", "reasoning_effort")).toContain("A level the model supports");
     expect(toolNamed("spawn_agent").description).toContain("No spawn or follow-up once the tree budget is spent.");
-    for (const tool of ["spawn_agent", "send_message", "followup_task"]) expect(param(tool, "message"), tool).toMatch(/non-empty/i);
+    for (const tool of ["spawn_agent", "send_message", "followup_task"])
+      expect(param(tool, "message"), tool).toMatch(/non-empty/i);
     // Who a tool may act on.
-    for (const tool of ["followup_task", "interrupt_agent", "close_agent"]) expect(param(tool, "target"), tool).toBe("Direct child.");
+    for (const tool of ["followup_task", "interrupt_agent", "close_agent"])
+      expect(param(tool, "target"), tool).toBe("Direct child.");
     expect(param("send_message", "target")).toBe("Direct child, or your parent.");
-    for (const tool of ["wait_agent", "get_agent_report"]) expect(param(tool, "target"), tool).toContain("of your subtree");
+    for (const tool of ["wait_agent", "get_agent_report"])
+      expect(param(tool, "target"), tool).toContain("of your subtree");
     // Shut down is final; an interrupted child resumes, and a task it never saw goes first.
     expect(toolNamed("followup_task").description).toContain("Not for a shut-down child.");
     expect(toolNamed("close_agent").description).toContain("for good");
@@ -102,7 +123,9 @@ describe("the tool descriptions the model reads", () => {
   it("send_message says it starts no turn, its two deliveries, and that each message arrives once, in order", () => {
     const text = toolNamed("send_message").description;
     expect(text).toContain("starts no turn");
-    expect(text).toContain("A running child reads it live before its next model request, else queued for its next turn.");
+    expect(text).toContain(
+      "A running child reads it live before its next model request, else queued for its next turn.",
+    );
     expect(text).toContain("Each arrives once, in order.");
     expect(toolNamed("list_agents").description).toContain("pending_messages (unread)");
   });
@@ -117,15 +140,27 @@ describe("the tool descriptions the model reads", () => {
     );
     const everything = tools.map((tool) => said(tool.name)).join(" ");
     expect(everything.split("git apply --3way")).toHaveLength(2);
-    expect(toolNamed("close_agent").description).toContain("Worktrees go (leftovers committed); branches with commits stay.");
+    expect(toolNamed("close_agent").description).toContain(
+      "Worktrees go (leftovers committed); branches with commits stay.",
+    );
   });
 
   it("spawn_agent states the limits the runtime applies, not only the defaults", () => {
-    const standard = spawnAgentTool(deps, BUILTIN_CATALOG, { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 30 * 60_000 });
+    const standard = spawnAgentTool(deps, BUILTIN_CATALOG, {
+      maxActiveChildTurns: 3,
+      maxDepth: 3,
+      maxSpawns: 64,
+      turnTimeoutMs: 30 * 60_000,
+    });
     expect(standard.description).toContain(
       "Limits: 3 running turns of your children (more queue), 3 levels below the root, 64 spawns per tree (finished count), 30 minutes per turn.",
     );
-    const configured = spawnAgentTool(deps, BUILTIN_CATALOG, { maxActiveChildTurns: 2, maxDepth: 5, maxSpawns: 10, turnTimeoutMs: 90_000 });
+    const configured = spawnAgentTool(deps, BUILTIN_CATALOG, {
+      maxActiveChildTurns: 2,
+      maxDepth: 5,
+      maxSpawns: 10,
+      turnTimeoutMs: 90_000,
+    });
     expect(configured.description).toContain(
       "Limits: 2 running turns of your children (more queue), 5 levels below the root, 10 spawns per tree (finished count), 90 seconds per turn.",
     );

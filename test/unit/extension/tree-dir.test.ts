@@ -16,7 +16,8 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-const record = (agentPath: string, spawnSeq: number) => agentRecord({ path: agentPath, nickname: `N${spawnSeq}`, spawnSeq });
+const record = (agentPath: string, spawnSeq: number) =>
+  agentRecord({ path: agentPath, nickname: `N${spawnSeq}`, spawnSeq });
 
 describe("TreeDir", () => {
   it("maps paths to folders inside the tree and refuses paths that could escape it", () => {
@@ -33,7 +34,12 @@ describe("TreeDir", () => {
       ["/root/b/x", 4],
     ] as const)
       await tree.writeRecord(record(p, seq));
-    expect((await tree.subtree("/root")).map((r) => r.path)).toEqual(["/root/a", "/root/b", "/root/a/leaf", "/root/b/x"]);
+    expect((await tree.subtree("/root")).map((r) => r.path)).toEqual([
+      "/root/a",
+      "/root/b",
+      "/root/a/leaf",
+      "/root/b/x",
+    ]);
     expect((await tree.subtree("/root/a")).map((r) => r.path)).toEqual(["/root/a/leaf"]);
   });
 
@@ -48,7 +54,15 @@ describe("TreeDir", () => {
   });
 
   it("an inbox hands each posted notice out once, oldest first", async () => {
-    const base = { nickname: "n", agent_status: "running", health: "healthy", model: "m", reasoning: "r", report_chars: 1, report_stored: false } as const;
+    const base = {
+      nickname: "n",
+      agent_status: "running",
+      health: "healthy",
+      model: "m",
+      reasoning: "r",
+      report_chars: 1,
+      report_stored: false,
+    } as const;
     await tree.postToInbox("/root", { ...base, agent_name: "/root/a", type: "message", report: "first" });
     await tree.postToInbox("/root", { ...base, agent_name: "/root/b", type: "message", report: "second" });
     expect((await tree.drainInbox("/root")).map((n) => n.report)).toEqual(["first", "second"]);
@@ -58,10 +72,18 @@ describe("TreeDir", () => {
 
 describe("config", () => {
   it("a child knows its path and tree from its environment; anything else is the root", () => {
-    expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/root/mid", PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({ self: "/root/mid", isRoot: false, treeDir: "/t" });
+    expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/root/mid", PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({
+      self: "/root/mid",
+      isRoot: false,
+      treeDir: "/t",
+    });
     expect(identityFromEnv({})).toEqual({ self: "/root", isRoot: true, treeDir: undefined });
     for (const bad of ["/root/../etc", "/root/a//b", "/root/Mid", "/root/", "/rooted/x", "/root"]) {
-      expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: bad, PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({ self: "/root", isRoot: true, treeDir: undefined });
+      expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: bad, PI_SUBAGENTS_TREE_DIR: "/t" })).toEqual({
+        self: "/root",
+        isRoot: true,
+        treeDir: undefined,
+      });
     }
     expect(identityFromEnv({ PI_SUBAGENTS_AGENT_PATH: "/elsewhere", PI_SUBAGENTS_TREE_DIR: "/t" }).isRoot).toBe(true);
   });
@@ -74,7 +96,10 @@ describe("config", () => {
 
   it("limits have documented defaults and can be raised or lowered by environment", () => {
     expect(treeLimits({})).toEqual({ maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 1_800_000 });
-    expect(treeLimits({ PI_SUBAGENTS_MAX_DEPTH: "1", PI_SUBAGENTS_MAX_SPAWNS: "nope" })).toMatchObject({ maxDepth: 1, maxSpawns: 64 });
+    expect(treeLimits({ PI_SUBAGENTS_MAX_DEPTH: "1", PI_SUBAGENTS_MAX_SPAWNS: "nope" })).toMatchObject({
+      maxDepth: 1,
+      maxSpawns: 64,
+    });
   });
 });
 
@@ -92,7 +117,10 @@ describe("the tree tag", () => {
   it("a tree made before tags claims one once: processes racing for it all get the same", async () => {
     const old = path.join(dir, "old");
     await mkdir(old);
-    await writeFile(path.join(old, "tree.json"), JSON.stringify({ version: 1, rootSession: "s", createdAt: "2026-01-01T00:00:00Z" }));
+    await writeFile(
+      path.join(old, "tree.json"),
+      JSON.stringify({ version: 1, rootSession: "s", createdAt: "2026-01-01T00:00:00Z" }),
+    );
     const tags = await Promise.all(Array.from({ length: 8 }, () => new TreeDir(old).treeTag()));
     expect(new Set(tags).size).toBe(1);
     expect(tags[0]).toMatch(/^[0-9a-f]{8}$/);

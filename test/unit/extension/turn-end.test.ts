@@ -12,16 +12,34 @@ describe("applyTurnEnd", () => {
       reason: undefined,
       text: "done",
     });
-    expect(record).toMatchObject({ status: "completed", health: "healthy", lastOutcome: "completed", lastTurnStatus: "completed" });
-    expect(applyTurnEnd(record, { result: turnResult({ status: "timed_out", errorMessage: "limit" }) }).reason).toBe("limit");
-    expect(record).toMatchObject({ status: "errored", health: "unhealthy", lastOutcome: "timed_out", lastReason: "limit" });
-    expect(applyTurnEnd(record, { result: turnResult({ status: "aborted", abortReason: "no access" }) }).reason).toBe("no access");
+    expect(record).toMatchObject({
+      status: "completed",
+      health: "healthy",
+      lastOutcome: "completed",
+      lastTurnStatus: "completed",
+    });
+    expect(applyTurnEnd(record, { result: turnResult({ status: "timed_out", errorMessage: "limit" }) }).reason).toBe(
+      "limit",
+    );
+    expect(record).toMatchObject({
+      status: "errored",
+      health: "unhealthy",
+      lastOutcome: "timed_out",
+      lastReason: "limit",
+    });
+    expect(applyTurnEnd(record, { result: turnResult({ status: "aborted", abortReason: "no access" }) }).reason).toBe(
+      "no access",
+    );
     expect(record.status).toBe("aborted");
   });
 
   it("no result: failed with the failure as the reason, unless this process stopped the turn (interrupted)", () => {
     const record = agentRecord({ status: "running" });
-    expect(applyTurnEnd(record, { failure: "could not start" })).toEqual({ outcome: "failed", reason: "could not start", text: "" });
+    expect(applyTurnEnd(record, { failure: "could not start" })).toEqual({
+      outcome: "failed",
+      reason: "could not start",
+      text: "",
+    });
     expect(record.status).toBe("errored");
     const stopped = agentRecord({ status: "running", health: "healthy" });
     expect(applyTurnEnd(stopped, { stopping: "interrupt" }).outcome).toBe("interrupted");
@@ -37,7 +55,11 @@ describe("applyTurnEnd", () => {
 
 describe("lostResultReason", () => {
   it("names how the wrapper exited, and a damaged result when there is one", () => {
-    expect(lostResultReason("signal SIGKILL", undefined)).toBe("wrapper exited (signal SIGKILL) without writing result.json");
-    expect(lostResultReason(undefined, "result.json is empty")).toBe("wrapper exited (unknown); the run's result.json is empty");
+    expect(lostResultReason("signal SIGKILL", undefined)).toBe(
+      "wrapper exited (signal SIGKILL) without writing result.json",
+    );
+    expect(lostResultReason(undefined, "result.json is empty")).toBe(
+      "wrapper exited (unknown); the run's result.json is empty",
+    );
   });
 });

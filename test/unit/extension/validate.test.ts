@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../../src/extension/roles/models.js";
 import { BUILTIN_CATALOG, lookupRole, type Role, type RoleCatalog } from "../../../src/extension/roles/roles.js";
-import { noRepositoryError, parseFork, type SpawnEnv, type SpawnRequest, validateSpawn } from "../../../src/extension/spawn/validate.js";
+import {
+  noRepositoryError,
+  parseFork,
+  type SpawnEnv,
+  type SpawnRequest,
+  validateSpawn,
+} from "../../../src/extension/spawn/validate.js";
 
 /** A built-in role, read from the catalog spawn_agent uses. */
 const builtinRole = (name: string): Role | undefined => BUILTIN_CATALOG.roles.find((role) => role.name === name);
@@ -37,7 +43,8 @@ const error = (req: SpawnRequest, e: SpawnEnv = env()) => {
   return result.ok ? "ok" : result.error;
 };
 
-const FULL_FORK = "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.";
+const FULL_FORK =
+  "Full-history forked agents inherit the parent agent type; omit agent_type, or spawn without a full-history fork.";
 const NAME = "agent_name must use only lowercase letters, digits, and underscores";
 const BAD_FORK = 'fork_turns must be "none", "all", or a positive integer';
 
@@ -56,10 +63,22 @@ describe("validateSpawn: one row per numbered rule, exact messages", () => {
     ["5 unknown model", { ...base, model: "fake/nope" }, "unknown model: fake/nope"],
     ["5 a model that is not a string", { ...base, model: 5 }, "unknown model: 5"],
     ["6 unknown reasoning_effort", { ...base, reasoning_effort: "maximum" }, "unknown reasoning_effort: maximum"],
-    ["7 pi 1.x's max on a model that does not map it", { ...base, reasoning_effort: "max" }, "reasoning_effort max is not supported by fake/fast"],
+    [
+      "7 pi 1.x's max on a model that does not map it",
+      { ...base, reasoning_effort: "max" },
+      "reasoning_effort max is not supported by fake/fast",
+    ],
     ["6 reasoning_effort in capitals", { ...base, reasoning_effort: "High" }, "unknown reasoning_effort: High"],
-    ["7 unsupported explicit level", { ...base, model: "fake/deep", reasoning_effort: "low" }, "reasoning_effort low is not supported by fake/deep"],
-    ["7 xhigh on a model without it", { ...base, reasoning_effort: "xhigh" }, "reasoning_effort xhigh is not supported by fake/fast"],
+    [
+      "7 unsupported explicit level",
+      { ...base, model: "fake/deep", reasoning_effort: "low" },
+      "reasoning_effort low is not supported by fake/deep",
+    ],
+    [
+      "7 xhigh on a model without it",
+      { ...base, reasoning_effort: "xhigh" },
+      "reasoning_effort xhigh is not supported by fake/fast",
+    ],
     [
       "7 any level but off on a non-reasoning model",
       { ...base, model: "fake/dumb", reasoning_effort: "minimal" },
@@ -74,7 +93,12 @@ describe("validateSpawn: one row per numbered rule, exact messages", () => {
     ["message blank", { ...base, message: "  \n" }, "message must be a non-empty string"],
     ["message not a string", { ...base, message: ["do it"] }, "message must be a non-empty string"],
     ["9 the path exists", { ...base, task_name: "taken" }, "agent task path already exists: /root/taken"],
-    ["10 too deep", base, "agent depth limit reached: /root/a/b/c/worker would be 4 levels below the root (limit 3)", env({ callerPath: "/root/a/b/c" })],
+    [
+      "10 too deep",
+      base,
+      "agent depth limit reached: /root/a/b/c/worker would be 4 levels below the root (limit 3)",
+      env({ callerPath: "/root/a/b/c" }),
+    ],
     ["11 spawn cap", base, "spawn limit reached: this tree has spawned 64 agents (limit 64)", env({ spawnCount: 64 })],
   ])("%s", (_label, req, message, e) => {
     expect(error(req, e)).toBe(message);
@@ -84,13 +108,41 @@ describe("validateSpawn: one row per numbered rule, exact messages", () => {
 describe("validateSpawn: order", () => {
   it.each<[string, SpawnRequest, string]>([
     ["a bad name beats everything", { task_name: "X", agent_type: "scout", model: "nope", fork_turns: "bad" }, NAME],
-    ["scout fork (2) beats full-history (3)", { ...base, agent_type: "scout", fork_turns: "all" }, "scout agents require fork_turns `none`"],
-    ["scout with an invalid fork gets rule 2, not rule 8", { ...base, agent_type: "scout", fork_turns: "bad" }, "scout agents require fork_turns `none`"],
-    ["unknown agent_type with the default fork gets rule 3 (the fork is reported first)", { ...base, agent_type: "nonexistent_role" }, FULL_FORK],
-    ["unknown agent_type with an invalid fork gets rule 4 before 8", { ...base, agent_type: "wizard", fork_turns: "bad" }, "unknown agent_type: wizard"],
-    ["unknown agent_type (4) beats unknown model (5)", { ...base, agent_type: "wizard", fork_turns: "none", model: "x/y" }, "unknown agent_type: wizard"],
-    ["unknown model (5) beats unknown reasoning (6)", { ...base, model: "x/y", reasoning_effort: "max" }, "unknown model: x/y"],
-    ["unknown reasoning (6) beats a bad fork (8)", { ...base, reasoning_effort: "maximum", fork_turns: 0 }, "unknown reasoning_effort: maximum"],
+    [
+      "scout fork (2) beats full-history (3)",
+      { ...base, agent_type: "scout", fork_turns: "all" },
+      "scout agents require fork_turns `none`",
+    ],
+    [
+      "scout with an invalid fork gets rule 2, not rule 8",
+      { ...base, agent_type: "scout", fork_turns: "bad" },
+      "scout agents require fork_turns `none`",
+    ],
+    [
+      "unknown agent_type with the default fork gets rule 3 (the fork is reported first)",
+      { ...base, agent_type: "nonexistent_role" },
+      FULL_FORK,
+    ],
+    [
+      "unknown agent_type with an invalid fork gets rule 4 before 8",
+      { ...base, agent_type: "wizard", fork_turns: "bad" },
+      "unknown agent_type: wizard",
+    ],
+    [
+      "unknown agent_type (4) beats unknown model (5)",
+      { ...base, agent_type: "wizard", fork_turns: "none", model: "x/y" },
+      "unknown agent_type: wizard",
+    ],
+    [
+      "unknown model (5) beats unknown reasoning (6)",
+      { ...base, model: "x/y", reasoning_effort: "max" },
+      "unknown model: x/y",
+    ],
+    [
+      "unknown reasoning (6) beats a bad fork (8)",
+      { ...base, reasoning_effort: "maximum", fork_turns: 0 },
+      "unknown reasoning_effort: maximum",
+    ],
     [
       "unsupported reasoning (7) beats a bad fork (8)",
       { ...base, reasoning_effort: "xhigh", fork_turns: 0 },
@@ -106,11 +158,15 @@ describe("validateSpawn: order", () => {
     const crowded = env({ callerPath: "/root/a/b/c", pathExists: () => true, spawnCount: 99 });
     expect(error(base, crowded)).toBe("agent task path already exists: /root/a/b/c/worker");
     expect(error(base, { ...crowded, pathExists: () => false })).toMatch(/^agent depth limit reached/);
-    expect(error(base, { ...crowded, pathExists: () => false, callerPath: "/root" })).toMatch(/^spawn limit reached: this tree has spawned 99 agents/);
+    expect(error(base, { ...crowded, pathExists: () => false, callerPath: "/root" })).toMatch(
+      /^spawn limit reached: this tree has spawned 99 agents/,
+    );
   });
 
   it("checks the explicit level against the EFFECTIVE model", () => {
-    expect(error({ ...base, reasoning_effort: "low" }, env({ parentModel: deep }))).toBe("reasoning_effort low is not supported by fake/deep");
+    expect(error({ ...base, reasoning_effort: "low" }, env({ parentModel: deep }))).toBe(
+      "reasoning_effort low is not supported by fake/deep",
+    );
     expect(error({ ...base, model: "fake/fast", reasoning_effort: "low" }, env({ parentModel: deep }))).toBe("ok");
   });
 });
@@ -196,7 +252,12 @@ describe("validateSpawn: plans", () => {
   });
 
   it("a scout below a nested caller gets its role level and a clean context", () => {
-    expect(plan({ task_name: "scout_1", message: "look", agent_type: "scout", fork_turns: "none" }, env({ callerPath: "/root/mid" }))).toEqual({
+    expect(
+      plan(
+        { task_name: "scout_1", message: "look", agent_type: "scout", fork_turns: "none" },
+        env({ callerPath: "/root/mid" }),
+      ),
+    ).toEqual({
       taskName: "scout_1",
       path: "/root/mid/scout_1",
       role: "scout",
@@ -211,9 +272,9 @@ describe("validateSpawn: plans", () => {
   });
 
   it("explicit low on a high/xhigh-only model errors, a scout there is clamped to high silently", () => {
-    expect(error({ ...base, model: "fake/deep", reasoning_effort: "low", fork_turns: "none", agent_type: "scout" })).toBe(
-      "reasoning_effort low is not supported by fake/deep",
-    );
+    expect(
+      error({ ...base, model: "fake/deep", reasoning_effort: "low", fork_turns: "none", agent_type: "scout" }),
+    ).toBe("reasoning_effort low is not supported by fake/deep");
     expect(plan({ ...base, model: "fake/deep", agent_type: "scout", fork_turns: "none" })).toMatchObject({
       model: deep,
       reasoning: "high",
@@ -222,22 +283,42 @@ describe("validateSpawn: plans", () => {
   });
 
   it.each<[string, SpawnRequest, Partial<SpawnEnv>, object]>([
-    ["explicit level, kept as given", { ...base, reasoning_effort: "minimal" }, {}, { reasoning: "minimal", reasoningSource: "explicit" }],
-    ["explicit off on a non-reasoning model", { ...base, model: "fake/dumb", reasoning_effort: "off" }, {}, { model: dumb, reasoning: "off" }],
+    [
+      "explicit level, kept as given",
+      { ...base, reasoning_effort: "minimal" },
+      {},
+      { reasoning: "minimal", reasoningSource: "explicit" },
+    ],
+    [
+      "explicit off on a non-reasoning model",
+      { ...base, model: "fake/dumb", reasoning_effort: "off" },
+      {},
+      { model: dumb, reasoning: "off" },
+    ],
     [
       "parent level clamped to the child's model",
       { ...base, model: "fake/deep" },
       { parentReasoning: "medium" },
       { reasoning: "high", reasoningSource: "parent" },
     ],
-    ["parent level on a non-reasoning model", { ...base, model: "fake/dumb" }, { parentReasoning: "high" }, { reasoning: "off", reasoningSource: "parent" }],
+    [
+      "parent level on a non-reasoning model",
+      { ...base, model: "fake/dumb" },
+      { parentReasoning: "high" },
+      { reasoning: "off", reasoningSource: "parent" },
+    ],
     [
       "specialist high clamped down on a non-reasoning model",
       { ...base, model: "fake/dumb", agent_type: "specialist", fork_turns: 2 },
       {},
       { role: "specialist", reasoning: "off", reasoningSource: "role", fork: { kind: "recent", turns: 2 } },
     ],
-    ["implementation with a clean context", { ...base, agent_type: "implementation", fork_turns: "none" }, {}, { role: "implementation", reasoning: "medium" }],
+    [
+      "implementation with a clean context",
+      { ...base, agent_type: "implementation", fork_turns: "none" },
+      {},
+      { role: "implementation", reasoning: "medium" },
+    ],
     [
       "empty strings count as absent",
       { ...base, agent_type: "", model: "", reasoning_effort: "", fork_turns: "" },
@@ -278,7 +359,12 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
     ],
   };
   const withRoles = env({ findRole: (name) => lookupRole(catalog, name) });
-  const req = (agent_type: string, extra: SpawnRequest = {}): SpawnRequest => ({ ...base, agent_type, fork_turns: "none", ...extra });
+  const req = (agent_type: string, extra: SpawnRequest = {}): SpawnRequest => ({
+    ...base,
+    agent_type,
+    fork_turns: "none",
+    ...extra,
+  });
   const plan = (r: SpawnRequest) => {
     const result = validateSpawn(r, withRoles);
     if (!result.ok) throw new Error(result.error);
@@ -298,13 +384,23 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
   });
 
   it("the role's model is checked like an explicit one (rule 5), unless the call names a model", () => {
-    expect(error(req("ghost_model"), withRoles)).toBe("unknown model: fake/gone — named by agent definition /u/agents/reviewer.md; no model is available");
-    const listing = env({ findRole: (name) => lookupRole(catalog, name), availableModels: () => ["fake/fast", "fake/deep"] });
+    expect(error(req("ghost_model"), withRoles)).toBe(
+      "unknown model: fake/gone — named by agent definition /u/agents/reviewer.md; no model is available",
+    );
+    const listing = env({
+      findRole: (name) => lookupRole(catalog, name),
+      availableModels: () => ["fake/fast", "fake/deep"],
+    });
     expect(error(req("ghost_model"), listing)).toBe(
       "unknown model: fake/gone — named by agent definition /u/agents/reviewer.md; models you can use: fake/fast, fake/deep",
     );
-    const many = env({ findRole: (name) => lookupRole(catalog, name), availableModels: () => Array.from({ length: 14 }, (_, i) => `p/m${i}`) });
-    expect(error(req("ghost_model"), many)).toMatch(/; models you can use: p\/m0, .*, p\/m9, … \(4 more: list_models\)$/);
+    const many = env({
+      findRole: (name) => lookupRole(catalog, name),
+      availableModels: () => Array.from({ length: 14 }, (_, i) => `p/m${i}`),
+    });
+    expect(error(req("ghost_model"), many)).toMatch(
+      /; models you can use: p\/m0, .*, p\/m9, … \(4 more: list_models\)$/,
+    );
     expect(plan(req("ghost_model", { model: "fake/fast" })).model).toBe(fast);
   });
 
@@ -316,12 +412,24 @@ describe("validateSpawn: user-defined roles (agent-definition files)", () => {
       reasoning: "high",
       reasoningSource: "role",
     });
-    expect(plan(req("terse"))).toMatchObject({ model: fast, reasoning: "minimal", reasoningSource: "role", roleInfo: { source: "project" } });
-    expect(error(req("deep_thinker", { reasoning_effort: "low" }), withRoles)).toBe("reasoning_effort low is not supported by fake/deep");
+    expect(plan(req("terse"))).toMatchObject({
+      model: fast,
+      reasoning: "minimal",
+      reasoningSource: "role",
+      roleInfo: { source: "project" },
+    });
+    expect(error(req("deep_thinker", { reasoning_effort: "low" }), withRoles)).toBe(
+      "reasoning_effort low is not supported by fake/deep",
+    );
   });
 
   it("a role without reasoning or model takes the parent's", () => {
-    expect(plan(req("reviewer"))).toMatchObject({ model: fast, reasoning: "medium", reasoningSource: "parent", roleInfo: reviewer });
+    expect(plan(req("reviewer"))).toMatchObject({
+      model: fast,
+      reasoning: "medium",
+      reasoningSource: "parent",
+      roleInfo: reviewer,
+    });
     expect(plan(req("reviewer", { fork_turns: 2 })).fork).toEqual({ kind: "recent", turns: 2 });
   });
 });
@@ -344,15 +452,24 @@ describe("validateSpawn: values in errors are bounded, task_name has a maximum l
   });
 
   it("a cut name never matches a role: 200 chars of a real role's name plus more is still unknown", () => {
-    const roles: RoleCatalog = { ...BUILTIN_CATALOG, roles: [...BUILTIN_CATALOG.roles, { ...builtinRole("scout")!, name: "a".repeat(200), source: "user" }] };
+    const roles: RoleCatalog = {
+      ...BUILTIN_CATALOG,
+      roles: [...BUILTIN_CATALOG.roles, { ...builtinRole("scout")!, name: "a".repeat(200), source: "user" }],
+    };
     const findRole = (name: string) => lookupRole(roles, name);
-    expect(error({ ...base, agent_type: "a".repeat(201), fork_turns: "none" }, env({ findRole }))).toBe(`unknown agent_type: ${"a".repeat(200)}…`);
+    expect(error({ ...base, agent_type: "a".repeat(201), fork_turns: "none" }, env({ findRole }))).toBe(
+      `unknown agent_type: ${"a".repeat(200)}…`,
+    );
   });
 
   it("a task_name of valid characters longer than 64 gets its own message, with its length", () => {
     expect(error({ ...base, task_name: "a".repeat(64) })).toBe("ok");
-    expect(error({ ...base, task_name: "a".repeat(65) })).toBe("task_name must be at most 64 characters (this one has 65)");
-    expect(error({ ...base, task_name: "a".repeat(5_000_000) })).toBe("task_name must be at most 64 characters (this one has 5000000)");
+    expect(error({ ...base, task_name: "a".repeat(65) })).toBe(
+      "task_name must be at most 64 characters (this one has 65)",
+    );
+    expect(error({ ...base, task_name: "a".repeat(5_000_000) })).toBe(
+      "task_name must be at most 64 characters (this one has 5000000)",
+    );
   });
 
   it("the length is checked right after rule 1: bad characters say rule 1, a long name comes before rules 2–11", () => {
@@ -369,7 +486,14 @@ describe("validateSpawn: isolation (rule 12; rule 13 needs git and is checked by
     ...BUILTIN_CATALOG,
     roles: [
       ...BUILTIN_CATALOG.roles,
-      { name: "writer", description: "writes", tools: "parent", requiresForkNone: false, source: "user", ...(isolation && { isolation }) },
+      {
+        name: "writer",
+        description: "writes",
+        tools: "parent",
+        requiresForkNone: false,
+        source: "user",
+        ...(isolation && { isolation }),
+      },
     ],
   });
   const plan = (req: SpawnRequest, e: SpawnEnv = env()) => {
@@ -390,7 +514,9 @@ describe("validateSpawn: isolation (rule 12; rule 13 needs git and is checked by
 
   it("12 comes after every earlier rule, the spawn cap (11) included", () => {
     expect(error({ ...base, isolation: "bad" }, env({ spawnCount: 64 }))).toMatch(/^spawn limit reached/);
-    expect(error({ ...base, task_name: "taken", isolation: "bad" })).toBe("agent task path already exists: /root/taken");
+    expect(error({ ...base, task_name: "taken", isolation: "bad" })).toBe(
+      "agent task path already exists: /root/taken",
+    );
     expect(error({ ...base, isolation: "bad" })).toBe(ISOLATION);
   });
 
@@ -405,13 +531,19 @@ describe("validateSpawn: isolation (rule 12; rule 13 needs git and is checked by
   it("a role's `isolation: worktree` is its default, and the parameter wins over it", () => {
     const withRole = env({ findRole: (name) => lookupRole(isolated("worktree"), name) });
     expect(plan({ ...base, agent_type: "writer", fork_turns: "none" }, withRole).isolation).toBe("worktree");
-    expect(plan({ ...base, agent_type: "writer", fork_turns: "none", isolation: "none" }, withRole).isolation).toBe("none");
+    expect(plan({ ...base, agent_type: "writer", fork_turns: "none", isolation: "none" }, withRole).isolation).toBe(
+      "none",
+    );
     const plain = env({ findRole: (name) => lookupRole(isolated(undefined), name) });
     expect(plan({ ...base, agent_type: "writer", fork_turns: "none" }, plain).isolation).toBe("none");
-    expect(plan({ ...base, agent_type: "writer", fork_turns: "none", isolation: "worktree" }, plain).isolation).toBe("worktree");
+    expect(plan({ ...base, agent_type: "writer", fork_turns: "none", isolation: "worktree" }, plain).isolation).toBe(
+      "worktree",
+    );
   });
 
   it("13's message names the cwd", () => {
-    expect(noRepositoryError("/home/u/notes")).toBe('isolation "worktree" needs a git repository: /home/u/notes is not inside one');
+    expect(noRepositoryError("/home/u/notes")).toBe(
+      'isolation "worktree" needs a git repository: /home/u/notes is not inside one',
+    );
   });
 });

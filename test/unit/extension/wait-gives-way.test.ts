@@ -16,7 +16,14 @@ type Execute = NonNullable<ReturnType<typeof waitAgentTool>["execute"]>;
 
 function fakeCtx(pending: () => boolean) {
   const notes: Array<[string, string | undefined]> = [];
-  return { notes, ctx: { hasUI: true, hasPendingMessages: pending, ui: { notify: (text: string, type?: string) => notes.push([text, type]) } } };
+  return {
+    notes,
+    ctx: {
+      hasUI: true,
+      hasPendingMessages: pending,
+      ui: { notify: (text: string, type?: string) => notes.push([text, type]) },
+    },
+  };
 }
 
 async function setup() {
@@ -30,7 +37,9 @@ async function setup() {
 }
 
 const run = (execute: Execute, params: object, signal: AbortSignal | undefined, ctx: object) =>
-  execute("call", params as never, signal, undefined, ctx as never).then((result) => result.details as Record<string, unknown>);
+  execute("call", params as never, signal, undefined, ctx as never).then(
+    (result) => result.details as Record<string, unknown>,
+  );
 
 describe("wait_agent gives way", () => {
   it("returns at once with user_message_pending when the person typed a message; the notices stay pending", async () => {
@@ -38,11 +47,20 @@ describe("wait_agent gives way", () => {
     let typed = false;
     const { ctx } = fakeCtx(() => typed);
     const waiting = run(execute, { timeout_ms: 60_000 }, undefined, ctx);
-    h.runtime.mailbox.push(turnEndNotice(agentRecord({ path: "/root/zz" }), { outcome: "completed", text: "", reportStored: false }));
+    h.runtime.mailbox.push(
+      turnEndNotice(agentRecord({ path: "/root/zz" }), { outcome: "completed", text: "", reportStored: false }),
+    );
     // The notice above would end the wait; typing first wins because it is checked first.
     typed = true;
     const result = await waiting;
-    expect(result).toMatchObject({ notices: [], pending: 1, timed_out: false, user_message_pending: true, running: 1, queued: 1 });
+    expect(result).toMatchObject({
+      notices: [],
+      pending: 1,
+      timed_out: false,
+      user_message_pending: true,
+      running: 1,
+      queued: 1,
+    });
     expect(h.runtime.mailbox.pending).toBe(1);
     await h.runtime.shutdown();
   });
@@ -80,8 +98,17 @@ describe("wait_agent gives way", () => {
     const esc = new AbortController();
     const waiting = run(execute, { timeout_ms: 60_000 }, esc.signal, ctx);
     esc.abort();
-    expect(await waiting).toMatchObject({ notices: [], timed_out: false, cancelled: true, running: 1, queued: 1, timeout_ms: 60_000 });
-    expect(notes).toEqual([["wait_agent cancelled: 1 running, 1 queued child agents keep working — /agents stop stops them", "warning"]]);
+    expect(await waiting).toMatchObject({
+      notices: [],
+      timed_out: false,
+      cancelled: true,
+      running: 1,
+      queued: 1,
+      timeout_ms: 60_000,
+    });
+    expect(notes).toEqual([
+      ["wait_agent cancelled: 1 running, 1 queued child agents keep working — /agents stop stops them", "warning"],
+    ]);
     // The children were left alone.
     expect(h.turns.started.map((turn) => turn.stops)).toEqual([0]);
     await h.runtime.shutdown();

@@ -121,12 +121,11 @@ describe("wake settings and text", () => {
   });
 
   it("only turn ends and messages wake", () => {
-    expect((["completed", "errored", "aborted", "message", "interrupted", "shutdown"] as const).filter((type) => wakesTheRoot({ type }))).toEqual([
-      "completed",
-      "errored",
-      "aborted",
-      "message",
-    ]);
+    expect(
+      (["completed", "errored", "aborted", "message", "interrupted", "shutdown"] as const).filter((type) =>
+        wakesTheRoot({ type }),
+      ),
+    ).toEqual(["completed", "errored", "aborted", "message"]);
   });
 
   it("the model reads the notices as wait_agent returns them", () => {

@@ -4,7 +4,16 @@ import { emptyUsage } from "../../../src/contracts/usage.js";
 import { emptyRunProgress } from "../../../src/extension/progress/events-tail.js";
 import type { AgentProgress } from "../../../src/extension/progress/progress.js";
 import type { Painter } from "../../../src/extension/ui/paint.js";
-import { DISPLAY_KEY, describeAgent, formatElapsed, formatTokens, statusLine, TreeDisplay, treeLines, widgetLines } from "../../../src/extension/ui/widget.js";
+import {
+  DISPLAY_KEY,
+  describeAgent,
+  formatElapsed,
+  formatTokens,
+  statusLine,
+  TreeDisplay,
+  treeLines,
+  widgetLines,
+} from "../../../src/extension/ui/widget.js";
 import { agentRecord } from "../../support/records.js";
 
 function agent(overrides: Partial<AgentRecordV1>, extra: Partial<AgentProgress> = {}): AgentProgress {
@@ -44,7 +53,17 @@ describe("the widget and the status line", () => {
       { run, elapsedMs: 12_000, subtreeUsage: { input: 0, output: 0, total_tokens: 2400, cost: 0.0072 } },
     ),
     agent({ path: "/root/scout", nickname: "Hypatia", status: "pending_init", spawnSeq: 2 }, { queuePosition: 1 }),
-    agent({ path: "/root/lead/check", nickname: "Ptolemy", status: "completed", model: "fake/deep", spawnSeq: 3, runs: ["0001-spawn"] }, { elapsedMs: 4_000 }),
+    agent(
+      {
+        path: "/root/lead/check",
+        nickname: "Ptolemy",
+        status: "completed",
+        model: "fake/deep",
+        spawnSeq: 3,
+        runs: ["0001-spawn"],
+      },
+      { elapsedMs: 4_000 },
+    ),
   ];
 
   it("shows the tree in tree order; counters say what they count (the agent's turn, this run's calls, every turn's tokens)", () => {
@@ -59,14 +78,23 @@ describe("the widget and the status line", () => {
   it("draws ├─ for every sibling but the last, └─ for the last, and │ below a parent that has later siblings", () => {
     const paths = ["/root/a", "/root/a/x", "/root/a/x/deep", "/root/a/y", "/root/b", "/root/b/z"];
     const agents = paths.map((p, i) => agent({ path: p, nickname: `N${i}`, status: "running", spawnSeq: i + 1 }));
-    expect(treeLines("/root", agents).map((line) => line.slice(0, line.indexOf(" (")))).toEqual(["├─ a", "│ ├─ x", "│ │ └─ deep", "│ └─ y", "└─ b", "  └─ z"]);
+    expect(treeLines("/root", agents).map((line) => line.slice(0, line.indexOf(" (")))).toEqual([
+      "├─ a",
+      "│ ├─ x",
+      "│ │ └─ deep",
+      "│ └─ y",
+      "└─ b",
+      "  └─ z",
+    ]);
   });
 
   it("the status line tells completed, errored, aborted, interrupted and shut down apart, errors in the error colour", () => {
-    const ended = (["completed", "errored", "errored", "aborted", "interrupted", "shutdown"] as const).map((status, i) =>
-      agent({ path: `/root/a${i}`, nickname: `N${i}`, status, spawnSeq: i + 1 }),
+    const ended = (["completed", "errored", "errored", "aborted", "interrupted", "shutdown"] as const).map(
+      (status, i) => agent({ path: `/root/a${i}`, nickname: `N${i}`, status, spawnSeq: i + 1 }),
     );
-    expect(statusLine(ended)).toBe("agents: 1 completed, 2 errored, 1 aborted, 1 interrupted, 1 shutdown · 7.2k tok · $0.0216");
+    expect(statusLine(ended)).toBe(
+      "agents: 1 completed, 2 errored, 1 aborted, 1 interrupted, 1 shutdown · 7.2k tok · $0.0216",
+    );
     expect(statusLine(ended, undefined, tagged)).toBe(
       "agents: <success>1 completed</success>, <error>2 errored</error>, <warning>1 aborted</warning>, <warning>1 interrupted</warning>, <muted>1 shutdown</muted> · 7.2k tok · $0.0216",
     );
@@ -75,7 +103,10 @@ describe("the widget and the status line", () => {
   });
 
   it("folds away once every agent has ended: no widget, the status line alone", () => {
-    const ended = [agent({ path: "/root/a", status: "completed" }), agent({ path: "/root/b", nickname: "B", status: "errored", spawnSeq: 2 })];
+    const ended = [
+      agent({ path: "/root/a", status: "completed" }),
+      agent({ path: "/root/b", nickname: "B", status: "errored", spawnSeq: 2 }),
+    ];
     expect(widgetLines("/root", ended)).toBeUndefined();
     expect(widgetLines("/root", [])).toBeUndefined();
     expect(statusLine(ended)).toBe("agents: 1 completed, 1 errored · 2.4k tok · $0.0072");
@@ -88,8 +119,13 @@ describe("the widget and the status line", () => {
 
   it("paints each agent's status, tool and retry in theme colours", () => {
     const retrying = { ...emptyRunProgress(), retrying: true };
-    const line = describeAgent(agent({ path: "/root/x", status: "running" }, { run: retrying, elapsedMs: 1000 }), tagged);
-    expect(line).toBe("x (Euclid) · <accent>running</accent> · fake/fast · 1s · <warning>retrying</warning> · 1.2k tok total · $0.0036");
+    const line = describeAgent(
+      agent({ path: "/root/x", status: "running" }, { run: retrying, elapsedMs: 1000 }),
+      tagged,
+    );
+    expect(line).toBe(
+      "x (Euclid) · <accent>running</accent> · fake/fast · 1s · <warning>retrying</warning> · 1.2k tok total · $0.0036",
+    );
     expect(describeAgent(agent({ status: "errored" }), tagged)).toContain("<error>errored</error>");
   });
 

@@ -2,28 +2,50 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findRepository } from "../../../src/extension/isolation/repository.js";
-import { FALLBACK_IDENTITY, GitError, git, gitEnv, identityEnv, isLockError, retryOnLock, serialized } from "../../../src/lib/git.js";
+import {
+  FALLBACK_IDENTITY,
+  GitError,
+  git,
+  gitEnv,
+  identityEnv,
+  isLockError,
+  retryOnLock,
+  serialized,
+} from "../../../src/lib/git.js";
 import { gone, makeRepo, sh, useSandbox } from "./support.js";
 
 const sandbox = useSandbox();
 
 const lockError = (): GitError =>
-  new GitError("git update-ref failed", ["update-ref"], 128, "fatal: Unable to create '/r/.git/packed-refs.lock': File exists.\n");
+  new GitError(
+    "git update-ref failed",
+    ["update-ref"],
+    128,
+    "fatal: Unable to create '/r/.git/packed-refs.lock': File exists.\n",
+  );
 
 describe("running git", () => {
   it("a failure names the command and ends with the tail of its stderr", async () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
-    const error = await git(["rev-parse", "--verify", "no-such-ref"], { cwd: repo, env: box.env }).catch((e: unknown) => e);
+    const error = await git(["rev-parse", "--verify", "no-such-ref"], { cwd: repo, env: box.env }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(GitError);
-    expect((error as GitError).message).toMatch(/^git rev-parse --verify no-such-ref failed \(exit 128\): fatal: Needed a single revision$/);
+    expect((error as GitError).message).toMatch(
+      /^git rev-parse --verify no-such-ref failed \(exit 128\): fatal: Needed a single revision$/,
+    );
     expect((error as GitError).exitCode).toBe(128);
   });
 
   it("quotes at most the last 600 characters of a long stderr", async () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
-    sh(box, repo, ["config", "alias.noisy", "!f() { i=0; while [ $i -lt 400 ]; do printf 'line %03d of noise\\n' $i >&2; i=$((i+1)); done; exit 3; }; f"]);
+    sh(box, repo, [
+      "config",
+      "alias.noisy",
+      "!f() { i=0; while [ $i -lt 400 ]; do printf 'line %03d of noise\\n' $i >&2; i=$((i+1)); done; exit 3; }; f",
+    ]);
     const error = (await git(["noisy"], { cwd: repo, env: box.env }).catch((e: unknown) => e)) as GitError;
     expect(error.message.startsWith("git noisy failed (exit 3): …")).toBe(true);
     expect(error.message.endsWith("line 399 of noise")).toBe(true);
@@ -37,7 +59,9 @@ describe("running git", () => {
     // git → sh → sleep: the sleep is a grandchild, in git's process group.
     sh(box, repo, ["config", "alias.hang", `!sh -c 'echo $$ > "${pidFile}"; exec sleep 30'`]);
     const started = Date.now();
-    const error = (await git(["hang"], { cwd: repo, env: box.env, timeoutMs: 400 }).catch((e: unknown) => e)) as GitError;
+    const error = (await git(["hang"], { cwd: repo, env: box.env, timeoutMs: 400 }).catch(
+      (e: unknown) => e,
+    )) as GitError;
     expect(error).toBeInstanceOf(GitError);
     expect(error.timedOut).toBe(true);
     expect(error.message).toMatch(/^git hang timed out after 400 ms/);
@@ -47,13 +71,20 @@ describe("running git", () => {
 
   it("a cwd that does not exist is reported as such", async () => {
     const box = sandbox();
-    await expect(git(["status"], { cwd: path.join(box.dir, "missing"), env: box.env })).rejects.toThrow(/^git status failed: no such directory: .*missing$/);
+    await expect(git(["status"], { cwd: path.join(box.dir, "missing"), env: box.env })).rejects.toThrow(
+      /^git status failed: no such directory: .*missing$/,
+    );
   });
 
   it("ignores repository-locating variables of the caller's environment", async () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
-    const env = { ...box.env, GIT_DIR: path.join(box.dir, "elsewhere"), GIT_INDEX_FILE: path.join(box.dir, "idx"), GIT_WORK_TREE: box.dir };
+    const env = {
+      ...box.env,
+      GIT_DIR: path.join(box.dir, "elsewhere"),
+      GIT_INDEX_FILE: path.join(box.dir, "idx"),
+      GIT_WORK_TREE: box.dir,
+    };
     expect(await findRepository(repo, { env })).toEqual({ topLevel: repo, subdir: "" });
     const prepared = gitEnv(env);
     expect(prepared.GIT_DIR).toBeUndefined();
@@ -89,8 +120,12 @@ describe("identity", () => {
 describe("lock retries and per-repository order", () => {
   it("recognises git's lock failures and nothing else", () => {
     expect(isLockError(lockError())).toBe(true);
-    expect(isLockError(new GitError("x", [], 128, "fatal: cannot lock ref 'refs/heads/a': reference already exists"))).toBe(true);
-    expect(isLockError(new GitError("x", [], 128, "fatal: failed to read .git/worktrees/c8/commondir: Success"))).toBe(true);
+    expect(
+      isLockError(new GitError("x", [], 128, "fatal: cannot lock ref 'refs/heads/a': reference already exists")),
+    ).toBe(true);
+    expect(isLockError(new GitError("x", [], 128, "fatal: failed to read .git/worktrees/c8/commondir: Success"))).toBe(
+      true,
+    );
     expect(isLockError(new GitError("x", [], 128, "fatal: a branch named 'a' already exists"))).toBe(false);
     expect(isLockError(new Error("Unable to create 'x.lock'"))).toBe(false);
   });
@@ -131,7 +166,11 @@ describe("lock retries and per-repository order", () => {
         if (fail) throw new Error(name);
         return name;
       };
-    const results = await Promise.allSettled([serialized("k", task("a", 30, true)), serialized("k", task("b", 5)), serialized("other", task("c", 5))]);
+    const results = await Promise.allSettled([
+      serialized("k", task("a", 30, true)),
+      serialized("k", task("b", 5)),
+      serialized("other", task("c", 5)),
+    ]);
     expect(results.map((r) => (r.status === "fulfilled" ? r.value : "rejected"))).toEqual(["rejected", "b", "c"]);
     expect(events.indexOf("end a")).toBeLessThan(events.indexOf("start b"));
     expect(events.indexOf("start c")).toBeLessThan(events.indexOf("end a"));

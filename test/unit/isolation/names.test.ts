@@ -1,6 +1,13 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { branchName, isTreeTag, treeTag, worktreeCwd, worktreeName, worktreePathFor } from "../../../src/extension/isolation/names.js";
+import {
+  branchName,
+  isTreeTag,
+  treeTag,
+  worktreeCwd,
+  worktreeName,
+  worktreePathFor,
+} from "../../../src/extension/isolation/names.js";
 
 describe("tree tags", () => {
   it("are 8 lowercase hex characters, different each time", () => {
@@ -32,12 +39,22 @@ describe("worktree and branch names", () => {
     expect(worktreeName(agentPath)).toBe(name);
   });
 
-  it.each(["/root", "/root/", "/rootx/a", "root/a", "/root//a", "/root/a/", "/root/../etc", "/root/./a", "/root/A", "/root/a-b", "/root/a b", ""])(
-    "worktreeName rejects %j",
-    (agentPath) => {
-      expect(() => worktreeName(agentPath)).toThrow(/not the canonical path of an agent below \/root/);
-    },
-  );
+  it.each([
+    "/root",
+    "/root/",
+    "/rootx/a",
+    "root/a",
+    "/root//a",
+    "/root/a/",
+    "/root/../etc",
+    "/root/./a",
+    "/root/A",
+    "/root/a-b",
+    "/root/a b",
+    "",
+  ])("worktreeName rejects %j", (agentPath) => {
+    expect(() => worktreeName(agentPath)).toThrow(/not the canonical path of an agent below \/root/);
+  });
 
   it("branchName is subagent/<tag>-<segments>", () => {
     expect(branchName("7f3a9c2e", "/root/lead/checker")).toBe("subagent/7f3a9c2e-lead-checker");
@@ -46,7 +63,9 @@ describe("worktree and branch names", () => {
   });
 
   it("worktreePathFor is flat under <treeDir>/worktrees", () => {
-    expect(worktreePathFor("/trees/t1", "/root/lead/checker")).toBe(path.join("/trees/t1", "worktrees", "lead-checker"));
+    expect(worktreePathFor("/trees/t1", "/root/lead/checker")).toBe(
+      path.join("/trees/t1", "worktrees", "lead-checker"),
+    );
     expect(worktreePathFor("/trees/t1", "/root/lead")).toBe(path.join("/trees/t1", "worktrees", "lead"));
   });
 
@@ -54,6 +73,7 @@ describe("worktree and branch names", () => {
     expect(worktreeCwd("/w/lead", "")).toBe("/w/lead");
     expect(worktreeCwd("/w/lead", "src/lib")).toBe("/w/lead/src/lib");
     expect(worktreeCwd("/w/lead", "a dir/ü")).toBe("/w/lead/a dir/ü");
-    for (const bad of ["..", "../x", "a/../../x", "/etc"]) expect(() => worktreeCwd("/w/lead", bad)).toThrow(/not a subdirectory/);
+    for (const bad of ["..", "../x", "a/../../x", "/etc"])
+      expect(() => worktreeCwd("/w/lead", bad)).toThrow(/not a subdirectory/);
   });
 });

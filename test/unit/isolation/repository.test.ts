@@ -27,7 +27,9 @@ function parentState(box: Sandbox, repo: string) {
     symbolicHead: sh(box, repo, ["symbolic-ref", "HEAD"]),
     refs: sh(box, repo, ["for-each-ref", "--format=%(refname) %(objectname)"]),
     cached: sh(box, repo, ["diff", "--cached", "--binary"]),
-    index: fs.existsSync(path.join(gitDir, "index")) ? fs.readFileSync(path.join(gitDir, "index")).toString("base64") : "none",
+    index: fs.existsSync(path.join(gitDir, "index"))
+      ? fs.readFileSync(path.join(gitDir, "index")).toString("base64")
+      : "none",
     status: sh(box, repo, ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"]),
     worktrees: sh(box, repo, ["worktree", "list", "--porcelain"]),
   };
@@ -40,7 +42,10 @@ describe("findRepository", () => {
     const { env } = box;
     expect(await findRepository(repo, { env })).toEqual({ topLevel: repo, subdir: "" });
     expect(await findRepository(path.join(repo, "src/lib"), { env })).toEqual({ topLevel: repo, subdir: "src/lib" });
-    expect(await findRepository(path.join(repo, "with space/ü"), { env })).toEqual({ topLevel: repo, subdir: "with space/ü" });
+    expect(await findRepository(path.join(repo, "with space/ü"), { env })).toEqual({
+      topLevel: repo,
+      subdir: "with space/ü",
+    });
   });
 
   it("is undefined outside any working tree: a plain folder, a bare repository, a .git folder", async () => {
@@ -62,7 +67,10 @@ describe("findRepository", () => {
     const linked = path.join(box.dir, "linked");
     sh(box, repo, ["worktree", "add", "-q", "-b", "side", linked]);
     expect(fs.statSync(path.join(linked, ".git")).isFile()).toBe(true);
-    expect(await findRepository(path.join(linked, "src"), { env: box.env })).toEqual({ topLevel: linked, subdir: "src" });
+    expect(await findRepository(path.join(linked, "src"), { env: box.env })).toEqual({
+      topLevel: linked,
+      subdir: "src",
+    });
   });
 
   it("throws (rather than answering 'no repository') when the cwd does not exist", async () => {
@@ -105,7 +113,16 @@ describe("snapshotWorkingState", () => {
     expect(snapshot).not.toBe(head);
     expect(sh(box, repo, ["rev-list", "--parents", "-n", "1", snapshot]).trim()).toBe(`${snapshot} ${head}`);
     expect(treeFiles(box, repo, snapshot)).toEqual(
-      [".gitignore", "keep.txt", "staged.txt", "unstaged.txt", "tracked.log", "untracked dir/with space.txt", NEWLINE_NAME, UNICODE_NAME].sort(),
+      [
+        ".gitignore",
+        "keep.txt",
+        "staged.txt",
+        "unstaged.txt",
+        "tracked.log",
+        "untracked dir/with space.txt",
+        NEWLINE_NAME,
+        UNICODE_NAME,
+      ].sort(),
     );
     expect(show(box, repo, snapshot, "staged.txt")).toBe("new staged\n");
     expect(show(box, repo, snapshot, "unstaged.txt")).toBe("new unstaged\n");
@@ -219,13 +236,26 @@ describe("snapshotWorkingState", () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
     const marker = path.join(box.dir, "hook-ran");
-    for (const hook of ["pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout", "reference-transaction"]) {
+    for (const hook of [
+      "pre-commit",
+      "prepare-commit-msg",
+      "commit-msg",
+      "post-commit",
+      "post-checkout",
+      "reference-transaction",
+    ]) {
       write(path.join(repo, ".git/hooks", hook), `#!/bin/sh\necho ${hook} >> "${marker}"\n`);
       fs.chmodSync(path.join(repo, ".git/hooks", hook), 0o755);
     }
     write(path.join(repo, "a.txt"), "changed\n");
     const snapshot = await snapshotWorkingState(repo, { env: box.env });
-    await createWorktree({ topLevel: repo, worktreePath: path.join(box.dir, "wt"), branch: "subagent/00000000-h", base: snapshot, env: box.env });
+    await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(box.dir, "wt"),
+      branch: "subagent/00000000-h",
+      base: snapshot,
+      env: box.env,
+    });
     expect(fs.existsSync(marker)).toBe(false);
     // The hooks are real: git run by hand does call them.
     sh(box, repo, [...AS_SETUP, "commit", "-q", "-am", "by hand"]);

@@ -22,7 +22,9 @@ describe("runSetupCommand", () => {
   it("a non-zero exit is an error that ends with the stderr tail (at most 600 characters)", async () => {
     const box = sandbox();
     const command = 'i=0; while [ $i -lt 300 ]; do echo "error line $i" >&2; i=$((i+1)); done; exit 7';
-    const error = (await runSetupCommand({ command, cwd: box.dir, timeoutMs: 10_000, env: box.env }).catch((e: unknown) => e)) as Error;
+    const error = (await runSetupCommand({ command, cwd: box.dir, timeoutMs: 10_000, env: box.env }).catch(
+      (e: unknown) => e,
+    )) as Error;
     expect(error.message).toMatch(/^worktree setup command "i=0; while .*" failed \(exit 7\): …/);
     expect(error.message.endsWith("error line 299")).toBe(true);
     const quoted = error.message.slice(error.message.indexOf("(exit 7): ") + "(exit 7): ".length);
@@ -31,9 +33,9 @@ describe("runSetupCommand", () => {
 
   it("falls back to stdout when stderr is empty", async () => {
     const box = sandbox();
-    await expect(runSetupCommand({ command: "echo only on stdout; exit 1", cwd: box.dir, timeoutMs: 10_000, env: box.env })).rejects.toThrow(
-      /failed \(exit 1\): only on stdout$/,
-    );
+    await expect(
+      runSetupCommand({ command: "echo only on stdout; exit 1", cwd: box.dir, timeoutMs: 10_000, env: box.env }),
+    ).rejects.toThrow(/failed \(exit 1\): only on stdout$/);
   });
 
   it("a command over its time limit is stopped with everything it started, and says so", async () => {
@@ -41,7 +43,9 @@ describe("runSetupCommand", () => {
     const pidFile = path.join(box.dir, "pids");
     const command = `sleep 30 & echo $! > "${pidFile}"; echo starting >&2; trap '' TERM; sleep 30`;
     const started = Date.now();
-    const error = (await runSetupCommand({ command, cwd: box.dir, timeoutMs: 300, env: box.env }).catch((e: unknown) => e)) as Error;
+    const error = (await runSetupCommand({ command, cwd: box.dir, timeoutMs: 300, env: box.env }).catch(
+      (e: unknown) => e,
+    )) as Error;
     expect(error.message).toMatch(/timed out after 300 ms: starting$/);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await gone(Number(fs.readFileSync(pidFile, "utf8")))).toBe(true);
@@ -50,7 +54,12 @@ describe("runSetupCommand", () => {
   it("what a successful command leaves running in its group is stopped when it exits", async () => {
     const box = sandbox();
     const pidFile = path.join(box.dir, "pid");
-    await runSetupCommand({ command: `sleep 30 >/dev/null 2>&1 & echo $! > "${pidFile}"`, cwd: box.dir, timeoutMs: 10_000, env: box.env });
+    await runSetupCommand({
+      command: `sleep 30 >/dev/null 2>&1 & echo $! > "${pidFile}"`,
+      cwd: box.dir,
+      timeoutMs: 10_000,
+      env: box.env,
+    });
     expect(await gone(Number(fs.readFileSync(pidFile, "utf8")))).toBe(true);
   });
 });

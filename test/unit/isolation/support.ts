@@ -18,8 +18,15 @@ export interface Sandbox {
 /** The environment of a machine with no git configuration at all (HOME = `home`). */
 export function bareEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("GIT_") && name !== "EMAIL") env[name] = value;
-  return { ...env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith("GIT_") && name !== "EMAIL") env[name] = value;
+  return {
+    ...env,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+  };
 }
 
 /** A fresh temp dir per test, removed after it (registers the afterEach). */
@@ -104,7 +111,12 @@ export async function gone(pid: number, ms = 3000): Promise<boolean> {
  * snippet (`sleep 1`, `echo boom >&2; exit 128`). Node's spawn looks `git` up on the PATH of
  * the environment it is given, so only the calls made with this env go through it.
  */
-export function gitShim(sandbox: Sandbox, match: string, before: string, env: NodeJS.ProcessEnv = sandbox.env): NodeJS.ProcessEnv {
+export function gitShim(
+  sandbox: Sandbox,
+  match: string,
+  before: string,
+  env: NodeJS.ProcessEnv = sandbox.env,
+): NodeJS.ProcessEnv {
   const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
   const bin = path.join(sandbox.dir, "shim-bin");
   fs.mkdirSync(bin, { recursive: true });

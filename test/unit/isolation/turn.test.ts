@@ -12,7 +12,10 @@ const sandbox = useSandbox();
 const NEWLINE_NAME = "line\nbreak.txt";
 const UNICODE_NAME = "dé jà vu/名前 ü.txt";
 
-async function isolatedChild(box: Sandbox, files: Record<string, string> = { "a.txt": "one\ntwo\nthree\n", "old.txt": "old\n" }) {
+async function isolatedChild(
+  box: Sandbox,
+  files: Record<string, string> = { "a.txt": "one\ntwo\nthree\n", "old.txt": "old\n" },
+) {
   const repo = makeRepo(box, files);
   const base = await snapshotWorkingState(repo, { env: box.env });
   const worktree = await createWorktree({
@@ -29,7 +32,10 @@ describe("commitTurn", () => {
   it("a turn that changed nothing makes no commit", async () => {
     const box = sandbox();
     const { base, worktree } = await isolatedChild(box);
-    expect(await commitTurn({ worktreePath: worktree.path, message: "turn 1", env: box.env })).toEqual({ head: base, committed: false });
+    expect(await commitTurn({ worktreePath: worktree.path, message: "turn 1", env: box.env })).toEqual({
+      head: base,
+      committed: false,
+    });
     expect(sh(box, worktree.path, ["rev-list", "--count", `${base}..HEAD`]).trim()).toBe("0");
   });
 
@@ -48,7 +54,9 @@ describe("commitTurn", () => {
     expect(first.committed).toBe(true);
     expect(sh(box, repo, ["rev-parse", "refs/heads/subagent/0123abcd-a"]).trim()).toBe(first.head);
     expect(sh(box, worktree.path, ["rev-parse", "HEAD^"]).trim()).toBe(base);
-    expect(treeFiles(box, worktree.path, first.head)).toEqual(["a.txt", NEWLINE_NAME, UNICODE_NAME, "staged.txt"].sort());
+    expect(treeFiles(box, worktree.path, first.head)).toEqual(
+      ["a.txt", NEWLINE_NAME, UNICODE_NAME, "staged.txt"].sort(),
+    );
     expect(sh(box, worktree.path, ["log", "-1", "--format=%B", first.head]).trim()).toBe("turn 1\n\nbody");
     expect(sh(box, worktree.path, ["status", "--porcelain"])).toBe("");
     expect(sh(box, repo, ["rev-parse", "HEAD"])).toBe(parentHead);
@@ -57,7 +65,10 @@ describe("commitTurn", () => {
     const second = await commitTurn({ worktreePath: worktree.path, message: "turn 2", env: box.env });
     expect(second.committed).toBe(true);
     expect(sh(box, worktree.path, ["rev-list", "--count", `${base}..HEAD`]).trim()).toBe("2");
-    expect(await commitTurn({ worktreePath: worktree.path, message: "turn 3", env: box.env })).toEqual({ head: second.head, committed: false });
+    expect(await commitTurn({ worktreePath: worktree.path, message: "turn 3", env: box.env })).toEqual({
+      head: second.head,
+      committed: false,
+    });
   });
 
   it("keeps the child's own commits and adds what is left uncommitted on top", async () => {
@@ -85,7 +96,9 @@ describe("commitTurn", () => {
     write(path.join(worktree.path, "a.txt"), "changed\n");
     const turn = await commitTurn({ worktreePath: worktree.path, message: "turn", env: box.env });
     expect(turn.committed).toBe(true);
-    expect(sh(box, worktree.path, ["log", "-1", "--format=%an <%ae>", turn.head]).trim()).toBe(`${FALLBACK_IDENTITY.name} <${FALLBACK_IDENTITY.email}>`);
+    expect(sh(box, worktree.path, ["log", "-1", "--format=%an <%ae>", turn.head]).trim()).toBe(
+      `${FALLBACK_IDENTITY.name} <${FALLBACK_IDENTITY.email}>`,
+    );
     expect(fs.existsSync(marker)).toBe(false);
   });
 
@@ -96,7 +109,9 @@ describe("commitTurn", () => {
     sh(box, repo, ["config", "user.email", "grace@example.com"]);
     write(path.join(worktree.path, "a.txt"), "changed\n");
     const turn = await commitTurn({ worktreePath: worktree.path, message: "turn", env: box.env });
-    expect(sh(box, worktree.path, ["log", "-1", "--format=%an <%ae>|%cn", turn.head]).trim()).toBe("Grace Hopper <grace@example.com>|Grace Hopper");
+    expect(sh(box, worktree.path, ["log", "-1", "--format=%an <%ae>|%cn", turn.head]).trim()).toBe(
+      "Grace Hopper <grace@example.com>|Grace Hopper",
+    );
   });
 });
 
@@ -136,7 +151,11 @@ describe("worktreeSummary", () => {
   it("is empty for a branch with no changes", async () => {
     const box = sandbox();
     const { base, worktree } = await isolatedChild(box);
-    expect(await worktreeSummary({ worktreePath: worktree.path, base, head: base, env: box.env })).toEqual({ changed_files: [], insertions: 0, deletions: 0 });
+    expect(await worktreeSummary({ worktreePath: worktree.path, base, head: base, env: box.env })).toEqual({
+      changed_files: [],
+      insertions: 0,
+      deletions: 0,
+    });
   });
 
   it("parseNumstat reads -z records, tabs in names included", () => {

@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { branchName, treeTag, worktreeName } from "../../../src/extension/isolation/names.js";
 import { snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
 import { startupFolders } from "../../../src/extension/isolation/staged-checkout.js";
-import { createWorktree, ensureWorktree, isCheckedOut, removeWorktree } from "../../../src/extension/isolation/worktree.js";
+import {
+  createWorktree,
+  ensureWorktree,
+  isCheckedOut,
+  removeWorktree,
+} from "../../../src/extension/isolation/worktree.js";
 import { branchCommit, listWorktrees, parseWorktreeList } from "../../../src/lib/git-worktrees.js";
 import { commitAll, gitShim, makeRepo, type Sandbox, sh, useSandbox, write } from "./support.js";
 
@@ -18,7 +23,8 @@ async function parentRepo(box: Sandbox) {
   return { repo, base, tag: treeTag(), worktrees: path.join(box.dir, "tree", "worktrees") };
 }
 
-const later = (ms: number, action: () => void): Promise<void> => new Promise((resolve) => setTimeout(() => resolve(action()), ms));
+const later = (ms: number, action: () => void): Promise<void> =>
+  new Promise((resolve) => setTimeout(() => resolve(action()), ms));
 
 describe("createWorktree", () => {
   it("makes a worktree of the base on a new branch, and the child's cwd in it", async () => {
@@ -28,7 +34,14 @@ describe("createWorktree", () => {
     const worktreePath = path.join(worktrees, worktreeName("/root/lead/checker"));
     const headBefore = sh(box, repo, ["rev-parse", "HEAD"]);
 
-    const worktree = await createWorktree({ topLevel: repo, worktreePath, branch, base, subdir: "src/lib", env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath,
+      branch,
+      base,
+      subdir: "src/lib",
+      env: box.env,
+    });
 
     expect(worktree).toEqual({ path: worktreePath, branch, base, cwd: path.join(worktreePath, "src/lib") });
     expect(fs.readFileSync(path.join(worktreePath, "a.txt"), "utf8")).toBe("a, uncommitted\n");
@@ -60,7 +73,13 @@ describe("createWorktree", () => {
     const agents = Array.from({ length: 8 }, (_, i) => `/root/worker_${i}`);
     const created = await Promise.all(
       agents.map((agent) =>
-        createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, worktreeName(agent)), branch: branchName(tag, agent), base, env: box.env }),
+        createWorktree({
+          topLevel: repo,
+          worktreePath: path.join(worktrees, worktreeName(agent)),
+          branch: branchName(tag, agent),
+          base,
+          env: box.env,
+        }),
       ),
     );
     const listed = await listWorktrees(repo, { env: box.env });
@@ -88,12 +107,19 @@ describe("createWorktree", () => {
     const agents = Array.from({ length: 8 }, (_, i) => `/root/lead/w_${i}`);
     const created = await Promise.all(
       agents.map((agent) =>
-        createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, worktreeName(agent)), branch: branchName(tag, agent), base, env: box.env }),
+        createWorktree({
+          topLevel: repo,
+          worktreePath: path.join(worktrees, worktreeName(agent)),
+          branch: branchName(tag, agent),
+          base,
+          env: box.env,
+        }),
       ),
     );
     await Promise.all(others);
     const listed = await listWorktrees(repo, { env: box.env });
-    for (const worktree of created) expect(listed.find((entry) => entry.path === worktree.path)?.branch).toBe(worktree.branch);
+    for (const worktree of created)
+      expect(listed.find((entry) => entry.path === worktree.path)?.branch).toBe(worktree.branch);
   });
 
   it("waits out a ref lock another process holds", async () => {
@@ -103,7 +129,13 @@ describe("createWorktree", () => {
     const lock = path.join(repo, ".git", "refs", "heads", `${branch}.lock`);
     write(lock, "");
     const release = later(300, () => fs.rmSync(lock));
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     await release;
     expect(await branchCommit(repo, worktree.branch, { env: box.env })).toBe(base);
   });
@@ -114,9 +146,16 @@ describe("createWorktree", () => {
     const branch = branchName(tag, "/root/a");
     write(path.join(repo, ".git", "refs", "heads", `${branch}.lock`), "");
     const started = Date.now();
-    await expect(createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env, lockWaitMs: 300 })).rejects.toThrow(
-      /^git worktree add .*failed \(exit \d+\): .*Unable to create '.*\.lock': File exists/s,
-    );
+    await expect(
+      createWorktree({
+        topLevel: repo,
+        worktreePath: path.join(worktrees, "a"),
+        branch,
+        base,
+        env: box.env,
+        lockWaitMs: 300,
+      }),
+    ).rejects.toThrow(/^git worktree add .*failed \(exit \d+\): .*Unable to create '.*\.lock': File exists/s);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -125,10 +164,22 @@ describe("createWorktree", () => {
     const { repo, base, worktrees } = await parentRepo(box);
     sh(box, repo, ["branch", "subagent/00000000-a"]);
     await expect(
-      createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch: "subagent/00000000-a", base, env: box.env }),
+      createWorktree({
+        topLevel: repo,
+        worktreePath: path.join(worktrees, "a"),
+        branch: "subagent/00000000-a",
+        base,
+        env: box.env,
+      }),
     ).rejects.toThrow(/already exists/);
     await expect(
-      createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "b"), branch: "subagent/00000000-b", base: "f".repeat(40), env: box.env }),
+      createWorktree({
+        topLevel: repo,
+        worktreePath: path.join(worktrees, "b"),
+        branch: "subagent/00000000-b",
+        base: "f".repeat(40),
+        env: box.env,
+      }),
     ).rejects.toThrow(/is not a commit of/);
     expect(fs.existsSync(path.join(worktrees, "a"))).toBe(false);
   });
@@ -156,7 +207,8 @@ describe("listWorktrees", () => {
   });
 
   it("parses the line format of git before 2.36 (no -z)", () => {
-    const text = "worktree /r\nHEAD abc\nbranch refs/heads/main\n\nworktree /r/../w\nHEAD def\ndetached\nlocked reason\n\nworktree /b.git\nbare\n\n";
+    const text =
+      "worktree /r\nHEAD abc\nbranch refs/heads/main\n\nworktree /r/../w\nHEAD def\ndetached\nlocked reason\n\nworktree /b.git\nbare\n\n";
     expect(parseWorktreeList(text, "\n")).toEqual([
       { path: "/r", head: "abc", branch: "main" },
       { path: "/r/../w", head: "def", detached: true, locked: true },
@@ -170,23 +222,44 @@ describe("removeWorktree", () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     write(path.join(worktree.path, "uncommitted.txt"), "dropped with the worktree\n");
-    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({ removed: true, branchDeleted: true });
+    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({
+      removed: true,
+      branchDeleted: true,
+    });
     expect(fs.existsSync(worktree.path)).toBe(false);
     expect((await listWorktrees(repo, { env: box.env })).map((entry) => entry.path)).toEqual([repo]);
     expect(await branchCommit(repo, branch, { env: box.env })).toBeUndefined();
-    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({ removed: false, branchDeleted: false });
+    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({
+      removed: false,
+      branchDeleted: false,
+    });
   });
 
   it("keeps a branch that holds commits", async () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     write(path.join(worktree.path, "work.txt"), "work\n");
     const tip = commitAll(box, worktree.path, "child work");
-    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({ removed: true, branchDeleted: false });
+    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({
+      removed: true,
+      branchDeleted: false,
+    });
     expect(await branchCommit(repo, branch, { env: box.env })).toBe(tip);
     expect(await listWorktrees(repo, { env: box.env })).toHaveLength(1);
   });
@@ -195,9 +268,18 @@ describe("removeWorktree", () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     fs.rmSync(worktree.path, { recursive: true });
-    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({ removed: true, branchDeleted: true });
+    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({
+      removed: true,
+      branchDeleted: true,
+    });
     expect(await listWorktrees(repo, { env: box.env })).toHaveLength(1);
   });
 
@@ -205,9 +287,18 @@ describe("removeWorktree", () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     sh(box, repo, ["worktree", "lock", worktree.path]);
-    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({ removed: true, branchDeleted: true });
+    expect(await removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({
+      removed: true,
+      branchDeleted: true,
+    });
     expect(await listWorktrees(repo, { env: box.env })).toHaveLength(1);
   });
 
@@ -215,10 +306,19 @@ describe("removeWorktree", () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     const moved = path.join(box.dir, "moved");
     fs.renameSync(repo, moved);
-    expect(await removeWorktree({ topLevel: moved, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({ removed: true, branchDeleted: true });
+    expect(await removeWorktree({ topLevel: moved, worktreePath: worktree.path, branch, base, env: box.env })).toEqual({
+      removed: true,
+      branchDeleted: true,
+    });
     expect(fs.existsSync(worktree.path)).toBe(false);
     expect(await listWorktrees(moved, { env: box.env })).toHaveLength(1);
   });
@@ -228,13 +328,23 @@ describe("removeWorktree", () => {
     const { repo, base } = await parentRepo(box);
     const precious = path.join(box.dir, "precious");
     write(path.join(precious, "keep.txt"), "keep\n");
-    expect(await removeWorktree({ topLevel: repo, worktreePath: precious, branch: "subagent/00000000-x", base, env: box.env })).toEqual({
+    expect(
+      await removeWorktree({
+        topLevel: repo,
+        worktreePath: precious,
+        branch: "subagent/00000000-x",
+        base,
+        env: box.env,
+      }),
+    ).toEqual({
       removed: false,
       branchDeleted: false,
     });
     expect(fs.readFileSync(path.join(precious, "keep.txt"), "utf8")).toBe("keep\n");
     // Not the main worktree either: git refuses, and so does the fallback.
-    await expect(removeWorktree({ topLevel: repo, worktreePath: repo, branch: "main", base, env: box.env })).rejects.toThrow(/is a main working tree/);
+    await expect(
+      removeWorktree({ topLevel: repo, worktreePath: repo, branch: "main", base, env: box.env }),
+    ).rejects.toThrow(/is a main working tree/);
     expect(fs.existsSync(path.join(repo, "a.txt"))).toBe(true);
   });
 
@@ -244,7 +354,13 @@ describe("removeWorktree", () => {
     const agents = Array.from({ length: 8 }, (_, i) => `/root/w_${i}`);
     const created = await Promise.all(
       agents.map((agent) =>
-        createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, worktreeName(agent)), branch: branchName(tag, agent), base, env: box.env }),
+        createWorktree({
+          topLevel: repo,
+          worktreePath: path.join(worktrees, worktreeName(agent)),
+          branch: branchName(tag, agent),
+          base,
+          env: box.env,
+        }),
       ),
     );
     sh(box, repo, ["pack-refs", "--all"]);
@@ -252,7 +368,9 @@ describe("removeWorktree", () => {
     write(lock, "");
     const release = later(300, () => fs.rmSync(lock));
     const results = await Promise.all(
-      created.map((worktree) => removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch: worktree.branch, base, env: box.env })),
+      created.map((worktree) =>
+        removeWorktree({ topLevel: repo, worktreePath: worktree.path, branch: worktree.branch, base, env: box.env }),
+      ),
     );
     await release;
     expect(results).toEqual(Array.from({ length: 8 }, () => ({ removed: true, branchDeleted: true })));
@@ -265,22 +383,35 @@ describe("ensureWorktree", () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, subdir: "src", env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      subdir: "src",
+      env: box.env,
+    });
     write(path.join(worktree.path, "work.txt"), "work\n");
     const tip = commitAll(box, worktree.path, "child work");
 
-    expect(await ensureWorktree({ topLevel: repo, worktreePath: worktree.path, branch, subdir: "src", env: box.env })).toEqual({
+    expect(
+      await ensureWorktree({ topLevel: repo, worktreePath: worktree.path, branch, subdir: "src", env: box.env }),
+    ).toEqual({
       created: false,
       cwd: worktree.cwd,
     });
     fs.rmSync(worktree.path, { recursive: true });
-    expect(await ensureWorktree({ topLevel: repo, worktreePath: worktree.path, branch, subdir: "src", env: box.env })).toEqual({
+    expect(
+      await ensureWorktree({ topLevel: repo, worktreePath: worktree.path, branch, subdir: "src", env: box.env }),
+    ).toEqual({
       created: true,
       cwd: worktree.cwd,
     });
     expect(fs.readFileSync(path.join(worktree.path, "work.txt"), "utf8")).toBe("work\n");
     expect(sh(box, worktree.path, ["rev-parse", "HEAD"]).trim()).toBe(tip);
-    expect((await listWorktrees(repo, { env: box.env })).filter((entry) => entry.path === worktree.path)).toEqual([{ path: worktree.path, head: tip, branch }]);
+    expect((await listWorktrees(repo, { env: box.env })).filter((entry) => entry.path === worktree.path)).toEqual([
+      { path: worktree.path, head: tip, branch },
+    ]);
   });
 
   it("finishes the checkout of a worktree a stopped process registered but never filled", async () => {
@@ -290,7 +421,10 @@ describe("ensureWorktree", () => {
     const worktreePath = path.join(worktrees, "a");
     sh(box, repo, ["worktree", "add", "-q", "--no-checkout", "-b", branch, worktreePath, base]);
     expect(fs.readdirSync(worktreePath)).toEqual([".git"]);
-    expect(await ensureWorktree({ topLevel: repo, worktreePath, branch, env: box.env })).toEqual({ created: false, cwd: worktreePath });
+    expect(await ensureWorktree({ topLevel: repo, worktreePath, branch, env: box.env })).toEqual({
+      created: false,
+      cwd: worktreePath,
+    });
     expect(fs.readFileSync(path.join(worktreePath, "a.txt"), "utf8")).toBe("a, uncommitted\n");
     expect(sh(box, worktreePath, ["status", "--porcelain"])).toBe("");
   });
@@ -299,26 +433,47 @@ describe("ensureWorktree", () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
     const branch = branchName(tag, "/root/a");
-    const worktree = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch, base, env: box.env });
+    const worktree = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch,
+      base,
+      env: box.env,
+    });
     const moved = path.join(box.dir, "moved");
     fs.renameSync(repo, moved);
-    expect(await ensureWorktree({ topLevel: moved, worktreePath: worktree.path, branch, env: box.env })).toEqual({ created: false, cwd: worktree.path });
+    expect(await ensureWorktree({ topLevel: moved, worktreePath: worktree.path, branch, env: box.env })).toEqual({
+      created: false,
+      cwd: worktree.path,
+    });
     expect(sh(box, worktree.path, ["rev-parse", "HEAD"]).trim()).toBe(base);
   });
 
   it("throws when both the folder and the branch are gone", async () => {
     const box = sandbox();
     const { repo, worktrees } = await parentRepo(box);
-    await expect(ensureWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch: "subagent/00000000-a", env: box.env })).rejects.toThrow(
-      /cannot recreate worktree .*: branch subagent\/00000000-a does not exist/,
-    );
+    await expect(
+      ensureWorktree({
+        topLevel: repo,
+        worktreePath: path.join(worktrees, "a"),
+        branch: "subagent/00000000-a",
+        env: box.env,
+      }),
+    ).rejects.toThrow(/cannot recreate worktree .*: branch subagent\/00000000-a does not exist/);
   });
 });
 
 describe("startupFolders", () => {
   it("names .pi and .agents at every level from the top down to the cwd", () => {
     expect(startupFolders("")).toEqual([".pi", ".agents"]);
-    expect(startupFolders("src/lib")).toEqual([".pi", ".agents", "src/.pi", "src/.agents", "src/lib/.pi", "src/lib/.agents"]);
+    expect(startupFolders("src/lib")).toEqual([
+      ".pi",
+      ".agents",
+      "src/.pi",
+      "src/.agents",
+      "src/lib/.pi",
+      "src/lib/.agents",
+    ]);
   });
 });
 
@@ -382,7 +537,11 @@ describe("createWorktree with deferCheckout", () => {
     expect(fs.readFileSync(path.join(made.cwd, "data", "untracked.txt"), "utf8")).toBe("seen by the child\n");
     expect(fs.readdirSync(path.join(made.cwd, "data")).filter((name) => name.startsWith("f"))).toHaveLength(300);
     expect(sh(box, worktreePath, ["status", "--porcelain"])).toBe("");
-    expect(fs.readdirSync(sh(box, worktreePath, ["rev-parse", "--absolute-git-dir"]).trim()).filter((name) => name.startsWith("pi-subagent"))).toEqual([]);
+    expect(
+      fs
+        .readdirSync(sh(box, worktreePath, ["rev-parse", "--absolute-git-dir"]).trim())
+        .filter((name) => name.startsWith("pi-subagent")),
+    ).toEqual([]);
   });
 
   it("waits for every file when the cwd's .pi/settings.json names resources (they may lie anywhere in the project)", async () => {
@@ -411,13 +570,20 @@ describe("createWorktree with deferCheckout", () => {
       fs.symlinkSync(target, path.join(repo, link));
       const base = commitAll(box, repo, `link ${link}`);
       const worktreePath = path.join(box.dir, `wt-${name}`);
-      const made = await createWorktree({ topLevel: repo, worktreePath, branch: branchName(treeTag(), "/root/a"), base, env: box.env, deferCheckout: true });
+      const made = await createWorktree({
+        topLevel: repo,
+        worktreePath,
+        branch: branchName(treeTag(), "/root/a"),
+        base,
+        env: box.env,
+        deferCheckout: true,
+      });
       expect(made.finishCheckout, link).toBeUndefined();
       expect(await isCheckedOut(worktreePath)).toBe(true);
       // Through the link, the file it leads to is there.
-      expect(fs.readFileSync(path.join(worktreePath, link, ...(name === "folder" ? ["settings.json"] : [])), "utf8")).toBe(
-        name === "folder" ? "{}\n" : "agents\n",
-      );
+      expect(
+        fs.readFileSync(path.join(worktreePath, link, ...(name === "folder" ? ["settings.json"] : [])), "utf8"),
+      ).toBe(name === "folder" ? "{}\n" : "agents\n");
     }
   });
 
@@ -445,7 +611,15 @@ describe("createWorktree with deferCheckout", () => {
     const branch = branchName(tag, "/root/a");
     const worktreePath = path.join(worktrees, "a");
     const failing = gitShim(box, "read-tree", "echo 'fatal: the disk is full' >&2; exit 128");
-    const made = await createWorktree({ topLevel: repo, worktreePath, branch, base, subdir: "src/lib", env: failing, deferCheckout: true });
+    const made = await createWorktree({
+      topLevel: repo,
+      worktreePath,
+      branch,
+      base,
+      subdir: "src/lib",
+      env: failing,
+      deferCheckout: true,
+    });
     await expect(made.finishCheckout!()).rejects.toThrow(/read-tree .*the disk is full/);
     expect(await isCheckedOut(worktreePath)).toBe(false);
     await ensureWorktree({ topLevel: repo, worktreePath, branch, subdir: "src/lib", env: box.env });
@@ -458,7 +632,13 @@ describe("isCheckedOut", () => {
   it("is true for a finished worktree, false for a folder, a missing one, or one registered but never checked out", async () => {
     const box = sandbox();
     const { repo, base, tag, worktrees } = await parentRepo(box);
-    const made = await createWorktree({ topLevel: repo, worktreePath: path.join(worktrees, "a"), branch: branchName(tag, "/root/a"), base, env: box.env });
+    const made = await createWorktree({
+      topLevel: repo,
+      worktreePath: path.join(worktrees, "a"),
+      branch: branchName(tag, "/root/a"),
+      base,
+      env: box.env,
+    });
     expect(await isCheckedOut(made.path)).toBe(true);
     expect(await isCheckedOut(repo)).toBe(false); // the main working tree has a .git folder, not a link
     expect(await isCheckedOut(path.join(worktrees, "nothing"))).toBe(false);

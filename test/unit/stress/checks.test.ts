@@ -5,7 +5,12 @@
 import { describe, expect, it } from "vitest";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { agentRecord } from "../../support/records.js";
-import { type PhaseRun, parseRootStdout, type ScenarioState, type ToolCallSeen } from "../../support/stress/scenario.js";
+import {
+  type PhaseRun,
+  parseRootStdout,
+  type ScenarioState,
+  type ToolCallSeen,
+} from "../../support/stress/scenario.js";
 import { basicSpawnWait } from "../../support/stress/scenarios-a.js";
 import { limitBehavior, restartResume } from "../../support/stress/scenarios-b.js";
 
@@ -66,14 +71,23 @@ describe("stress scenario checks", () => {
         [agentRecord({ path: "/root/attempt_5" }), agentRecord({ path: "/root/bad_name" })],
       ),
     );
-    expect(reasons).toContain('the root never got the error "agent_name must use only lowercase letters, digits, and underscores"');
+    expect(reasons).toContain(
+      'the root never got the error "agent_name must use only lowercase letters, digits, and underscores"',
+    );
     expect(reasons).toContain('the root never got the error "agent task path already exists: /root/attempt_5"');
-    expect(reasons).toContain('the tree holds ["/root/attempt_5","/root/bad_name"], expected exactly ["/root/attempt_5"]');
+    expect(reasons).toContain(
+      'the tree holds ["/root/attempt_5","/root/bad_name"], expected exactly ["/root/attempt_5"]',
+    );
   });
 
   it("10 fails when the restarted root lists a completed child as shutdown", () => {
-    const listed = (status: string) => call("list_agents", {}, { agents: [{ agent_name: "/root/persisted_worker", agent_status: status }] });
-    const worker = agentRecord({ path: "/root/persisted_worker", status: "completed", runs: ["0001-spawn", "0002-followup"] });
+    const listed = (status: string) =>
+      call("list_agents", {}, { agents: [{ agent_name: "/root/persisted_worker", agent_status: status }] });
+    const worker = agentRecord({
+      path: "/root/persisted_worker",
+      status: "completed",
+      runs: ["0001-spawn", "0002-followup"],
+    });
     const reasons = restartResume.check(state([phase([listed("completed")]), phase([listed("shutdown")])], [worker]));
     expect(reasons).toContain("after the restart list_agents showed persisted_worker as shutdown");
   });
@@ -103,7 +117,9 @@ describe("stress scenario checks", () => {
       },
     ];
     const parsed = parseRootStdout(`${lines.map((l) => JSON.stringify(l)).join("\n")}\nnot json\n`);
-    expect(parsed.toolCalls).toEqual([{ id: "c1", name: "spawn_agent", args: { task_name: "x" }, text: "unknown model: a/b", isError: true }]);
+    expect(parsed.toolCalls).toEqual([
+      { id: "c1", name: "spawn_agent", args: { task_name: "x" }, text: "unknown model: a/b", isError: true },
+    ]);
     expect(parsed.finalText).toBe("done\nSTRESS_01_OK");
   });
 });

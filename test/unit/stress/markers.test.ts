@@ -26,7 +26,10 @@ describe("readMarker", () => {
   });
 
   it("another scenario's marker does not count", () => {
-    expect(readMarker("STRESS_01_OK", "10")).toMatchObject({ pass: false, reason: "no line holding exactly STRESS_10_OK" });
+    expect(readMarker("STRESS_01_OK", "10")).toMatchObject({
+      pass: false,
+      reason: "no line holding exactly STRESS_10_OK",
+    });
     expect(readMarker("STRESS_10A_OK", "10").pass).toBe(false);
   });
 
@@ -36,7 +39,10 @@ describe("readMarker", () => {
       line: "STRESS_05_FAIL: the first wait did not time out",
       reason: "the root reported STRESS_05_FAIL: the first wait did not time out",
     });
-    expect(readMarker("STRESS_05_OK\nSTRESS_05_FAIL", "05")).toMatchObject({ pass: false, reason: "the root reported STRESS_05_FAIL" });
+    expect(readMarker("STRESS_05_OK\nSTRESS_05_FAIL", "05")).toMatchObject({
+      pass: false,
+      reason: "the root reported STRESS_05_FAIL",
+    });
   });
 
   it("an empty answer fails", () => {
