@@ -64,3 +64,8 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
   }
   if (durable) await syncFolder(dir);
 }
+
+/** writeFileAtomic of `value` as indented JSON and a final newline. */
+export async function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
+  await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, options);
+}

@@ -1,92 +1,13 @@
 /**
- * Seams for driving the wrapper run without processes or wall-clock time: a scheduler whose
- * clock moves only when the test says, and a child that prints pi events and exits on demand.
+ * Seams for driving the wrapper run without processes or wall-clock time: a child that prints
+ * pi events and exits on demand (the fake time is FakeClock, fake-clock.ts).
  */
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import type { ChildHandle, ChildOperations, SpawnOptions } from "../../src/wrapper/child.js";
 import type { OrphanGuard } from "../../src/wrapper/orphan-guard.js";
-import { MAX_TIMER_MS, type Scheduler, type TimerHandle } from "../../src/wrapper/scheduler.js";
-
-interface FakeTimer {
-  id: number;
-  due: number;
-  fn: () => void;
-  every?: number;
-}
-
-/**
- * Fake time. Like Node, a delay over 2^31-1 ms fires after 1 ms, so a run that forgets to step
- * a long timer fires it early here too. `advance` fires what falls due, in order, and lets the
- * run's promise jobs and I/O callbacks run after each timer.
- */
-export class FakeScheduler implements Scheduler {
-  private time: number;
-  private nextId = 1;
-  private readonly timers = new Map<number, FakeTimer>();
-  /** Every one-shot delay asked for, in order. */
-  readonly requested: number[] = [];
-
-  constructor(start = Date.UTC(2030, 0, 1)) {
-    this.time = start;
-  }
-
-  setTimeout(fn: () => void, ms: number): TimerHandle {
-    this.requested.push(ms);
-    const delay = ms > MAX_TIMER_MS || !(ms >= 1) ? 1 : ms;
-    return this.add({ due: this.time + delay, fn });
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.timers.delete(handle as number);
-  }
-
-  setInterval(fn: () => void, ms: number): TimerHandle {
-    return this.add({ due: this.time + ms, fn, every: ms });
-  }
-
-  clearInterval(handle: TimerHandle): void {
-    this.timers.delete(handle as number);
-  }
-
-  now(): number {
-    return this.time;
-  }
-
-  /** Time until each pending timer, soonest first. */
-  pending(): number[] {
-    return [...this.timers.values()].map((timer) => timer.due - this.time).sort((a, b) => a - b);
-  }
-
-  /** Moves the clock forward by `ms`, firing each timer at its own due time. */
-  async advance(ms: number): Promise<void> {
-    const end = this.time + ms;
-    for (;;) {
-      const next = [...this.timers.values()]
-        .filter((timer) => timer.due <= end)
-        .sort((a, b) => a.due - b.due || a.id - b.id)[0];
-      if (!next) break;
-      this.time = next.due;
-      if (next.every) next.due += next.every;
-      else this.timers.delete(next.id);
-      next.fn();
-      await settle();
-    }
-    this.time = end;
-    await settle();
-  }
-
-  private add(timer: Omit<FakeTimer, "id">): number {
-    const id = this.nextId++;
-    this.timers.set(id, { id, ...timer });
-    return id;
-  }
-}
-
-/** Lets promise jobs and pending I/O callbacks (real file writes) run. */
-export async function settle(rounds = 5): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
+import type { Scheduler } from "../../src/wrapper/scheduler.js";
+import { settle } from "./fake-clock.js";
 
 /**
  * Polls on real I/O turns (the run's clock is fake, so no fake time passes) until `check`
@@ -119,6 +40,8 @@ export type LeftBehind = "ends on SIGTERM" | "ignores SIGTERM";
  * group after it exits; `escapee` one outside the group that carries the run's token (a
  * `setsid` sleep), pid ESCAPEE_PID: one that SIGTERM ends, or with `"ignores SIGTERM"` only SIGKILL.
  */
+export { FakeClock as FakeScheduler, settle } from "./fake-clock.js";
+
 export class FakeChild extends EventEmitter implements ChildHandle {
   readonly pid = 424242;
   readonly stdout = new PassThrough();

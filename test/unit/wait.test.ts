@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { settledWithin } from "../../src/lib/wait.js";
+import { settledWithin } from "../../src/lib/clock.js";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -27,15 +27,11 @@ import path from "node:path";
 import { AGENT_SUBFOLDERS, TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
 import { checkAgentRecord, checkNotice, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
-import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { readJsonFile } from "../../lib/regular-file.js";
 import { errorText } from "../../lib/values.js";
 import { isTreeTag, treeTag } from "../isolation/names.js";
 import { agentFolderSegments } from "./paths.js";
-
-async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
-}
 
 /** Something damaged in the tree directory, as it is reported (once) and handled. */
 export interface TreeDamage {

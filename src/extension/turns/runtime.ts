@@ -8,7 +8,7 @@ import type { AgentRecordV1, AgentStatus, Notice, NoticeWorktree, PendingPart } 
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
-import { settledWithin } from "../../lib/wait.js";
+import { settledWithin } from "../../lib/clock.js";
 import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";

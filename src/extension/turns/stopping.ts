@@ -5,7 +5,7 @@
  */
 import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
-import { settledWithin } from "../../lib/wait.js";
+import { settledWithin } from "../../lib/clock.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import type { TurnSlots } from "./capacity.js";
 import type { ChildState } from "./child-state.js";
