@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import type { AgentStatus } from "../../src/contracts/tree.js";
 import { emptyUsage } from "../../src/contracts/usage.js";
-import { restore } from "../../src/extension/tree/persistence.js";
+import { restore } from "../../src/extension/turns/restore.js";
 import { TreeRuntime } from "../../src/extension/turns/runtime.js";
 import { writeResultAtomic } from "../../src/wrapper/artifacts.js";
 import { REPO_ROOT } from "../support/pi-home.js";
@@ -120,7 +120,7 @@ describe("area 7: the parent restarts while children run", () => {
         const { TreeRuntime } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/turns/runtime.js"))});
         const tree = new TreeDir(${JSON.stringify(rc.tree.root)});
         const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, ${JSON.stringify(LIMITS)}, ${JSON.stringify(rc.dir)});
-        const state = { record: JSON.parse(process.env.TEMPLATE_RECORD) };
+        const state = { record: JSON.parse(process.env.TEMPLATE_RECORD), phase: { name: "idle" } };
         rt.children.set(state.record.path, state);
         await rt.requestTurn(state, "spawn");
         console.log("started");

@@ -8,8 +8,8 @@ import { randomUUID } from "node:crypto";
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { AgentRecordV1 } from "../../src/contracts/tree.js";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
+import { type ChildState, childState } from "../../src/extension/turns/child-state.js";
 import { TreeRuntime } from "../../src/extension/turns/runtime.js";
 import { procStatFields } from "../../src/lib/process.js";
 import { agentRecord } from "../support/records.js";
@@ -116,7 +116,7 @@ export interface RuntimeCase {
   tree: TreeDir;
   runtime: TreeRuntime;
   /** A direct child of /root whose first turn will carry `message`. */
-  child(name: string, message?: string): { record: AgentRecordV1 };
+  child(name: string, message?: string): ChildState;
   /** Another runtime on this tree (a restarted process): dispose shuts it down too. */
   track(runtime: TreeRuntime): TreeRuntime;
   dispose(): Promise<void>;
@@ -163,7 +163,7 @@ export async function runtimeCase(scenario: object, extraEnv: Record<string, str
         sessionPath: path.join(tree.agentDir(`/root/${name}`), "session.jsonl"),
         inbox: [{ kind: "NEW_TASK", from: "/root", text: message, sentAt: new Date().toISOString() }],
       });
-      const state = { record };
+      const state = childState(record);
       runtime.children.set(record.path, state);
       return state;
     },

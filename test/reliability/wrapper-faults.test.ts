@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { runningTurn } from "../../src/extension/turns/child-state.js";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { killAll, spawnProcess } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, fakePiRecord, wrapperCase } from "../support/wrapper-harness.js";
@@ -90,7 +91,7 @@ describe("area 3: SIGKILL to the wrapper", () => {
     try {
       const state = rc.child("victim");
       await rc.runtime.requestTurn(state, "spawn");
-      const running = rc.runtime.children.get("/root/victim")!.running!;
+      const running = runningTurn(rc.runtime.children.get("/root/victim")!)!;
       await vi.waitFor(
         async () => expect(await readFile(path.join(running.runDir, "events.jsonl"), "utf8")).toContain("run_start"),
         { timeout: 15_000 },
@@ -122,7 +123,7 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
       const states = ["a", "b", "c"].map((name) => rc.child(name));
       for (const state of states) await rc.runtime.requestTurn(state, "spawn");
       for (const state of states) {
-        const runDir = rc.runtime.children.get(state.record.path)!.running!.runDir;
+        const runDir = runningTurn(rc.runtime.children.get(state.record.path)!)!.runDir;
         await vi.waitFor(
           async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"),
           { timeout: 15_000 },
@@ -149,7 +150,7 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
         for (const name of ["a", "b", "c"]) {
           const record = JSON.parse(process.env.TEMPLATE_RECORD);
           Object.assign(record, { path: "/root/" + name, nickname: "P" + name, sessionPath: tree.agentDir("/root/" + name) + "/session.jsonl" });
-          const state = { record };
+          const state = { record, phase: { name: "idle" } };
           rt.children.set(record.path, state);
           await rt.requestTurn(state, "spawn");
         }

@@ -8,6 +8,7 @@ import path from "node:path";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
 import type { TreeLimits } from "../../src/extension/config.js";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
+import { childState } from "../../src/extension/turns/child-state.js";
 import { type ChildState, TreeRuntime } from "../../src/extension/turns/runtime.js";
 import { FakeTurns } from "./fake-turns.js";
 import { agentRecord } from "./records.js";
@@ -69,7 +70,7 @@ export async function runtimeHarness(
         inbox: [{ kind: "NEW_TASK", from: "/root", text: task, sentAt: new Date().toISOString() }],
         ...overrides,
       });
-      const state: ChildState = { record };
+      const state: ChildState = childState(record);
       runtime.children.set(record.path, state);
       await treeDir.writeRecord(record);
       return state;

@@ -25,7 +25,8 @@ export {
   type LockOptions,
 } from "../../lib/git.js";
 export { branchCommit, listWorktrees, type WorktreeEntry } from "../../lib/git-worktrees.js";
-export { branchName, isTreeTag, treeTag, worktreeCwd, worktreeName, worktreePathFor } from "./names.js";
+export { isTreeTag, treeTag } from "../tree/paths.js";
+export { branchName, worktreeCwd, worktreeName, worktreePathFor } from "./names.js";
 export {
   findRepository,
   headCommit,

@@ -1,27 +1,14 @@
 /**
- * Names of an isolated agent's worktree and branch (SPEC 4.4), from its canonical path.
+ * Names of an isolated agent's worktree and branch, from its canonical path (docs/isolation.md).
  *
  * Path segments use only [a-z0-9_], so joining them with "-" is unambiguous: `/root/a_b/c`
  * and `/root/a/b_c` stay apart. The tree tag keeps branches of different trees in one
- * repository apart; it is random, not the first characters of the tree id (a UUIDv7 starts
- * with a timestamp that trees started in the same minute share).
+ * repository apart (tree/paths.ts `treeTag`).
  */
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { ROOT_PATH } from "../../contracts/tree.js";
-import { agentFolderSegments, isCanonicalPath } from "../tree/paths.js";
-
-const TREE_TAG = /^[0-9a-f]{8}$/;
-
-/** 8 random lowercase hex characters, drawn once per tree. */
-export function treeTag(): string {
-  return randomBytes(4).toString("hex");
-}
-
-export function isTreeTag(tag: string): boolean {
-  return TREE_TAG.test(tag);
-}
+import { agentFolderSegments, isCanonicalPath, isTreeTag } from "../tree/paths.js";
 
 /** `/root/lead/checker` → `lead-checker`. Throws for `/root` (which is never isolated) and any non-canonical path. */
 export function worktreeName(agentPath: string): string {

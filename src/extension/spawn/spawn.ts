@@ -17,6 +17,7 @@ import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
 import { COORDINATION_TOOLS } from "../roles/tool-names.js";
 import { pickNickname } from "../tree/paths.js";
+import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
@@ -165,7 +166,7 @@ export async function spawnAgent(
       ...(forkTranscript !== undefined && { forkTranscript }),
       ...(worktree && { worktree }),
     };
-    const state: ChildState = { record };
+    const state: ChildState = childState(record);
     runtime.children.set(plan.path, state);
     if (worktree && finishCheckout) {
       // The first turn starts before every file is written (its tool calls wait for them).

@@ -6,6 +6,7 @@
  * directory are named after it, so every function that builds or accepts a path checks each
  * segment against TASK_NAME_PATTERN and nothing like `..` can slip through.
  */
+import { randomBytes } from "node:crypto";
 import { isCanonicalPath, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
 
@@ -183,4 +184,20 @@ export function pickNickname(taken: ReadonlySet<string>): string {
     }
   }
   throw new Error("unreachable: no free nickname");
+}
+
+const TREE_TAG = /^[0-9a-f]{8}$/;
+
+/**
+ * A tree's tag: 8 random lowercase hex characters, drawn once per tree (its marker file
+ * keeps it). It keeps the branches of different trees in one repository apart; it is random,
+ * not the first characters of the tree id (a UUIDv7 starts with a timestamp that trees
+ * started in the same minute share).
+ */
+export function treeTag(): string {
+  return randomBytes(4).toString("hex");
+}
+
+export function isTreeTag(tag: string): boolean {
+  return TREE_TAG.test(tag);
 }

@@ -30,8 +30,7 @@ import { checkAgentRecord, checkNotice, ROOT_PATH, TASK_NAME_PATTERN } from "../
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { readJsonFile } from "../../lib/regular-file.js";
 import { errorText } from "../../lib/values.js";
-import { isTreeTag, treeTag } from "../isolation/names.js";
-import { agentFolderSegments } from "./paths.js";
+import { agentFolderSegments, isTreeTag, treeTag } from "./paths.js";
 
 /** Something damaged in the tree directory, as it is reported (once) and handled. */
 export interface TreeDamage {

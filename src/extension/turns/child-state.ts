@@ -2,26 +2,32 @@
  * What TreeRuntime holds per direct child and what it is configured with: the shapes the
  * runtime, the tools and the tests share (runtime.ts re-exports them).
  */
-import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
+import { IDLE, liveTurnOf, type StopReason, type TurnPhase } from "./lifecycle.js";
 import type { WorktreeOperations } from "./worktree-turns.js";
 
-/** Why this process stopped a running turn. */
-export type StopReason = "interrupt" | "close" | "shutdown";
+export type { StopReason };
 
+/** What the runtime holds per direct child: its record and where its turn stands. */
 export interface ChildState {
   record: AgentRecordV1;
-  running?: RunningTurn & { parts: PendingPart[] };
-  /** Resolves once the running turn is fully recorded (record written, notice given). */
+  /** Where the child's turn stands; every change goes through lifecycle.ts `transition`. */
+  phase: TurnPhase;
+  /** Resolves once the turn last started is fully recorded (record written, notice given). */
   settled?: Promise<void>;
-  /** Why this process stopped the running turn, if it did. */
-  stopping?: StopReason;
-  /** A turn has ended and is being recorded: its notice is not in the mailbox yet. */
-  settling?: boolean;
-  /** The turn that ended owes its parent a notice that has not been given yet. */
-  owesNotice?: boolean;
   /** The last write of the record failed (a full disk): this process holds a newer one. */
   unsaved?: boolean;
+}
+
+/** A child with no turn under way (idle), as spawn and restore add it. */
+export function childState(record: AgentRecordV1): ChildState {
+  return { record, phase: IDLE };
+}
+
+/** The running wrapper of the child's turn, if one runs (being stopped included). */
+export function runningTurn(state: ChildState): RunningTurn | undefined {
+  return liveTurnOf(state.phase)?.turn;
 }
 
 export interface RuntimeHooks {

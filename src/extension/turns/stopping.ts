@@ -8,8 +8,9 @@ import type { UsageTotals } from "../../contracts/usage.js";
 import { settledWithin } from "../../lib/clock.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import type { TurnSlots } from "./capacity.js";
-import type { ChildState } from "./child-state.js";
+import { type ChildState, runningTurn } from "./child-state.js";
 import type { RunningTurn } from "./launcher.js";
+import type { TurnEvent } from "./lifecycle.js";
 import { stopNotice } from "./notices.js";
 import { finishWorktreeTurn, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
@@ -22,6 +23,7 @@ export interface StopContext {
   readonly tree: TreeDir;
   readonly worktrees: WorktreeOperations;
   persist(state: ChildState): Promise<void>;
+  dispatch(state: ChildState, event: TurnEvent): Promise<void>;
   notify(notice: Notice): void;
   subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined>;
 }
@@ -72,13 +74,10 @@ async function stopTurn(ctx: StopContext, state: ChildState, by: StopBy): Promis
   // Read first: from here to its notice the stop runs without a pause.
   const subtreeUsage = await ctx.subtreeUsageOf(record);
   const previous = record.status;
-  const queued = ctx.slots.dequeue(record.path);
-  const running = state.running;
-  if (running) {
-    state.stopping = by;
-    running.stop();
-    ctx.slots.release(record.path);
-  }
+  const queued = state.phase.name === "queued";
+  const running = state.phase.name === "running" ? runningTurn(state) : undefined;
+  // Nothing in it waits on I/O: the slot is free and the wrapper asked to stop before this returns.
+  await ctx.dispatch(state, { type: "stop_asked", by });
   return { previous, queued, running, subtreeUsage };
 }
 

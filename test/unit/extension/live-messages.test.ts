@@ -15,7 +15,6 @@ import { TREE_FILES } from "../../../src/contracts/layout.js";
 import type { PendingPart } from "../../../src/contracts/tree.js";
 import { listAgentsTool } from "../../../src/extension/tools/list-agents.js";
 import { sendMessageTool } from "../../../src/extension/tools/send-message.js";
-import { restore } from "../../../src/extension/tree/persistence.js";
 import { deliveredMessageIds, postLiveMessage } from "../../../src/extension/turns/launcher.js";
 import {
   dropConfirmed,
@@ -24,6 +23,7 @@ import {
   pendingMessageCount,
   queuedPartCount,
 } from "../../../src/extension/turns/live-messages.js";
+import { restore } from "../../../src/extension/turns/restore.js";
 import type { ChildState } from "../../../src/extension/turns/runtime.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
@@ -194,7 +194,7 @@ describe("send_message to a running child", () => {
     });
     expect(worker.record.inbox[0]).not.toHaveProperty("liveRun");
 
-    worker.stopping = "interrupt";
+    await h.runtime.dispatch(worker, { type: "stop_asked", by: "interrupt" });
     expect(await h.runtime.queueMessage(worker, "while stopping")).toMatchObject({
       delivered: "queued",
       queuedMessages: 2,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runName } from "../../../src/contracts/layout.js";
-import { agentEntry, ENTRY_TYPE, recordsFromEntries } from "../../../src/extension/tree/persistence.js";
+import { agentEntry, ENTRY_TYPE, recordsFromEntries } from "../../../src/extension/tree/session-entries.js";
 import { buildMeta, currentPiBinary } from "../../../src/extension/turns/launcher.js";
 import { agentRecord } from "../../support/records.js";
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { cwdStartedPath } from "../../../src/contracts/meta.js";
 import type { AgentRecordV1, Notice } from "../../../src/contracts/tree.js";
 import { createIsolatedWorktree, repositoryFor } from "../../../src/extension/spawn/isolate.js";
-import { restore } from "../../../src/extension/tree/persistence.js";
+import { restore } from "../../../src/extension/turns/restore.js";
 import type { ChildState } from "../../../src/extension/turns/runtime.js";
 import {
   checkoutReadyPath,

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitAgentTool } from "../../../src/extension/tools/wait-agent.js";
+import { runningTurn } from "../../../src/extension/turns/child-state.js";
 import { turnEndNotice } from "../../../src/extension/turns/notices.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
@@ -125,7 +126,7 @@ describe("wait_agent gives way", () => {
     expect(result).not.toHaveProperty("cancelled");
     expect(result).not.toHaveProperty("user_message_pending");
     // a's slot went to b: let b's start finish writing before the runtime shuts down.
-    await vi.waitFor(() => expect(h.runtime.children.get("/root/b")!.running).toBeDefined());
+    await vi.waitFor(() => expect(runningTurn(h.runtime.children.get("/root/b")!)).toBeDefined());
     await h.runtime.shutdown();
   });
 });

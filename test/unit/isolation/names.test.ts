@@ -1,13 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  branchName,
-  isTreeTag,
-  treeTag,
-  worktreeCwd,
-  worktreeName,
-  worktreePathFor,
-} from "../../../src/extension/isolation/names.js";
+import { branchName, worktreeCwd, worktreeName, worktreePathFor } from "../../../src/extension/isolation/names.js";
+import { isTreeTag, treeTag } from "../../../src/extension/tree/paths.js";
 
 describe("tree tags", () => {
   it("are 8 lowercase hex characters, different each time", () => {

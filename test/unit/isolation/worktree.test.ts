@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { branchName, treeTag, worktreeName } from "../../../src/extension/isolation/names.js";
+import { branchName, worktreeName } from "../../../src/extension/isolation/names.js";
 import { snapshotWorkingState } from "../../../src/extension/isolation/repository.js";
 import { startupFolders } from "../../../src/extension/isolation/staged-checkout.js";
 import {
@@ -10,6 +10,7 @@ import {
   isCheckedOut,
   removeWorktree,
 } from "../../../src/extension/isolation/worktree.js";
+import { treeTag } from "../../../src/extension/tree/paths.js";
 import { branchCommit, listWorktrees, parseWorktreeList } from "../../../src/lib/git-worktrees.js";
 import { commitAll, gitShim, makeRepo, type Sandbox, sh, useSandbox, write } from "./support.js";
 

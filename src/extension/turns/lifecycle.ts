@@ -1,0 +1,351 @@
+/**
+ * The life of a child's turn, as one pure machine: where the turn stands (TurnPhase), what
+ * can happen to it (TurnEvent) and what each happening makes the runtime do (TurnEffect).
+ * `transition` is the only place that decides; the live runtime (runtime.ts) and the restore
+ * of a restarted parent (restore.ts) only carry out its effects. `planTurnEnd` is the one
+ * rule of how a turn ends, whoever saw it end. Tested as tables in lifecycle.test.ts.
+ *
+ *   idle ─queued→ queued ─slot_granted→ starting ─wrapper_started→ running ─stop_asked→ stopping
+ *     ▲                                     │ start_failed              │ wrapper_exited    │ wrapper_exited
+ *     └──────────── recorded ─── settling ◄─┴───────────────────────────┴───────────────────┘
+ */
+import type { ResultV1, RunStatus } from "../../contracts/result.js";
+import type { AgentRecordV1, PendingPart } from "../../contracts/tree.js";
+import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
+import type { RunningTurn } from "./launcher.js";
+
+export type TurnKind = "spawn" | "followup";
+
+/** Why this process stopped a running turn. */
+export type StopReason = "interrupt" | "close" | "shutdown";
+
+/** A turn whose wrapper runs: its process handle and the prompt parts it carries. */
+export interface LiveTurn {
+  turn: RunningTurn;
+  parts: PendingPart[];
+}
+
+export type TurnPhase =
+  /** No turn: the agent is waiting for a follow-up, or done. */
+  | { name: "idle" }
+  /** Waiting for one of its parent's turn slots (the queue's order is TurnSlots'). */
+  | { name: "queued" }
+  /** Holds a slot; its run directory and wrapper are being made. */
+  | { name: "starting" }
+  | ({ name: "running" } & LiveTurn)
+  /** This process asked the wrapper to stop; the wrapper has not exited yet. */
+  | ({ name: "stopping"; by: StopReason } & LiveTurn)
+  /** The turn is over and being recorded; its notice (when one is owed) is not in the mailbox yet. */
+  | { name: "settling"; runName: string | undefined; owesNotice: boolean };
+
+export type PhaseName = TurnPhase["name"];
+
+export const IDLE: TurnPhase = { name: "idle" };
+
+/** What a record says of a turn a previous process of the parent left behind. */
+export type FoundTurn =
+  /** `pending_init`: it was waiting for a slot. */
+  | { kind: "queued" }
+  /** `running`: what its run directory holds now. */
+  | {
+      kind: "running";
+      runName: string | undefined;
+      result?: ResultV1 | undefined;
+      alreadyNotified: boolean;
+      parts: PendingPart[];
+    };
+
+export type TurnEvent =
+  | { type: "queued" }
+  | { type: "slot_granted"; kind: TurnKind; closing: boolean }
+  | { type: "wrapper_started"; turn: RunningTurn; parts: PendingPart[] }
+  | { type: "start_failed"; parts: PendingPart[]; error: string }
+  | { type: "stop_asked"; by: StopReason }
+  /** The wrapper exited; `result` is its result.json (undefined: none, or damaged — `lost` says why). */
+  | { type: "wrapper_exited"; runName: string; result: ResultV1 | undefined; lost: string }
+  /** The ended turn's notice is in the mailbox. */
+  | { type: "notice_given" }
+  | { type: "recorded"; followupQueued: boolean }
+  /** Recording the end of the turn of `runName` failed in a way nothing foresaw. */
+  | { type: "recording_failed"; runName: string | undefined; error: string }
+  /** A restarted parent found this turn in its child's record (restore). */
+  | { type: "restore_found"; found: FoundTurn; direct: boolean };
+
+/** How the end of a turn is recorded: the one rule, whoever saw the turn end. */
+export interface TurnEndPlan {
+  /** The run that ended (undefined: the turn never started). */
+  runName: string | undefined;
+  result: ResultV1 | undefined;
+  /** Why it failed when its result does not say (it never started, its wrapper died). */
+  failure: string | undefined;
+  /** Why this process (or the parent that went away) stopped it. */
+  stopping: StopReason | undefined;
+  /** The turn left no trace in the child's session: its prompt parts go first next time. */
+  returnParts: PendingPart[] | undefined;
+  /** The run whose confirmed live messages leave the record (undefined: none to drop). */
+  dropConfirmedOf: string | undefined;
+  /** How the commit of an isolated agent's worktree names the turn's end (undefined: no commit). */
+  commitHow: string | undefined;
+  /** The turn's answer is stored for get_agent_report (it ran). */
+  storeReport: boolean;
+  /** The parent gets the turn's notice. */
+  notify: boolean;
+  /** Seen by a restarted parent (restore): written as restore writes, without the session hook. */
+  restored: boolean;
+}
+
+export type TurnEffect =
+  /** record.status pending_init, written (a failure reaches the caller). */
+  | { type: "record_queued" }
+  /** Take the record's pending parts, find the cwd, start the wrapper (→ wrapper_started | start_failed). */
+  | { type: "launch"; kind: TurnKind }
+  | { type: "release_slot" }
+  | { type: "dequeue" }
+  /** record.status running, the run and its parts recorded, written (a failure is reported). */
+  | { type: "record_start"; runName: string; parts: PendingPart[] }
+  /** Ask the wrapper to stop (it records `interrupted`). */
+  | { type: "stop_wrapper" }
+  /** record.status interrupted, written (a failure is reported). */
+  | { type: "record_interrupted"; what: string; restored: boolean }
+  /** A stopped turn that outlasted its stop after a newer turn started: only its usage counts. */
+  | { type: "add_usage"; result: ResultV1 | undefined }
+  | { type: "end_turn"; plan: TurnEndPlan }
+  | { type: "request_followup" }
+  /** Recording a turn's end failed unforeseen: report it, and give the owed notice as errored. */
+  | { type: "report_lost"; runName: string | undefined; error: string; notify: boolean };
+
+export interface Transition {
+  phase: TurnPhase;
+  effects: TurnEffect[];
+}
+
+const stay = (phase: TurnPhase): Transition => ({ phase, effects: [] });
+
+/** Whether a child in `phase` counts as busy for its parent (wait_agent, the exit lines, shutdown). */
+export function isActive(phase: TurnPhase): boolean {
+  return phase.name !== "idle";
+}
+
+/** The running wrapper of a turn in `phase`, if one runs (stopping included). */
+export function liveTurnOf(phase: TurnPhase): LiveTurn | undefined {
+  return phase.name === "running" || phase.name === "stopping" ? phase : undefined;
+}
+
+/** The one transition function: every change of a turn's phase goes through here. */
+export function transition(phase: TurnPhase, event: TurnEvent): Transition {
+  switch (event.type) {
+    case "queued":
+      return phase.name === "idle" ? { phase: { name: "queued" }, effects: [{ type: "record_queued" }] } : stay(phase);
+    case "slot_granted":
+      return slotGranted(phase, event.kind, event.closing);
+    case "wrapper_started":
+      return phase.name === "starting"
+        ? {
+            phase: { name: "running", turn: event.turn, parts: event.parts },
+            effects: [{ type: "record_start", runName: event.turn.runName, parts: event.parts }],
+          }
+        : stay(phase);
+    case "start_failed":
+      return startFailed(phase, event.parts, event.error);
+    case "stop_asked":
+      return stopAsked(phase, event.by);
+    case "wrapper_exited":
+      return wrapperExited(phase, event);
+    case "notice_given":
+      return phase.name === "settling" ? stay({ ...phase, owesNotice: false }) : stay(phase);
+    case "recorded":
+      // A follow-up that started while the turn was recorded owns the phase from then on.
+      if (phase.name !== "settling") return stay(phase);
+      return { phase: IDLE, effects: event.followupQueued ? [{ type: "request_followup" }] : [] };
+    case "recording_failed":
+      return recordingFailed(phase, event);
+    case "restore_found":
+      return restoreFound(phase, event.found, event.direct);
+  }
+}
+
+function slotGranted(phase: TurnPhase, kind: TurnKind, closing: boolean): Transition {
+  // A follow-up may start while the previous turn's end is still being recorded.
+  if (phase.name !== "idle" && phase.name !== "queued" && phase.name !== "settling") return stay(phase);
+  if (closing) return { phase: IDLE, effects: [{ type: "release_slot" }] };
+  return { phase: { name: "starting" }, effects: [{ type: "launch", kind }] };
+}
+
+function startFailed(phase: TurnPhase, parts: PendingPart[], error: string): Transition {
+  if (phase.name !== "starting") return stay(phase);
+  return {
+    phase: { name: "settling", runName: undefined, owesNotice: true },
+    effects: [
+      { type: "release_slot" },
+      {
+        type: "end_turn",
+        plan: {
+          runName: undefined,
+          result: undefined,
+          // Nothing ran: the parts wait for the next turn, and no answer is stored (the previous turn's stays).
+          failure: `could not start the turn: ${error}`,
+          stopping: undefined,
+          returnParts: parts,
+          dropConfirmedOf: undefined,
+          commitHow: undefined,
+          storeReport: false,
+          notify: true,
+          restored: false,
+        },
+      },
+    ],
+  };
+}
+
+function stopAsked(phase: TurnPhase, by: StopReason): Transition {
+  if (phase.name === "queued") {
+    const effects: TurnEffect[] = [{ type: "dequeue" }];
+    if (by === "shutdown") effects.push({ type: "record_interrupted", what: "a queued turn's stop", restored: false });
+    return { phase: IDLE, effects };
+  }
+  if (phase.name !== "running") return stay(phase);
+  // interrupt and close free the slot at once; a process that is ending starts nothing more.
+  const effects: TurnEffect[] = [{ type: "stop_wrapper" }];
+  if (by !== "shutdown") effects.push({ type: "release_slot" });
+  return { phase: { ...phase, name: "stopping", by }, effects };
+}
+
+function wrapperExited(phase: TurnPhase, event: Extract<TurnEvent, { type: "wrapper_exited" }>): Transition {
+  const live = liveTurnOf(phase);
+  // A stopped turn that took longer than its stop wait to end, after a newer turn started:
+  // it only adds its usage; the newer turn owns the phase, the slot and the notice.
+  if (!live || live.turn.runName !== event.runName) {
+    return { phase, effects: [{ type: "add_usage", result: event.result }] };
+  }
+  const stopping = phase.name === "stopping" ? phase.by : undefined;
+  const plan = planTurnEnd({
+    runName: event.runName,
+    result: event.result,
+    stopping,
+    parts: live.parts,
+    // Until its notice is in the mailbox the turn still counts as active, or a wait_agent
+    // running meanwhile would answer `idle` with the notice about to arrive.
+    notify: stopping === undefined,
+    commitHow: event.result?.status ?? (stopping ? "interrupted" : "failed"),
+  });
+  if (!event.result && !stopping) plan.failure = event.lost;
+  return {
+    phase: { name: "settling", runName: event.runName, owesNotice: plan.notify },
+    effects: [{ type: "release_slot" }, { type: "end_turn", plan }],
+  };
+}
+
+function recordingFailed(phase: TurnPhase, event: Extract<TurnEvent, { type: "recording_failed" }>): Transition {
+  const live = liveTurnOf(phase);
+  const settling = phase.name === "settling" && phase.runName === event.runName;
+  const ownsPhase = settling || (live !== undefined && live.turn.runName === event.runName);
+  // The notice owed is given all the same (errored), so a parent never waits forever.
+  const owesNotice = settling ? phase.owesNotice : phase.name === "running" && ownsPhase;
+  const effects: TurnEffect[] = [];
+  if (ownsPhase) effects.push({ type: "release_slot" });
+  effects.push({ type: "report_lost", runName: event.runName, error: event.error, notify: owesNotice });
+  return { phase: ownsPhase ? IDLE : phase, effects };
+}
+
+/**
+ * A turn a previous process of the parent left behind. One with a result it was never told
+ * of ends as that result says, with its notice; one without (its wrapper left none, or it
+ * was still queued) is interrupted, silently: its parent had gone away.
+ */
+function restoreFound(phase: TurnPhase, found: FoundTurn, direct: boolean): Transition {
+  if (phase.name !== "idle") return stay(phase);
+  if (found.kind === "queued")
+    return { phase, effects: [{ type: "record_interrupted", what: "a queued turn", restored: true }] };
+  const { result, runName } = found;
+  const told = result !== undefined && !found.alreadyNotified ? result : undefined;
+  // Its wrapper stopped it (the parent went away) when it says interrupted or left no result.
+  const stoppedByParentGone = told === undefined || told.status === "interrupted";
+  const plan = planTurnEnd({
+    runName,
+    result: told,
+    stopping: stoppedByParentGone ? "shutdown" : undefined,
+    parts: found.parts,
+    notify: told !== undefined && direct,
+    commitHow: told ? `${told.status} (committed when its parent came back)` : "interrupted (its parent went away)",
+    turnsRan: result?.turns,
+  });
+  plan.restored = true;
+  if (told) {
+    // The status is the one its result gives (interrupted included), as for any turn that ended on its own.
+    plan.stopping = undefined;
+  } else {
+    plan.storeReport = false;
+    if (result === undefined) plan.failure = "the parent went away and the turn's wrapper left no result.json";
+  }
+  return { phase, effects: [{ type: "end_turn", plan }] };
+}
+
+/**
+ * The rule of a turn's end. Its prompt goes back first in the queue when the turn was
+ * stopped before any assistant message reached the child's session (pi writes a session
+ * only once there is one, so the prompt was never recorded there); otherwise the live
+ * messages its run confirmed are final.
+ */
+export function planTurnEnd(facts: {
+  runName: string | undefined;
+  result: ResultV1 | undefined;
+  stopping: StopReason | undefined;
+  parts: PendingPart[];
+  notify: boolean;
+  commitHow: string;
+  /** The model turns the run made, when the result that says so is not the one recorded. */
+  turnsRan?: number | undefined;
+}): TurnEndPlan {
+  const turns = facts.result?.turns ?? facts.turnsRan ?? 0;
+  const leftNoTrace = facts.stopping !== undefined && turns === 0;
+  return {
+    runName: facts.runName,
+    result: facts.result,
+    failure: undefined,
+    stopping: facts.stopping,
+    returnParts: leftNoTrace ? facts.parts : undefined,
+    dropConfirmedOf: leftNoTrace ? undefined : facts.runName,
+    commitHow: facts.runName === undefined ? undefined : facts.commitHow,
+    storeReport: facts.runName !== undefined,
+    notify: facts.notify,
+    restored: false,
+  };
+}
+
+/** What applyTurnEnd needs of a turn's end (a TurnEndPlan is one). */
+export type TurnEndFacts = Partial<Pick<TurnEndPlan, "result" | "failure" | "stopping">>;
+
+/** Applies a turn's end to `record`; returns its outcome, reason and answer text. */
+export function applyTurnEnd(
+  record: AgentRecordV1,
+  end: TurnEndFacts,
+): { outcome: RunStatus; reason: string | undefined; text: string } {
+  const { result, stopping } = end;
+  // A wrapper stopped in its first milliseconds dies before it can write a result (and
+  // before it starts pi): for a turn this process stopped, that is an interruption.
+  const outcome: RunStatus = result?.status ?? (stopping ? "interrupted" : "failed");
+  const reason = end.failure ?? result?.errorMessage ?? result?.abortReason;
+  record.lastOutcome = outcome;
+  record.lastReason = reason;
+  if (stopping === "close") {
+    record.lastTurnStatus = statusForOutcome(outcome);
+  } else if (stopping) {
+    // interrupt_agent already reported; a process that is ending reports nothing.
+    record.status = "interrupted";
+    record.lastTurnStatus = "interrupted";
+  } else {
+    record.status = statusForOutcome(outcome);
+    record.health = healthForOutcome(outcome);
+    record.lastTurnStatus = record.status;
+  }
+  return { outcome, reason, text: result?.finalText ?? "" };
+}
+
+/**
+ * Why a turn this process did not stop has no result: its wrapper was killed (SIGKILL, OOM)
+ * or crashed, or left a damaged result.json. An error of the turn, never an interruption.
+ */
+export function lostResultReason(howExited: string | undefined, damagedResult: string | undefined): string {
+  const exited = `wrapper exited (${howExited ?? "unknown"})`;
+  return damagedResult ? `${exited}; the run's ${damagedResult}` : `${exited} without writing result.json`;
+}

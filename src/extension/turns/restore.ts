@@ -1,0 +1,191 @@
+/**
+ * Restore on session_start: a restarted parent takes its direct children back. The tree
+ * directory is the source of truth; the root's session entries are the fallback when it is
+ * gone (tree/session-entries.ts). A turn a previous process left running or queued is one
+ * event of the turn's lifecycle (`restore_found`, lifecycle.ts): it ends by the same rule as a
+ * live turn's, its notice given once. A process ending never turns a finished agent into
+ * `shutdown`: only close_agent does, so a restarted parent can still follow up on its
+ * children. An isolated agent's worktree is kept (recreated from its branch when it went
+ * missing) unless the agent was closed.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { TREE_FILES } from "../../contracts/layout.js";
+import type { ResultV1 } from "../../contracts/result.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { emptyUsage } from "../../contracts/usage.js";
+import { errorValue } from "../../lib/text.js";
+import { errorText } from "../../lib/values.js";
+import { parentOf } from "../tree/paths.js";
+import { recordsFromEntries } from "../tree/session-entries.js";
+import { type ChildState, childState } from "./child-state.js";
+import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "./launcher.js";
+import type { FoundTurn } from "./lifecycle.js";
+import { dropConfirmed, liveRuns } from "./live-messages.js";
+import type { TreeRuntime } from "./runtime.js";
+
+/**
+ * session_start: loads this process's direct children and settles turns that were running
+ * when their parent went away. It never throws — a session must start whatever the tree
+ * directory holds: a damaged record is reported once (TreeDir) and its agent skipped, a
+ * record that cannot be settled or written is reported and kept as read, and the rest of
+ * the tree restores.
+ */
+export async function restore(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+  try {
+    await restoreTree(runtime, sessionEntries);
+  } catch (err) {
+    runtime.report(`the agent tree of ${runtime.tree.root} could not be restored: ${errorText(err)}`);
+  }
+}
+
+async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+  const tree = runtime.tree;
+  const scan = await tree.scan(runtime.self);
+  for (const damage of scan.damaged) {
+    if (damage.agentPath && parentOf(damage.agentPath) === runtime.self)
+      runtime.damaged.set(damage.agentPath, damage.problem);
+  }
+  let records = scan.records;
+  if (records.length === 0 && scan.damaged.length === 0 && runtime.identity.isRoot)
+    records = await fromSessionEntries(runtime, sessionEntries);
+  // Deeper agents belong to processes that are gone when the root restarts; a child only settles its own.
+  const mine = records.filter((record) => record.parent === runtime.self || runtime.identity.isRoot);
+  const unsettled = mine.filter((record) => record.status === "running" || record.status === "pending_init");
+  // Every wrapper that may still be finishing is waited for at once, to one deadline.
+  const runDirs = unsettled.flatMap((record) => {
+    const runDir = runDirOf(runtime, record);
+    return record.status === "running" && runDir ? [runDir] : [];
+  });
+  const reads =
+    runDirs.length > 0
+      ? await runtime.turns.settledResults(runDirs, ORPHAN_WRAPPER_WAIT_MS)
+      : new Map<string, RunRead>();
+  for (const record of mine) {
+    const state = childState(record);
+    const read = reads.get(runDirOf(runtime, record) ?? "") ?? {};
+    const requeued = unsettled.includes(record) ? await settleLeftTurn(runtime, state, read) : undefined;
+    await reconcileRecord(runtime, state, requeued);
+    if (record.parent === runtime.self) {
+      await restoreWorktree(runtime, record);
+      runtime.children.set(record.path, state);
+    }
+  }
+}
+
+/**
+ * The end of a turn the previous process left running or queued, through the lifecycle;
+ * returns the run it settled (its live messages are settled with it), if one ran.
+ */
+async function settleLeftTurn(runtime: TreeRuntime, state: ChildState, read: RunRead): Promise<string | undefined> {
+  const { record } = state;
+  const found = foundTurn(runtime, record, read);
+  record.followupQueued = false;
+  try {
+    await runtime.dispatch(state, { type: "restore_found", found, direct: record.parent === runtime.self });
+  } catch (err) {
+    // Settled here, not on disk: shutdown writes it once more.
+    state.unsaved = true;
+    runtime.report(`could not record how the turn ${record.path} left running ended: ${errorText(err)}`);
+  }
+  return found.kind === "running" ? found.runName : undefined;
+}
+
+/** What the record and its run directory say of a turn that was left behind. */
+function foundTurn(runtime: TreeRuntime, record: AgentRecordV1, read: RunRead): FoundTurn {
+  if (record.status !== "running") return { kind: "queued" };
+  const lastRun = record.runs.at(-1);
+  if (read.damaged) runtime.report(`${record.path}'s run ${lastRun}: ${read.damaged}; the turn is recorded errored`);
+  // A damaged result.json is the run's end all the same: the wrapper wrote one, so the turn is
+  // over, and what it holds cannot be trusted — errored (failed), with the damage as the reason.
+  const result = read.damaged ? damagedRunResult(read.damaged, lastRun ?? "") : read.result;
+  return {
+    kind: "running",
+    runName: lastRun,
+    result,
+    alreadyNotified: record.notifiedRun === lastRun,
+    parts: record.runningParts ?? [],
+  };
+}
+
+/**
+ * Drops the live messages that their runs confirmed (events.jsonl `message_delivered`), so a
+ * restarted parent never gives one twice; the others stay for the next turn. `keepRun`: a run
+ * whose turn left no trace in the session, so what it read is given again.
+ */
+async function reconcileRecord(runtime: TreeRuntime, state: ChildState, keepRun: string | undefined): Promise<void> {
+  const { record } = state;
+  try {
+    let dropped = 0;
+    for (const run of liveRuns(record)) {
+      if (run === keepRun) continue;
+      const runDir = path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, run);
+      dropped += dropConfirmed(record, run, await runtime.turns.deliveredIds(runDir).catch(() => new Set<string>()));
+    }
+    if (dropped > 0) await runtime.tree.writeRecord(record);
+  } catch (err) {
+    state.unsaved = true;
+    runtime.report(`could not record which live messages ${record.path} read: ${errorText(err)}`);
+  }
+}
+
+/** The root's fallback when its tree directory is gone: records rebuilt from its session, written back. */
+async function fromSessionEntries(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<AgentRecordV1[]> {
+  const tree = runtime.tree;
+  const { records, refused } = recordsFromEntries(sessionEntries);
+  for (const entry of refused)
+    runtime.report(
+      `the session's record of ${errorValue(entry.path)} is damaged: ${entry.problem} — the agent is skipped`,
+    );
+  for (const record of records) {
+    try {
+      await tree.claimPath(record.path);
+      await tree.claimNickname(record.nickname, record.path);
+      await tree.claimSpawn(Number.MAX_SAFE_INTEGER, record.path);
+      await tree.writeRecord(record);
+    } catch (err) {
+      runtime.report(`could not write ${record.path}'s record back from the session: ${errorText(err)}`);
+    }
+  }
+  return records;
+}
+
+function runDirOf(runtime: TreeRuntime, record: AgentRecordV1): string | undefined {
+  const lastRun = record.runs.at(-1);
+  return lastRun ? path.join(runtime.tree.agentDir(record.path), TREE_FILES.runs, lastRun) : undefined;
+}
+
+/** Stands in for a result.json that is damaged: the turn failed, for the reason `damaged`. */
+function damagedRunResult(damaged: string, runName: string): ResultV1 {
+  const now = new Date().toISOString();
+  return {
+    version: 1,
+    runId: runName,
+    status: "failed",
+    exitCode: 1,
+    finalText: "",
+    usage: emptyUsage(),
+    turns: 0,
+    toolCalls: 0,
+    startedAt: now,
+    endedAt: now,
+    durationMs: 0,
+    childExitCode: null,
+    childSignal: null,
+    forcedExit: false,
+    errorMessage: `the run's ${damaged}`,
+  };
+}
+
+/**
+ * A direct child's worktree after a restart: an agent that was not closed keeps it, recreated
+ * from its branch when the folder went missing; a closed agent's worktree that is still there
+ * (its close was cut short) is removed as close_agent would. A failure here is left for the
+ * agent's next turn to report (it cannot start without its worktree).
+ */
+async function restoreWorktree(runtime: TreeRuntime, record: AgentRecordV1): Promise<void> {
+  const worktree = record.worktree;
+  if (!worktree) return;
+  if (record.status !== "shutdown") await runtime.worktrees.turnCwd(worktree).catch(() => undefined);
+  else if (fs.existsSync(worktree.path)) await runtime.worktrees.remove(worktree).catch(() => undefined);
+}

@@ -1,0 +1,230 @@
+/**
+ * The I/O of a turn's life: carries out the effects lifecycle.ts `transition` decides, for
+ * the live runtime and for restore alike. Nothing here decides what happens next: each step
+ * that ends in a new fact (a wrapper started, a turn recorded) reports it as an event.
+ */
+import path from "node:path";
+import { TREE_FILES } from "../../contracts/layout.js";
+import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
+import type { UsageTotals } from "../../contracts/usage.js";
+import { addUsage } from "../../contracts/usage.js";
+import { errorText } from "../../lib/values.js";
+import type { TreeLimits } from "../config.js";
+import type { TreeDir } from "../tree/tree-dir.js";
+import type { TurnSlots } from "./capacity.js";
+import type { ChildState } from "./child-state.js";
+import { childInstructions, turnPrompt } from "./envelope.js";
+import type { RunningTurn, TurnOperations } from "./launcher.js";
+import {
+  applyTurnEnd,
+  liveTurnOf,
+  lostResultReason,
+  type TurnEffect,
+  type TurnEndPlan,
+  type TurnEvent,
+  type TurnKind,
+} from "./lifecycle.js";
+import { dropConfirmed, liveRuns } from "./live-messages.js";
+import { turnEndNotice } from "./notices.js";
+import { saveReport } from "./reports.js";
+import { finishWorktreeTurn, type WorktreeOperations } from "./worktree-turns.js";
+
+/** What carrying out effects needs of the runtime (TreeRuntime is one). */
+export interface EffectContext {
+  readonly tree: TreeDir;
+  readonly slots: TurnSlots;
+  readonly turns: TurnOperations;
+  readonly worktrees: WorktreeOperations;
+  readonly limits: TreeLimits;
+  readonly cwd: string;
+  /** This agent's path: the parent of the children whose turns these are. */
+  readonly self: string;
+  dispatch(state: ChildState, event: TurnEvent): Promise<void>;
+  persist(state: ChildState): Promise<void>;
+  persistOrReport(state: ChildState, what: string): Promise<string | undefined>;
+  report(line: string): void;
+  notify(notice: Notice): void;
+  collectInbox(): Promise<void>;
+  subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined>;
+  requestTurn(state: ChildState, kind: TurnKind): Promise<void>;
+}
+
+/** Carries out one effect; returns a promise only when the effect waits on I/O. */
+export function perform(ctx: EffectContext, state: ChildState, effect: TurnEffect): Promise<unknown> | undefined {
+  const { record } = state;
+  switch (effect.type) {
+    case "record_queued":
+      // Its write failing fails the request: nothing started.
+      record.status = "pending_init";
+      return ctx.persist(state);
+    case "launch":
+      return launch(ctx, state, effect.kind);
+    case "release_slot":
+      ctx.slots.release(record.path);
+      return undefined;
+    case "dequeue":
+      ctx.slots.dequeue(record.path);
+      return undefined;
+    case "record_start":
+      return recordStart(ctx, state, effect.runName, effect.parts);
+    case "stop_wrapper":
+      liveTurnOf(state.phase)?.turn.stop();
+      return undefined;
+    case "record_interrupted":
+      record.status = "interrupted";
+      record.lastTurnStatus = "interrupted";
+      return effect.restored ? writeRestored(ctx, state) : ctx.persistOrReport(state, effect.what);
+    case "add_usage":
+      if (effect.result) addUsage(record.usage, effect.result.usage);
+      return ctx.persistOrReport(state, "a stopped turn's usage");
+    case "end_turn":
+      return endTurn(ctx, state, effect.plan);
+    case "request_followup":
+      return ctx
+        .requestTurn(state, "followup")
+        .catch((err: unknown) => ctx.report(`could not queue the follow-up of ${record.path}: ${errorText(err)}`));
+    case "report_lost":
+      reportLost(ctx, state, effect, effect.notify);
+      return undefined;
+  }
+}
+
+/** Takes the record's pending parts as the turn's prompt and starts its wrapper. */
+async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Promise<void> {
+  const { record } = state;
+  const parts = [...record.undelivered, ...record.inbox];
+  const forkTranscript = record.forkTranscript;
+  record.undelivered = [];
+  record.inbox = [];
+  record.forkTranscript = undefined;
+  // A follow-up that joined this turn while it was queued is delivered now, not again later.
+  record.followupQueued = false;
+  let turn: RunningTurn;
+  try {
+    const place = record.worktree ? await ctx.worktrees.turnCwd(record.worktree) : { cwd: ctx.cwd };
+    turn = await ctx.turns.start({
+      record,
+      agentDir: ctx.tree.agentDir(record.path),
+      treeDir: ctx.tree.root,
+      prompt: turnPrompt(parts, record.taskName, forkTranscript),
+      kind,
+      cwd: place.cwd,
+      ...(place.readyPath && { cwdReadyPath: place.readyPath }),
+      instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
+      timeoutMs: ctx.limits.turnTimeoutMs,
+    });
+  } catch (err) {
+    return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
+  }
+  return ctx.dispatch(state, { type: "wrapper_started", turn, parts });
+}
+
+/** The record says the turn runs; its end, whenever the wrapper exits, is the next event. */
+async function recordStart(ctx: EffectContext, state: ChildState, runName: string, parts: TurnEndPlan["returnParts"]) {
+  const { record } = state;
+  const turn = liveTurnOf(state.phase)?.turn;
+  record.runningParts = parts;
+  record.runs.push(runName);
+  record.status = "running";
+  // The wrapper is at work whether or not this write succeeds: failing the call would drop
+  // an agent that runs. Its end is recorded (or reported) when it comes.
+  await ctx.persistOrReport(state, "the start of a turn");
+  if (!turn) return;
+  state.settled = turn.finished
+    .then((result) =>
+      ctx.dispatch(state, {
+        type: "wrapper_exited",
+        runName,
+        result,
+        lost: lostResultReason(turn.howExited?.(), turn.damagedResult?.()),
+      }),
+    )
+    .catch((err: unknown) => ctx.dispatch(state, { type: "recording_failed", runName, error: errorText(err) }));
+}
+
+/**
+ * The end of a turn, recorded the one way: usage, the prompt back or the confirmed live
+ * messages dropped, the worktree's commit, the record's outcome, the stored answer, the
+ * record written, then (when owed) the notice — after the messages the child sent up during
+ * its turn, which precede it.
+ */
+async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan): Promise<void> {
+  const { record } = state;
+  record.runningParts = undefined;
+  if (plan.result) addUsage(record.usage, plan.result.usage);
+  if (plan.returnParts) record.undelivered = [...plan.returnParts, ...record.undelivered];
+  else if (plan.dropConfirmedOf && liveRuns(record).includes(plan.dropConfirmedOf)) {
+    // The wrapper has exited: what its run confirmed is final. The live messages it did not
+    // read stay in the inbox, in their place, for the next turn.
+    const runDir = path.join(ctx.tree.agentDir(record.path), TREE_FILES.runs, plan.dropConfirmedOf);
+    dropConfirmed(record, plan.dropConfirmedOf, await ctx.turns.deliveredIds(runDir).catch(() => new Set<string>()));
+  }
+  if (plan.runName) record.notifiedRun = plan.runName;
+  // Whatever the outcome, an isolated turn's work is committed (a follow-up's start waits for it).
+  const worktree = plan.commitHow ? await finishWorktreeTurn(ctx.worktrees, record, plan.commitHow) : undefined;
+  const { outcome, reason, text } = applyTurnEnd(record, plan);
+  const stored = plan.storeReport
+    ? await saveReport(ctx.tree.agentDir(record.path), {
+        runId: plan.result?.runId ?? "none",
+        turn: record.runs.length,
+        outcome,
+        text,
+      }).catch(() => undefined)
+    : undefined;
+  const unrecorded = plan.restored
+    ? await writeRestored(ctx, state)
+    : await ctx.persistOrReport(state, `the end of a turn (${outcome})`);
+  if (plan.notify) {
+    // The parent still learns how the turn ended, and that the tree directory does not say
+    // so: errored, with the write's failure as the reason. The report text is in the notice.
+    if (unrecorded) {
+      record.status = "errored";
+      record.lastTurnStatus = "errored";
+    }
+    await ctx
+      .collectInbox()
+      .catch((err: unknown) => ctx.report(`could not read the inbox of ${ctx.self}: ${errorText(err)}`));
+    const subtreeUsage = await ctx.subtreeUsageOf(record);
+    const reportStored = stored !== undefined;
+    ctx.notify(turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree }));
+    await ctx.dispatch(state, { type: "notice_given" });
+  }
+  await ctx.dispatch(state, { type: "recorded", followupQueued: plan.notify && record.followupQueued });
+}
+
+/** A restore's write: a failure leaves the settled record in memory (shutdown writes it once more). */
+async function writeRestored(ctx: EffectContext, state: ChildState): Promise<string | undefined> {
+  try {
+    await ctx.tree.writeRecord(state.record);
+    return undefined;
+  } catch (err) {
+    state.unsaved = true;
+    ctx.report(`could not record how the turn ${state.record.path} left running ended: ${errorText(err)}`);
+    return undefined;
+  }
+}
+
+/**
+ * The last guard of a turn's end, for what recording it did not foresee: the wait is
+ * released and the notice that is owed given, so a parent never waits forever.
+ */
+function reportLost(
+  ctx: EffectContext,
+  state: ChildState,
+  lost: { runName?: string | undefined; error: string },
+  notify: boolean,
+): void {
+  const { record } = state;
+  const failure = lost.error;
+  ctx.report(`recording the end of ${record.path}'s turn ${lost.runName} failed: ${failure}`);
+  if (!notify) return;
+  record.status = "errored";
+  ctx.notify(
+    turnEndNotice(record, {
+      outcome: "failed",
+      reason: `recording the end of the turn failed: ${failure}`,
+      text: "",
+      reportStored: false,
+    }),
+  );
+}
