@@ -44,15 +44,20 @@ export function parseWorktreeList(text: string, separator: "\0" | "\n"): Worktre
       current = { path: value };
       entries.push(current);
     } else if (current) {
-      if (key === "HEAD") current.head = value;
-      else if (key === "branch") current.branch = value.replace(/^refs\/heads\//, "");
-      else if (key === "bare") current.bare = true;
-      else if (key === "detached") current.detached = true;
-      else if (key === "locked") current.locked = true;
-      else if (key === "prunable") current.prunable = true;
+      applyAttribute(current, key, value);
     }
   }
   return entries;
+}
+
+/** The flags a record may carry, each a line of its own with no value. */
+const FLAGS = ["bare", "detached", "locked", "prunable"] as const;
+
+/** One attribute line of a record; attributes this parser does not know are left out. */
+function applyAttribute(entry: WorktreeEntry, key: string, value: string): void {
+  if (key === "HEAD") entry.head = value;
+  else if (key === "branch") entry.branch = value.replace(/^refs\/heads\//, "");
+  else if ((FLAGS as readonly string[]).includes(key)) entry[key as (typeof FLAGS)[number]] = true;
 }
 
 /** The commit `branch` points at, or undefined when there is no such branch. */

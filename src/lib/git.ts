@@ -24,6 +24,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { type Clock, sleep, systemClock } from "./clock.js";
 import { type RunResult, runProcess, tail } from "./run-process.js";
 
 /** Time limit of one git command unless the caller gives another. */
@@ -41,6 +42,8 @@ export interface GitCallOptions {
 export interface LockOptions extends GitCallOptions {
   /** How long to keep retrying a command that meets a held git lock (default `LOCK_WAIT_MS`). */
   lockWaitMs?: number;
+  /** The time the lock retries read and wait on (default the system's; a test's fake clock). */
+  clock?: Clock;
 }
 
 export interface GitRunOptions extends GitCallOptions {
@@ -179,26 +182,26 @@ export function isLockError(error: unknown): boolean {
   return error instanceof GitError && !error.timedOut && TRANSIENT.some((pattern) => pattern.test(error.stderr));
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Runs `attempt` again (20 ms, 40 ms, … up to 500 ms apart, with jitter) while it fails on a
- * held lock, for at most `lockWaitMs` in all; then the last error stands. `attempt` gets the
- * attempt number (0 first) so it can account for what a failed attempt may have left.
+ * held lock, for at most `lockWaitMs` in all, as `clock` tells time; then the last error
+ * stands. `attempt` gets the attempt number (0 first) so it can account for what a failed
+ * attempt may have left.
  */
 export async function retryOnLock<T>(
   attempt: (n: number) => Promise<T>,
   lockWaitMs: number = LOCK_WAIT_MS,
+  clock: Clock = systemClock,
 ): Promise<T> {
-  const deadline = Date.now() + lockWaitMs;
+  const deadline = clock.now() + lockWaitMs;
   for (let n = 0; ; n++) {
     try {
       return await attempt(n);
     } catch (error) {
       if (!isLockError(error)) throw error;
       const delay = Math.min(500, 20 * 2 ** n) * (0.75 + Math.random() * 0.5);
-      if (Date.now() + delay > deadline) throw error;
-      await sleep(delay);
+      if (clock.now() + delay > deadline) throw error;
+      await sleep(clock, delay);
     }
   }
 }

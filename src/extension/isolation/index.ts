@@ -1,8 +1,8 @@
 /**
- * Git mechanics of `isolation: "worktree"` (SPEC 4.4), for spawn, turn end, close and
- * restore. The life of an isolated child:
+ * Git mechanics of `isolation: "worktree"` (docs/isolation.md), for spawn, turn end, close
+ * and restore. The life of an isolated child:
  *
- *   const repo = await findRepository(parentCwd)            // undefined → error 13 of 3.2
+ *   const repo = await findRepository(parentCwd)            // undefined → spawn_agent's rule 13 refuses
  *   const base = await snapshotWorkingState(repo.topLevel)  // base_commit
  *   const wt = await createWorktree({ topLevel: repo.topLevel, worktreePath: worktreePathFor(treeDir, path),
  *                                     branch: branchName(tag, path), base, subdir: repo.subdir })

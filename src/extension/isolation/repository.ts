@@ -1,6 +1,7 @@
 /**
  * The parent's side of isolation: which repository holds its cwd, and a commit of exactly
- * what its working tree shows, made without touching anything of the parent (SPEC 4.4).
+ * what its working tree shows, made without touching anything of the parent: the parent may
+ * be mid-edit, and its HEAD, index and files stay exactly as it left them (docs/isolation.md).
  *
  * The snapshot is HEAD plus uncommitted changes to tracked files (staged or not, deletions
  * included) plus untracked files git does not ignore; ignored files are left out. It is built

@@ -1,7 +1,7 @@
 /**
- * `PI_SUBAGENTS_WORKTREE_SETUP` (SPEC 4.4): the user's shell command run in each new worktree
- * before the child's first turn, to link or install what git does not carry (node_modules,
- * build output, `git submodule update --init`).
+ * `PI_SUBAGENTS_WORKTREE_SETUP`: the user's shell command run in each new worktree before the
+ * child's first turn, to link or install what git does not carry (node_modules, build output,
+ * `git submodule update --init`); docs/isolation.md, "The setup command".
  *
  * Unlike every git call this one goes through `/bin/sh -c`: it is a shell command by design.
  * It runs in its own process group with stdin closed; at the time limit the whole group is

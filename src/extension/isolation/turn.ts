@@ -1,7 +1,7 @@
 /**
- * The end of an isolated child's turn (SPEC 4.4): everything it changed is committed on its
- * branch, one commit per turn, and the notice gets a short summary of the branch against
- * its base.
+ * The end of an isolated child's turn: everything it changed is committed on its branch, one
+ * commit per turn, so the parent can bring the work in with plain git whenever it wants, and
+ * the notice gets a short summary of the branch against its base (docs/isolation.md).
  *
  * The commit is made with plumbing (`add -A`, `write-tree`, `commit-tree`, `update-ref`
  * with the old value as a guard) rather than `git commit`: no hook of any kind (`--no-verify`
@@ -34,6 +34,7 @@ export async function commitTurn(options: CommitTurnOptions): Promise<TurnCommit
   await retryOnLock(
     () => git(["-c", "advice.addEmbeddedRepo=false", "add", "--all", ...allExcept(options.exclude ?? [])], call),
     options.lockWaitMs,
+    options.clock,
   );
   const tree = (await git(["write-tree"], call)).trim();
   const head = await headCommit(cwd, options);
@@ -50,6 +51,7 @@ export async function commitTurn(options: CommitTurnOptions): Promise<TurnCommit
   await retryOnLock(
     () => git(["update-ref", "-m", `commit: ${subject}`, "HEAD", commit, head ?? ""], call),
     options.lockWaitMs,
+    options.clock,
   );
   return { head: commit, committed: true };
 }

@@ -1,6 +1,8 @@
 /**
- * The worktree of an isolated agent: create it from a base commit on a new branch, find it
- * again on restore, and remove it on close (SPEC 4.4).
+ * The worktree of an isolated agent: create it from a base commit on a new branch, so the
+ * child's edits never mix with its parent's or a sibling's; find it again on restore (the
+ * root started again on its session: an agent not closed keeps its worktree, recreated from
+ * its branch when the folder went missing); and remove it on close (docs/isolation.md).
  *
  * Commands that change the repository's shared state (`worktree add/remove/prune`, branch
  * creation and deletion) run one at a time per repository inside this process and are
@@ -138,15 +140,19 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
   await serialized(key, async () => {
     if ((await branchCommit(cwd, branch, options)) !== undefined)
       throw new Error(`cannot create worktree ${worktreePath}: branch ${branch} already exists`);
-    await retryOnLock(async (attempt) => {
-      // A failed attempt may have created the branch before it failed on the worktree.
-      const reuse = attempt > 0 && (await branchCommit(cwd, branch, options)) === base;
-      if (reuse && (await findEntry(cwd, worktreePath, options))?.branch === branch) return;
-      const args = reuse
-        ? ["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch]
-        : ["worktree", "add", "--quiet", "--no-checkout", "-b", branch, "--", worktreePath, base];
-      await git(args, { ...options, cwd });
-    }, options.lockWaitMs);
+    await retryOnLock(
+      async (attempt) => {
+        // A failed attempt may have created the branch before it failed on the worktree.
+        const reuse = attempt > 0 && (await branchCommit(cwd, branch, options)) === base;
+        if (reuse && (await findEntry(cwd, worktreePath, options))?.branch === branch) return;
+        const args = reuse
+          ? ["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch]
+          : ["worktree", "add", "--quiet", "--no-checkout", "-b", branch, "--", worktreePath, base];
+        await git(args, { ...options, cwd });
+      },
+      options.lockWaitMs,
+      options.clock,
+    );
   });
   const rest = early ? await stagedCheckout(worktreePath, base, subdir, await early, options) : undefined;
   if (rest)
@@ -194,13 +200,14 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ 
         if (await intact()) return false;
       }
     }
-    await retryOnLock(() => git(["worktree", "prune"], { ...options, cwd }), options.lockWaitMs);
+    await retryOnLock(() => git(["worktree", "prune"], { ...options, cwd }), options.lockWaitMs, options.clock);
     if ((await branchCommit(cwd, branch, options)) === undefined) {
       throw new Error(`cannot recreate worktree ${worktreePath}: branch ${branch} does not exist`);
     }
     await retryOnLock(
       () => git(["worktree", "add", "--quiet", "--no-checkout", "--", worktreePath, branch], { ...options, cwd }),
       options.lockWaitMs,
+      options.clock,
     );
     return true;
   });
@@ -208,7 +215,11 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<{ 
   if (created || !(await exists(await gitPath(worktreePath, "index", options)))) {
     try {
       // A checkout of a parent that stopped may still be finishing (it holds index.lock).
-      await retryOnLock(() => checkOut(worktreePath, `refs/heads/${branch}`, options), options.lockWaitMs);
+      await retryOnLock(
+        () => checkOut(worktreePath, `refs/heads/${branch}`, options),
+        options.lockWaitMs,
+        options.clock,
+      );
     } catch (error) {
       if (created) await runGit(["worktree", "remove", "--force", "--force", "--", worktreePath], { ...options, cwd });
       throw error;
@@ -234,53 +245,70 @@ export interface RemoveWorktreeOptions extends LockOptions {
 export async function removeWorktree(
   options: RemoveWorktreeOptions,
 ): Promise<{ removed: boolean; branchDeleted: boolean }> {
-  const { topLevel, branch, base } = options;
   const worktreePath = path.resolve(options.worktreePath);
-  const cwd = topLevel;
+  const cwd = options.topLevel;
   const call = { ...options, cwd };
   const key = await commonGitDir(cwd, options);
   return serialized(key, async () => {
+    const target: Removal = { worktreePath, commonDir: key, call };
     const listed = (await findEntry(cwd, worktreePath, options)) !== undefined;
-    let removed = false;
-    // --force twice: also a worktree someone locked.
-    const remove = () =>
-      retryOnLock(
-        () => git(["worktree", "remove", "--force", "--force", "--", worktreePath], call),
-        options.lockWaitMs,
-      );
-    if (listed) {
-      try {
-        await remove();
-        removed = true;
-      } catch (error) {
-        if ((await exists(worktreePath)) && !(await isLinkedWorktreeOf(worktreePath, key))) {
-          // Its .git file leads elsewhere (the repository moved): reconnect it, try once more.
-          await runGit(["worktree", "repair", "--", worktreePath], call);
-          if (!(await isLinkedWorktreeOf(worktreePath, key))) throw error;
-          await remove();
-          removed = true;
-        }
-      }
-    }
-    if (!removed && (await exists(worktreePath)) && (await isLinkedWorktreeOf(worktreePath, key))) {
-      await fs.promises.rm(worktreePath, { recursive: true, force: true });
-      removed = true;
-    }
+    let removed = listed && (await removeListed(target));
+    if (!removed) removed = await removeOwnFolder(target);
     if (listed && !removed) {
       await runGit(["worktree", "unlock", "--", worktreePath], call); // a missing, locked one survives prune
     }
-    await retryOnLock(() => git(["worktree", "prune"], call), options.lockWaitMs);
+    await retryOnLock(() => git(["worktree", "prune"], call), options.lockWaitMs, options.clock);
     if (listed && !removed) removed = (await findEntry(cwd, worktreePath, options)) === undefined;
-
-    let branchDeleted = false;
-    const tip = await branchCommit(cwd, branch, options);
-    if (tip !== undefined) {
-      const count = await runGit(["rev-list", "--count", `${base}..${tip}`], call);
-      if (count.code === 0 && count.stdout.toString("utf8").trim() === "0") {
-        await retryOnLock(() => git(["branch", "--quiet", "-D", "--", branch], call), options.lockWaitMs);
-        branchDeleted = true;
-      }
-    }
+    const branchDeleted = await deleteBranchWithoutWork(options.branch, options.base, call);
     return { removed, branchDeleted };
   });
+}
+
+/** A worktree being removed: its folder, its repository's common git dir, and how git is called there. */
+interface Removal {
+  worktreePath: string;
+  commonDir: string;
+  call: LockOptions & { cwd: string };
+}
+
+/**
+ * `git worktree remove` of a worktree git lists. When git refuses because the folder's `.git`
+ * file leads elsewhere (the repository moved), the worktree is reconnected and removed once
+ * more; false when git refused for another reason (the folder may already be gone).
+ */
+async function removeListed({ worktreePath, commonDir, call }: Removal): Promise<boolean> {
+  // --force twice: also a worktree someone locked.
+  const remove = () =>
+    retryOnLock(
+      () => git(["worktree", "remove", "--force", "--force", "--", worktreePath], call),
+      call.lockWaitMs,
+      call.clock,
+    );
+  try {
+    await remove();
+    return true;
+  } catch (error) {
+    if (!(await exists(worktreePath)) || (await isLinkedWorktreeOf(worktreePath, commonDir))) return false;
+    await runGit(["worktree", "repair", "--", worktreePath], call);
+    if (!(await isLinkedWorktreeOf(worktreePath, commonDir))) throw error;
+    await remove();
+    return true;
+  }
+}
+
+/** The folder deleted by hand, only when its `.git` file proves it a worktree of this repository. */
+async function removeOwnFolder({ worktreePath, commonDir }: Removal): Promise<boolean> {
+  if (!(await exists(worktreePath)) || !(await isLinkedWorktreeOf(worktreePath, commonDir))) return false;
+  await fs.promises.rm(worktreePath, { recursive: true, force: true });
+  return true;
+}
+
+/** Deletes `branch` when it holds no commit beyond `base`: a branch with the child's work stays. */
+async function deleteBranchWithoutWork(branch: string, base: string, call: Removal["call"]): Promise<boolean> {
+  const tip = await branchCommit(call.cwd, branch, call);
+  if (tip === undefined) return false;
+  const count = await runGit(["rev-list", "--count", `${base}..${tip}`], call);
+  if (count.code !== 0 || count.stdout.toString("utf8").trim() !== "0") return false;
+  await retryOnLock(() => git(["branch", "--quiet", "-D", "--", branch], call), call.lockWaitMs, call.clock);
+  return true;
 }

@@ -63,6 +63,10 @@ export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 /** Larger files are refused: the body goes into every turn's system prompt. */
 export const MAX_DEFINITION_BYTES = 64 * 1024;
 
+/** Why a field (or the whole file) is refused. */
+type Problem = { problem: string };
+const isProblem = (value: unknown): value is Problem => isRecord(value) && typeof value.problem === "string";
+
 /** Parses one file's text. Pure: no file system, no registry (tool names are checked at use). */
 export function parseAgentDefinition(content: string, filePath: string, source: DefinitionSource): ParsedDefinition {
   const stem = path.basename(filePath).replace(/\.md$/i, "");
@@ -70,99 +74,110 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
     ok: false,
     rejected: { filePath, source, name, problem },
   });
+  const parsed = readFrontmatter(content);
+  if (isProblem(parsed)) return reject(parsed.problem);
+  const { fm, body } = parsed;
+  // A missing or non-string name leaves the file name, which is what an agent_type would match.
+  const declared = typeof fm.name === "string" && fm.name.trim() !== "" ? fm.name.trim() : stem;
+  const name = checkFieldsAndName(fm);
+  if (isProblem(name)) return reject(name.problem, declared);
+  const settings = parseSettings(fm);
+  if (isProblem(settings)) return reject(settings.problem, name);
+  return { ok: true, definition: { name, ...settings, prompt: body.trim(), source, filePath } };
+}
 
+function readFrontmatter(content: string): { fm: Record<string, unknown>; body: string } | Problem {
   const text = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   // pi's parseFrontmatter treats a file without a closing `---` as having no frontmatter.
   if (!/^---[ \t]*\n/.test(text) || !/\n---/.test(text.slice(3))) {
-    return reject(
-      "no frontmatter: the file must start with a `---` line, then `name:` and `description:`, then a closing `---` line",
-    );
+    return {
+      problem:
+        "no frontmatter: the file must start with a `---` line, then `name:` and `description:`, then a closing `---` line",
+    };
   }
   let frontmatter: unknown;
   let body: string;
   try {
     ({ frontmatter, body } = parseFrontmatter<Record<string, unknown>>(text));
   } catch (err) {
-    return reject(`the frontmatter is not valid YAML: ${firstLine(errorText(err))}`);
+    return { problem: `the frontmatter is not valid YAML: ${firstLine(errorText(err))}` };
   }
-  if (!isRecord(frontmatter) || Array.isArray(frontmatter)) return reject("the frontmatter must be `key: value` lines");
-  const fm = frontmatter;
-  const declared = typeof fm.name === "string" && fm.name.trim() !== "" ? fm.name.trim() : stem;
+  if (!isRecord(frontmatter) || Array.isArray(frontmatter))
+    return { problem: "the frontmatter must be `key: value` lines" };
+  return { fm: frontmatter, body };
+}
 
+/** Only the known fields, and a name that can be an agent_type. */
+function checkFieldsAndName(fm: Record<string, unknown>): string | Problem {
   const unknown = Object.keys(fm).filter((key) => !(DEFINITION_FIELDS as readonly string[]).includes(key));
   if (unknown.length > 0) {
     const list = unknown.map((key) => `"${key}"`).join(", ");
-    return reject(
-      `unknown field${unknown.length > 1 ? "s" : ""} ${list} (allowed: ${DEFINITION_FIELDS.join(", ")})`,
-      declared,
-    );
+    return {
+      problem: `unknown field${unknown.length > 1 ? "s" : ""} ${list} (allowed: ${DEFINITION_FIELDS.join(", ")})`,
+    };
   }
-
-  if (fm.name === undefined || fm.name === null) return reject("missing `name:` in the frontmatter");
+  if (fm.name === undefined || fm.name === null) return { problem: "missing `name:` in the frontmatter" };
   if (typeof fm.name !== "string" || !DEFINITION_NAME_PATTERN.test(fm.name)) {
-    return reject(
-      `name ${JSON.stringify(fm.name)} must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter`,
-      declared,
-    );
+    return {
+      problem: `name ${JSON.stringify(fm.name)} must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter`,
+    };
   }
-  const name = fm.name;
+  return fm.name;
+}
 
+type Settings = Omit<AgentDefinition, "name" | "prompt" | "source" | "filePath">;
+
+/** Every field but the name, in the order their problems are reported. */
+function parseSettings(fm: Record<string, unknown>): Settings | Problem {
   if (fm.description === undefined || fm.description === null)
-    return reject("missing `description:` in the frontmatter", name);
+    return { problem: "missing `description:` in the frontmatter" };
   if (typeof fm.description !== "string" || fm.description.trim() === "")
-    return reject("description must be a non-empty string", name);
+    return { problem: "description must be a non-empty string" };
   const description = fm.description.replace(/\s+/g, " ").trim();
-
   const tools = parseTools(fm);
-  if (typeof tools === "object" && "problem" in tools) return reject(tools.problem, name);
-
-  let model: string | undefined;
-  if ("model" in fm) {
-    const value = fm.model;
-    if (typeof value !== "string" || (value.trim() !== "inherit" && !parseModelRef(value.trim()))) {
-      return reject(
-        `model ${JSON.stringify(value)} must be written provider/id (as list_models shows it) or \`inherit\``,
-        name,
-      );
-    }
-    model = value.trim() === "inherit" ? undefined : value.trim();
-  }
-
-  let reasoning: ThinkingLevel | undefined;
-  if ("reasoning" in fm) {
-    if (!isThinkingLevel(fm.reasoning)) {
-      return reject(`reasoning ${JSON.stringify(fm.reasoning)} must be one of ${THINKING_LEVELS.join(", ")}`, name);
-    }
-    reasoning = fm.reasoning;
-  }
-
-  let isolation: IsolationMode | undefined;
-  if ("isolation" in fm) {
-    const value = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
-    if (!(ISOLATION_MODES as readonly unknown[]).includes(value)) {
-      return reject(`isolation ${JSON.stringify(fm.isolation)} must be ${ISOLATION_MODES.join(" or ")}`, name);
-    }
-    isolation = value as IsolationMode;
-  }
-
+  if (isProblem(tools)) return tools;
+  const model = parseModel(fm);
+  if (isProblem(model)) return model;
+  const reasoning = parseReasoning(fm);
+  if (isProblem(reasoning)) return reasoning;
+  const isolation = parseIsolation(fm);
+  if (isProblem(isolation)) return isolation;
   return {
-    ok: true,
-    definition: {
-      name,
-      description,
-      tools,
-      ...(model !== undefined && { model }),
-      ...(reasoning !== undefined && { reasoning }),
-      ...(isolation !== undefined && { isolation }),
-      prompt: body.trim(),
-      source,
-      filePath,
-    },
+    description,
+    tools,
+    ...(model !== undefined && { model }),
+    ...(reasoning !== undefined && { reasoning }),
+    ...(isolation !== undefined && { isolation }),
   };
 }
 
+/** `provider/id`, or `inherit` (the default) for the parent's model. */
+function parseModel(fm: Record<string, unknown>): string | undefined | Problem {
+  if (!("model" in fm)) return undefined;
+  const value = fm.model;
+  if (typeof value !== "string" || (value.trim() !== "inherit" && !parseModelRef(value.trim()))) {
+    return {
+      problem: `model ${JSON.stringify(value)} must be written provider/id (as list_models shows it) or \`inherit\``,
+    };
+  }
+  return value.trim() === "inherit" ? undefined : value.trim();
+}
+
+function parseReasoning(fm: Record<string, unknown>): ThinkingLevel | undefined | Problem {
+  if (!("reasoning" in fm)) return undefined;
+  if (isThinkingLevel(fm.reasoning)) return fm.reasoning;
+  return { problem: `reasoning ${JSON.stringify(fm.reasoning)} must be one of ${THINKING_LEVELS.join(", ")}` };
+}
+
+function parseIsolation(fm: Record<string, unknown>): IsolationMode | undefined | Problem {
+  if (!("isolation" in fm)) return undefined;
+  const value = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
+  if ((ISOLATION_MODES as readonly unknown[]).includes(value)) return value as IsolationMode;
+  return { problem: `isolation ${JSON.stringify(fm.isolation)} must be ${ISOLATION_MODES.join(" or ")}` };
+}
+
 /** `tools: a, b` or a YAML list; absent = the parent's tools; `[]` = none. */
-function parseTools(fm: Record<string, unknown>): readonly string[] | "parent" | { problem: string } {
+function parseTools(fm: Record<string, unknown>): readonly string[] | "parent" | Problem {
   if (!("tools" in fm)) return "parent";
   const value = fm.tools;
   const empty = {

@@ -46,39 +46,53 @@ function toolCallIds(message: unknown): string[] {
 
 /** The messages pi would put in the parent's context, in order, as far as a child can use them. */
 function collectMessages(entries: readonly unknown[]): unknown[] {
-  let start = 0;
-  let summary: Json | undefined;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i];
-    if (isRecord(entry) && entry.type === "compaction") {
-      summary = entry;
-      const firstKept = entries.findIndex((e) => isRecord(e) && e.id === entry.firstKeptEntryId);
-      // Kept entries sit before the compaction entry, and the rest follows it.
-      start = firstKept >= 0 && firstKept < i ? firstKept : i + 1;
-      break;
-    }
-  }
+  const { start, summary } = latestCompaction(entries);
   const messages: unknown[] = [];
-  if (summary && typeof summary.summary === "string") {
-    const timestamp = typeof summary.timestamp === "string" ? Date.parse(summary.timestamp) : Date.now();
-    messages.push({
-      role: "user",
-      content: [{ type: "text", text: COMPACTION_PREFIX + summary.summary + COMPACTION_SUFFIX }],
-      timestamp: Number.isFinite(timestamp) ? timestamp : Date.now(),
-    });
-  }
+  if (summary && typeof summary.summary === "string") messages.push(summaryMessage(summary, summary.summary));
   const kept = entries.slice(start);
   const edits = contextEdits(kept);
   for (const entry of kept) {
-    if (!isRecord(entry) || entry.type !== "message") continue;
-    const role = roleOf(entry.message);
-    if (!role || !KEPT_ROLES.has(role) || isFailedAttempt(entry.message)) continue;
-    const edit = typeof entry.id === "string" ? edits.get(entry.id) : undefined;
-    if (!edit) messages.push(entry.message);
-    else if (isRecord(edit.replacement)) messages.push(replaceContent(entry.message as Json, edit.replacement));
-    // A null replacement hides the entry (pi 1.x: a retried failed attempt).
+    const message = keptMessage(entry, edits);
+    if (message !== undefined) messages.push(message);
   }
   return messages;
+}
+
+/**
+ * The latest compaction entry, and where the entries it did not summarise start (every
+ * entry when there is none).
+ */
+function latestCompaction(entries: readonly unknown[]): { start: number; summary?: Json } {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (isRecord(entry) && entry.type === "compaction") {
+      const firstKept = entries.findIndex((e) => isRecord(e) && e.id === entry.firstKeptEntryId);
+      // Kept entries sit before the compaction entry, and the rest follows it.
+      return { start: firstKept >= 0 && firstKept < i ? firstKept : i + 1, summary: entry };
+    }
+  }
+  return { start: 0 };
+}
+
+/** A compaction's summary as pi hands it to the model: the first user message. */
+function summaryMessage(compaction: Json, summary: string): Json {
+  const timestamp = typeof compaction.timestamp === "string" ? Date.parse(compaction.timestamp) : Date.now();
+  return {
+    role: "user",
+    content: [{ type: "text", text: COMPACTION_PREFIX + summary + COMPACTION_SUFFIX }],
+    timestamp: Number.isFinite(timestamp) ? timestamp : Date.now(),
+  };
+}
+
+/** The message an entry contributes, as its latest `context_edit` leaves it; undefined for none. */
+function keptMessage(entry: unknown, edits: Map<string, Json>): unknown {
+  if (!isRecord(entry) || entry.type !== "message") return undefined;
+  const role = roleOf(entry.message);
+  if (!role || !KEPT_ROLES.has(role) || isFailedAttempt(entry.message)) return undefined;
+  const edit = typeof entry.id === "string" ? edits.get(entry.id) : undefined;
+  if (!edit) return entry.message;
+  // A null replacement hides the entry (pi 1.x: a retried failed attempt).
+  return isRecord(edit.replacement) ? replaceContent(entry.message as Json, edit.replacement) : undefined;
 }
 
 /** pi 1.x's `context_edit` entries by the entry they change; the latest one wins, as in pi's own projection. */

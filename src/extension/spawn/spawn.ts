@@ -2,16 +2,18 @@
  * spawn_agent: validate (validate.ts, rules in a fixed order; rule 13 asks git), claim the
  * path, a spawn slot and a nickname in the tree directory, make an isolated child's worktree
  * (isolate.ts), write the forked history, record the agent and queue its first turn. A
- * rejected spawn leaves nothing behind: every step taken is undone in reverse order.
+ * rejected spawn leaves nothing behind: each step registers its undo (rollback.ts), and a
+ * failure undoes every step taken, in reverse order.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
-import type { AgentRecordV1 } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentWorktreeV1 } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
 import { EXTENSION_ENTRY } from "../config.js";
+import type { Repository } from "../isolation/index.js";
 import { loadRoleCatalog } from "../roles/agent-definitions.js";
 import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
@@ -21,7 +23,8 @@ import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
-import { type SpawnRequest, validateSpawn } from "./validate.js";
+import { type Rollback, withRollback } from "./rollback.js";
+import { type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
 
 export interface SpawnResult {
   agent_name: string;
@@ -53,16 +56,73 @@ function childExtensions(extensions: string[], registry: ReturnType<typeof descr
   );
   return [...extensions.filter((entry) => !ours.has(entry) && entry !== EXTENSION_ENTRY), EXTENSION_ENTRY];
 }
+/** What spawnAgent uses of the runtime: TreeRuntime has it all, and a test can hand a small fake. */
+export type SpawnRuntime = Pick<
+  TreeRuntime,
+  "tree" | "self" | "cwd" | "children" | "limits" | "worktrees" | "requestTurn" | "queuePosition"
+>;
 
+/** Where the child works: the parent's cwd, or a worktree of its own whose files may still be coming. */
+interface Workplace {
+  cwd: string;
+  worktree?: AgentWorktreeV1;
+  /** The rest of the worktree's files, written when the runtime's worktree operations decide. */
+  finishCheckout?: () => Promise<void>;
+}
+
+/**
+ * Validates, then takes each step of a spawn in order: claim the path, a spawn slot and a
+ * nickname; make the isolated worktree; write the role text and forked history; record the
+ * agent; queue its first turn. A step that fails undoes every step before it, newest first.
+ */
 export async function spawnAgent(
-  runtime: TreeRuntime,
+  runtime: SpawnRuntime,
   pi: ExtensionAPI,
   ctx: ExtensionContext,
   params: SpawnRequest,
 ): Promise<SpawnResult> {
-  const tree = runtime.tree;
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
+  const plan = await checkRequest(runtime, pi, ctx, params, registry);
+  // 13, the last rule: it runs git, so it comes after every rule that does not.
+  const repository = plan.isolation === "worktree" ? await repositoryFor(runtime.cwd) : undefined;
+  return withRollback(async (rollback) => {
+    await claimPath(runtime, plan.path, rollback);
+    const spawnSeq = await claimSpawnSeq(runtime, plan.path, rollback);
+    const nickname = await claimNickname(runtime, plan.path, rollback);
+    const place = repository ? await isolate(runtime, plan.path, repository, rollback) : { cwd: runtime.cwd };
+    const tools = resolveChildTools({
+      role: plan.roleInfo,
+      parentActiveTools: pi.getActiveTools(),
+      allTools: registry,
+      ownExtensionPath: EXTENSION_ENTRY,
+    });
+    const sessionPath = path.join(runtime.tree.agentDir(plan.path), TREE_FILES.session);
+    const forkTranscript = await writeStartingHistory(runtime, ctx, plan, sessionPath, place.cwd);
+    const record = newRecord(runtime.self, plan, {
+      nickname,
+      spawnSeq,
+      sessionPath,
+      activeTools: tools.tools,
+      extensions: childExtensions(tools.extensions, registry),
+      forkTranscript,
+      worktree: place.worktree,
+    });
+    const state = recordChild(runtime, record, place, rollback);
+    const queuePosition = await startFirstTurn(runtime, state, place);
+    return spawnResult(record, queuePosition, place.worktree);
+  });
+}
+
+/** The numbered rules (validate.ts) with what this session knows: its models, roles and tree. */
+async function checkRequest(
+  runtime: SpawnRuntime,
+  pi: ExtensionAPI,
+  ctx: ExtensionContext,
+  params: SpawnRequest,
+  registry: ReturnType<typeof describeRegistry>,
+): Promise<SpawnPlan> {
+  const tree = runtime.tree;
   const checked = validateSpawn(params, {
     callerPath: runtime.self,
     parentModel: ctx.model as ModelInfo,
@@ -77,121 +137,173 @@ export async function spawnAgent(
     maxSpawns: runtime.limits.maxSpawns,
   });
   if (!checked.ok) throw new Error(checked.error);
-  const plan = checked.plan;
-  // 13, the last rule: it runs git, so it comes after every rule that does not.
-  const repository = plan.isolation === "worktree" ? await repositoryFor(runtime.cwd) : undefined;
+  return checked.plan;
+}
 
-  if (!(await tree.claimPath(plan.path))) throw new Error(`agent task path already exists: ${plan.path}`);
-  const releases: Array<() => Promise<void>> = [() => tree.releasePath(plan.path)];
-  try {
-    const spawnSeq = await tree.claimSpawn(runtime.limits.maxSpawns, plan.path);
-    if (spawnSeq === undefined) {
-      throw new Error(
-        `spawn limit reached: this tree has spawned ${await tree.spawnCount()} agents (limit ${runtime.limits.maxSpawns})`,
-      );
-    }
-    releases.push(() => tree.releaseSpawn(spawnSeq));
-    let nickname = pickNickname(await tree.takenNicknames());
-    while (!(await tree.claimNickname(nickname, plan.path))) nickname = pickNickname(await tree.takenNicknames());
-    releases.push(() => tree.releaseNickname(nickname));
+/** The agent's folder: a spawn racing for the same path (another process of the tree) loses here. */
+async function claimPath(runtime: SpawnRuntime, agentPath: string, rollback: Rollback): Promise<void> {
+  const tree = runtime.tree;
+  if (!(await tree.claimPath(agentPath))) throw new Error(`agent task path already exists: ${agentPath}`);
+  rollback.push(() => tree.releasePath(agentPath));
+}
 
-    let childCwd = runtime.cwd;
-    let worktree: AgentRecordV1["worktree"];
-    let finishCheckout: (() => Promise<void>) | undefined;
-    if (repository) {
-      const isolated = await createIsolatedWorktree({
-        repository,
-        treeDir: tree.root,
-        agentPath: plan.path,
-        treeTag: await tree.treeTag(),
-        parentWorktree: (await tree.readRecord(runtime.self))?.worktree,
-        setup: setupCommandFromEnv(),
-        deferCheckout: true,
-      });
-      releases.push(isolated.release);
-      worktree = isolated.worktree;
-      childCwd = isolated.cwd;
-      finishCheckout = isolated.finishCheckout;
-    }
-
-    const { tools, extensions } = resolveChildTools({
-      role: plan.roleInfo,
-      parentActiveTools: pi.getActiveTools(),
-      allTools: registry,
-      ownExtensionPath: EXTENSION_ENTRY,
-    });
-    const agentDir = tree.agentDir(plan.path);
-    const sessionPath = path.join(agentDir, TREE_FILES.session);
-    // A snapshot: every turn of this agent keeps the role text it was spawned with.
-    if (plan.roleInfo?.prompt !== undefined) {
-      await fs.writeFile(path.join(agentDir, TREE_FILES.rolePrompt), plan.roleInfo.prompt, "utf8");
-    }
-    let forkTranscript: string | undefined;
-    if (plan.fork.kind !== "none") {
-      const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
-      if (hasAssistant(messages)) {
-        await writeForkSession(sessionPath, messages, {
-          cwd: childCwd,
-          parentSession: ctx.sessionManager.getSessionFile(),
-        });
-      } else if (messages.length > 0) {
-        forkTranscript = renderForkTranscript(messages);
-      }
-    }
-    const now = new Date().toISOString();
-    const record: AgentRecordV1 = {
-      version: 1,
-      kind: "agent",
-      path: plan.path,
-      parent: runtime.self,
-      taskName: plan.taskName,
-      nickname,
-      role: plan.role,
-      ...(plan.roleInfo && plan.roleInfo.source !== "builtin" && { agentSource: plan.roleInfo.source }),
-      model: modelRef(plan.model),
-      reasoning: plan.reasoning,
-      activeTools: tools,
-      extensions: childExtensions(extensions, registry),
-      status: "pending_init",
-      health: "healthy",
-      sessionPath,
-      runs: [],
-      usage: emptyUsage(),
-      spawnSeq,
-      spawnedAt: now,
-      updatedAt: now,
-      inbox: [{ kind: "NEW_TASK", from: runtime.self, text: plan.message, sentAt: now }],
-      followupQueued: false,
-      undelivered: [],
-      ...(forkTranscript !== undefined && { forkTranscript }),
-      ...(worktree && { worktree }),
-    };
-    const state: ChildState = childState(record);
-    runtime.children.set(plan.path, state);
-    if (worktree && finishCheckout) {
-      // The first turn starts before every file is written (its tool calls wait for them).
-      void runtime.worktrees.adopt(worktree, finishCheckout);
-      // Removal waits for a checkout under way (and starts one not begun), then removes.
-      const adopted = worktree;
-      releases.push(() => runtime.worktrees.remove(adopted).catch(() => undefined));
-    }
-    await runtime.requestTurn(state, "spawn");
-    const queuePosition = runtime.queuePosition(plan.path);
-    // Waiting for a turn slot, no child is starting: the files can be written now.
-    if (worktree && finishCheckout && queuePosition !== undefined) runtime.worktrees.startCheckout(worktree);
-    return {
-      agent_name: plan.path,
-      nickname,
-      role: plan.role,
-      model: record.model,
-      reasoning: record.reasoning,
-      agent_status: record.status,
-      ...(queuePosition !== undefined && { queue_position: queuePosition }),
-      ...(worktree && { worktree: { path: worktree.path, branch: worktree.branch, base_commit: worktree.baseCommit } }),
-    };
-  } catch (err) {
-    runtime.children.delete(plan.path);
-    for (const release of releases.reverse()) await release().catch(() => undefined);
-    throw err;
+/** The next spawn number, under the tree's spawn limit (rule 11 again, now that it counts for sure). */
+async function claimSpawnSeq(runtime: SpawnRuntime, agentPath: string, rollback: Rollback): Promise<number> {
+  const { tree, limits } = runtime;
+  const spawnSeq = await tree.claimSpawn(limits.maxSpawns, agentPath);
+  if (spawnSeq === undefined) {
+    throw new Error(
+      `spawn limit reached: this tree has spawned ${await tree.spawnCount()} agents (limit ${limits.maxSpawns})`,
+    );
   }
+  rollback.push(() => tree.releaseSpawn(spawnSeq));
+  return spawnSeq;
+}
+
+/** A nickname no other agent of the tree has; another spawn taking the same one meanwhile means a new pick. */
+async function claimNickname(runtime: SpawnRuntime, agentPath: string, rollback: Rollback): Promise<string> {
+  const tree = runtime.tree;
+  let nickname = pickNickname(await tree.takenNicknames());
+  while (!(await tree.claimNickname(nickname, agentPath))) nickname = pickNickname(await tree.takenNicknames());
+  rollback.push(() => tree.releaseNickname(nickname));
+  return nickname;
+}
+
+/** The child's own worktree (isolate.ts); its files are finished later, so the first turn can start meanwhile. */
+async function isolate(
+  runtime: SpawnRuntime,
+  agentPath: string,
+  repository: Repository,
+  rollback: Rollback,
+): Promise<Workplace> {
+  const tree = runtime.tree;
+  const isolated = await createIsolatedWorktree({
+    repository,
+    treeDir: tree.root,
+    agentPath,
+    treeTag: await tree.treeTag(),
+    parentWorktree: (await tree.readRecord(runtime.self))?.worktree,
+    setup: setupCommandFromEnv(),
+    deferCheckout: true,
+  });
+  rollback.push(isolated.release);
+  return { cwd: isolated.cwd, worktree: isolated.worktree, finishCheckout: isolated.finishCheckout };
+}
+
+/**
+ * The role's text and the forked part of the parent's conversation, written in the agent's
+ * folder (which the path's rollback removes). Returns the fork as text when pi could not
+ * continue it as a session (it holds no assistant message).
+ */
+async function writeStartingHistory(
+  runtime: SpawnRuntime,
+  ctx: ExtensionContext,
+  plan: SpawnPlan,
+  sessionPath: string,
+  cwd: string,
+): Promise<string | undefined> {
+  // A snapshot: every turn of this agent keeps the role text it was spawned with.
+  if (plan.roleInfo?.prompt !== undefined) {
+    await fs.writeFile(
+      path.join(runtime.tree.agentDir(plan.path), TREE_FILES.rolePrompt),
+      plan.roleInfo.prompt,
+      "utf8",
+    );
+  }
+  if (plan.fork.kind === "none") return undefined;
+  const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
+  if (hasAssistant(messages)) {
+    await writeForkSession(sessionPath, messages, { cwd, parentSession: ctx.sessionManager.getSessionFile() });
+    return undefined;
+  }
+  return messages.length > 0 ? renderForkTranscript(messages) : undefined;
+}
+
+interface RecordParts {
+  nickname: string;
+  spawnSeq: number;
+  sessionPath: string;
+  activeTools: string[];
+  extensions: string[];
+  forkTranscript: string | undefined;
+  worktree: AgentWorktreeV1 | undefined;
+}
+
+/** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
+function newRecord(parent: string, plan: SpawnPlan, parts: RecordParts): AgentRecordV1 {
+  const now = new Date().toISOString();
+  const { forkTranscript, worktree } = parts;
+  return {
+    version: 1,
+    kind: "agent",
+    path: plan.path,
+    parent,
+    taskName: plan.taskName,
+    nickname: parts.nickname,
+    role: plan.role,
+    ...(plan.roleInfo && plan.roleInfo.source !== "builtin" && { agentSource: plan.roleInfo.source }),
+    model: modelRef(plan.model),
+    reasoning: plan.reasoning,
+    activeTools: parts.activeTools,
+    extensions: parts.extensions,
+    status: "pending_init",
+    health: "healthy",
+    sessionPath: parts.sessionPath,
+    runs: [],
+    usage: emptyUsage(),
+    spawnSeq: parts.spawnSeq,
+    spawnedAt: now,
+    updatedAt: now,
+    inbox: [{ kind: "NEW_TASK", from: parent, text: plan.message, sentAt: now }],
+    followupQueued: false,
+    undelivered: [],
+    ...(forkTranscript !== undefined && { forkTranscript }),
+    ...(worktree && { worktree }),
+  };
+}
+
+/**
+ * The runtime knows the child from now on, and takes charge of its worktree's checkout. On
+ * rollback the child leaves the runtime before its worktree is removed.
+ */
+function recordChild(runtime: SpawnRuntime, record: AgentRecordV1, place: Workplace, rollback: Rollback): ChildState {
+  const state: ChildState = childState(record);
+  runtime.children.set(record.path, state);
+  const { worktree, finishCheckout } = place;
+  if (worktree && finishCheckout) {
+    // The first turn starts before every file is written (its tool calls wait for them).
+    void runtime.worktrees.adopt(worktree, finishCheckout);
+    // Removal waits for a checkout under way (and starts one not begun), then removes.
+    rollback.push(() => runtime.worktrees.remove(worktree).catch(() => undefined));
+  }
+  rollback.push(async () => runtime.children.delete(record.path));
+  return state;
+}
+
+/** Starts or queues the first turn; returns its place in the queue when it waits for a turn slot. */
+async function startFirstTurn(runtime: SpawnRuntime, state: ChildState, place: Workplace): Promise<number | undefined> {
+  await runtime.requestTurn(state, "spawn");
+  const queuePosition = runtime.queuePosition(state.record.path);
+  // Waiting for a turn slot, no child is starting: the files can be written now.
+  if (place.worktree && place.finishCheckout && queuePosition !== undefined) {
+    runtime.worktrees.startCheckout(place.worktree);
+  }
+  return queuePosition;
+}
+
+function spawnResult(
+  record: AgentRecordV1,
+  queuePosition: number | undefined,
+  worktree: AgentWorktreeV1 | undefined,
+): SpawnResult {
+  return {
+    agent_name: record.path,
+    nickname: record.nickname,
+    role: record.role,
+    model: record.model,
+    reasoning: record.reasoning,
+    agent_status: record.status,
+    ...(queuePosition !== undefined && { queue_position: queuePosition }),
+    ...(worktree && { worktree: { path: worktree.path, branch: worktree.branch, base_commit: worktree.baseCommit } }),
+  };
 }

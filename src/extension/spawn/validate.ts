@@ -105,11 +105,54 @@ export function roleModelHelp(role: Role, available: readonly string[]): string 
   return `${from}; models you can use: ${listed}${more}`;
 }
 
-export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation {
-  const fail = (error: string): SpawnValidation => ({ ok: false, error });
+/** One rule group's verdict: the value it settled, or the message of the first rule it broke. */
+type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 
+const pass = <T>(value: T): Checked<T> => ({ ok: true, value });
+const fail = (error: string): { ok: false; error: string } => ({ ok: false, error });
+
+export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation {
+  const taskName = checkTaskName(req.task_name);
+  if (!taskName.ok) return taskName;
+  const fork = parseFork(req.fork_turns);
+  const role = checkRole(req.agent_type, fork, env);
+  if (!role.ok) return role;
+  const model = checkModel(req.model, role.value, env);
+  if (!model.ok) return model;
+  const reasoning = checkReasoning(req.reasoning_effort, model.value, role.value, env);
+  if (!reasoning.ok) return reasoning;
+
+  // 8.
+  if (!fork) return fail('fork_turns must be "none", "all", or a positive integer');
+
+  // Not one of the numbered rules: a child with no task would only burn a turn asking what to do.
+  const message = req.message;
+  if (typeof message !== "string" || message.trim() === "") return fail("message must be a non-empty string");
+
+  const path = checkPlace(taskName.value, env);
+  if (!path.ok) return path;
+  const isolation = checkIsolation(req.isolation, role.value);
+  if (!isolation.ok) return isolation;
+
+  return {
+    ok: true,
+    plan: {
+      taskName: taskName.value,
+      path: path.value,
+      role: role.value ? role.value.name : DEFAULT_ROLE,
+      roleInfo: role.value,
+      model: model.value,
+      reasoning: reasoning.value.level,
+      reasoningSource: reasoning.value.source,
+      fork,
+      message,
+      isolation: isolation.value,
+    },
+  };
+}
+
+function checkTaskName(taskName: unknown): Checked<string> {
   // 1. The message says agent_name although the parameter is task_name: the user's exact text.
-  const taskName = req.task_name;
   if (typeof taskName !== "string" || !TASK_NAME_PATTERN.test(taskName)) {
     return fail("agent_name must use only lowercase letters, digits, and underscores");
   }
@@ -118,13 +161,16 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   if (taskName.length > LIMITS.taskNameChars) {
     return fail(`task_name must be at most ${LIMITS.taskNameChars} characters (this one has ${taskName.length})`);
   }
+  return pass(taskName);
+}
 
-  const fork = parseFork(req.fork_turns);
+/** Rules 2 to 4: the role, given the fork (a malformed fork is reported later, by rule 8). */
+function checkRole(agentType: unknown, fork: ForkSpec | undefined, env: SpawnEnv): Checked<Role | undefined> {
   // Compared whole (never a cut one: a cut name must not match a role), quoted bounded.
-  const roleName = given(req.agent_type)
-    ? typeof req.agent_type === "string"
-      ? req.agent_type
-      : JSON.stringify(req.agent_type)
+  const roleName = given(agentType)
+    ? typeof agentType === "string"
+      ? agentType
+      : JSON.stringify(agentType)
     : undefined;
 
   // 2. Any fork but `none` (an invalid one included) is refused for a scout before rule 8 parses it.
@@ -138,53 +184,49 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   }
 
   // 4. An unknown role; when a user-defined role's file was refused, the message says why.
-  let role: Role | undefined;
-  if (roleName !== undefined) {
-    const found = (env.findRole ?? ((name: string) => lookupRole(BUILTIN_CATALOG, name)))(roleName);
-    if (!found.ok) return fail(found.error);
-    role = found.role;
-  }
+  if (roleName === undefined) return pass(undefined);
+  const found = (env.findRole ?? ((name: string) => lookupRole(BUILTIN_CATALOG, name)))(roleName);
+  return found.ok ? pass(found.role) : fail(found.error);
+}
 
-  // 5. An explicit model wins over a user-defined role's default, which is checked the same way.
-  let model = env.parentModel;
-  if (given(req.model)) {
-    const found = typeof req.model === "string" ? env.findModel(req.model) : undefined;
-    if (!found) return fail(`unknown model: ${text(req.model)}`);
-    model = found;
-  } else if (role?.model !== undefined) {
+/** 5. An explicit model wins over a user-defined role's default, which is checked the same way. */
+function checkModel(requested: unknown, role: Role | undefined, env: SpawnEnv): Checked<ModelInfo> {
+  if (given(requested)) {
+    const found = typeof requested === "string" ? env.findModel(requested) : undefined;
+    return found ? pass(found) : fail(`unknown model: ${text(requested)}`);
+  }
+  if (role?.model !== undefined) {
     const found = env.findModel(role.model);
     // The call named no model, so the model must learn where this one came from and what exists.
     if (!found) return fail(`unknown model: ${text(role.model)}${roleModelHelp(role, env.availableModels?.() ?? [])}`);
-    model = found;
+    return pass(found);
   }
+  return pass(env.parentModel);
+}
 
-  // 6 and 7: an explicit level is honoured exactly or refused, so the model learns that its
-  // choice did not hold; only defaults (the role's, the parent's) are clamped silently.
-  let reasoning: ThinkingLevel;
-  let reasoningSource: SpawnPlan["reasoningSource"];
-  if (given(req.reasoning_effort)) {
-    const level = req.reasoning_effort;
-    if (!isThinkingLevel(level)) return fail(`unknown reasoning_effort: ${text(level)}`);
-    if (!supportedLevels(model).includes(level)) {
-      return fail(`reasoning_effort ${level} is not supported by ${modelRef(model)}`);
+/**
+ * 6 and 7: an explicit level is honoured exactly or refused, so the model learns that its
+ * choice did not hold; only defaults (the role's, the parent's) are clamped silently.
+ */
+function checkReasoning(
+  requested: unknown,
+  model: ModelInfo,
+  role: Role | undefined,
+  env: SpawnEnv,
+): Checked<{ level: ThinkingLevel; source: SpawnPlan["reasoningSource"] }> {
+  if (given(requested)) {
+    if (!isThinkingLevel(requested)) return fail(`unknown reasoning_effort: ${text(requested)}`);
+    if (!supportedLevels(model).includes(requested)) {
+      return fail(`reasoning_effort ${requested} is not supported by ${modelRef(model)}`);
     }
-    reasoning = level;
-    reasoningSource = "explicit";
-  } else if (role?.reasoning !== undefined) {
-    reasoning = clampLevel(model, role.reasoning);
-    reasoningSource = "role";
-  } else {
-    reasoning = clampLevel(model, env.parentReasoning);
-    reasoningSource = "parent";
+    return pass({ level: requested, source: "explicit" });
   }
+  if (role?.reasoning !== undefined) return pass({ level: clampLevel(model, role.reasoning), source: "role" });
+  return pass({ level: clampLevel(model, env.parentReasoning), source: "parent" });
+}
 
-  // 8.
-  if (!fork) return fail('fork_turns must be "none", "all", or a positive integer');
-
-  // Not one of the numbered rules: a child with no task would only burn a turn asking what to do.
-  const message = req.message;
-  if (typeof message !== "string" || message.trim() === "") return fail("message must be a non-empty string");
-
+/** Rules 9 to 11: where the child goes in the tree, and whether the tree has room for it. */
+function checkPlace(taskName: string, env: SpawnEnv): Checked<string> {
   // 9.
   const path = childPath(env.callerPath, taskName);
   if (env.pathExists(path)) return fail(`agent task path already exists: ${path}`);
@@ -199,31 +241,16 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   if (env.spawnCount >= env.maxSpawns) {
     return fail(`spawn limit reached: this tree has spawned ${env.spawnCount} agents (limit ${env.maxSpawns})`);
   }
+  return pass(path);
+}
 
-  // 12. Rule 13 (a git repository must hold the cwd) needs git, so spawn.ts checks it next.
-  let isolation: IsolationMode = role?.isolation ?? "none";
-  if (given(req.isolation)) {
-    const value = req.isolation;
-    if (typeof value !== "string" || !(ISOLATION_MODES as readonly string[]).includes(value.trim()))
-      return fail(ISOLATION_VALUE_ERROR);
-    isolation = value.trim() as IsolationMode;
+/** 12. Rule 13 (a git repository must hold the cwd) needs git, so spawn.ts checks it next. */
+function checkIsolation(requested: unknown, role: Role | undefined): Checked<IsolationMode> {
+  if (!given(requested)) return pass(role?.isolation ?? "none");
+  if (typeof requested !== "string" || !(ISOLATION_MODES as readonly string[]).includes(requested.trim())) {
+    return fail(ISOLATION_VALUE_ERROR);
   }
-
-  return {
-    ok: true,
-    plan: {
-      taskName,
-      path,
-      role: role ? role.name : DEFAULT_ROLE,
-      roleInfo: role,
-      model,
-      reasoning,
-      reasoningSource,
-      fork,
-      message,
-      isolation,
-    },
-  };
+  return pass(requested.trim() as IsolationMode);
 }
 
 export const ISOLATION_VALUE_ERROR = 'isolation must be "none" or "worktree"';

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { findRepository } from "../../../src/extension/isolation/repository.js";
+import { commitTurn } from "../../../src/extension/isolation/turn.js";
 import {
   FALLBACK_IDENTITY,
   GitError,
@@ -12,7 +13,8 @@ import {
   retryOnLock,
   serialized,
 } from "../../../src/lib/git.js";
-import { gone, makeRepo, sh, useSandbox } from "./support.js";
+import { FakeClock, settle } from "../../support/fake-clock.js";
+import { gone, makeRepo, sh, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();
 
@@ -174,5 +176,87 @@ describe("lock retries and per-repository order", () => {
     expect(results.map((r) => (r.status === "fulfilled" ? r.value : "rejected"))).toEqual(["rejected", "b", "c"]);
     expect(events.indexOf("end a")).toBeLessThan(events.indexOf("start b"));
     expect(events.indexOf("start c")).toBeLessThan(events.indexOf("end a"));
+  });
+});
+
+describe("lock retries on a clock", () => {
+  /** The backoff before retry n (0 first): 20 ms doubling up to 500 ms, each within ±25 % jitter. */
+  const withinBackoff = (delay: number, n: number): boolean => {
+    const base = Math.min(500, 20 * 2 ** n);
+    return delay >= base * 0.75 && delay <= base * 1.25;
+  };
+
+  it("waits on the clock it is given between attempts, and nothing happens until that clock moves", async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const result = retryOnLock(
+      async (attempt) => {
+        calls++;
+        if (attempt < 2) throw lockError();
+        return "done";
+      },
+      15_000,
+      clock,
+    );
+    await settle();
+    expect(calls).toBe(1);
+    expect(clock.requested).toHaveLength(1);
+    await clock.advance(clock.pending()[0]! - 1);
+    expect(calls).toBe(1);
+    await clock.advance(1);
+    expect(calls).toBe(2);
+    await clock.advance(clock.pending()[0]!);
+    expect(await result).toBe("done");
+    expect(calls).toBe(3);
+    expect(clock.requested.every((delay, n) => withinBackoff(delay, n))).toBe(true);
+  });
+
+  it("gives up with the lock's error once the next wait would end past the lock wait", async () => {
+    const clock = new FakeClock();
+    const start = clock.now();
+    let calls = 0;
+    const outcome = retryOnLock(
+      () => {
+        calls++;
+        return Promise.reject(lockError());
+      },
+      1000,
+      clock,
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    let settled: unknown;
+    void outcome.then((error) => (settled = error));
+    while (settled === undefined) {
+      await settle();
+      const next = clock.pending()[0];
+      if (next !== undefined) await clock.advance(next);
+    }
+    expect(settled).toBeInstanceOf(GitError);
+    expect((settled as GitError).message).toBe("git update-ref failed");
+    expect(calls).toBe(clock.requested.length + 1);
+    expect(clock.requested.every((delay, n) => withinBackoff(delay, n))).toBe(true);
+    // Every wait taken ended within the lock wait; the one not taken would have passed it.
+    const waited = clock.requested.reduce((sum, delay) => sum + delay, 0);
+    expect(clock.now() - start).toBeCloseTo(waited, 2);
+    expect(waited).toBeLessThanOrEqual(1000);
+    expect(waited + Math.min(500, 20 * 2 ** clock.requested.length) * 1.25).toBeGreaterThan(1000);
+  });
+
+  it("a turn's commit waits out a held index.lock on the clock its caller gives", async () => {
+    const box = sandbox();
+    const repo = makeRepo(box, { "a.txt": "a\n" });
+    write(path.join(repo, "a.txt"), "changed\n");
+    const lock = path.join(repo, ".git", "index.lock");
+    fs.writeFileSync(lock, "");
+    const clock = new FakeClock();
+    const commit = commitTurn({ worktreePath: repo, message: "turn 1", env: box.env, clock });
+    await vi.waitFor(() => expect(clock.requested).toHaveLength(1));
+    fs.rmSync(lock);
+    await clock.advance(clock.pending()[0]!);
+    const done = await commit;
+    expect(done.committed).toBe(true);
+    expect(sh(box, repo, ["log", "-1", "--format=%s"]).trim()).toBe("turn 1");
   });
 });
