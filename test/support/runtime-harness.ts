@@ -10,6 +10,7 @@ import type { TreeLimits } from "../../src/extension/config.js";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
 import { childState } from "../../src/extension/turns/child-state.js";
 import { type ChildState, TreeRuntime } from "../../src/extension/turns/runtime.js";
+import type { Clock } from "../../src/lib/clock.js";
 import { FakeTurns } from "./fake-turns.js";
 import { agentRecord } from "./records.js";
 
@@ -38,6 +39,7 @@ export async function cleanupRuntimes(): Promise<void> {
 export async function runtimeHarness(
   limits: Partial<TreeLimits> = {},
   tree?: (root: string) => TreeDir,
+  clock?: Clock,
 ): Promise<RuntimeHarness> {
   const root = await mkdtemp(path.join(os.tmpdir(), "runtime-test-"));
   dirs.push(root);
@@ -50,6 +52,7 @@ export async function runtimeHarness(
     const made = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, treeDir, all, root, {
       turns,
       hooks: { problem: (line) => problems.push(line) },
+      ...(clock && { clock }),
     });
     runtimes.push(made);
     return made;

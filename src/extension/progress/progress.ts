@@ -9,6 +9,7 @@ import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import type { Usage } from "../../contracts/usage.js";
 import { addUsage, emptyUsage, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import { type Clock, systemClock } from "../../lib/clock.js";
 import { parentOf } from "../tree/paths.js";
 import type { TreeDamage, TreeDir } from "../tree/tree-dir.js";
 import { rollUp } from "../tree/usage-rollup.js";
@@ -78,13 +79,13 @@ export class TreeProgress {
   ) {}
 
   /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
-  async snapshot(under: string, now: () => number = Date.now): Promise<AgentProgress[]> {
+  async snapshot(under: string, clock: Pick<Clock, "now"> = systemClock): Promise<AgentProgress[]> {
     const scan = await this.tree.scan(under);
     this.damaged = scan.damaged;
     const records = withHeld(scan.records, this.held(), under);
     const agents = await Promise.all(records.map((record) => this.progressOf(record)));
     const queues = await this.sharedQueues(records);
-    const at = now();
+    const at = clock.now();
     const rolled = rollUp(new Map(agents.map(({ record, usage }) => [record.path, usageTotals(usage)])));
     return agents.map(({ record, usage, run }) => {
       const elapsedMs = elapsedOf(record, run, at);

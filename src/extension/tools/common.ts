@@ -1,4 +1,5 @@
 import type { AgentToolResult, ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { Clock } from "../../lib/clock.js";
 import { isStrictDescendant, parentOf, resolveTarget } from "../tree/paths.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 
@@ -13,6 +14,8 @@ export type RuntimeGetter = () => TreeRuntime;
 export interface ToolDeps {
   pi: ExtensionAPI;
   runtime: RuntimeGetter;
+  /** What the tools read the time and wait on; the system's clock when not given (tests move a fake one). */
+  clock?: Clock;
 }
 
 /** A target given as a canonical path or relative to the caller, that must exist. */

@@ -2,6 +2,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
+import { systemClock } from "../../lib/clock.js";
 import { budgetState } from "../progress/budget.js";
 import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
@@ -15,7 +16,7 @@ const parameters = Type.Object({
   path_prefix: Type.Optional(Type.String({ description: "Only paths starting with this." })),
 });
 
-export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
+export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "list_agents",
     label: "List agents",
@@ -27,7 +28,7 @@ export function listAgentsTool({ runtime }: ToolDeps): ToolDefinition<typeof par
         ? (resolveTarget(rt.self, params.path_prefix) ?? params.path_prefix)
         : undefined;
       const progress = progressOf(rt);
-      const snapshot = (await progress.snapshot(rt.self)).filter(
+      const snapshot = (await progress.snapshot(rt.self, clock)).filter(
         (agent) => !prefix || agent.record.path.startsWith(prefix),
       );
       const totalUsage = emptyTotals();

@@ -1,7 +1,8 @@
-import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
+import { type Clock, systemClock } from "../../lib/clock.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
@@ -50,12 +51,13 @@ export function progressUpdate(agents: AgentProgress[], waitedMs: number) {
 
 async function sendProgress(
   rt: TreeRuntime,
+  clock: Clock,
   waitedMs: number,
   onUpdate: ((update: ReturnType<typeof progressUpdate>) => void) | undefined,
 ): Promise<void> {
   if (!onUpdate) return;
   try {
-    onUpdate(progressUpdate(await progressOf(rt).snapshot(rt.self), waitedMs));
+    onUpdate(progressUpdate(await progressOf(rt).snapshot(rt.self, clock), waitedMs));
   } catch {
     // progress is a courtesy: a failed read never fails the wait
   }
@@ -90,7 +92,79 @@ export function clampTimeout(value: unknown): number {
   return Math.min(LIMITS.waitMaxMs, Math.max(0, Math.floor(value)));
 }
 
-export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
+/** One wait_agent call: what it was given. */
+interface WaitCall {
+  rt: TreeRuntime;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  /** pi's context; a test may leave it out. */
+  ctx: ExtensionContext | undefined;
+}
+
+/**
+ * The answer the wait has now, before its time-out, or undefined to keep waiting. Checked in
+ * this order: Esc, a message the person typed, pending notices, no child turn to wait for.
+ */
+function answerNow({ rt, timeoutMs, signal, ctx }: WaitCall) {
+  // Esc: the person wants the model back; the children keep working.
+  if (signal?.aborted) {
+    const counts = workingCounts(rt);
+    if (ctx?.hasUI) ctx.ui.notify(cancelledLine(counts), "warning");
+    return jsonResult({
+      notices: [],
+      pending: rt.mailbox.pending,
+      timed_out: false,
+      cancelled: true,
+      ...counts,
+      timeout_ms: timeoutMs,
+    });
+  }
+  // The person typed while the model waits: the message goes first, the notices stay pending.
+  if (userMessagePending(ctx)) {
+    return jsonResult({
+      notices: [],
+      pending: rt.mailbox.pending,
+      timed_out: false,
+      user_message_pending: true,
+      ...workingCounts(rt),
+      timeout_ms: timeoutMs,
+    });
+  }
+  if (rt.mailbox.pending > 0) {
+    const notices = rt.mailbox.take(LIMITS.noticesPerWait);
+    return jsonResult({ notices, pending: rt.mailbox.pending, timed_out: false, timeout_ms: timeoutMs });
+  }
+  if (!rt.hasActiveTurns())
+    return jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
+  return undefined;
+}
+
+/** Waits until there is an answer or the time-out, streaming progress every PROGRESS_UPDATE_MS. */
+async function waitForAnswer(
+  call: WaitCall,
+  clock: Clock,
+  onUpdate: ((update: ReturnType<typeof progressUpdate>) => void) | undefined,
+) {
+  const { rt, timeoutMs, signal } = call;
+  const started = clock.now();
+  const deadline = started + timeoutMs;
+  let lastUpdate: number | undefined;
+  for (;;) {
+    await rt.collectInbox();
+    const answer = answerNow(call);
+    if (answer) return answer;
+    const left = deadline - clock.now();
+    if (left <= 0) return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: timeoutMs });
+    if (lastUpdate === undefined || clock.now() - lastUpdate >= PROGRESS_UPDATE_MS) {
+      lastUpdate = clock.now();
+      await sendProgress(rt, clock, lastUpdate - started, onUpdate);
+    }
+    // Short steps: a message the person types is seen within INBOX_POLL_MS.
+    await rt.mailbox.waitForNotice(Math.min(left, INBOX_POLL_MS), signal);
+  }
+}
+
+export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "wait_agent",
     label: "Wait for agents",
@@ -103,51 +177,7 @@ export function waitAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof para
     execute: async (_id, params, signal, onUpdate, ctx) => {
       const rt = runtime();
       if (params.target !== undefined) subtreeTarget(rt, params.target);
-      const timeoutMs = clampTimeout(params.timeout_ms);
-      const started = Date.now();
-      const deadline = started + timeoutMs;
-      let lastUpdate: number | undefined;
-      for (;;) {
-        await rt.collectInbox();
-        // Esc: the person wants the model back; the children keep working.
-        if (signal?.aborted) {
-          const counts = workingCounts(rt);
-          if (ctx?.hasUI) ctx.ui.notify(cancelledLine(counts), "warning");
-          return jsonResult({
-            notices: [],
-            pending: rt.mailbox.pending,
-            timed_out: false,
-            cancelled: true,
-            ...counts,
-            timeout_ms: timeoutMs,
-          });
-        }
-        // The person typed while the model waits: the message goes first, the notices stay pending.
-        if (userMessagePending(ctx)) {
-          return jsonResult({
-            notices: [],
-            pending: rt.mailbox.pending,
-            timed_out: false,
-            user_message_pending: true,
-            ...workingCounts(rt),
-            timeout_ms: timeoutMs,
-          });
-        }
-        if (rt.mailbox.pending > 0) {
-          const notices = rt.mailbox.take(LIMITS.noticesPerWait);
-          return jsonResult({ notices, pending: rt.mailbox.pending, timed_out: false, timeout_ms: timeoutMs });
-        }
-        if (!rt.hasActiveTurns())
-          return jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
-        const left = deadline - Date.now();
-        if (left <= 0) return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: timeoutMs });
-        if (lastUpdate === undefined || Date.now() - lastUpdate >= PROGRESS_UPDATE_MS) {
-          lastUpdate = Date.now();
-          await sendProgress(rt, lastUpdate - started, onUpdate);
-        }
-        // Short steps: a message the person types is seen within INBOX_POLL_MS.
-        await rt.mailbox.waitForNotice(Math.min(left, INBOX_POLL_MS), signal);
-      }
+      return waitForAnswer({ rt, timeoutMs: clampTimeout(params.timeout_ms), signal, ctx }, clock, onUpdate);
     },
   };
 }

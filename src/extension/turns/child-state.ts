@@ -3,6 +3,7 @@
  * runtime, the tools and the tests share (runtime.ts re-exports them).
  */
 import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
+import type { Clock } from "../../lib/clock.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
 import { IDLE, liveTurnOf, type StopReason, type TurnPhase } from "./lifecycle.js";
 import type { WorktreeOperations } from "./worktree-turns.js";
@@ -48,6 +49,8 @@ export interface RuntimeOptions {
   turns?: TurnOperations;
   /** How an isolated agent's worktree is used, committed and removed (default: git). */
   worktrees?: WorktreeOperations;
+  /** The time the runtime reads and waits on: its mailbox's waits and its stop waits (default: the system's). */
+  clock?: Clock;
 }
 
 /** What followup_task tells the model. */

@@ -1,9 +1,13 @@
 /** A parent's mailbox: notices in arrival order, each consumed once, waiters woken. */
 import type { Notice } from "../../contracts/tree.js";
+import { type Clock, systemClock } from "../../lib/clock.js";
 
 export class Mailbox {
   private readonly notices: Notice[] = [];
   private readonly waiters = new Set<() => void>();
+
+  /** `clock` times the waits (tests move a fake one). */
+  constructor(private readonly clock: Clock = systemClock) {}
 
   push(notice: Notice): void {
     this.notices.push(notice);
@@ -29,12 +33,12 @@ export class Mailbox {
     if (this.notices.length > 0 || ms <= 0 || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         this.waiters.delete(done);
         signal?.removeEventListener("abort", done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = this.clock.setTimeout(done, ms);
       this.waiters.add(done);
       signal?.addEventListener("abort", done, { once: true });
     });

@@ -5,7 +5,7 @@
  */
 import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
-import { settledWithin } from "../../lib/clock.js";
+import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
 import { errorText } from "../../lib/values.js";
 import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
@@ -36,7 +36,8 @@ export class TreeRuntime implements StopContext, EffectContext {
   readonly children = new Map<string, ChildState>();
   /** Direct children whose record is damaged, with why: they are not loaded, and tools say so. */
   readonly damaged = new Map<string, string>();
-  readonly mailbox = new Mailbox();
+  readonly mailbox: Mailbox;
+  readonly clock: Clock;
   readonly slots: TurnSlots;
   readonly turns: TurnOperations;
   readonly worktrees: WorktreeOperations;
@@ -60,6 +61,8 @@ export class TreeRuntime implements StopContext, EffectContext {
     options: RuntimeOptions = {},
   ) {
     this.hooks = options.hooks ?? {};
+    this.clock = options.clock ?? systemClock;
+    this.mailbox = new Mailbox(this.clock);
     this.turns = options.turns ?? wrapperTurns;
     this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
@@ -291,14 +294,14 @@ export class TreeRuntime implements StopContext, EffectContext {
   async shutdown(): Promise<void> {
     this.closing = true;
     // A turn whose wrapper is starting right now is running once its launch is done: stopped below like the others.
-    await Promise.all([...this.launching].map((launch) => settledWithin(launch, STOP_WAIT_MS)));
+    await Promise.all([...this.launching].map((launch) => settledWithin(launch, STOP_WAIT_MS, this.clock)));
     const waits: Array<Promise<unknown>> = [];
     for (const state of this.children.values()) {
       const running = state.phase.name === "running";
       waits.push(this.dispatch(state, { type: "stop_asked", by: "shutdown" }));
       // A held timer: pi exits as soon as nothing holds its event loop, and the wrapper's
       // handle does not, so an unref'd wait would let pi exit before the turn is recorded.
-      if (running) waits.push(settledWithin(state.settled, STOP_WAIT_MS));
+      if (running) waits.push(settledWithin(state.settled, STOP_WAIT_MS, this.clock));
     }
     await Promise.all(waits);
     // Records a failed write left newer in memory than on disk: one more try before leaving.

@@ -5,7 +5,7 @@
  */
 import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
-import { settledWithin } from "../../lib/clock.js";
+import { type Clock, settledWithin } from "../../lib/clock.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import type { TurnSlots } from "./capacity.js";
 import { type ChildState, runningTurn } from "./child-state.js";
@@ -20,6 +20,7 @@ export const STOP_WAIT_MS = 8000;
 /** What stopping a turn needs of the runtime (TreeRuntime is one). */
 export interface StopContext {
   readonly slots: TurnSlots;
+  readonly clock: Clock;
   readonly tree: TreeDir;
   readonly worktrees: WorktreeOperations;
   persist(state: ChildState): Promise<void>;
@@ -87,7 +88,7 @@ async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopp
   await ctx.persist(state);
   // An isolated agent's notice tells its branch after the stopped turn's commit, so it waits for that turn first.
   const isolated = state.record.worktree !== undefined;
-  if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+  if (isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS, ctx.clock);
   if (stopped.running || stopped.queued) {
     const worktree = isolated
       ? await finishWorktreeTurn(
@@ -101,5 +102,5 @@ async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopp
   // A follow-up must not start while the stopped pi may still write the shared session,
   // and it must see what the stopped turn left undelivered. The wait's timer holds the event
   // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
-  if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS);
+  if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS, ctx.clock);
 }

@@ -61,15 +61,9 @@ export function agentActions(record: AgentRecordV1, isDirectChild: boolean): Age
   return actions;
 }
 
-/** The detail text of one agent (the title of its action menu). */
-export function agentDetails(
-  agent: AgentProgress,
-  files: AgentFiles,
-  isDirectChild: boolean,
-  p: Painter = plain,
-): string[] {
+/** `status   running · healthy · turn 2 · 12s · in bash`, or how its last turn ended. */
+function stateLine(agent: AgentProgress, p: Painter): string {
   const { record } = agent;
-  const lines = [`${record.taskName} (${record.nickname}) · ${record.path}`];
   const state = [paintStatus(p, record.status), record.health === "unhealthy" ? p.fg("error", "unhealthy") : "healthy"];
   if (agent.queuePosition !== undefined) state.push(`queued #${agent.queuePosition}`);
   if (record.runs.length > 0) state.push(`turn ${record.runs.length}`);
@@ -81,14 +75,22 @@ export function agentDetails(
       `last turn ${record.lastOutcome}${record.lastReason ? `: ${cut(record.lastReason.replace(/\s+/g, " "))}` : ""}`,
     );
   }
-  lines.push(`status   ${state.join(" · ")}`);
-  lines.push(`model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`);
+  return `status   ${state.join(" · ")}`;
+}
+
+/** Its own usage, and its subtree's when that is more. */
+function usageLine(agent: AgentProgress): string {
   const own = usageTotals(agent.usage);
   const subtree =
     agent.subtreeUsage.total_tokens !== own.total_tokens
       ? ` (with its subtree ${formatUsage(agent.subtreeUsage)})`
       : "";
-  lines.push(`usage    ${formatUsage(own, "total")}${subtree}`);
+  return `usage    ${formatUsage(own, "total")}${subtree}`;
+}
+
+/** Its worktree (when isolated) and its latest run's folder with the command that inspects it. */
+function placeLines(record: AgentRecordV1, files: AgentFiles, p: Painter): string[] {
+  const lines: string[] = [];
   const worktree = worktreeOf(record);
   if (worktree?.branch || worktree?.path)
     lines.push(
@@ -97,25 +99,50 @@ export function agentDetails(
   if (files.runDir)
     lines.push(`run      ${files.runDir}`, p.fg("dim", `         subagent-wrapper inspect ${files.runDir}`));
   else lines.push("run      none yet (queued)");
+  return lines;
+}
+
+/** The last lines of its transcript, live while it runs. */
+function transcriptLines(record: AgentRecordV1, files: AgentFiles, p: Painter): string[] {
   const transcript = files.transcriptTail ? tailLines(files.transcriptTail, TRANSCRIPT_LINES) : [];
-  if (transcript.length > 0) {
-    lines.push(
-      record.status === "running" ? "live transcript (last lines):" : "transcript of its last turn (last lines):",
-    );
-    lines.push(...transcript.map((line) => p.fg("dim", `  ${line}`)));
-  }
-  if (files.report && files.report.text.trim() !== "") {
-    const head = files.report.text.split("\n").filter((line) => line.trim() !== "");
-    const shown = head.slice(0, REPORT_LINES).map((line) => `  ${cut(line)}`);
-    lines.push(
-      `latest report${files.report.turn !== undefined ? ` (turn ${files.report.turn})` : ""}, ${files.report.totalChars} chars:`,
-    );
-    lines.push(...shown);
-    if (head.length > shown.length)
-      lines.push(p.fg("dim", `  … ${head.length - shown.length} more lines (get_agent_report pages it)`));
-  } else {
-    lines.push("latest report: none yet");
-  }
+  if (transcript.length === 0) return [];
+  return [
+    record.status === "running" ? "live transcript (last lines):" : "transcript of its last turn (last lines):",
+    ...transcript.map((line) => p.fg("dim", `  ${line}`)),
+  ];
+}
+
+/** The head of its latest report, and how many lines more get_agent_report would page. */
+function reportLines(files: AgentFiles, p: Painter): string[] {
+  if (!files.report || files.report.text.trim() === "") return ["latest report: none yet"];
+  const head = files.report.text.split("\n").filter((line) => line.trim() !== "");
+  const shown = head.slice(0, REPORT_LINES).map((line) => `  ${cut(line)}`);
+  const lines = [
+    `latest report${files.report.turn !== undefined ? ` (turn ${files.report.turn})` : ""}, ${files.report.totalChars} chars:`,
+    ...shown,
+  ];
+  if (head.length > shown.length)
+    lines.push(p.fg("dim", `  … ${head.length - shown.length} more lines (get_agent_report pages it)`));
+  return lines;
+}
+
+/** The detail text of one agent (the title of its action menu). */
+export function agentDetails(
+  agent: AgentProgress,
+  files: AgentFiles,
+  isDirectChild: boolean,
+  p: Painter = plain,
+): string[] {
+  const { record } = agent;
+  const lines = [
+    `${record.taskName} (${record.nickname}) · ${record.path}`,
+    stateLine(agent, p),
+    `model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`,
+    usageLine(agent),
+    ...placeLines(record, files, p),
+    ...transcriptLines(record, files, p),
+    ...reportLines(files, p),
+  ];
   if (!isDirectChild) lines.push(p.fg("dim", `its parent ${record.parent} can act on it; from here you can only look`));
   return lines;
 }

@@ -9,6 +9,7 @@
 import path from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
+import type { Clock } from "../../lib/clock.js";
 import { readFileTail } from "../../lib/file-tail.js";
 import { errorText } from "../../lib/values.js";
 import { assertBudgetLeft } from "../progress/budget.js";
@@ -32,6 +33,8 @@ export interface AgentsCommandDeps {
   painter(): Painter;
   /** Redraw the widget now (an action changed the tree). */
   refresh(): void;
+  /** What the agents' elapsed times are read on; the system's clock when not given. */
+  clock?: Clock;
 }
 
 async function agentFiles(rt: TreeRuntime, agent: AgentProgress): Promise<AgentFiles> {
@@ -110,6 +113,68 @@ async function agentMenu(
   return false;
 }
 
+/** `/agents <name>`: straight to that agent (a canonical path or one relative to this agent); false when there is none. */
+async function showNamedAgent(
+  rt: TreeRuntime,
+  word: string,
+  agents: AgentProgress[],
+  ctx: ExtensionCommandContext,
+  p: Painter,
+): Promise<boolean> {
+  const wanted = resolveTarget(rt.self, word);
+  const agent = agents.find((a) => a.record.path === wanted);
+  if (!agent) {
+    ctx.ui.notify(`no agent ${word} in this tree`, "error");
+    return false;
+  }
+  await agentMenu(rt, agent, ctx, p);
+  return true;
+}
+
+/** The tree to pick an agent from (or to stop them all); true when the person came back to the list. */
+async function pickFromTree(
+  rt: TreeRuntime,
+  agents: AgentProgress[],
+  ctx: ExtensionCommandContext,
+  p: Painter,
+): Promise<boolean> {
+  const lines = treeLines(rt.self, agents, p);
+  const busy = rt.activeTurns();
+  const options = busy.running.length + busy.queued.length > 0 ? [...lines, STOP_ALL] : lines;
+  const title = `${statusLine(agents, undefined, p) ?? "agents"} — pick one to see it and act on it`;
+  const picked = await ctx.ui.select(title, options);
+  if (picked === undefined) return false;
+  if (picked === STOP_ALL) {
+    ctx.ui.notify(await stopEveryTurn(rt), "warning");
+    return false;
+  }
+  const agent = agents[lines.indexOf(picked)];
+  return agent !== undefined && (await agentMenu(rt, agent, ctx, p));
+}
+
+/** What `/agents [stop | name]` does; true when the widget should be redrawn (the person may have acted). */
+async function runAgentsCommand(
+  rt: TreeRuntime,
+  word: string,
+  ctx: ExtensionCommandContext,
+  deps: AgentsCommandDeps,
+): Promise<boolean> {
+  if (word === "stop") {
+    ctx.ui.notify(await stopEveryTurn(rt), "warning");
+    return true;
+  }
+  for (;;) {
+    const agents = await progressOf(rt).snapshot(rt.self, deps.clock);
+    if (agents.length === 0) {
+      ctx.ui.notify("no child agents yet: ask the model to spawn some", "info");
+      return false;
+    }
+    const p = deps.painter();
+    if (word !== "") return showNamedAgent(rt, word, agents, ctx, p);
+    if (!(await pickFromTree(rt, agents, ctx, p))) return true;
+  }
+}
+
 export function registerAgentsCommand(pi: ExtensionAPI, deps: AgentsCommandDeps): void {
   pi.registerCommand(AGENTS_COMMAND, {
     description:
@@ -119,37 +184,8 @@ export function registerAgentsCommand(pi: ExtensionAPI, deps: AgentsCommandDeps)
     handler: async (args, ctx) => {
       const rt = deps.runtime();
       if (!rt) return ctx.ui.notify("the agent tree is not ready: the session has not started", "error");
-      const word = args.trim();
       try {
-        if (word === "stop") {
-          ctx.ui.notify(await stopEveryTurn(rt), "warning");
-          return deps.refresh();
-        }
-        for (;;) {
-          const agents = await progressOf(rt).snapshot(rt.self);
-          if (agents.length === 0) return ctx.ui.notify("no child agents yet: ask the model to spawn some", "info");
-          const p = deps.painter();
-          if (word !== "") {
-            // `/agents <name>`: straight to that agent (a canonical path or one relative to this agent).
-            const wanted = resolveTarget(rt.self, word);
-            const agent = agents.find((a) => a.record.path === wanted);
-            if (!agent) return ctx.ui.notify(`no agent ${word} in this tree`, "error");
-            await agentMenu(rt, agent, ctx, p);
-            return deps.refresh();
-          }
-          const lines = treeLines(rt.self, agents, p);
-          const busy = rt.activeTurns();
-          const options = busy.running.length + busy.queued.length > 0 ? [...lines, STOP_ALL] : lines;
-          const title = `${statusLine(agents, undefined, p) ?? "agents"} — pick one to see it and act on it`;
-          const picked = await ctx.ui.select(title, options);
-          if (picked === undefined) return deps.refresh();
-          if (picked === STOP_ALL) {
-            ctx.ui.notify(await stopEveryTurn(rt), "warning");
-            return deps.refresh();
-          }
-          const agent = agents[lines.indexOf(picked)];
-          if (!agent || !(await agentMenu(rt, agent, ctx, p))) return deps.refresh();
-        }
+        if (await runAgentsCommand(rt, args.trim(), ctx, deps)) deps.refresh();
       } catch (err) {
         ctx.ui.notify(`/agents: ${errorText(err)}`, "error");
       }

@@ -7,6 +7,7 @@
  * keybindings, with the defaults as a fallback. Nothing is consumed: pi quits as usual.
  */
 import { getKeybindings, matchesKey } from "@mariozechner/pi-tui";
+import { type Clock, systemClock } from "../../lib/clock.js";
 
 /** pi quits on a second clear key within this long (its own rule). */
 const DOUBLE_CLEAR_MS = 500;
@@ -26,15 +27,15 @@ function pressed(data: string, binding: string, fallback: string): boolean {
 }
 
 /** Calls `onQuit` when the person presses what makes pi quit; returns the unsubscribe. */
-export function watchForQuit(ui: QuitWatchUi, onQuit: () => void, now: () => number = Date.now): () => void {
+export function watchForQuit(ui: QuitWatchUi, onQuit: () => void, clock: Pick<Clock, "now"> = systemClock): () => void {
   let lastClear = Number.NEGATIVE_INFINITY;
   return ui.onTerminalInput((data) => {
     try {
       const editor = ui.getEditorText();
       if (pressed(data, "app.exit", "ctrl+d") && editor === "") onQuit();
       else if (pressed(data, "app.clear", "ctrl+c")) {
-        if (now() - lastClear < DOUBLE_CLEAR_MS) onQuit();
-        lastClear = now();
+        if (clock.now() - lastClear < DOUBLE_CLEAR_MS) onQuit();
+        lastClear = clock.now();
       } else if (pressed(data, "tui.input.submit", "enter") && editor.trim() === "/quit") onQuit();
     } catch {
       // a watcher never gets in the way of typing

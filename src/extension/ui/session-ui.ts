@@ -6,6 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
+import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
@@ -39,7 +40,7 @@ export function painterFor(ctx: ExtensionContext | undefined): Painter {
 export class SessionUi {
   private readonly display: TreeDisplay;
   private readonly wake: IdleWake | undefined;
-  private inboxTimer: NodeJS.Timeout | undefined;
+  private inboxTimer: TimerHandle | undefined;
   private unwatchQuit: (() => void) | undefined;
 
   constructor(
@@ -48,13 +49,16 @@ export class SessionUi {
     private readonly rt: TreeRuntime,
     /** The root's session file (the exit lines' resume hint); undefined when not saved. */
     private readonly sessionFile: string | undefined,
+    /** Times the display, the inbox poll, the wake and the quit keys (tests move a fake one). */
+    private readonly clock: Clock = systemClock,
   ) {
     this.display = new TreeDisplay(
       ctx.ui,
       rt.self,
-      () => progressOf(rt).snapshot(rt.self),
+      () => progressOf(rt).snapshot(rt.self, clock),
       () => budgetFromEnv(),
       () => this.painter(),
+      clock,
     );
     // An interactive root stays alive between prompts: a child that ends while it is idle
     // wakes its model with the notice (PI_SUBAGENTS_WAKE=0: the notice is only shown).
@@ -72,12 +76,7 @@ export class SessionUi {
               },
               { triggerTurn: true, deliverAs: "followUp" },
             ),
-          later: (fn, ms) => {
-            const timer = setTimeout(fn, ms);
-            timer.unref();
-            return () => clearTimeout(timer);
-          },
-          now: Date.now,
+          clock,
         })
       : undefined;
   }
@@ -87,18 +86,18 @@ export class SessionUi {
   }
 
   start(): void {
-    this.inboxTimer = setInterval(() => {
+    // A clock's interval never keeps pi alive; beforeShutdown() clears it anyway.
+    this.inboxTimer = this.clock.setInterval(() => {
       if (!safely(() => this.ctx.isIdle(), false)) return;
       void this.rt
         .collectInbox()
         .then(() => this.wake?.tick())
         .catch(() => undefined);
     }, IDLE_INBOX_POLL_MS);
-    this.inboxTimer.unref();
     // The tree at a glance: nickname, status, model, elapsed, current tool, usage and cost.
     this.display.start(DISPLAY_REFRESH_MS);
     if (this.rt.identity.isRoot)
-      this.unwatchQuit = watchForQuit(this.ctx.ui, () => this.freezeForExit(this.display.lastRecords()));
+      this.unwatchQuit = watchForQuit(this.ctx.ui, () => this.freezeForExit(this.display.lastRecords()), this.clock);
   }
 
   refresh(): void {
@@ -120,7 +119,7 @@ export class SessionUi {
 
   /** Before the runtime stops its children: no timer runs, the last frame is up; returns who was working. */
   async beforeShutdown(): Promise<ActiveAgents | undefined> {
-    if (this.inboxTimer) clearInterval(this.inboxTimer);
+    if (this.inboxTimer !== undefined) this.clock.clearInterval(this.inboxTimer);
     this.inboxTimer = undefined;
     this.wake?.stop();
     this.unwatchQuit?.();

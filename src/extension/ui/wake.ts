@@ -8,10 +8,11 @@
  * Only notices that end or change a child's work wake the root; `interrupted` and
  * `shutdown` follow an order of the root's own (its model or the person), so they wait for
  * the next wait_agent. With PI_SUBAGENTS_WAKE=0 nothing wakes: notices are only shown.
- * Timers are injected (tests use fake ones) and never hold pi's event loop.
+ * The clock is injected (tests move a fake one) and its timers never hold pi's event loop.
  */
 import { ENV } from "../../contracts/env.js";
 import { LIMITS, type Notice } from "../../contracts/tree.js";
+import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import type { Mailbox } from "../turns/mailbox.js";
 
 /** Notices that arrive together (three children ending in one second) wake the root once. */
@@ -47,28 +48,35 @@ export interface WakeDeps {
   isIdle(): boolean;
   /** Starts the root's turn with these notices (pi.sendMessage with triggerTurn). */
   send(notices: Notice[], pending: number): void;
-  /** setTimeout that does not hold the event loop; returns a cancel function. */
-  later(fn: () => void, ms: number): () => void;
-  now(): number;
+  /** Times the batching and the wait for a woken turn; the system's clock when not given. */
+  clock?: Clock;
 }
 
 export class IdleWake {
   private readonly waiting = new Set<Notice>();
-  private cancelBatch: (() => void) | undefined;
+  private readonly clock: Clock;
+  /** The batch timer, while notices that arrived together wait for it. */
+  private batch: TimerHandle | undefined;
   /** When the last wake was sent, until its turn is seen to start. */
   private sentAt: number | undefined;
 
-  constructor(private readonly deps: WakeDeps) {}
+  constructor(private readonly deps: WakeDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   /** Every notice that reaches the mailbox comes here. */
   offer(notice: Notice): void {
     if (!wakesTheRoot(notice)) return;
     this.waiting.add(notice);
-    if (this.cancelBatch) return;
-    this.cancelBatch = this.deps.later(() => {
-      this.cancelBatch = undefined;
-      this.tick();
-    }, WAKE_BATCH_MS);
+    if (this.batch !== undefined) return;
+    this.batch = this.clock.setTimeout(
+      () => {
+        this.batch = undefined;
+        this.tick();
+      },
+      WAKE_BATCH_MS,
+      { unref: true },
+    );
   }
 
   /** Sends a wake when the root is idle and a waking notice is still in the mailbox. */
@@ -76,19 +84,19 @@ export class IdleWake {
     // A wait_agent may have taken them meanwhile: those need no wake.
     for (const notice of this.waiting) if (!this.deps.mailbox.holds(notice)) this.waiting.delete(notice);
     if (this.sentAt !== undefined) {
-      if (!this.deps.isIdle() || this.deps.now() - this.sentAt >= TURN_START_WAIT_MS) this.sentAt = undefined;
+      if (!this.deps.isIdle() || this.clock.now() - this.sentAt >= TURN_START_WAIT_MS) this.sentAt = undefined;
       return;
     }
     if (this.waiting.size === 0 || !this.deps.isIdle()) return;
     const notices = this.deps.mailbox.take(LIMITS.noticesPerWait);
     for (const notice of notices) this.waiting.delete(notice);
-    this.sentAt = this.deps.now();
+    this.sentAt = this.clock.now();
     this.deps.send(notices, this.deps.mailbox.pending);
   }
 
   stop(): void {
-    this.cancelBatch?.();
-    this.cancelBatch = undefined;
+    if (this.batch !== undefined) this.clock.clearTimeout(this.batch);
+    this.batch = undefined;
     this.waiting.clear();
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, formatCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import type { TreeBudget } from "../progress/budget.js";
 import { currentTool } from "../progress/events-tail.js";
 import type { AgentProgress } from "../progress/progress.js";
@@ -182,7 +183,7 @@ export interface DisplayUi {
 }
 
 export class TreeDisplay {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private refreshing = false;
   private stopped = false;
   /** A final frame is up (pi is exiting): the timer must not draw over it. */
@@ -197,12 +198,13 @@ export class TreeDisplay {
     private readonly snapshot: () => Promise<AgentProgress[]>,
     private readonly budget: () => TreeBudget | undefined = () => undefined,
     private readonly painter: () => Painter = () => plain,
+    /** Times the refreshes (tests move a fake one). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.refresh(), intervalMs);
-    // The display never keeps pi alive; stop() clears it anyway on session_shutdown.
-    this.timer.unref();
+    // A clock's interval never keeps pi alive; stop() clears it anyway on session_shutdown.
+    this.timer = this.clock.setInterval(() => void this.refresh(), intervalMs);
     void this.refresh();
   }
 
@@ -255,7 +257,7 @@ export class TreeDisplay {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer !== undefined) this.clock.clearInterval(this.timer);
     this.timer = undefined;
     try {
       if (this.lastStatus !== undefined && !this.frozen) this.ui.setStatus(DISPLAY_KEY, undefined);

@@ -113,7 +113,7 @@ describe("leaving pi with children working", () => {
         getEditorText: () => editor,
       },
       () => quits++,
-      () => clock,
+      { now: () => clock },
     );
     const press = (data: string) => expect(handler!(data)).toBeUndefined(); // never consumed
     press("\x04");

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Notice } from "../../../src/contracts/tree.js";
 import { Mailbox } from "../../../src/extension/turns/mailbox.js";
+import { FakeClock } from "../../support/fake-clock.js";
 
 const notice = (name: string): Notice => ({
   agent_name: `/root/${name}`,
@@ -15,10 +16,6 @@ const notice = (name: string): Notice => ({
   report: "",
 });
 
-afterEach(() => {
-  vi.useRealTimers();
-});
-
 describe("Mailbox", () => {
   it("hands notices out once, oldest first, at most N at a time", () => {
     const box = new Mailbox();
@@ -30,50 +27,50 @@ describe("Mailbox", () => {
   });
 
   it("a waiter wakes when a notice arrives, before its timeout, and leaves no timer behind", async () => {
-    vi.useFakeTimers();
-    const box = new Mailbox();
+    const clock = new FakeClock();
+    const box = new Mailbox(clock);
     let woke = false;
     const waiting = box.waitForNotice(5000).then(() => (woke = true));
-    await vi.advanceTimersByTimeAsync(4999);
+    await clock.advance(4999);
     expect(woke).toBe(false);
     box.push(notice("late"));
     await waiting;
     expect(woke).toBe(true);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending().length).toBe(0);
     expect(box.pending).toBe(1);
   });
 
   it("a waiter returns at its timeout, at once when notices are pending, and on abort", async () => {
-    vi.useFakeTimers();
-    const box = new Mailbox();
+    const clock = new FakeClock();
+    const box = new Mailbox(clock);
     let timedOut = false;
     const waiting = box.waitForNotice(50).then(() => (timedOut = true));
-    await vi.advanceTimersByTimeAsync(49);
+    await clock.advance(49);
     expect(timedOut).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     await waiting;
     expect(timedOut).toBe(true);
 
     const controller = new AbortController();
     const aborted = box.waitForNotice(5000, controller.signal);
-    expect(vi.getTimerCount()).toBe(1);
+    expect(clock.pending().length).toBe(1);
     controller.abort();
     await aborted;
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending().length).toBe(0);
 
     box.push(notice("x"));
     await box.waitForNotice(5000);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending().length).toBe(0);
   });
 
   it("wakeAll releases every waiter (a process that ends keeps no timer)", async () => {
-    vi.useFakeTimers();
-    const box = new Mailbox();
+    const clock = new FakeClock();
+    const box = new Mailbox(clock);
     const waiters = [box.waitForNotice(5000), box.waitForNotice(9000)];
-    expect(vi.getTimerCount()).toBe(2);
+    expect(clock.pending().length).toBe(2);
     box.wakeAll();
     await Promise.all(waiters);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending().length).toBe(0);
     expect(box.pending).toBe(0);
   });
 });

@@ -101,7 +101,7 @@ describe("TreeProgress", () => {
     );
 
     const progress = new TreeProgress(tree, (p) => (p === "/root/queued" ? 2 : undefined));
-    const snap = await progress.snapshot("/root", () => 13_000);
+    const snap = await progress.snapshot("/root", { now: () => 13_000 });
     const byPath = new Map(snap.map((a) => [a.record.path, a]));
     const lead = byPath.get("/root/lead")!;
     expect(lead.usage.totalTokens).toBe(130);
@@ -122,7 +122,7 @@ describe("TreeProgress", () => {
       { type: "tool_result", ts: 11_000, toolCallId: "c", toolName: "bash", isError: false },
       { type: "assistant_text", ts: 12_000, text: "", usage: usage(20, 0.02) },
     );
-    const later = (await progress.snapshot("/root/lead", () => 14_000)).map((a) => a.record.path);
+    const later = (await progress.snapshot("/root/lead", { now: () => 14_000 })).map((a) => a.record.path);
     expect(later).toEqual(["/root/lead/leaf"]);
     const again = (await progress.snapshot("/root")).find((a) => a.record.path === "/root/lead")!;
     expect(again.usage.totalTokens).toBe(150);

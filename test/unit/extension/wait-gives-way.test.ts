@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitAgentTool } from "../../../src/extension/tools/wait-agent.js";
 import { runningTurn } from "../../../src/extension/turns/child-state.js";
 import { turnEndNotice } from "../../../src/extension/turns/notices.js";
+import { FakeClock } from "../../support/fake-clock.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
 import { cleanupRuntimes, runtimeHarness } from "../../support/runtime-harness.js";
@@ -27,13 +28,14 @@ function fakeCtx(pending: () => boolean) {
   };
 }
 
-async function setup() {
-  const h = await runtimeHarness({ maxActiveChildTurns: 1 });
+/** With a clock, the tool reads the time on it and the runtime's mailbox times its poll steps on it. */
+async function setup(clock?: FakeClock) {
+  const h = await runtimeHarness({ maxActiveChildTurns: 1 }, undefined, clock);
   const a = await h.child("a");
   const b = await h.child("b");
   await h.runtime.requestTurn(a, "spawn");
   await h.runtime.requestTurn(b, "spawn"); // queued behind a
-  const execute = waitAgentTool({ pi: {} as never, runtime: () => h.runtime }).execute as Execute;
+  const execute = waitAgentTool({ pi: {} as never, runtime: () => h.runtime, clock }).execute as Execute;
   return { h, execute };
 }
 
@@ -67,29 +69,25 @@ describe("wait_agent gives way", () => {
   });
 
   it("notices a message typed while it waits within a poll step, long before its time-out", async () => {
-    const { h, execute } = await setup();
+    const clock = new FakeClock();
+    const { h, execute } = await setup(clock);
     let typed = false;
     const { ctx } = fakeCtx(() => typed);
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    try {
-      const started = Date.now();
-      let result: Record<string, unknown> | undefined;
-      void run(execute, { timeout_ms: 60_000 }, undefined, ctx).then((r) => {
-        result = r;
-      });
-      await vi.advanceTimersByTimeAsync(1000);
-      expect(result).toBeUndefined(); // still waiting: nothing happened
-      typed = true;
-      // One poll step (200 ms) later it has given way, 59 s before its time-out.
-      await vi.waitFor(async () => {
-        await vi.advanceTimersByTimeAsync(50);
-        expect(result?.user_message_pending).toBe(true);
-      });
-      // On the fake clock: returned within a few poll steps of the typing, far from the 60 s time-out.
-      expect(Date.now() - started).toBeLessThan(5_000);
-    } finally {
-      vi.useRealTimers();
-    }
+    const started = clock.now();
+    let result: Record<string, unknown> | undefined;
+    void run(execute, { timeout_ms: 60_000 }, undefined, ctx).then((r) => {
+      result = r;
+    });
+    await clock.advance(1000);
+    expect(result).toBeUndefined(); // still waiting: nothing happened
+    typed = true;
+    // One poll step (200 ms) later it has given way, 59 s before its time-out.
+    await vi.waitFor(async () => {
+      await clock.advance(50);
+      expect(result?.user_message_pending).toBe(true);
+    });
+    // On the fake clock: returned within a few poll steps of the typing, far from the 60 s time-out.
+    expect(clock.now() - started).toBeLessThan(5_000);
     await h.runtime.shutdown();
   });
 

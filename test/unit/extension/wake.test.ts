@@ -1,8 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Notice } from "../../../src/contracts/tree.js";
 import { Mailbox } from "../../../src/extension/turns/mailbox.js";
 import { messageNotice, stopNotice, turnEndNotice } from "../../../src/extension/turns/notices.js";
 import { IdleWake, WAKE_BATCH_MS, wakeEnabled, wakesTheRoot, wakeText } from "../../../src/extension/ui/wake.js";
+import { FakeClock } from "../../support/fake-clock.js";
 import { agentRecord } from "../../support/records.js";
 
 const ended = (name: string, status: "completed" | "errored" | "aborted" = "completed"): Notice =>
@@ -17,9 +18,10 @@ describe("the idle wake", () => {
   let mailbox: Mailbox;
   let sent: Array<{ notices: Notice[]; pending: number }>;
   let wake: IdleWake;
+  let clock: FakeClock;
 
   beforeEach(() => {
-    vi.useFakeTimers();
+    clock = new FakeClock();
     idle = true;
     mailbox = new Mailbox();
     sent = [];
@@ -27,16 +29,11 @@ describe("the idle wake", () => {
       mailbox,
       isIdle: () => idle,
       send: (notices, pending) => sent.push({ notices, pending }),
-      later: (fn, ms) => {
-        const timer = setTimeout(fn, ms);
-        return () => clearTimeout(timer);
-      },
-      now: () => Date.now(),
+      clock,
     });
   });
   afterEach(() => {
     wake.stop();
-    vi.useRealTimers();
   });
 
   const arrive = (notice: Notice) => {
@@ -48,7 +45,7 @@ describe("the idle wake", () => {
     arrive(ended("a"));
     arrive(ended("b", "errored"));
     expect(sent).toEqual([]);
-    await vi.advanceTimersByTimeAsync(WAKE_BATCH_MS);
+    await clock.advance(WAKE_BATCH_MS);
     expect(sent.map((s) => s.notices.map((n) => n.agent_name))).toEqual([["/root/a", "/root/b"]]);
     expect(mailbox.pending).toBe(0);
   });
@@ -56,7 +53,7 @@ describe("the idle wake", () => {
   it("waits while the root is busy and wakes it when it is idle again, unless a wait_agent took the notice first", async () => {
     idle = false;
     arrive(ended("a"));
-    await vi.advanceTimersByTimeAsync(WAKE_BATCH_MS);
+    await clock.advance(WAKE_BATCH_MS);
     expect(sent).toEqual([]);
     idle = true;
     wake.tick();
@@ -66,7 +63,7 @@ describe("the idle wake", () => {
     arrive(ended("b"));
     mailbox.take(5); // the model's wait_agent read it
     idle = true;
-    await vi.advanceTimersByTimeAsync(WAKE_BATCH_MS);
+    await clock.advance(WAKE_BATCH_MS);
     wake.tick();
     expect(sent).toHaveLength(1);
   });
@@ -75,19 +72,19 @@ describe("the idle wake", () => {
     const record = agentRecord({ status: "interrupted" });
     arrive(stopNotice(record, "interrupt", undefined));
     arrive(stopNotice(agentRecord({ status: "shutdown" }), "close", undefined));
-    await vi.advanceTimersByTimeAsync(WAKE_BATCH_MS * 4);
+    await clock.advance(WAKE_BATCH_MS * 4);
     wake.tick();
     expect(sent).toEqual([]);
     expect(mailbox.pending).toBe(2);
     // A waking notice then brings the pending ones along, in mailbox order.
     arrive(messageNotice("/root/worker", undefined, "question"));
-    await vi.advanceTimersByTimeAsync(WAKE_BATCH_MS);
+    await clock.advance(WAKE_BATCH_MS);
     expect(sent[0]!.notices.map((n) => n.type)).toEqual(["interrupted", "shutdown", "message"]);
   });
 
   it("sends at most 5 notices a wake, says how many remain, and sends the rest only after the woken turn ran", async () => {
     for (const name of ["a", "b", "c", "d", "e", "f", "g"]) arrive(ended(name));
-    await vi.advanceTimersByTimeAsync(WAKE_BATCH_MS);
+    await clock.advance(WAKE_BATCH_MS);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.notices).toHaveLength(5);
     expect(sent[0]!.pending).toBe(2);
@@ -104,7 +101,7 @@ describe("the idle wake", () => {
   it("stop() leaves no timer", () => {
     arrive(ended("a"));
     wake.stop();
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending().length).toBe(0);
   });
 });
 

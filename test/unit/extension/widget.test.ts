@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
 import { emptyUsage } from "../../../src/contracts/usage.js";
 import { emptyRunProgress } from "../../../src/extension/progress/events-tail.js";
@@ -14,6 +14,7 @@ import {
   treeLines,
   widgetLines,
 } from "../../../src/extension/ui/widget.js";
+import { FakeClock } from "../../support/fake-clock.js";
 import { agentRecord } from "../../support/records.js";
 
 function agent(overrides: Partial<AgentRecordV1>, extra: Partial<AgentProgress> = {}): AgentProgress {
@@ -142,35 +143,31 @@ describe("the widget and the status line", () => {
 
 describe("TreeDisplay", () => {
   it("redraws only on change and, once stopped, clears the UI, holds no timer and draws nothing more", async () => {
-    vi.useFakeTimers();
-    try {
-      const calls: Array<[string, string, unknown]> = [];
-      const ui = {
-        setStatus: (key: string, text: string | undefined) => calls.push(["status", key, text]),
-        setWidget: (key: string, lines: string[] | undefined) => calls.push(["widget", key, lines]),
-      };
-      let agents = [agent({ path: "/root/a", status: "running" }, { elapsedMs: 1000 })];
-      const display = new TreeDisplay(ui, "/root", async () => agents);
-      display.start(1000);
-      await vi.advanceTimersByTimeAsync(0);
-      expect(calls.map(([kind, key]) => `${kind}:${key}`)).toEqual([`status:${DISPLAY_KEY}`, `widget:${DISPLAY_KEY}`]);
-      await vi.advanceTimersByTimeAsync(1000);
-      expect(calls).toHaveLength(2); // nothing changed, nothing sent
-      agents = [agent({ path: "/root/a", status: "running" }, { elapsedMs: 2000 })];
-      await vi.advanceTimersByTimeAsync(1000);
-      expect(calls).toHaveLength(3); // the widget's elapsed time changed; the status line did not
-      expect(calls[2]![0]).toBe("widget");
-      display.stop();
-      expect(calls.slice(3)).toEqual([
-        ["status", DISPLAY_KEY, undefined],
-        ["widget", DISPLAY_KEY, undefined],
-      ]);
-      expect(vi.getTimerCount()).toBe(0);
-      await display.refresh();
-      expect(calls).toHaveLength(5);
-    } finally {
-      vi.useRealTimers();
-    }
+    const clock = new FakeClock();
+    const calls: Array<[string, string, unknown]> = [];
+    const ui = {
+      setStatus: (key: string, text: string | undefined) => calls.push(["status", key, text]),
+      setWidget: (key: string, lines: string[] | undefined) => calls.push(["widget", key, lines]),
+    };
+    let agents = [agent({ path: "/root/a", status: "running" }, { elapsedMs: 1000 })];
+    const display = new TreeDisplay(ui, "/root", async () => agents, undefined, undefined, clock);
+    display.start(1000);
+    await clock.advance(0);
+    expect(calls.map(([kind, key]) => `${kind}:${key}`)).toEqual([`status:${DISPLAY_KEY}`, `widget:${DISPLAY_KEY}`]);
+    await clock.advance(1000);
+    expect(calls).toHaveLength(2); // nothing changed, nothing sent
+    agents = [agent({ path: "/root/a", status: "running" }, { elapsedMs: 2000 })];
+    await clock.advance(1000);
+    expect(calls).toHaveLength(3); // the widget's elapsed time changed; the status line did not
+    expect(calls[2]![0]).toBe("widget");
+    display.stop();
+    expect(calls.slice(3)).toEqual([
+      ["status", DISPLAY_KEY, undefined],
+      ["widget", DISPLAY_KEY, undefined],
+    ]);
+    expect(clock.pending().length).toBe(0);
+    await display.refresh();
+    expect(calls).toHaveLength(5);
   });
 
   it("freeze() draws a last frame without the running agents and keeps it: no refresh draws over it, stop() leaves its status", async () => {
