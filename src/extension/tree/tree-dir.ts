@@ -28,6 +28,7 @@ import { AGENT_SUBFOLDERS, TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
 import { checkAgentRecord, checkNotice, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
+import { type Clock, sleep, systemClock } from "../../lib/clock.js";
 import { readJsonFile } from "../../lib/regular-file.js";
 import { errorText } from "../../lib/values.js";
 import { agentFolderSegments, isTreeTag, treeTag } from "./paths.js";
@@ -86,7 +87,11 @@ export class TreeDir {
   private readonly noted = new Set<string>();
   private readonly damageListeners = new Set<(damage: TreeDamage) => void>();
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    /** The time its file names and its short retries use (default: the system's). */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /**
    * Hears every damage noted from now on, after the damage noted before it subscribed (so
@@ -154,7 +159,7 @@ export class TreeDir {
       const claimed = (await fs.promises.readFile(claim, "utf8").catch(() => "")).trim();
       if (isTreeTag(claimed)) return claimed;
       // Another process created the file and is writing it: read again shortly.
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(this.clock, 10);
     }
     throw new Error(`the tree tag in ${claim} is not 8 lowercase hex characters`);
   }
@@ -164,7 +169,7 @@ export class TreeDir {
     const stat = await fs.promises.lstat(dir).catch(() => undefined);
     const misplaced = stat !== undefined && !stat.isDirectory();
     if (misplaced) {
-      const aside = `${dir}.damaged-${Date.now()}`;
+      const aside = `${dir}.damaged-${this.clock.now()}`;
       await fs.promises.rename(dir, aside);
       this.noteDamage({
         file: dir,
@@ -320,7 +325,7 @@ export class TreeDir {
     const seq = String(inboxSeq++).padStart(10, "0");
     const file = path.join(
       this.inboxDir(agentPath),
-      `${Date.now().toString().padStart(15, "0")}-${seq}-${randomBytes(4).toString("hex")}.json`,
+      `${this.clock.now().toString().padStart(15, "0")}-${seq}-${randomBytes(4).toString("hex")}.json`,
     );
     await writeJsonAtomic(file, notice);
   }

@@ -19,9 +19,9 @@ import { errorText } from "../../lib/values.js";
 import { parentOf } from "../tree/paths.js";
 import { recordsFromEntries } from "../tree/session-entries.js";
 import { type ChildState, childState } from "./child-state.js";
-import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "./launcher.js";
 import type { FoundTurn } from "./lifecycle.js";
 import { dropConfirmed, liveRuns } from "./live-messages.js";
+import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "./run-reads.js";
 import type { TreeRuntime } from "./runtime.js";
 
 /**

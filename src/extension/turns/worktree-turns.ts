@@ -14,6 +14,7 @@ import { TREE_FILES } from "../../contracts/layout.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
 import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { type Clock, systemClock } from "../../lib/clock.js";
 import { serialized } from "../../lib/git.js";
 import { errorText } from "../../lib/values.js";
 import {
@@ -139,21 +140,19 @@ export const CHECKOUT_START_WAIT_MS = 10_000;
 const STARTED_POLL_MS = 20;
 
 /** Resolves when the child of `readyPath` says it has started, after `waitMs`, or on `startNow`. */
-function checkoutStart(readyPath: string, waitMs: number): { started: Promise<void>; startNow(): void } {
+function checkoutStart(readyPath: string, waitMs: number, clock: Clock): { started: Promise<void>; startNow(): void } {
   let startNow!: () => void;
   const started = new Promise<void>((resolve) => {
     const startedFile = cwdStartedPath(readyPath);
     // Polled: one stat every 20 ms for the second or two a child takes to start.
-    const poll = setInterval(() => {
+    const poll = clock.setInterval(() => {
       if (fs.existsSync(startedFile)) startNow();
     }, STARTED_POLL_MS);
-    const fallback = setTimeout(() => startNow(), waitMs);
-    // pi may exit meanwhile: a worktree left without its index is written again before its next turn.
-    poll.unref();
-    fallback.unref();
+    // Neither timer holds pi open: a worktree left without its index is written again before its next turn.
+    const fallback = clock.setTimeout(() => startNow(), waitMs, { unref: true });
     startNow = () => {
-      clearInterval(poll);
-      clearTimeout(fallback);
+      clock.clearInterval(poll);
+      clock.clearTimeout(fallback);
       resolve();
     };
   });
@@ -162,9 +161,12 @@ function checkoutStart(readyPath: string, waitMs: number): { started: Promise<vo
 
 /**
  * Isolated turns with git. `startWaitMs`: how long an adopted checkout waits for its child to
- * say that it has started (default CHECKOUT_START_WAIT_MS).
+ * say that it has started (default CHECKOUT_START_WAIT_MS), on `clock`.
  */
-export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_MS): WorktreeOperations {
+export function gitWorktreeOperations(
+  startWaitMs: number = CHECKOUT_START_WAIT_MS,
+  clock: Clock = systemClock,
+): WorktreeOperations {
   /** Worktrees whose checkout has not finished, by folder: how to start it now. */
   const pendingCheckouts = new Map<string, { startNow(): void }>();
   const startNow = (worktree: AgentWorktreeV1) => pendingCheckouts.get(worktree.path)?.startNow();
@@ -193,7 +195,7 @@ export function gitWorktreeOperations(startWaitMs: number = CHECKOUT_START_WAIT_
       const readyPath = checkoutReadyPath(worktree);
       // Made now: the child writes its started file there before the ready file exists.
       fs.mkdirSync(path.dirname(readyPath), { recursive: true });
-      const start = checkoutStart(readyPath, startWaitMs);
+      const start = checkoutStart(readyPath, startWaitMs, clock);
       pendingCheckouts.set(worktree.path, start);
       // In the worktree's chain, so a commit or a removal waits until every file is written.
       return serialized(`worktree:${worktree.path}`, async () => {

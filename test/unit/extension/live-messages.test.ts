@@ -15,7 +15,7 @@ import { TREE_FILES } from "../../../src/contracts/layout.js";
 import type { PendingPart } from "../../../src/contracts/tree.js";
 import { listAgentsTool } from "../../../src/extension/tools/list-agents.js";
 import { sendMessageTool } from "../../../src/extension/tools/send-message.js";
-import { deliveredMessageIds, postLiveMessage } from "../../../src/extension/turns/launcher.js";
+import { postLiveMessage } from "../../../src/extension/turns/launcher.js";
 import {
   dropConfirmed,
   liveRuns,
@@ -24,6 +24,7 @@ import {
   queuedPartCount,
 } from "../../../src/extension/turns/live-messages.js";
 import { restore } from "../../../src/extension/turns/restore.js";
+import { deliveredMessageIds } from "../../../src/extension/turns/run-reads.js";
 import type { ChildState } from "../../../src/extension/turns/runtime.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";

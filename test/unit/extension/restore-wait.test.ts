@@ -8,9 +8,10 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RUN_FILES, TREE_FILES } from "../../../src/contracts/layout.js";
-import { ORPHAN_WRAPPER_WAIT_MS, settledRunResults, type WaitClock } from "../../../src/extension/turns/launcher.js";
 import { restore } from "../../../src/extension/turns/restore.js";
+import { ORPHAN_WRAPPER_WAIT_MS, settledRunResults } from "../../../src/extension/turns/run-reads.js";
 import { TreeRuntime } from "../../../src/extension/turns/runtime.js";
+import type { Clock } from "../../../src/lib/clock.js";
 import { processIdentity, sameProcessAlive } from "../../../src/lib/process.js";
 import { FakeTurns, turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
@@ -18,19 +19,28 @@ import { cleanupRuntimes, runtimeHarness } from "../../support/runtime-harness.j
 
 afterEach(cleanupRuntimes);
 
-/** Time that passes only when someone sleeps on it; `onSleep` runs at each sleep (to act mid-wait). */
+/**
+ * Time that passes only when someone waits on it: a timer set moves the clock to its end at
+ * once and fires; `onSleep` runs at each wait first (to act mid-wait).
+ */
 function virtualClock(
   onSleep: (now: number) => Promise<void> | void = () => undefined,
-): WaitClock & { elapsed(): number; sleeps: number } {
+): Clock & { elapsed(): number; sleeps: number } {
   let now = 0;
   let sleeps = 0;
   return {
     now: () => now,
-    sleep: async (ms) => {
+    setTimeout: (fn, ms) => {
       now += ms;
       sleeps++;
-      await onSleep(now);
+      void Promise.resolve(onSleep(now)).then(fn);
+      return sleeps;
     },
+    clearTimeout: () => undefined,
+    setInterval: () => {
+      throw new Error("a restore's wait sets no repeating timer");
+    },
+    clearInterval: () => undefined,
     elapsed: () => now,
     get sleeps() {
       return sleeps;
