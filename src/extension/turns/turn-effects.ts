@@ -184,7 +184,8 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
     await ctx
       .collectInbox()
       .catch((err: unknown) => ctx.report(`could not read the inbox of ${ctx.self}: ${errorText(err)}`));
-    const subtreeUsage = await ctx.subtreeUsageOf(record);
+    // A restore settles the deeper records too, in spawn order: their sum is not known yet (docs/tools.md).
+    const subtreeUsage = plan.restored ? undefined : await ctx.subtreeUsageOf(record);
     const reportStored = stored !== undefined;
     ctx.notify(turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree }));
     await ctx.dispatch(state, { type: "notice_given" });
