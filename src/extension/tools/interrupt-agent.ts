@@ -1,27 +1,13 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
-import { directChild, jsonResult, type ToolDeps } from "./common.js";
+import type { ToolDeps } from "./common.js";
+import { type StopToolParameters, stopTool } from "./stop-tool.js";
 
-const parameters = Type.Object({
-  target: Type.String({ description: "Direct child." }),
-});
-
-export function interruptAgentTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
-  return {
+export function interruptAgentTool(deps: ToolDeps): ToolDefinition<StopToolParameters> {
+  return stopTool(deps, {
     name: "interrupt_agent",
     label: "Interrupt agent",
     description: "Stop a child's running or queued turn, freeing its slot; followup_task resumes it.",
-    parameters,
-    executionMode: "sequential",
-    execute: async (_id, params) => {
-      const rt = runtime();
-      const state = directChild(rt, params.target, "an interrupt");
-      const previous = await rt.interrupt(state);
-      return jsonResult({
-        agent_name: state.record.path,
-        previous_status: previous,
-        agent_status: state.record.status,
-      });
-    },
-  };
+    action: "an interrupt",
+    stop: (runtime, state) => runtime.interrupt(state),
+  });
 }
