@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseMeta } from "../../src/contracts/meta.js";
+import { parseMeta } from "../../src/contracts/meta-check.js";
 import { TASK_PLACEHOLDER } from "../../src/contracts/task-handoff.js";
 import { buildChildArgs } from "../../src/wrapper/child.js";
 
