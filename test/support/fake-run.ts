@@ -20,8 +20,6 @@ import { type RunOptions, type RunReport, runWrapper, STDOUT_DRAIN_MS } from "..
 import { GROUP_POLL_MS, STRAGGLER_KILL_MS } from "../../src/wrapper/stragglers.js";
 import { FakeClock, settle } from "./fake-clock.js";
 
-export { FakeClock, settle } from "./fake-clock.js";
-
 /**
  * Polls on real I/O turns (the run's clock is fake, so no fake time passes) until `check`
  * holds. Bounded by real time, not by a count of turns: on a loaded machine the real file
