@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles the wrapper's run path (dist/wrapper/run-command.js and what it imports: our own
+// Bundles the wrapper's run path (dist/cli/run-command.js and what it imports: our own
 // modules and Node built-ins only) into one CommonJS file beside it, which
 // bin/subagent-wrapper loads for a plain `[run] <meta.json>`. One file without the ESM loader
 // starts ~7 ms sooner than the module graph, and start-up is the wrapper's whole overhead on a
@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const input = path.join(root, "dist/wrapper/run-command.js");
-const output = path.join(root, "dist/wrapper/run-command.bundle.cjs");
+const input = path.join(root, "dist/cli/run-command.js");
+const output = path.join(root, "dist/cli/run-command.bundle.cjs");
 
 await build({
   input,

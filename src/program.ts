@@ -1,11 +1,11 @@
 import { Command, CommanderError } from "commander";
 import { addInspectionCommands, subcommandShadowNote } from "./cli/commands.js";
+import { runCommand, say } from "./cli/run-command.js";
 import { WRAPPER_EXIT } from "./contracts/result.js";
 import { packageVersion } from "./lib/package-info.js";
 import { errorText } from "./lib/values.js";
-import { runCommand, say } from "./wrapper/run-command.js";
 
-export { metaErrorResult } from "./wrapper/run-command.js";
+export { metaErrorResult } from "./cli/run-command.js";
 
 export function buildProgram(onExitCode: (code: number) => void): Command {
   const version = packageVersion();

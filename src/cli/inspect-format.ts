@@ -178,16 +178,61 @@ export function formatInspection(
   report: ContractReport | undefined,
   options: InspectOptions,
 ): string {
-  const out: string[] = [];
-  const { files } = snapshot;
-  const meta = files.meta;
-  const result = isRecord(snapshot.result) ? (snapshot.result as Partial<ResultV1>) : undefined;
-  const state = runState(snapshot);
-  const all = records(snapshot);
+  const run = inspected(snapshot);
+  const out = [
+    ...summaryFields(run),
+    ...(options.transcript ? transcriptSection(snapshot) : finalAnswerSection(run.result)),
+    ...logTailSections(run),
+    ...(report ? contractsSection(report, options.maxIssues ?? 20) : []),
+  ];
+  return `${out.join("\n")}\n`;
+}
 
-  out.push(field("run", `${result?.runId ?? meta?.runId ?? "?"}  (${files.dir})`));
+/** What the sections of `inspect` read: the snapshot, its result (when it is an object), its state and records. */
+interface Inspected {
+  snapshot: RunSnapshot;
+  meta: RunSnapshot["files"]["meta"];
+  result: Partial<ResultV1> | undefined;
+  state: ReturnType<typeof runState>;
+  records: Array<Record<string, unknown>>;
+}
+
+function inspected(snapshot: RunSnapshot): Inspected {
+  return {
+    snapshot,
+    meta: snapshot.files.meta,
+    result: isRecord(snapshot.result) ? (snapshot.result as Partial<ResultV1>) : undefined,
+    state: runState(snapshot),
+    records: records(snapshot),
+  };
+}
+
+/** The labelled lines at the top: which run, whose, on what model, how it stands, its files. */
+function summaryFields(run: Inspected): string[] {
+  const { snapshot, meta, result, state } = run;
+  const { files } = snapshot;
+  const out = [field("run", `${result?.runId ?? meta?.runId ?? "?"}  (${files.dir})`)];
   const agent = [result?.agentPath ?? meta?.agentPath, result?.agent ?? meta?.agent].filter(Boolean).join(" · ");
   if (agent) out.push(field("agent", agent));
+  const model = modelField(run);
+  if (model) out.push(model);
+  const stop = result?.rawStopReason ? ` · stop reason ${result.rawStopReason}` : "";
+  out.push(field("status", `${describeState(state)}${stop}${result?.forcedExit ? " · forced exit" : ""}`));
+  if (result?.startedAt)
+    out.push(
+      field("time", `${result.startedAt} → ${result.endedAt ?? "?"} (${formatDuration(result.durationMs ?? NaN)})`),
+    );
+  const usage = usageField(run);
+  if (usage) out.push(usage);
+  out.push(...outcomeFields(result));
+  if (files.metaError) out.push(field("meta", `${FAIL_MARK} ${files.metaError}`));
+  if (meta) out.push(field("task", firstLinePreview(meta.task)));
+  out.push(field("files", filesPresent(snapshot)));
+  return out;
+}
+
+/** The model the run used (or will use), the one asked for when it differs, and the thinking level. */
+function modelField({ meta, result, records: all }: Inspected): string | undefined {
   const lastModel = [...all]
     .reverse()
     .find((record) => record.type === "assistant_text" && typeof record.model === "string")?.model;
@@ -195,79 +240,83 @@ export function formatInspection(
     | string
     | undefined;
   const requested = result?.requestedModel ?? meta?.requestedModel;
-  if (model || meta?.thinking) {
-    const parts = [model ?? "pi's default model"];
-    if (requested && requested !== model) parts.push(`(requested ${requested})`);
-    if (meta?.thinking) parts.push(`· thinking ${meta.thinking}`);
-    out.push(field("model", parts.join(" ")));
-  }
-  const stop = result?.rawStopReason ? ` · stop reason ${result.rawStopReason}` : "";
-  out.push(field("status", `${describeState(state)}${stop}${result?.forcedExit ? " · forced exit" : ""}`));
-  if (result?.startedAt)
-    out.push(
-      field("time", `${result.startedAt} → ${result.endedAt ?? "?"} (${formatDuration(result.durationMs ?? NaN)})`),
-    );
+  if (!model && !meta?.thinking) return undefined;
+  const parts = [model ?? "pi's default model"];
+  if (requested && requested !== model) parts.push(`(requested ${requested})`);
+  if (meta?.thinking) parts.push(`· thinking ${meta.thinking}`);
+  return field("model", parts.join(" "));
+}
+
+/** Usage from result.json, or from the records so far while there is none. */
+function usageField({ result, records: all }: Inspected): string | undefined {
   if (result && typeof result.turns === "number")
-    out.push(field("usage", usageLine(result.usage, result.turns, result.toolCalls ?? 0)));
-  else if (all.length > 0) {
-    const live = liveUsage(all);
-    out.push(field("usage", `${usageLine(live.usage, live.turns, live.toolCalls)} so far`));
-  }
-  if (result?.abortReason !== undefined)
+    return field("usage", usageLine(result.usage, result.turns, result.toolCalls ?? 0));
+  if (all.length === 0) return undefined;
+  const live = liveUsage(all);
+  return field("usage", `${usageLine(live.usage, live.turns, live.toolCalls)} so far`);
+}
+
+/** How the run ended, beyond its status: the abort, the error, how pi exited. */
+function outcomeFields(result: Partial<ResultV1> | undefined): string[] {
+  if (!result) return [];
+  const out: string[] = [];
+  if (result.abortReason !== undefined)
     out.push(field("abort", `${result.abortReason} (${result.abortSource ?? "?"})`));
-  if (result?.errorMessage) out.push(field("error", result.errorMessage));
-  if (result && (result.childExitCode !== undefined || result.childSignal)) {
+  if (result.errorMessage) out.push(field("error", result.errorMessage));
+  if (result.childExitCode !== undefined || result.childSignal) {
     const child = result.childSignal ? `signal ${result.childSignal}` : `exit ${result.childExitCode ?? "none"}`;
     out.push(field("pi", child));
   }
-  if (files.metaError) out.push(field("meta", `${FAIL_MARK} ${files.metaError}`));
-  if (meta) out.push(field("task", firstLinePreview(meta.task)));
+  return out;
+}
+
+function filesPresent(snapshot: RunSnapshot): string {
   const eventsNote = snapshot.eventsExists
     ? `events.jsonl (${plural(snapshot.events.length, "record")})`
     : "no events.jsonl";
   const present = [
-    files.metaPath ? "meta.json" : "",
+    snapshot.files.metaPath ? "meta.json" : "",
     eventsNote,
     snapshot.result !== undefined ? "result.json" : "no result.json",
     ...snapshot.artifacts,
   ];
-  out.push(field("files", present.filter(Boolean).join(", ")));
+  return present.filter(Boolean).join(", ");
+}
 
-  if (options.transcript) {
-    const transcript = transcriptText(snapshot);
-    out.push("", sectionHeader("transcript (events.jsonl)"), transcript === "" ? "(no records yet)" : transcript);
-    if (snapshot.partialLine) out.push("(a record is being written)");
-  } else if (result?.finalText) {
-    out.push("", sectionHeader("final answer"), result.finalText);
-  }
+function transcriptSection(snapshot: RunSnapshot): string[] {
+  const transcript = transcriptText(snapshot);
+  const out = ["", sectionHeader("transcript (events.jsonl)"), transcript === "" ? "(no records yet)" : transcript];
+  if (snapshot.partialLine) out.push("(a record is being written)");
+  return out;
+}
 
+function finalAnswerSection(result: Partial<ResultV1> | undefined): string[] {
+  return result?.finalText ? ["", sectionHeader("final answer"), result.finalText] : [];
+}
+
+/** The tails of stderr.log and wrapper.log, for a run that is over and did not complete. */
+function logTailSections({ snapshot, result, state }: Inspected): string[] {
   const troubled = state.kind !== "finished" || result?.status !== "completed";
-  if (troubled && state.kind !== "running") {
-    for (const [title, text] of [
-      ["stderr.log", snapshot.stderrTail],
-      ["wrapper.log", snapshot.wrapperLogTail],
-    ] as const) {
-      const tail = text === undefined ? [] : lastLines(text, 10);
-      if (tail.length > 0) out.push("", sectionHeader(`${title} (last ${tail.length} lines)`), ...tail);
-    }
+  if (!troubled || state.kind === "running") return [];
+  const out: string[] = [];
+  for (const [title, text] of [
+    ["stderr.log", snapshot.stderrTail],
+    ["wrapper.log", snapshot.wrapperLogTail],
+  ] as const) {
+    const tail = text === undefined ? [] : lastLines(text, 10);
+    if (tail.length > 0) out.push("", sectionHeader(`${title} (last ${tail.length} lines)`), ...tail);
   }
+  return out;
+}
 
-  if (report) {
-    out.push("", sectionHeader("contracts (schemas/*.schema.json)"));
-    for (const label of report.passed) out.push(`${OK_MARK} ${label}`);
-    const max = options.maxIssues ?? 20;
-    let shown = 0;
-    let hidden = 0;
-    for (const finding of report.findings) {
-      for (const issue of finding.issues) {
-        if (shown < max) out.push(`${FAIL_MARK} ${finding.label}: ${issue}`);
-        else hidden++;
-        shown++;
-      }
-    }
-    if (hidden > 0) out.push(`… and ${hidden} more`);
-  }
-  return `${out.join("\n")}\n`;
+/** Each contract that passed, then at most `max` issues (the rest counted). */
+function contractsSection(report: ContractReport, max: number): string[] {
+  const out = ["", sectionHeader("contracts (schemas/*.schema.json)")];
+  for (const label of report.passed) out.push(`${OK_MARK} ${label}`);
+  const issues = report.findings.flatMap((finding) => finding.issues.map((issue) => `${finding.label}: ${issue}`));
+  out.push(...issues.slice(0, max).map((issue) => `${FAIL_MARK} ${issue}`));
+  if (issues.length > max) out.push(`… and ${issues.length - max} more`);
+  return out;
 }
 
 /** The machine-readable form of `inspect --json`. */

@@ -8,7 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
-import { MetaError, type MetaV1, parseMeta, peekResultPath } from "../contracts/meta.js";
+import { MetaError, type MetaV1 } from "../contracts/meta.js";
+import { parseMeta, peekResultPath } from "../contracts/meta-check.js";
 import { readFileTail } from "../lib/file-tail.js";
 import { processAlive } from "../lib/process.js";
 import { errorText, isRecord } from "../lib/values.js";

@@ -4,6 +4,7 @@
  * it works on every file system, and a record a few hundred ms late is fine for a person.
  */
 import fs from "node:fs";
+import { type Clock, systemClock } from "../lib/clock.js";
 import { JsonlFollower } from "../lib/jsonl-follower.js";
 import { processAlive } from "../lib/process.js";
 import { errorText } from "../lib/values.js";
@@ -49,86 +50,134 @@ function readResult(file: string): unknown {
 
 const EXIT_ON_SIGNAL = { SIGINT: 130, SIGTERM: 143 } as const;
 
-export async function tailCommand(target: string, flags: TailFlags): Promise<number> {
+const print = (text: string): void => {
+  if (text !== "") process.stdout.write(`${text}\n`);
+};
+const note = (text: string): void => {
+  process.stderr.write(`${text}\n`);
+};
+
+export async function tailCommand(target: string, flags: TailFlags, clock: Clock = systemClock): Promise<number> {
   let files: RunFiles;
   try {
     files = locateRun(target);
   } catch (err) {
     if (!(err instanceof RunNotFoundError)) throw err;
-    process.stderr.write(`subagent-wrapper tail: ${err.message}\n`);
+    note(`subagent-wrapper tail: ${err.message}`);
     return 2;
   }
-  if (files.pickedRun) process.stderr.write(`subagent-wrapper tail: the agent's latest run: ${files.pickedRun}\n`);
-  const pollMs = flags.pollMs ?? 200;
-  const follower = new EventLineFollower(files.eventsPath);
-  const print = (text: string) => {
-    if (text !== "") process.stdout.write(`${text}\n`);
-  };
-  const note = (text: string) => process.stderr.write(`${text}\n`);
-
-  let stoppedBy: keyof typeof EXIT_ON_SIGNAL | undefined;
-  let wake: (() => void) | undefined;
-  const onSignal = (signal: keyof typeof EXIT_ON_SIGNAL) => () => {
-    stoppedBy ??= signal;
-    wake?.();
-  };
-  const handlers = { SIGINT: onSignal("SIGINT"), SIGTERM: onSignal("SIGTERM") };
-  for (const [signal, handler] of Object.entries(handlers)) process.on(signal, handler);
-  const sleep = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pollMs);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  let first = true;
-  let childPid: number | undefined;
-  let runEnd: Record<string, unknown> | undefined;
-  let runEndAt: number | undefined;
-  let lastDataAt = Date.now();
+  if (files.pickedRun) note(`subagent-wrapper tail: the agent's latest run: ${files.pickedRun}`);
+  const stop = new StopSignals();
   try {
-    for (;;) {
-      const resultBefore = readResult(files.resultPath);
-      const { raw, lines } = await follower.read();
-      if (first && raw.length === 0 && resultBefore === undefined) note(`waiting for ${files.eventsPath} …`);
-      if (lines.length > 0) lastDataAt = Date.now();
-      for (const line of lines) {
-        if (!("record" in line)) continue;
-        if (line.record.type === "run_start" && typeof line.record.pid === "number") childPid = line.record.pid;
-        if (line.record.type === "run_end" && !runEnd) {
-          runEnd = line.record;
-          runEndAt = Date.now();
-        }
-      }
-      // Like tail -f: what was there before following started is cut to the last --lines.
-      const keep = first && !flags.fromStart ? flags.lines : Infinity;
-      if (flags.json) for (const text of raw.slice(-keep)) print(text);
-      else for (const line of lines.slice(-keep)) print(formatTailLine(line));
-
-      if (stoppedBy) return EXIT_ON_SIGNAL[stoppedBy];
-      const result = resultBefore ?? readResult(files.resultPath);
-      const decision = followDecision({
-        resultPresent: resultBefore !== undefined,
-        runEndAt,
-        childAlive: childPid === undefined ? undefined : processAlive(childPid),
-        lastDataAt,
-        now: Date.now(),
-      });
-      if (decision !== "wait") {
-        const summary = decision === "stopped" ? formatStoppedSummary(childPid) : formatTailSummary(result, runEnd);
-        (flags.json ? note : print)(summary);
-        return decision === "stopped" ? 1 : tailExitCode(result, runEnd);
-      }
-      first = false;
-      await sleep();
-      if (stoppedBy) return EXIT_ON_SIGNAL[stoppedBy];
-    }
+    return await follow(files, flags, clock, stop);
   } catch (err) {
     note(`subagent-wrapper tail: ${errorText(err)}`);
     return 1;
   } finally {
-    for (const [signal, handler] of Object.entries(handlers)) process.off(signal, handler);
+    stop.dispose();
+  }
+}
+
+/** Prints the records as they come, until the run ends, stops, or a signal comes; resolves with tail's exit code. */
+async function follow(files: RunFiles, flags: TailFlags, clock: Clock, stop: StopSignals): Promise<number> {
+  const pollMs = flags.pollMs ?? 200;
+  const follower = new EventLineFollower(files.eventsPath);
+  const run = new RunEndWatch(clock.now());
+  for (let first = true; ; first = false) {
+    const resultBefore = readResult(files.resultPath);
+    const { raw, lines } = await follower.read();
+    if (first && raw.length === 0 && resultBefore === undefined) note(`waiting for ${files.eventsPath} …`);
+    run.observe(lines, clock.now());
+    // Like tail -f: what was there before following started is cut to the last --lines.
+    const keep = first && !flags.fromStart ? flags.lines : Infinity;
+    if (flags.json) for (const text of raw.slice(-keep)) print(text);
+    else for (const line of lines.slice(-keep)) print(formatTailLine(line));
+
+    if (stop.exitCode !== undefined) return stop.exitCode;
+    const ended = endOfFollow(files, flags, resultBefore, run, clock.now());
+    if (ended !== undefined) return ended;
+    await stop.sleep(clock, pollMs);
+    if (stop.exitCode !== undefined) return stop.exitCode;
+  }
+}
+
+/** Whether following is over (followDecision): then the summary is printed and tail's exit code returned. */
+function endOfFollow(
+  files: RunFiles,
+  flags: TailFlags,
+  resultBefore: unknown,
+  run: RunEndWatch,
+  now: number,
+): number | undefined {
+  const result = resultBefore ?? readResult(files.resultPath);
+  const decision = followDecision({
+    resultPresent: resultBefore !== undefined,
+    runEndAt: run.runEndAt,
+    childAlive: run.childPid === undefined ? undefined : processAlive(run.childPid),
+    lastDataAt: run.lastDataAt,
+    now,
+  });
+  if (decision === "wait") return undefined;
+  const summary = decision === "stopped" ? formatStoppedSummary(run.childPid) : formatTailSummary(result, run.runEnd);
+  (flags.json ? note : print)(summary);
+  return decision === "stopped" ? 1 : tailExitCode(result, run.runEnd);
+}
+
+/** What the records so far say about the run's end: pi's pid, its run_end and when it came, when data last came. */
+class RunEndWatch {
+  childPid: number | undefined;
+  runEnd: Record<string, unknown> | undefined;
+  runEndAt: number | undefined;
+
+  constructor(public lastDataAt: number) {}
+
+  observe(lines: EventLine[], now: number): void {
+    if (lines.length > 0) this.lastDataAt = now;
+    for (const line of lines) {
+      if (!("record" in line)) continue;
+      if (line.record.type === "run_start" && typeof line.record.pid === "number") this.childPid = line.record.pid;
+      if (line.record.type === "run_end" && !this.runEnd) {
+        this.runEnd = line.record;
+        this.runEndAt = now;
+      }
+    }
+  }
+}
+
+/** SIGINT and SIGTERM end the follow: the wait in progress wakes, and tail exits with the signal's code. */
+class StopSignals {
+  private stoppedBy: keyof typeof EXIT_ON_SIGNAL | undefined;
+  private wake: (() => void) | undefined;
+  private readonly handlers = { SIGINT: this.handler("SIGINT"), SIGTERM: this.handler("SIGTERM") };
+
+  constructor() {
+    for (const [signal, handler] of Object.entries(this.handlers)) process.on(signal, handler);
+  }
+
+  /** The exit code of the signal that came, if one did. */
+  get exitCode(): number | undefined {
+    return this.stoppedBy && EXIT_ON_SIGNAL[this.stoppedBy];
+  }
+
+  /** Waits `ms`, or less if a signal comes meanwhile. */
+  sleep(clock: Clock, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, ms);
+      this.wake = () => {
+        clock.clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  dispose(): void {
+    for (const [signal, handler] of Object.entries(this.handlers)) process.off(signal, handler);
+  }
+
+  private handler(signal: keyof typeof EXIT_ON_SIGNAL): () => void {
+    return () => {
+      this.stoppedBy ??= signal;
+      this.wake?.();
+    };
   }
 }

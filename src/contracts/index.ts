@@ -3,6 +3,7 @@ export * from "./events.js";
 export * from "./inbox.js";
 export * from "./layout.js";
 export * from "./meta.js";
+export * from "./meta-check.js";
 export * from "./result.js";
 export * from "./tree.js";
 export * from "./usage.js";

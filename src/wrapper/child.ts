@@ -5,13 +5,16 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
 import { procStatFields } from "../lib/process.js";
 import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import type { PiIdentity } from "./pi-version.js";
-import { TASK_PLACEHOLDER } from "./task-extension.js";
 
-/** The compiled task-delivery extension that sits beside this module. */
-export const TASK_EXTENSION_PATH = fileURLToPath(new URL("./task-extension.js", import.meta.url));
+/**
+ * The compiled task extension pi loads into the child (src/in-child/: code that runs inside
+ * the child, importing only the contracts). Only its path is needed here, never its code.
+ */
+export const TASK_EXTENSION_PATH = fileURLToPath(new URL("../in-child/task-extension.js", import.meta.url));
 
 /** Raised when the pi executable cannot be found; the message names the binary. */
 export class PiNotFoundError extends Error {}
@@ -48,7 +51,7 @@ export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
 
 /**
  * The child's arguments. The task itself never appears here: it travels in a file that the
- * task extension hands to pi (see task-extension.ts), so it is never mangled, never
+ * task extension hands to pi (see in-child/task-extension.ts), so it is never mangled, never
  * length-limited and never shows up in `ps`.
  */
 export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_PATH): string[] {

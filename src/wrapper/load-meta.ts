@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { checkMeta, MetaError, type MetaV1, unknownFieldWarning } from "../contracts/meta.js";
+import { MetaError, type MetaV1 } from "../contracts/meta.js";
+import { checkMeta, unknownFieldWarning } from "../contracts/meta-check.js";
 import { fileIdentity, identityClash } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 import { checkResultPathWritable } from "./artifacts.js";

@@ -22,6 +22,9 @@
  * which a killed wrapper leaves behind (both start with the reserve's prefix, `.<name>.<pid>.`:
  * hiddenSiblingPrefix).
  *
+ * The shell program itself is orphan-guard-script.ts: it runs in a process of its own, so it
+ * shares nothing with this module but its arguments and the words on its stdin.
+ *
  * Not covered: a process that drops the token from its environment (`env -i`, an explicit
  * environment), one that runs as another user (its /proc environ is unreadable), systems
  * without /proc (only the group is ended there), and a guard that is itself SIGKILLed.
@@ -29,56 +32,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import { ENV } from "../contracts/env.js";
+import { settledWithin } from "../lib/clock.js";
+import { GUARD_SCRIPT } from "./orphan-guard-script.js";
 
-/** The longest the guard waits between SIGTERM and SIGKILL, in whole seconds. */
-export const GUARD_KILL_AFTER_S = 1;
-/** How often, in that wait, it looks whether what it signalled is gone (tenths of a second). */
-export const GUARD_POLLS_PER_S = 10;
 /** How long the wrapper waits for a released guard to exit. */
 export const GUARD_EXIT_WAIT_MS = 1000;
-
-const GUARD_SCRIPT = `
-needle=$1 reserve=$2 pg=
-while read -r word arg; do
-  case $word in
-    pgid) pg=$arg ;;
-    done) pg= ;;
-    exit) exit 0 ;;
-  esac
-done
-if [ -n "$reserve" ]; then
-  rm -f -- "$reserve"
-  for f in "\${reserve%reserve}"*.tmp; do [ -f "$f" ] && rm -f -- "$f"; done
-fi
-end() {
-  hit= pids=
-  if [ -n "$pg" ] && kill -s "$1" -- "-$pg" 2>/dev/null; then hit=1; fi
-  for f in $(grep -lF -e "$needle" /proc/[0-9]*/environ 2>/dev/null); do
-    p=\${f#/proc/}
-    p=\${p%/environ}
-    kill -s "$1" "$p" 2>/dev/null && hit=1 pids="$pids $p"
-  done
-  [ -n "$hit" ]
-}
-alive() {
-  for f in /proc/[0-9]*/stat; do
-    { read -r line < "$f"; } 2>/dev/null || continue
-    set -- \${line##*) }
-    case $1 in Z | X) continue ;; esac
-    [ -n "$pg" ] && [ "$3" = "$pg" ] && return 0
-    p=\${f#/proc/}
-    case " $pids " in *" \${p%/stat} "*) return 0 ;; esac
-  done
-  [ ! -d /proc/self ] && [ -n "$pg" ] && kill -s 0 -- "-$pg" 2>/dev/null
-}
-if end TERM; then
-  # Tenths where sleep takes them (GNU, busybox, BSD); whole seconds where it does not.
-  if sleep 0.1 2>/dev/null; then step=0.1 n=${GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S - 1}; else step=1 n=${GUARD_KILL_AFTER_S}; fi
-  while [ "$n" -gt 0 ] && alive; do sleep "$step"; n=$((n - 1)); done
-  end KILL
-fi
-exit 0
-`;
 
 /** The guard as the run sees it. Every call is safe after the guard died. */
 export interface OrphanGuard {
@@ -149,10 +107,8 @@ export function startOrphanGuard(token: string, reservePath: string, onError: (e
       say("exit");
       stdin.end();
       if (failed) return;
-      // A ref'd timer: the run's own exit waits for the guard's, within the bound.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, GUARD_EXIT_WAIT_MS)))]);
-      clearTimeout(timer);
+      // A held timer: the run's own exit waits for the guard's, within the bound.
+      await settledWithin(exited, GUARD_EXIT_WAIT_MS);
     },
     close: () => stdin.end(),
   };

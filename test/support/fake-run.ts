@@ -1,13 +1,24 @@
 /**
  * Seams for driving the wrapper run without processes or wall-clock time: a child that prints
- * pi events and exits on demand (the fake time is FakeClock, fake-clock.ts).
+ * pi events and exits on demand (the fake time is FakeClock, fake-clock.ts), and the harness
+ * the run's tests share (fakeRunHarness): a folder per test, runs started in it, and the end
+ * of any run a failed test left open.
  */
 import { EventEmitter } from "node:events";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
+import { afterEach, beforeEach } from "vitest";
+import type { EventRecord } from "../../src/contracts/events.js";
+import type { MetaV1 } from "../../src/contracts/meta.js";
+import type { Clock } from "../../src/lib/clock.js";
 import type { ChildHandle, ChildOperations, SpawnOptions } from "../../src/wrapper/child.js";
 import type { OrphanGuard } from "../../src/wrapper/orphan-guard.js";
-import type { Scheduler } from "../../src/wrapper/scheduler.js";
-import { settle } from "./fake-clock.js";
+import type { PiIdentity } from "../../src/wrapper/pi-version.js";
+import { type RunOptions, type RunReport, runWrapper, STDOUT_DRAIN_MS } from "../../src/wrapper/run.js";
+import { GROUP_POLL_MS, STRAGGLER_KILL_MS } from "../../src/wrapper/stragglers.js";
+import { FakeClock, settle } from "./fake-clock.js";
 
 /**
  * Polls on real I/O turns (the run's clock is fake, so no fake time passes) until `check`
@@ -34,14 +45,19 @@ export interface ReceivedSignal {
 /** How a process left behind by the child takes SIGTERM. */
 export type LeftBehind = "ends on SIGTERM" | "ignores SIGTERM";
 
+/** How a FakeChild takes signals, and what it leaves behind. */
+export interface ChildBehaviour {
+  ignoreSigterm?: boolean;
+  straggler?: LeftBehind;
+  escapee?: LeftBehind;
+}
+
 /**
  * A pi child. By default SIGTERM ends it with code 143 (as pi's handler does) and SIGKILL with
  * the signal; `ignoreSigterm` makes only SIGKILL work. `straggler` leaves a process in its
  * group after it exits; `escapee` one outside the group that carries the run's token (a
  * `setsid` sleep), pid ESCAPEE_PID: one that SIGTERM ends, or with `"ignores SIGTERM"` only SIGKILL.
  */
-export { FakeClock as FakeScheduler, settle } from "./fake-clock.js";
-
 export class FakeChild extends EventEmitter implements ChildHandle {
   readonly pid = 424242;
   readonly stdout = new PassThrough();
@@ -50,8 +66,8 @@ export class FakeChild extends EventEmitter implements ChildHandle {
   exited = false;
 
   constructor(
-    readonly clock: Scheduler,
-    private readonly behaviour: { ignoreSigterm?: boolean; straggler?: LeftBehind; escapee?: LeftBehind } = {},
+    readonly clock: Clock,
+    private readonly behaviour: ChildBehaviour = {},
   ) {
     super();
     this.stragglerAlive = behaviour.straggler !== undefined;
@@ -112,7 +128,7 @@ export class FakeGuard implements OrphanGuard {
   readonly said: Array<{ word: "watch" | "groupGone" | "release" | "close"; at: number; pgid?: number }> = [];
   started?: { runToken: string; reservePath: string; at: number };
 
-  constructor(private readonly clock: Scheduler) {}
+  constructor(private readonly clock: Clock) {}
 
   watch(pgid: number): void {
     this.said.push({ word: "watch", at: this.clock.now(), pgid });
@@ -135,15 +151,18 @@ export class FakeGuard implements OrphanGuard {
   }
 }
 
+/** ChildOperations around one FakeChild, with what the run did through them. */
+export type FakeChildOperations = ChildOperations & {
+  spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }>;
+  guard: FakeGuard;
+  events: string[];
+};
+
 /** ChildOperations around one FakeChild; `alive` answers the parent watch. */
 export function fakeChildOperations(
   child: FakeChild,
   options: { alive?: (pid: number) => boolean } = {},
-): ChildOperations & {
-  spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }>;
-  guard: FakeGuard;
-  events: string[];
-} {
+): FakeChildOperations {
   const spawned: Array<{ bin: string; args: string[]; options: SpawnOptions }> = [];
   const guard = new FakeGuard(child.clock);
   /** The order in which the guard started and the child was spawned. */
@@ -174,5 +193,118 @@ export function fakeChildOperations(
       if (pid === child.pid) child.receive(signal);
     },
     canSignal: options.alive ?? (() => true),
+  };
+}
+
+/** One run on fake time against a FakeChild, as a test drives it. */
+export interface FakeRun {
+  clock: FakeClock;
+  child: FakeChild;
+  ops: FakeChildOperations;
+  meta: MetaV1;
+  /** The fake time the run started at. */
+  t0: number;
+  done: Promise<RunReport>;
+  finished: () => boolean;
+  /** events.jsonl as it is on disk now. */
+  events: () => Promise<EventRecord[]>;
+  /** Prints the events and waits until the run has read them all (their records are written). */
+  print: (...events: object[]) => Promise<void>;
+}
+
+export interface FakeRunOptions extends ChildBehaviour {
+  /** Answers the parent watch (default: the parent is there). */
+  alive?: (pid: number) => boolean;
+  /** Which pi the run takes the child for (default: pi-version.ts's own answer for the fake binary). */
+  pi?: PiIdentity;
+  /** The run's options besides its clock and child (env defaults to none). */
+  run?: RunOptions;
+}
+
+export interface FakeRunHarness {
+  /** This test's folder (a fresh one for each test). */
+  readonly dir: string;
+  /** Starts a run; the spawn of pi is still to come. */
+  begin(meta?: Partial<MetaV1>, options?: FakeRunOptions): FakeRun;
+  /** Starts a run and waits until pi is running and its stdout is read. */
+  start(meta?: Partial<MetaV1>, options?: FakeRunOptions): Promise<FakeRun>;
+}
+
+/**
+ * For one test file: a fresh folder for each test (named `prefix…`), and runs in it whose
+ * meta.json is `defaults`, the folder's paths and the test's own fields. A run a failed test
+ * left open is ended after the test (the child SIGKILLed, every wait of the run's end passed),
+ * so its task file and result go before the folder does.
+ */
+export function fakeRunHarness(prefix: string, defaults: Pick<MetaV1, "runId" | "task">): FakeRunHarness {
+  let dir = "";
+  const runs: FakeRun[] = [];
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  });
+  afterEach(async () => {
+    for (const run of runs.splice(0)) {
+      if (run.finished()) continue;
+      run.child.exit(null, "SIGKILL");
+      await run.clock.advance(STDOUT_DRAIN_MS + STRAGGLER_KILL_MS + GROUP_POLL_MS);
+      await run.done;
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const begin = (meta: Partial<MetaV1> = {}, options: FakeRunOptions = {}): FakeRun => {
+    const clock = new FakeClock();
+    const { alive, pi, run: runOptions, ...behaviour } = options;
+    const child = new FakeChild(clock, behaviour);
+    const ops: FakeChildOperations = fakeChildOperations(child, alive ? { alive } : {});
+    if (pi) ops.identifyPi = () => pi;
+    const full: MetaV1 = {
+      ...defaults,
+      cwd: dir,
+      resultPath: path.join(dir, "result.json"),
+      eventsPath: path.join(dir, "events.jsonl"),
+      ...meta,
+    };
+    let finished = false;
+    const done = runWrapper(full, { env: {}, ...runOptions, clock, child: ops }).then((report) => {
+      finished = true;
+      return report;
+    });
+    const run: FakeRun = {
+      clock,
+      child,
+      ops,
+      meta: full,
+      t0: clock.now(),
+      done,
+      finished: () => finished,
+      events: async () =>
+        (await readFile(full.eventsPath, "utf8"))
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as EventRecord),
+      print: async (...events) => {
+        for (const event of events) child.print(event);
+        await until(() => child.stdout.readableLength === 0, "the lines read");
+        await settle();
+      },
+    };
+    runs.push(run);
+    return run;
+  };
+
+  return {
+    get dir() {
+      return dir;
+    },
+    begin,
+    start: async (meta, options) => {
+      const run = begin(meta, options);
+      await until(
+        () => run.ops.spawned.length === 1 && run.child.stdout.listenerCount("data") > 0,
+        "pi started and read",
+      );
+      return run;
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseMeta } from "../../src/contracts/meta.js";
+import { parseMeta } from "../../src/contracts/meta-check.js";
+import { TASK_PLACEHOLDER } from "../../src/contracts/task-handoff.js";
 import { buildChildArgs } from "../../src/wrapper/child.js";
-import { TASK_PLACEHOLDER } from "../../src/wrapper/task-extension.js";
 
 const base = { runId: "r", task: "t", cwd: "/w", resultPath: "/w/r.json", eventsPath: "/w/e.jsonl" };
 const args = (extra: object) => buildChildArgs(parseMeta({ ...base, ...extra }, "/w"), "/ext/task.js");

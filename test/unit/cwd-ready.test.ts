@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitForCwdReady } from "../../src/wrapper/cwd-ready.js";
+import { waitForCwdReady } from "../../src/in-child/cwd-ready.js";
 
 /** A read that finds nothing `misses` times, then `text` (or throws `error`); counts its calls. */
 function scripted(misses: number, outcome: { text?: string; error?: NodeJS.ErrnoException }) {

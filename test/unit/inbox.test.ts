@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { inboxFileName, isInboxMessageName, parseInboxMessage } from "../../src/contracts/inbox.js";
+import { type FeederOperations, InboxFeeder } from "../../src/in-child/inbox-feeder.js";
+import { afterTurn } from "../../src/in-child/task-extension.js";
 import { DeliveryLedger, type InboxFiles, userMessageText } from "../../src/wrapper/inbox.js";
-import { type FeederOperations, InboxFeeder } from "../../src/wrapper/inbox-feeder.js";
-import { afterTurn } from "../../src/wrapper/task-extension.js";
 
 const DIR = "/run/inbox";
 

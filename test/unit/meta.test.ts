@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { MetaError } from "../../src/contracts/meta.js";
 import {
   checkMeta,
-  MetaError,
   nearestKnownField,
   parseMeta,
   resolveExtensionEntry,
   unknownFieldWarning,
-} from "../../src/contracts/meta.js";
+} from "../../src/contracts/meta-check.js";
 import { BASE_META as base, INVALID_META } from "../support/meta-examples.js";
 
 function errorOf(raw: unknown): MetaError {

@@ -6,7 +6,8 @@
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ContractChecks, formatIssue, loadContractChecks } from "../../src/cli/contract-check.js";
-import { MetaError, parseMeta } from "../../src/contracts/meta.js";
+import { MetaError } from "../../src/contracts/meta.js";
+import { parseMeta } from "../../src/contracts/meta-check.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { emptyUsage } from "../../src/contracts/usage.js";
 import { INVALID_META, VALID_META } from "../support/meta-examples.js";

@@ -6,79 +6,25 @@
  * test/reliability/orphans.test.ts.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { MetaV1 } from "../../src/contracts/meta.js";
+import { describe, expect, it } from "vitest";
 import { WRAPPER_EXIT } from "../../src/contracts/result.js";
 import { ResultReserve } from "../../src/wrapper/artifacts.js";
-import {
-  GROUP_POLL_MS,
-  type RunReport,
-  runWrapper,
-  STDOUT_DRAIN_MS,
-  STRAGGLER_KILL_MS,
-} from "../../src/wrapper/run.js";
-import {
-  ESCAPEE_PID,
-  FakeChild,
-  FakeScheduler,
-  fakeChildOperations,
-  type LeftBehind,
-  until,
-} from "../support/fake-run.js";
+import type { RunReport } from "../../src/wrapper/run.js";
+import { GROUP_POLL_MS, STRAGGLER_KILL_MS } from "../../src/wrapper/stragglers.js";
+import { ESCAPEE_PID, type FakeRun, fakeRunHarness, until } from "../support/fake-run.js";
 import { assistantEnd } from "../support/pi-events.js";
 
-let dir: string;
-/** Runs a test started; one a failed test left open is ended, so its files go before the folder does. */
-const open: Array<{ child: FakeChild; scheduler: FakeScheduler; done: Promise<RunReport>; ended: () => boolean }> = [];
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "psa-wrapper-guard-"));
-});
-afterEach(async () => {
-  for (const run of open.splice(0)) {
-    if (run.ended()) continue;
-    run.child.exit(null, "SIGKILL");
-    await run.scheduler.advance(STDOUT_DRAIN_MS + STRAGGLER_KILL_MS + GROUP_POLL_MS);
-    await run.done;
-  }
-  await rm(dir, { recursive: true, force: true });
-});
-
-function begin(meta: Partial<MetaV1> = {}, behaviour: { straggler?: LeftBehind; escapee?: LeftBehind } = {}) {
-  const scheduler = new FakeScheduler();
-  const child = new FakeChild(scheduler, behaviour);
-  const ops = fakeChildOperations(child);
-  const full: MetaV1 = {
-    runId: "r",
-    task: "t",
-    cwd: dir,
-    resultPath: path.join(dir, "result.json"),
-    eventsPath: path.join(dir, "events.jsonl"),
-    ...meta,
-  };
-  let ended = false;
-  const done = runWrapper(full, { env: {}, scheduler, child: ops }).then((report) => {
-    ended = true;
-    return report;
-  });
-  const run = { scheduler, child, ops, done, t0: scheduler.now(), ended: () => ended };
-  open.push(run);
-  return run;
-}
-
-async function started(meta: Partial<MetaV1> = {}, behaviour: { straggler?: LeftBehind; escapee?: LeftBehind } = {}) {
-  const run = begin(meta, behaviour);
-  await until(() => run.ops.spawned.length === 1 && run.child.stdout.listenerCount("data") > 0, "pi started");
-  return run;
-}
+const fake = fakeRunHarness("psa-wrapper-guard-", { runId: "r", task: "t" });
+const { begin, start: started } = fake;
 
 /** Ends a run whose child answered and exited by itself; resolves with its report. */
-async function finished(run: Awaited<ReturnType<typeof started>>): Promise<RunReport> {
+async function finished(run: FakeRun): Promise<RunReport> {
   run.child.print(assistantEnd({ text: "done" }));
   run.child.exit(0);
-  await until(run.ended, "the run ended");
+  await until(run.finished, "the run ended");
   return run.done;
 }
 
@@ -101,7 +47,7 @@ describe("the orphan guard, as the run drives it", () => {
     const { runToken } = run.ops.spawned[0]!.options;
     expect(run.ops.guard.started).toEqual({
       runToken,
-      reservePath: ResultReserve.pathFor(path.join(dir, "result.json")),
+      reservePath: ResultReserve.pathFor(path.join(fake.dir, "result.json")),
       at: run.t0,
     });
     expect(runToken).toMatch(/^[0-9a-f]{32}$/);
@@ -129,15 +75,15 @@ describe("the orphan guard, as the run drives it", () => {
     run.child.exit(0);
     await until(() => run.child.signals.length === 1, "the group's SIGTERM");
     const termAt = run.child.signals[0]!.at;
-    await run.scheduler.advance(STRAGGLER_KILL_MS - 1);
+    await run.clock.advance(STRAGGLER_KILL_MS - 1);
     expect(run.child.signals.map((s) => s.signal)).toEqual(["SIGTERM"]);
     expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`]);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signals).toEqual([
       { signal: "SIGTERM", at: termAt, afterExit: true },
       { signal: "SIGKILL", at: termAt + STRAGGLER_KILL_MS, afterExit: true },
     ]);
-    await run.scheduler.advance(GROUP_POLL_MS);
+    await run.clock.advance(GROUP_POLL_MS);
     const { result } = await run.done;
     expect(result).toMatchObject({ status: "completed", forcedExit: false });
     expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "groupGone", "release"]);
@@ -148,8 +94,8 @@ describe("the orphan guard, as the run drives it", () => {
     run.ops.signalGroup = () => undefined; // nothing reaches it, SIGKILL included (a zombie that nothing reaps)
     run.child.print(assistantEnd({ text: "done" }));
     run.child.exit(0);
-    await until(() => run.scheduler.pending().length > 0, "the straggler wait");
-    await run.scheduler.advance(STRAGGLER_KILL_MS + 2 * GROUP_POLL_MS);
+    await until(() => run.clock.pending().length > 0, "the straggler wait");
+    await run.clock.advance(STRAGGLER_KILL_MS + 2 * GROUP_POLL_MS);
     const { result } = await run.done;
     expect(result.status).toBe("completed");
     expect(run.ops.guard.words()).toEqual([`watch ${run.child.pid}`, "release"]);
@@ -168,15 +114,15 @@ describe("the normal end: what left the child's group but carries the run's toke
     };
     const release = run.ops.guard.release.bind(run.ops.guard);
     run.ops.guard.release = () => {
-      resultWhenReleased.push(existsSync(path.join(dir, "result.json")));
+      resultWhenReleased.push(existsSync(path.join(fake.dir, "result.json")));
       return release();
     };
     run.child.print(assistantEnd({ text: "done" }));
     run.child.exit(0);
     await until(() => run.child.escapeeSignals.length === 1, "the escapee's SIGTERM");
-    const termAt = run.scheduler.now();
+    const termAt = run.clock.now();
     // Gone at the next look, GROUP_POLL_MS later: no SIGKILL.
-    await run.scheduler.advance(GROUP_POLL_MS);
+    await run.clock.advance(GROUP_POLL_MS);
     const { result } = await run.done;
     expect(result.status).toBe("completed");
     expect(run.child.escapeeSignals).toEqual([{ signal: "SIGTERM", at: termAt }]);
@@ -191,10 +137,10 @@ describe("the normal end: what left the child's group but carries the run's toke
     run.child.exit(0);
     await until(() => run.child.escapeeSignals.length === 1, "the escapee's SIGTERM");
     const termAt = run.child.escapeeSignals[0]!.at;
-    await run.scheduler.advance(STRAGGLER_KILL_MS - 1);
+    await run.clock.advance(STRAGGLER_KILL_MS - 1);
     expect(run.child.escapeeSignals.map((s) => s.signal)).toEqual(["SIGTERM"]);
     expect(run.ops.guard.words()).not.toContain("release");
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     await run.done;
     expect(run.child.escapeeSignals).toEqual([
       { signal: "SIGTERM", at: termAt },
@@ -211,7 +157,7 @@ describe("the normal end: what left the child's group but carries the run's toke
       asked++;
       return [];
     };
-    await run.scheduler.advance(10);
+    await run.clock.advance(10);
     await run.done;
     expect(asked).toBe(0);
   });
@@ -221,9 +167,9 @@ describe("start-up: limits first, then files", () => {
   it("timeoutMs is armed before any file is touched: a start-up that has not reached pi ends timed_out, pi never started", async () => {
     const run = begin({ timeoutMs: 250 });
     // Synchronously after the call: the run awaits its first files, the limit already pending.
-    expect(run.scheduler.pending()).toEqual([250]);
+    expect(run.clock.pending()).toEqual([250]);
     expect(run.ops.spawned).toEqual([]);
-    await run.scheduler.advance(250);
+    await run.clock.advance(250);
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(1);
     expect(run.ops.spawned).toEqual([]);
@@ -235,8 +181,8 @@ describe("start-up: limits first, then files", () => {
   });
 
   it("a run whose result.json space cannot be reserved never starts pi, and says why (exit 3 when result.json cannot be written either)", async () => {
-    await writeFile(path.join(dir, "a-file"), "");
-    const run = begin({ resultPath: path.join(dir, "a-file", "result.json") });
+    await writeFile(path.join(fake.dir, "a-file"), "");
+    const run = begin({ resultPath: path.join(fake.dir, "a-file", "result.json") });
     const { result, exitCode } = await run.done;
     expect(run.ops.spawned).toEqual([]);
     expect(exitCode).toBe(WRAPPER_EXIT.noResult);
@@ -253,6 +199,6 @@ describe("start-up: limits first, then files", () => {
   it("a completed run leaves no reserve behind", async () => {
     const run = await started();
     await finished(run);
-    expect((await readdir(dir)).sort()).toEqual(["events.jsonl", "result.json"]);
+    expect((await readdir(fake.dir)).sort()).toEqual(["events.jsonl", "result.json"]);
   });
 });

@@ -1,101 +1,36 @@
 /**
  * The wrapper run's timing, on fake time: a fake pi child (lines on stdout, exits on demand,
- * records the signals it gets at the fake time they arrive) and a fake scheduler. Nothing here
+ * records the signals it gets at the fake time they arrive) and a fake clock. Nothing here
  * sleeps; every delay is checked to the millisecond.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EventRecord } from "../../src/contracts/events.js";
-import type { MetaV1 } from "../../src/contracts/meta.js";
-import {
-  KILL_AFTER_MS,
-  PARENT_CHECK_MS,
-  type RunOptions,
-  type RunReport,
-  runWrapper,
-  STDOUT_DRAIN_MS,
-} from "../../src/wrapper/run.js";
-import { MAX_TIMER_MS } from "../../src/wrapper/scheduler.js";
-import { FakeChild, FakeScheduler, fakeChildOperations, until } from "../support/fake-run.js";
+import { describe, expect, it } from "vitest";
+import { PARENT_CHECK_MS } from "../../src/wrapper/interrupts.js";
+import { KILL_AFTER_MS, STDOUT_DRAIN_MS } from "../../src/wrapper/run.js";
+import { MAX_TIMER_MS } from "../../src/wrapper/run-timers.js";
+import { type FakeRun, fakeRunHarness, until } from "../support/fake-run.js";
 import { assistantEnd, retryStart } from "../support/pi-events.js";
 
-let dir: string;
-/** Runs a test started; one a failed test left running is ended, so its task file and result go before the folder does. */
-const runs: Started[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "psa-wrapper-run-"));
-});
-afterEach(async () => {
-  for (const run of runs.splice(0)) {
-    if (run.finished()) continue;
-    run.child.exit(null, "SIGKILL");
-    await run.scheduler.advance(STDOUT_DRAIN_MS);
-    await run.done;
-  }
-  await rm(dir, { recursive: true, force: true });
-});
-
-interface Started {
-  scheduler: FakeScheduler;
-  child: FakeChild;
-  ops: ReturnType<typeof fakeChildOperations>;
-  t0: number;
-  done: Promise<RunReport>;
-  finished: () => boolean;
-  events: () => Promise<EventRecord[]>;
-}
-
+const fake = fakeRunHarness("psa-wrapper-run-", { runId: "run-1", task: "inspect auth" });
 /** Starts a run against a fake child and waits until pi is running (run_start recorded). */
-async function start(
-  meta: Partial<MetaV1> = {},
-  options: { ignoreSigterm?: boolean; alive?: (pid: number) => boolean; run?: RunOptions } = {},
-): Promise<Started> {
-  const scheduler = new FakeScheduler();
-  const child = new FakeChild(scheduler, { ignoreSigterm: options.ignoreSigterm ?? false });
-  const ops = fakeChildOperations(child, options.alive ? { alive: options.alive } : {});
-  const full: MetaV1 = {
-    runId: "run-1",
-    task: "inspect auth",
-    cwd: dir,
-    resultPath: path.join(dir, "result.json"),
-    eventsPath: path.join(dir, "events.jsonl"),
-    ...meta,
-  };
-  let finished = false;
-  const done = runWrapper(full, { env: {}, ...options.run, scheduler, child: ops }).then((report) => {
-    finished = true;
-    return report;
-  });
-  const events = async () =>
-    (await readFile(full.eventsPath, "utf8"))
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as EventRecord);
-  const started: Started = { scheduler, child, ops, t0: scheduler.now(), done, finished: () => finished, events };
-  runs.push(started);
-  await until(() => ops.spawned.length === 1 && child.stdout.listenerCount("data") > 0, "pi started and read");
-  return started;
-}
+const start = fake.start;
 
 /** The child prints its terminal answer; resolves once the run has seen it (a timer is pending). */
-async function answer(run: Started, text = "done", stopReason = "stop"): Promise<void> {
-  const before = run.scheduler.pending().length;
+async function answer(run: FakeRun, text = "done", stopReason = "stop"): Promise<void> {
+  const before = run.clock.pending().length;
   run.child.print(assistantEnd({ text, stopReason }));
-  await until(() => run.scheduler.pending().length > before, "the answer observed");
+  await until(() => run.clock.pending().length > before, "the answer observed");
 }
 
 describe("wrapper run on fake time: grace and kill-after", () => {
   it("graceMs counts from the terminal message, not from the start of the run", async () => {
     const run = await start({ graceMs: 1500 });
-    await run.scheduler.advance(10_000);
+    await run.clock.advance(10_000);
     await answer(run);
-    const answeredAt = run.scheduler.now();
-    expect(run.scheduler.pending()).toEqual([1500]);
-    await run.scheduler.advance(1499);
+    const answeredAt = run.clock.now();
+    expect(run.clock.pending()).toEqual([1500]);
+    await run.clock.advance(1499);
     expect(run.child.signals).toEqual([]);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: answeredAt + 1500 }]);
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(0);
@@ -115,9 +50,9 @@ describe("wrapper run on fake time: grace and kill-after", () => {
   it("a child lingering after its answer gets SIGTERM at graceMs (default 1000) and the run stays completed", async () => {
     const run = await start();
     await answer(run);
-    await run.scheduler.advance(999);
+    await run.clock.advance(999);
     expect(run.child.signals).toEqual([]);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 1000 }]);
     expect((await run.done).result).toMatchObject({ status: "completed", forcedExit: true, childExitCode: 143 });
   });
@@ -125,11 +60,11 @@ describe("wrapper run on fake time: grace and kill-after", () => {
   it("a child that ignores SIGTERM gets SIGKILL 3 s after it, and the run stays completed with forcedExit", async () => {
     const run = await start({ graceMs: 300 }, { ignoreSigterm: true });
     await answer(run);
-    await run.scheduler.advance(300);
+    await run.clock.advance(300);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 300 }]);
-    await run.scheduler.advance(KILL_AFTER_MS - 1);
+    await run.clock.advance(KILL_AFTER_MS - 1);
     expect(run.child.exited).toBe(false);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([
       { signal: "SIGTERM", at: run.t0 + 300 },
       { signal: "SIGKILL", at: run.t0 + 300 + KILL_AFTER_MS },
@@ -146,7 +81,7 @@ describe("wrapper run on fake time: grace and kill-after", () => {
 
   it("an [ABORT] marker stops the child at once: SIGTERM at the moment of the message, no grace", async () => {
     const run = await start({ graceMs: 60_000 });
-    await run.scheduler.advance(250);
+    await run.clock.advance(250);
     run.child.print(assistantEnd({ text: "Checked.\n[ABORT] no API key" }));
     await until(() => run.child.signals.length > 0, "the child signalled");
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 250 }]);
@@ -162,7 +97,7 @@ describe("wrapper run on fake time: grace and kill-after", () => {
   it("a child that exits by itself within grace is not signalled while running, and forcedExit stays false", async () => {
     const run = await start({ graceMs: 1000 });
     await answer(run);
-    await run.scheduler.advance(400);
+    await run.clock.advance(400);
     run.child.exit(0);
     const { result } = await run.done;
     expect(run.child.signalsWhileRunning()).toEqual([]);
@@ -175,9 +110,9 @@ describe("wrapper run on fake time: grace and kill-after", () => {
 describe("wrapper run on fake time: timeoutMs", () => {
   it("timeoutMs stops a slow child and records timed_out", async () => {
     const run = await start({ timeoutMs: 400 });
-    await run.scheduler.advance(399);
+    await run.clock.advance(399);
     expect(run.child.signals).toEqual([]);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 400 }]);
     const { result, exitCode } = await run.done;
     expect(exitCode).toBe(1);
@@ -191,13 +126,13 @@ describe("wrapper run on fake time: timeoutMs", () => {
 
   it("a time-out after the terminal message changes nothing: the grace period runs its course", async () => {
     const run = await start({ timeoutMs: 3000, graceMs: 4000 });
-    await run.scheduler.advance(100);
+    await run.clock.advance(100);
     await answer(run);
-    await run.scheduler.advance(2900); // timeoutMs passes here
+    await run.clock.advance(2900); // timeoutMs passes here
     expect(run.child.signals).toEqual([]);
-    await run.scheduler.advance(1099);
+    await run.clock.advance(1099);
     expect(run.child.signals).toEqual([]);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 100 + 4000 }]);
     const { result } = await run.done;
     expect(result).toMatchObject({ status: "completed", finalText: "done", forcedExit: true });
@@ -207,15 +142,15 @@ describe("wrapper run on fake time: timeoutMs", () => {
   it("a timeoutMs over setTimeout's range (2^31 + 5000 ms) waits in steps and fires once, at its time", async () => {
     const timeoutMs = 2 ** 31 + 5000;
     const run = await start({ timeoutMs });
-    expect(run.scheduler.pending()).toEqual([MAX_TIMER_MS]);
-    await run.scheduler.advance(MAX_TIMER_MS);
+    expect(run.clock.pending()).toEqual([MAX_TIMER_MS]);
+    await run.clock.advance(MAX_TIMER_MS);
     expect(run.child.signals).toEqual([]);
-    expect(run.scheduler.pending()).toEqual([timeoutMs - MAX_TIMER_MS]);
-    await run.scheduler.advance(timeoutMs - MAX_TIMER_MS - 1);
+    expect(run.clock.pending()).toEqual([timeoutMs - MAX_TIMER_MS]);
+    await run.clock.advance(timeoutMs - MAX_TIMER_MS - 1);
     expect(run.child.signals).toEqual([]);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + timeoutMs }]);
-    expect(run.scheduler.requested.every((ms) => ms <= MAX_TIMER_MS)).toBe(true);
+    expect(run.clock.requested.every((ms) => ms <= MAX_TIMER_MS)).toBe(true);
     expect((await run.done).result).toMatchObject({
       status: "timed_out",
       errorMessage: `run exceeded timeoutMs (${timeoutMs} ms)`,
@@ -231,14 +166,14 @@ describe("wrapper run on fake time: timeoutMs", () => {
       const graceMs = 2 ** 31 + 5000;
       const run = await start({ graceMs });
       await answer(run, "provider hiccup", "error");
-      await run.scheduler.advance(before);
-      expect(run.scheduler.pending()).toHaveLength(1);
+      await run.clock.advance(before);
+      expect(run.clock.pending()).toHaveLength(1);
       run.child.print(retryStart());
-      await until(() => run.scheduler.pending().length === 0, "the grace timer cancelled");
-      await run.scheduler.advance(graceMs);
+      await until(() => run.clock.pending().length === 0, "the grace timer cancelled");
+      await run.clock.advance(graceMs);
       expect(run.child.signals).toEqual([]);
       run.child.print(assistantEnd({ text: "recovered" }));
-      await until(() => run.scheduler.pending().length === 1, "a new grace timer");
+      await until(() => run.clock.pending().length === 1, "a new grace timer");
       run.child.exit(0);
       const { result } = await run.done;
       expect(result).toMatchObject({ status: "completed", finalText: "recovered", forcedExit: false });
@@ -260,11 +195,11 @@ describe("wrapper run on fake time: the parent watch, start-up and stdout", () =
         run: { env: { PI_SUBAGENTS_PARENT_PID: "777" } },
       },
     );
-    await run.scheduler.advance(3 * PARENT_CHECK_MS);
+    await run.clock.advance(3 * PARENT_CHECK_MS);
     expect(asked).toEqual([777, 777, 777]);
     expect(run.child.signals).toEqual([]);
     parentAlive = false;
-    await run.scheduler.advance(PARENT_CHECK_MS);
+    await run.clock.advance(PARENT_CHECK_MS);
     expect(run.child.signalsWhileRunning()).toEqual([{ signal: "SIGTERM", at: run.t0 + 4 * PARENT_CHECK_MS }]);
     const { result } = await run.done;
     expect(result).toMatchObject({
@@ -281,25 +216,16 @@ describe("wrapper run on fake time: the parent watch, start-up and stdout", () =
       {},
       { alive: (pid) => asked.push(pid) > 0, run: { env: { PI_SUBAGENTS_PARENT_PID: value } } },
     );
-    expect(run.scheduler.pending()).toEqual([]);
+    expect(run.clock.pending()).toEqual([]);
     run.child.exit(0);
     await run.done;
     expect(asked).toEqual([]);
   });
 
   it("a signal that arrived before start-up is recorded as interrupted and pi is never started", async () => {
-    const scheduler = new FakeScheduler();
-    const child = new FakeChild(scheduler);
-    const ops = fakeChildOperations(child);
-    const meta: MetaV1 = {
-      runId: "r",
-      task: "t",
-      cwd: dir,
-      resultPath: path.join(dir, "result.json"),
-      eventsPath: path.join(dir, "events.jsonl"),
-    };
-    const { result, exitCode } = await runWrapper(meta, { env: {}, earlySignal: "SIGTERM", scheduler, child: ops });
-    expect(ops.spawned).toEqual([]);
+    const run = fake.begin({ runId: "r", task: "t" }, { run: { earlySignal: "SIGTERM" } });
+    const { result, exitCode } = await run.done;
+    expect(run.ops.spawned).toEqual([]);
     expect(exitCode).toBe(1);
     expect(result).toMatchObject({
       status: "interrupted",
@@ -312,10 +238,10 @@ describe("wrapper run on fake time: the parent watch, start-up and stdout", () =
     const run = await start();
     await answer(run);
     run.child.exit(0, null, { keepStdoutOpen: true });
-    await until(() => run.scheduler.pending().includes(STDOUT_DRAIN_MS), "the drain timer");
-    await run.scheduler.advance(STDOUT_DRAIN_MS - 1);
+    await until(() => run.clock.pending().includes(STDOUT_DRAIN_MS), "the drain timer");
+    await run.clock.advance(STDOUT_DRAIN_MS - 1);
     expect(run.finished()).toBe(false);
-    await run.scheduler.advance(1);
+    await run.clock.advance(1);
     await until(run.finished, "the run finished");
     const { result } = await run.done;
     expect(result).toMatchObject({ status: "completed", childExitCode: 0 });

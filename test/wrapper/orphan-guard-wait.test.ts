@@ -13,7 +13,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ENV } from "../../src/contracts/env.js";
 import { procStatFields } from "../../src/lib/process.js";
-import { GUARD_KILL_AFTER_S, GUARD_POLLS_PER_S, guardCommand } from "../../src/wrapper/orphan-guard.js";
+import { guardCommand } from "../../src/wrapper/orphan-guard.js";
+import { GUARD_KILL_AFTER_S, GUARD_POLLS_PER_S } from "../../src/wrapper/orphan-guard-script.js";
 import { pidAlive, waitForPidExit } from "../support/processes.js";
 
 const dirs: string[] = [];

@@ -59,7 +59,7 @@ describe("bin/subagent-wrapper: the one-file bundle of the run path", () => {
     await cp(path.join(REPO_ROOT, "bin"), path.join(dir, "bin"), { recursive: true });
     await cp(path.join(REPO_ROOT, "dist"), path.join(dir, "dist"), { recursive: true });
     await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
-    const bundle = path.join(dir, "dist/wrapper/run-command.bundle.cjs");
+    const bundle = path.join(dir, "dist/cli/run-command.bundle.cjs");
     await writeFile(
       bundle,
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the stand-in bundle's own template literal

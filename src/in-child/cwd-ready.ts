@@ -55,6 +55,8 @@ export function waitForCwdReady(file: string, options: CwdReadyOptions = {}): Pr
         return;
       }
       if (text === undefined) {
+        // Node's own timer, not the package's Clock: code inside the child imports only the
+        // contracts (docs/architecture.md), and a test makes the wait short with pollMs.
         setTimeout(look, pollMs);
         return;
       }

@@ -3,9 +3,9 @@
  * line:
  * - delivers the task verbatim: pi trims piped stdin, reads `-x` as an option, `@x` as a
  *   file and `/x` as a command, and caps one argument at 128 KiB. The wrapper passes a
- *   harmless placeholder message and this extension swaps in the task file's exact text
- *   through pi's `input` event (prompt templates are disabled with `-np`, so nothing
- *   expands it afterwards);
+ *   harmless placeholder message (contracts/task-handoff.ts) and this extension swaps in
+ *   the task file's exact text through pi's `input` event (prompt templates are disabled
+ *   with `-np`, so nothing expands it afterwards);
  * - hands live messages to the running child: with meta.json `inboxPath`, it watches that
  *   folder and steers each new message into pi's conversation before pi's next model
  *   request (inbox-feeder.ts says when that can work; the wrapper confirms what arrived);
@@ -18,10 +18,10 @@
 import fs from "node:fs";
 import { ENV } from "../contracts/env.js";
 import { cwdStartedPath } from "../contracts/meta.js";
+import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
 import { CWD_NOT_READY_EXIT, waitForCwdReady } from "./cwd-ready.js";
 import { InboxFeeder } from "./inbox-feeder.js";
 
-export const TASK_PLACEHOLDER = "(subagent task: delivered by the pi-subagent-tree task extension)";
 const ORPHAN_CHECK_MS = 1000;
 
 interface InputEvent {
@@ -101,6 +101,8 @@ export default function taskExtension(pi: MinimalExtensionApi): void {
   }
 
   if (Number.isInteger(wrapperPid) && wrapperPid > 1) {
+    // Node's own timer, not the package's Clock: code inside the child imports only the
+    // contracts, and this check is tested against real processes (the wrapper SIGKILLed).
     const timer = setInterval(() => {
       if (process.ppid === wrapperPid) return;
       clearInterval(timer);

@@ -21,7 +21,10 @@ import { isInboxMessageName, parseInboxMessage } from "../contracts/inbox.js";
 /** How often the folder is read when the watch misses a change (or cannot be set up). */
 export const INBOX_POLL_MS = 250;
 
-/** What the feeder needs of the world (tests pass a map and a fake clock). */
+/**
+ * What the feeder needs of the world (tests pass a map and a fake clock). Its timer is `every`
+ * rather than the package's Clock: code inside the child imports only the contracts.
+ */
 export interface FeederOperations {
   list(dir: string): string[];
   /** A file's text, or undefined when it cannot be read now. */

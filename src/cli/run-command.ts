@@ -9,9 +9,9 @@ import { MetaError, type MetaV1 } from "../contracts/meta.js";
 import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
 import { emptyUsage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
-import { writeResultAtomic } from "./artifacts.js";
-import { loadMeta } from "./load-meta.js";
-import { runWrapper } from "./run.js";
+import { writeResultAtomic } from "../wrapper/artifacts.js";
+import { loadMeta } from "../wrapper/load-meta.js";
+import { runWrapper } from "../wrapper/run.js";
 
 /**
  * One line on stderr, which never fails the run: stderr may be a file on the disk that just

@@ -1,0 +1,287 @@
+/**
+ * Checking a meta.json object read from disk: every problem a line, paths resolved against
+ * meta.json's folder, unknown fields listed with the known field each is nearest to. Pure:
+ * the checks that need the file system live in the wrapper (load-meta.ts).
+ */
+import path from "node:path";
+import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
+
+const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
+const OPTIONAL_STRINGS = [
+  "mode",
+  "agent",
+  "agentSource",
+  "agentPath",
+  "requestedModel",
+  "resolvedModel",
+  "systemPromptPath",
+  "sessionPath",
+  "startedAt",
+  "stdoutPath",
+  "stderrPath",
+  "transcriptPath",
+  "inboxPath",
+  "cwdReadyPath",
+] as const;
+const PATH_FIELDS = [
+  "cwd",
+  "resultPath",
+  "eventsPath",
+  "systemPromptPath",
+  "sessionPath",
+  "stdoutPath",
+  "stderrPath",
+  "transcriptPath",
+  "inboxPath",
+  "cwdReadyPath",
+] as const;
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** The raw resultPath of a parsed-but-maybe-invalid meta object, resolved, if it is usable. */
+export function peekResultPath(raw: unknown, baseDir: string): string | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const value = (raw as Record<string, unknown>).resultPath;
+  return typeof value === "string" && value.length > 0 ? path.resolve(baseDir, value) : undefined;
+}
+
+/** What checking a meta.json object found. */
+export interface MetaCheck {
+  /** The fields that are valid, paths resolved: the whole MetaV1 when `problems` is empty. */
+  fields: Partial<MetaV1>;
+  /** Every problem, one line each, in the order the fields are checked. */
+  problems: string[];
+  /** Fields this version does not know (ignored), each with the known field it is nearest to, if one is close. */
+  unknown: Array<{ field: string; nearest?: string }>;
+}
+
+/**
+ * Check a parsed meta.json object and resolve its paths against `baseDir` (the folder
+ * holding meta.json), reporting every problem rather than the first. Pure: checks that need
+ * the file system live in the wrapper. Unknown fields are ignored so newer writers keep
+ * working with this reader; they are listed so the wrapper can warn about a likely typo.
+ */
+export function checkMeta(raw: unknown, baseDir: string): MetaCheck {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { fields: {}, problems: [`meta.json must hold a JSON object, not ${describe(raw)}`], unknown: [] };
+  }
+  const check: FieldCheck = { input: raw as Record<string, unknown>, problems: [], valid: {} };
+  // In this order: the problems are listed as the fields are checked.
+  for (const step of FIELD_CHECKS) step(check);
+  const fields = check.valid as Partial<MetaV1>;
+  resolvePaths(fields, baseDir);
+  return { fields, problems: check.problems, unknown: unknownFields(check.input) };
+}
+
+/** One pass over a meta.json object: the problems found so far, and the valid fields kept. */
+interface FieldCheck {
+  readonly input: Record<string, unknown>;
+  readonly problems: string[];
+  readonly valid: Record<string, unknown>;
+}
+
+/** Keeps a field that passed its check (an absent one stays absent). */
+function accept(check: FieldCheck, key: string): void {
+  if (check.input[key] !== undefined) check.valid[key] = check.input[key];
+}
+
+function checkVersion({ input, problems }: FieldCheck): void {
+  if (input.version !== undefined && input.version !== 1) {
+    problems.push(`meta.json version ${JSON.stringify(input.version)} is not supported (this wrapper reads version 1)`);
+  }
+}
+
+function checkRequiredStrings(check: FieldCheck): void {
+  for (const key of REQUIRED_STRINGS) {
+    const value = check.input[key];
+    if (value === undefined) check.problems.push(`meta.json is missing required field "${key}"`);
+    else if (typeof value !== "string")
+      check.problems.push(`meta.json field "${key}" must be a string, not ${describe(value)}`);
+    else if (key !== "task" && value === "") check.problems.push(`meta.json field "${key}" must not be empty`);
+    else accept(check, key);
+  }
+}
+
+/** Each of `keys` that is present must pass `ok`; `problem` says what it must be otherwise. */
+function checkEach(
+  check: FieldCheck,
+  keys: readonly string[],
+  ok: (value: unknown) => boolean,
+  problem: (key: string, value: unknown) => string,
+): void {
+  for (const key of keys) {
+    const value = check.input[key];
+    if (value !== undefined && !ok(value)) check.problems.push(problem(key, value));
+    else accept(check, key);
+  }
+}
+
+const checkOptionalStrings = (check: FieldCheck) =>
+  checkEach(
+    check,
+    OPTIONAL_STRINGS,
+    (value) => typeof value === "string",
+    (key, value) => `meta.json field "${key}" must be a string, not ${describe(value)}`,
+  );
+
+const checkBooleans = (check: FieldCheck) =>
+  checkEach(
+    check,
+    ["noExtensions", "noContextFiles"],
+    (value) => typeof value === "boolean",
+    (key, value) => `meta.json field "${key}" must be a boolean, not ${describe(value)}`,
+  );
+
+const checkStringLists = (check: FieldCheck) =>
+  checkEach(
+    check,
+    ["tools", "extensions"],
+    (value) => Array.isArray(value) && value.every((item) => typeof item === "string" && item !== ""),
+    (key) => `meta.json field "${key}" must be an array of non-empty strings`,
+  );
+
+const checkDurations = (check: FieldCheck) =>
+  checkEach(
+    check,
+    ["timeoutMs", "graceMs"],
+    (value) => typeof value === "number" && Number.isFinite(value) && value > 0,
+    (key, value) => `meta.json field "${key}" must be a positive number of milliseconds, not ${JSON.stringify(value)}`,
+  );
+
+function checkThinking(check: FieldCheck): void {
+  const { input } = check;
+  if (input.thinking !== undefined && !THINKING_LEVELS.includes(input.thinking as ThinkingLevel)) {
+    check.problems.push(
+      `meta.json field "thinking" must be one of ${THINKING_LEVELS.join(", ")}, not ${JSON.stringify(input.thinking)}`,
+    );
+  } else accept(check, "thinking");
+}
+
+function checkEnv(check: FieldCheck): void {
+  const env = check.input.env;
+  if (env === undefined) return;
+  if (typeof env !== "object" || env === null || Array.isArray(env)) {
+    check.problems.push(`meta.json field "env" must be an object of strings, not ${describe(env)}`);
+    return;
+  }
+  const bad = Object.entries(env as Record<string, unknown>).filter(([, value]) => typeof value !== "string");
+  for (const [name, value] of bad)
+    check.problems.push(`meta.json field "env.${name}" must be a string, not ${describe(value)}`);
+  if (bad.length === 0) accept(check, "env");
+}
+
+const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
+  checkVersion,
+  checkRequiredStrings,
+  checkOptionalStrings,
+  checkBooleans,
+  checkStringLists,
+  checkDurations,
+  checkThinking,
+  checkEnv,
+];
+
+/** Paths resolve against the folder holding meta.json; so do extension entries that are paths. */
+function resolvePaths(fields: Partial<MetaV1>, baseDir: string): void {
+  for (const key of PATH_FIELDS) {
+    const value = fields[key];
+    if (typeof value === "string") fields[key] = path.resolve(baseDir, value);
+  }
+  if (fields.extensions) fields.extensions = fields.extensions.map((entry) => resolveExtensionEntry(entry, baseDir));
+}
+
+/** The fields this version does not know, each with the known field it is nearest to. */
+function unknownFields(input: Record<string, unknown>): MetaCheck["unknown"] {
+  return Object.keys(input)
+    .filter((key) => key !== "version" && !(KNOWN_KEYS as readonly string[]).includes(key))
+    .map((field) => {
+      const nearest = nearestKnownField(field);
+      return nearest ? { field, nearest } : { field };
+    });
+}
+
+/**
+ * Validate a parsed meta.json object and resolve its paths against `baseDir`. Throws a
+ * MetaError holding every problem.
+ */
+export function parseMeta(raw: unknown, baseDir: string): MetaV1 {
+  const { fields, problems } = checkMeta(raw, baseDir);
+  if (problems.length > 0) {
+    throw new MetaError(
+      problems,
+      peekResultPath(raw, baseDir),
+      typeof fields.runId === "string" ? fields.runId : undefined,
+    );
+  }
+  return fields as MetaV1;
+}
+
+/** The line the wrapper prints for a field it does not know. */
+export function unknownFieldWarning({ field, nearest }: { field: string; nearest?: string }): string {
+  const name = JSON.stringify(field);
+  return nearest
+    ? `meta.json field ${name} is not a known field and is ignored; did you mean "${nearest}"?`
+    : `meta.json field ${name} is not a known field and is ignored`;
+}
+
+/** Edit distance (insertions, deletions, substitutions) between two short strings. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The known field an unknown one most likely meant: the same name in another case
+ * (`timeoutMS`), a known name it begins (`stdout` → `stdoutPath`), or one within two edits
+ * (one for short names). None when nothing is that close.
+ */
+export function nearestKnownField(field: string): string | undefined {
+  const lower = field.toLowerCase();
+  const known = [...KNOWN_KEYS, "version"];
+  const sameName = known.find((key) => key.toLowerCase() === lower);
+  if (sameName) return sameName;
+  if (lower.length >= 4) {
+    const begun = known.find((key) => key.toLowerCase().startsWith(lower));
+    if (begun) return begun;
+  }
+  const limit = lower.length >= 5 ? 2 : 1;
+  let best: string | undefined;
+  let bestDistance = limit + 1;
+  for (const key of known) {
+    const distance = editDistance(lower, key.toLowerCase());
+    if (distance < bestDistance) {
+      best = key;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Paths starting with `.` or `/` resolve like other paths; package specs pass through. */
+export function resolveExtensionEntry(entry: string, baseDir: string): string {
+  return entry.startsWith(".") || entry.startsWith("/") ? path.resolve(baseDir, entry) : entry;
+}
+
+const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
+  ...REQUIRED_STRINGS,
+  ...OPTIONAL_STRINGS,
+  "thinking",
+  "tools",
+  "extensions",
+  "noExtensions",
+  "noContextFiles",
+  "timeoutMs",
+  "graceMs",
+  "env",
+];

@@ -1,0 +1,63 @@
+/**
+ * The orphan guard's program (orphan-guard.ts starts it): `/bin/sh` code that runs in a
+ * process of its own, after the wrapper may be gone, so it can use nothing of the package.
+ * Its interface:
+ * - arguments: $1 the run token's environment entry (`PI_SUBAGENT_RUN_TOKEN=<token>`),
+ *   $2 the result.json reserve to remove (or empty);
+ * - stdin, one word a line: `pgid N` (the child's process group), `done` (that group is gone:
+ *   never signal the number again), `exit` (the wrapper ended everything itself: exit at once).
+ * When stdin closes without `exit`, it removes the reserve and the temp files of a result.json
+ * write beside it, then sends SIGTERM to the group and to every process whose /proc environ
+ * holds the token entry, and SIGKILL to what is still there once what the SIGTERM reached is
+ * gone or GUARD_KILL_AFTER_S have passed. Zombies count as gone; without /proc the group is
+ * asked with signal 0.
+ */
+
+/** The longest the guard waits between SIGTERM and SIGKILL, in whole seconds. */
+export const GUARD_KILL_AFTER_S = 1;
+/** How often, in that wait, it looks whether what it signalled is gone (tenths of a second). */
+export const GUARD_POLLS_PER_S = 10;
+
+/** The program, for `/bin/sh -c` (orphan-guard.ts guardCommand). */
+export const GUARD_SCRIPT = `
+needle=$1 reserve=$2 pg=
+while read -r word arg; do
+  case $word in
+    pgid) pg=$arg ;;
+    done) pg= ;;
+    exit) exit 0 ;;
+  esac
+done
+if [ -n "$reserve" ]; then
+  rm -f -- "$reserve"
+  for f in "\${reserve%reserve}"*.tmp; do [ -f "$f" ] && rm -f -- "$f"; done
+fi
+end() {
+  hit= pids=
+  if [ -n "$pg" ] && kill -s "$1" -- "-$pg" 2>/dev/null; then hit=1; fi
+  for f in $(grep -lF -e "$needle" /proc/[0-9]*/environ 2>/dev/null); do
+    p=\${f#/proc/}
+    p=\${p%/environ}
+    kill -s "$1" "$p" 2>/dev/null && hit=1 pids="$pids $p"
+  done
+  [ -n "$hit" ]
+}
+alive() {
+  for f in /proc/[0-9]*/stat; do
+    { read -r line < "$f"; } 2>/dev/null || continue
+    set -- \${line##*) }
+    case $1 in Z | X) continue ;; esac
+    [ -n "$pg" ] && [ "$3" = "$pg" ] && return 0
+    p=\${f#/proc/}
+    case " $pids " in *" \${p%/stat} "*) return 0 ;; esac
+  done
+  [ ! -d /proc/self ] && [ -n "$pg" ] && kill -s 0 -- "-$pg" 2>/dev/null
+}
+if end TERM; then
+  # Tenths where sleep takes them (GNU, busybox, BSD); whole seconds where it does not.
+  if sleep 0.1 2>/dev/null; then step=0.1 n=${GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S - 1}; else step=1 n=${GUARD_KILL_AFTER_S}; fi
+  while [ "$n" -gt 0 ] && alive; do sleep "$step"; n=$((n - 1)); done
+  end KILL
+fi
+exit 0
+`;

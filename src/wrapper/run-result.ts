@@ -1,0 +1,81 @@
+/** result.json of a finished run: what meta.json asked for, the outcome, and what the run saw. */
+import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import type { Usage } from "../contracts/usage.js";
+import { errorText } from "../lib/values.js";
+import { type ResultReserve, writeResult } from "./artifacts.js";
+import type { Outcome } from "./outcome.js";
+
+export interface RunReport {
+  result: ResultV1;
+  /** The wrapper's process exit code. */
+  exitCode: number;
+}
+
+/** What the run knows at its end, besides meta.json and the outcome. */
+export interface RunFacts {
+  startedAt: number;
+  endedAt: number;
+  usage: Usage;
+  turns: number;
+  toolCalls: number;
+  /** The model pi said it used, when it said. */
+  resolvedModel: string | undefined;
+  childExit: { exitCode: number | null; signal: string | null } | undefined;
+  /** The wrapper had to signal the child. */
+  forcedExit: boolean;
+  /** The run's warnings, after the outcome's own error in errorMessage. */
+  warnings: readonly string[];
+}
+
+export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, facts: RunFacts): ResultV1 {
+  const errors = [outcome.errorMessage, ...facts.warnings].filter((text): text is string => Boolean(text));
+  const requestedModel = meta.requestedModel ?? effectiveModel(meta);
+  const resolvedModel = facts.resolvedModel ?? meta.resolvedModel;
+  return {
+    version: RESULT_VERSION,
+    runId: meta.runId,
+    ...(meta.agent !== undefined && { agent: meta.agent }),
+    ...(meta.agentPath !== undefined && { agentPath: meta.agentPath }),
+    status: outcome.status,
+    exitCode,
+    ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
+    ...(outcome.rawStopReason !== undefined && { rawStopReason: outcome.rawStopReason }),
+    finalText: outcome.finalText,
+    ...(outcome.abortReason !== undefined && { abortReason: outcome.abortReason }),
+    ...(outcome.abortSource !== undefined && { abortSource: outcome.abortSource }),
+    usage: facts.usage,
+    turns: facts.turns,
+    toolCalls: facts.toolCalls,
+    ...(requestedModel !== undefined && { requestedModel }),
+    ...(resolvedModel !== undefined && { resolvedModel }),
+    startedAt: new Date(facts.startedAt).toISOString(),
+    endedAt: new Date(facts.endedAt).toISOString(),
+    durationMs: facts.endedAt - facts.startedAt,
+    childExitCode: facts.childExit?.exitCode ?? null,
+    childSignal: facts.childExit?.signal ?? null,
+    forcedExit: facts.forcedExit,
+    ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
+  };
+}
+
+/**
+ * Writes result.json (into its reserve when the disk is full: artifacts.ts). A result that
+ * cannot be written at all still returns, with the wrapper's exit code for a missing result.
+ */
+export async function deliverResult(
+  resultPath: string,
+  result: ResultV1,
+  exitCode: number,
+  reserve: ResultReserve | undefined,
+  say: (line: string) => void,
+): Promise<RunReport> {
+  try {
+    const { written, fromReserve } = await writeResult(resultPath, result, reserve);
+    if (fromReserve) say(`result ${resultPath} went into the space reserved for it: the disk is full or failing`);
+    return { result: written, exitCode };
+  } catch (err) {
+    say(`result ${resultPath} could not be written: ${errorText(err)}`);
+    return { result, exitCode: WRAPPER_EXIT.noResult };
+  }
+}
