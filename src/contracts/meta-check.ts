@@ -7,6 +7,16 @@ import path from "node:path";
 import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 
 const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
+/** Optional file paths: they resolve against the folder holding meta.json. */
+const OPTIONAL_PATHS = [
+  "systemPromptPath",
+  "sessionPath",
+  "stdoutPath",
+  "stderrPath",
+  "transcriptPath",
+  "inboxPath",
+  "cwdReadyPath",
+] as const;
 const OPTIONAL_STRINGS = [
   "mode",
   "agent",
@@ -14,27 +24,10 @@ const OPTIONAL_STRINGS = [
   "agentPath",
   "requestedModel",
   "resolvedModel",
-  "systemPromptPath",
-  "sessionPath",
   "startedAt",
-  "stdoutPath",
-  "stderrPath",
-  "transcriptPath",
-  "inboxPath",
-  "cwdReadyPath",
+  ...OPTIONAL_PATHS,
 ] as const;
-const PATH_FIELDS = [
-  "cwd",
-  "resultPath",
-  "eventsPath",
-  "systemPromptPath",
-  "sessionPath",
-  "stdoutPath",
-  "stderrPath",
-  "transcriptPath",
-  "inboxPath",
-  "cwdReadyPath",
-] as const;
+const PATH_FIELDS = ["cwd", "resultPath", "eventsPath", ...OPTIONAL_PATHS] as const;
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -106,51 +99,46 @@ function checkRequiredStrings(check: FieldCheck): void {
   }
 }
 
-/** Each of `keys` that is present must pass `ok`; `problem` says what it must be otherwise. */
-function checkEach(
-  check: FieldCheck,
-  keys: readonly string[],
-  ok: (value: unknown) => boolean,
-  problem: (key: string, value: unknown) => string,
-): void {
-  for (const key of keys) {
-    const value = check.input[key];
-    if (value !== undefined && !ok(value)) check.problems.push(problem(key, value));
-    else accept(check, key);
-  }
+/** Fields of one kind: each that is present must pass `ok`; `problem` says what it must be otherwise. */
+interface KindCheck {
+  keys: readonly string[];
+  ok(value: unknown): boolean;
+  problem(key: string, value: unknown): string;
 }
 
-const checkOptionalStrings = (check: FieldCheck) =>
-  checkEach(
-    check,
-    OPTIONAL_STRINGS,
-    (value) => typeof value === "string",
-    (key, value) => `meta.json field "${key}" must be a string, not ${describe(value)}`,
-  );
+const KIND_CHECKS: readonly KindCheck[] = [
+  {
+    keys: OPTIONAL_STRINGS,
+    ok: (value) => typeof value === "string",
+    problem: (key, value) => `meta.json field "${key}" must be a string, not ${describe(value)}`,
+  },
+  {
+    keys: ["noExtensions", "noContextFiles"],
+    ok: (value) => typeof value === "boolean",
+    problem: (key, value) => `meta.json field "${key}" must be a boolean, not ${describe(value)}`,
+  },
+  {
+    keys: ["tools", "extensions"],
+    ok: (value) => Array.isArray(value) && value.every((item) => typeof item === "string" && item !== ""),
+    problem: (key) => `meta.json field "${key}" must be an array of non-empty strings`,
+  },
+  {
+    keys: ["timeoutMs", "graceMs"],
+    ok: (value) => typeof value === "number" && Number.isFinite(value) && value > 0,
+    problem: (key, value) =>
+      `meta.json field "${key}" must be a positive number of milliseconds, not ${JSON.stringify(value)}`,
+  },
+];
 
-const checkBooleans = (check: FieldCheck) =>
-  checkEach(
-    check,
-    ["noExtensions", "noContextFiles"],
-    (value) => typeof value === "boolean",
-    (key, value) => `meta.json field "${key}" must be a boolean, not ${describe(value)}`,
-  );
-
-const checkStringLists = (check: FieldCheck) =>
-  checkEach(
-    check,
-    ["tools", "extensions"],
-    (value) => Array.isArray(value) && value.every((item) => typeof item === "string" && item !== ""),
-    (key) => `meta.json field "${key}" must be an array of non-empty strings`,
-  );
-
-const checkDurations = (check: FieldCheck) =>
-  checkEach(
-    check,
-    ["timeoutMs", "graceMs"],
-    (value) => typeof value === "number" && Number.isFinite(value) && value > 0,
-    (key, value) => `meta.json field "${key}" must be a positive number of milliseconds, not ${JSON.stringify(value)}`,
-  );
+function checkKinds(check: FieldCheck): void {
+  for (const { keys, ok, problem } of KIND_CHECKS) {
+    for (const key of keys) {
+      const value = check.input[key];
+      if (value !== undefined && !ok(value)) check.problems.push(problem(key, value));
+      else accept(check, key);
+    }
+  }
+}
 
 function checkThinking(check: FieldCheck): void {
   const { input } = check;
@@ -177,10 +165,7 @@ function checkEnv(check: FieldCheck): void {
 const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkVersion,
   checkRequiredStrings,
-  checkOptionalStrings,
-  checkBooleans,
-  checkStringLists,
-  checkDurations,
+  checkKinds,
   checkThinking,
   checkEnv,
 ];
