@@ -8,10 +8,11 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
+import { processesWithEnvSync } from "../../../src/lib/process.js";
 import { errorText } from "../../../src/lib/values.js";
 import { REPO_ROOT } from "../pi-home.js";
 import { type ProcessResult, pidAlive, runProcess } from "../processes.js";
-import { describePid, pidsWithEnv, readRecords, readRunPids, startTree } from "../tree-harness.js";
+import { describePid, readRecords, readRunPids, startTree } from "../tree-harness.js";
 import { readMarker } from "./markers.js";
 import { type PhaseRun, parseRootStdout, README_LINE, type ScenarioState, type StressScenario } from "./scenario.js";
 
@@ -242,7 +243,7 @@ async function runLive(
 /** Processes of the scenario still alive after 5 s, described, then SIGKILLed by pid. */
 async function leftovers(marker: string, baseDir: string): Promise<string[]> {
   const find = () => {
-    if (fs.existsSync("/proc")) return pidsWithEnv(marker);
+    if (fs.existsSync("/proc")) return processesWithEnvSync(marker);
     // Without /proc (macOS): the child pis recorded in events.jsonl.
     const treeDir = treeDirIn(baseDir);
     return treeDir ? readRunPids(treeDir).filter(pidAlive) : [];
