@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
@@ -206,9 +206,7 @@ describe("regressions of the stress report's findings (real pi, scripted models)
       timeoutMs: 60_000,
       env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
     });
-    const deadline = Date.now() + 30_000;
-    while (root.remaining > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(root.remaining).toBe(0);
+    await vi.waitFor(() => expect(root.remaining).toBe(0), { timeout: 30_000, interval: 50 });
     process.kill(a.pid, "SIGKILL"); // the root alone: its wrapper notices and stops the child
     await a.done;
     expect(await h.survivors(15_000)).toEqual([]);
