@@ -263,13 +263,14 @@ describe("stress scenarios 01–06 (real pi, scripted models)", () => {
     SCENARIO_MS,
   );
 
-  it.each([interruptResume, failureIsolation])(
-    "$id $name, as the stress script plays it (tree-interrupts.test.ts goes deeper)",
-    async (scenario) => {
-      const play = await playScenario(tree, scenario);
-      expectScenarioPassed(play, scenario);
-      await expectNoSurvivors(play.h);
-    },
-    SCENARIO_MS,
-  );
+  for (const scenario of [interruptResume, failureIsolation])
+    it(
+      `${scenario.id} ${scenario.name}, as the stress script plays it (tree-interrupts.test.ts goes deeper)`,
+      async () => {
+        const play = await playScenario(tree, scenario);
+        expectScenarioPassed(play, scenario);
+        await expectNoSurvivors(play.h);
+      },
+      SCENARIO_MS,
+    );
 });
