@@ -356,8 +356,8 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
         .map((n) => [n.agent_name, n.type, n.report])
         .sort(),
     ).toEqual([
-      ["/root/slow", "completed", "SLOW RESUMED"],
       ["/root/persisted_worker", "completed", "WORKER REPORT 2"],
+      ["/root/slow", "completed", "SLOW RESUMED"],
     ]);
     expect(lastList(h, b).map((a) => [a.agent_name, a.agent_status])).toEqual([
       ["/root/persisted_worker", "completed"],
