@@ -24,6 +24,7 @@ const BUILD = process.env.ISOLATION_BUILD ?? path.join(REPO_ROOT, "dist/extensio
 const { createWorktree, removeWorktree, snapshotWorkingState } = await import(
   pathToFileURL(path.join(BUILD, "index.js")).href
 );
+const { procStatFields } = await import(pathToFileURL(path.join(REPO_ROOT, "dist/lib/process.js")).href);
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,30000").split(",").map(Number);
@@ -40,8 +41,8 @@ const fmt = (ms) => `${Math.round(ms)}`;
  * work, which a loaded machine does not inflate the way it inflates wall time.
  */
 const childCpuMs = () => {
-  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
-  return (Number(fields[13]) + Number(fields[14])) * 10; // cutime + cstime, in 1/100 s
+  const fields = procStatFields("self"); // from field 3 on: cutime (16) and cstime (17) are 13 and 14
+  return (Number(fields[13]) + Number(fields[14])) * 10; // in 1/100 s
 };
 
 const sandbox = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "psa-bench-isolation-")));

@@ -9,6 +9,7 @@ import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "../dist/lib/atomic-file.js";
+import { processState } from "../dist/lib/process.js";
 import { guardCommand, processesWithToken } from "../dist/wrapper/orphan-guard.js";
 import { fmt, median, now, rounds, row, runProcess, runWrapper, tempDir, writeMeta } from "./support.mjs";
 
@@ -55,8 +56,8 @@ async function guardOnce(reservePath) {
   const spawnMs = now() - started;
   await once(guard, "spawn");
   // Its memory once it waits on the pipe (state S): right after exec its pages are not in yet.
-  const state = () => readFileSync(`/proc/${guard.pid}/stat`, "utf8").split(") ")[1]?.[0];
-  for (let i = 0; i < 1000 && state() !== "S"; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  for (let i = 0; i < 1000 && processState(guard.pid) !== "S"; i++)
+    await new Promise((resolve) => setTimeout(resolve, 1));
   const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${guard.pid}/status`, "utf8"))?.[1] ?? Number.NaN);
   guard.stdin.write("pgid 999999999\ndone\n");
   const closed = now();

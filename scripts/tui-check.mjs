@@ -55,6 +55,8 @@ if (!existsSync(pi) || !existsSync(path.join(root, "dist", "extension", "index.j
   console.error('tui-check: run "npm install" first (it installs pi and builds dist/)');
   process.exit(2);
 }
+// Imported once dist/ is known to exist: the one reader of /proc, shared with the package.
+const { processesWithEnvSync } = await import("../dist/lib/process.js");
 
 const text = (content) => (typeof content === "string" ? content : JSON.stringify(content ?? ""));
 const parse = (value) => {
@@ -219,20 +221,7 @@ const treeLinesIn = (pane, taskName) =>
   pane.split("\n").filter((line) => new RegExp(`^\\s*[├└]─ ${taskName} \\(`).test(line));
 
 /** Processes of this check still alive (their environment holds our marker). Linux /proc only. */
-function survivors() {
-  if (!existsSync("/proc")) return [];
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
-    .filter((name) => {
-      try {
-        if (/\) Z /.test(readFileSync(`/proc/${name}/stat`, "utf8"))) return false;
-        return readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const survivors = () => processesWithEnvSync(marker);
 
 const failures = [];
 const panes = {};

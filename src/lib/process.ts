@@ -39,6 +39,79 @@ export function procStatFields(pid: number | string): string[] | undefined {
   return stat === undefined ? undefined : stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
+/** The state letter of /proc/<pid>/stat (R, S, D, T, Z, X…); undefined when gone or without /proc. */
+export function processState(pid: number | string): string | undefined {
+  return procStatFields(pid)?.[0];
+}
+
+/** Zombie (Z) and dead (X) processes have exited: only their entry waits to be reaped. */
+const EXITED_STATES = new Set(["Z", "X"]);
+
+/**
+ * Alive and not exited: a zombie nobody reaps yet (an orphan whose init is slow) has ended all
+ * the same, and Linux's /proc says so. Without /proc, or when its stat cannot be read, only the
+ * pid is checked.
+ */
+export function processRunning(pid: number): boolean {
+  if (!processAlive(pid)) return false;
+  const state = processState(pid);
+  return state === undefined || !EXITED_STATES.has(state);
+}
+
+/** Whether an environ file's bytes hold `entry` (`KEY=value`) as one whole NUL-ended entry. */
+function environHolds(environ: Buffer, entry: string): boolean {
+  // Each entry ends with NUL; one in front makes the first entry match too.
+  return Buffer.concat([Buffer.from([0]), environ]).includes(Buffer.from(`\0${entry}\0`));
+}
+
+function procPids(entries: string[]): number[] {
+  return entries.filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid).map(Number);
+}
+
+function runningWithEnviron(pid: number, environ: Buffer | undefined, entry: string): boolean {
+  if (environ === undefined || !environHolds(environ, entry)) return false;
+  const state = processState(pid);
+  return state !== undefined && !EXITED_STATES.has(state);
+}
+
+/**
+ * The running processes (zombies and dead ones excluded, this one too) whose environment holds
+ * `entry` (`KEY=value`, inherited by everything started below whoever set it); [] without /proc.
+ * Another user's processes cannot be read and are never listed.
+ */
+export function processesWithEnvSync(entry: string): number[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  return procPids(entries).filter((pid) => {
+    try {
+      return runningWithEnviron(pid, fs.readFileSync(`/proc/${pid}/environ`), entry);
+    } catch {
+      return false; // gone, or not ours
+    }
+  });
+}
+
+/** processesWithEnvSync without blocking: one look at /proc reads every process's environ. */
+export async function processesWithEnv(entry: string): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await fs.promises.readdir("/proc");
+  } catch {
+    return [];
+  }
+  const found = await Promise.all(
+    procPids(entries).map(async (pid) => {
+      const environ = await fs.promises.readFile(`/proc/${pid}/environ`).catch(() => undefined);
+      return runningWithEnviron(pid, environ, entry) ? pid : undefined;
+    }),
+  );
+  return found.filter((pid): pid is number => pid !== undefined);
+}
+
 /** Field 22 (starttime) of /proc/<pid>/stat: the 20th from field 3. */
 function startTicks(pid: number): string | undefined {
   return procStatFields(pid)?.at(19);

@@ -30,9 +30,9 @@
  * without /proc (only the group is ended there), and a guard that is itself SIGKILLed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import fs from "node:fs";
 import { ENV } from "../contracts/env.js";
 import { settledWithin } from "../lib/clock.js";
+import { processesWithEnv } from "../lib/process.js";
 import { GUARD_SCRIPT } from "./orphan-guard-script.js";
 
 /** How long the wrapper waits for a released guard to exit. */
@@ -118,22 +118,6 @@ export function startOrphanGuard(token: string, reservePath: string, onError: (e
  * The live processes whose environment holds the run's token, from /proc (none without it).
  * A zombie's environ reads empty, so zombies are not counted; another user's cannot be read.
  */
-export async function processesWithToken(token: string): Promise<number[]> {
-  const needle = Buffer.from(`\0${runTokenEntry(token)}\0`);
-  let entries: string[];
-  try {
-    entries = await fs.promises.readdir("/proc");
-  } catch {
-    return [];
-  }
-  const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
-  const found = await Promise.all(
-    pids.map(async (pid) => {
-      if (pid === process.pid) return undefined;
-      const environ = await fs.promises.readFile(`/proc/${pid}/environ`).catch(() => undefined);
-      // Each entry ends with NUL; one in front makes the first entry match too.
-      return environ && Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? pid : undefined;
-    }),
-  );
-  return found.filter((pid): pid is number => pid !== undefined);
+export function processesWithToken(token: string): Promise<number[]> {
+  return processesWithEnv(runTokenEntry(token));
 }

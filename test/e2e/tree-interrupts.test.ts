@@ -1,6 +1,8 @@
 /**
- * The user's stress report (seeds/003), scenarios 05–06: interrupt and resume, closing a
- * running child, and failure isolation, against the real pi CLI with scripted models.
+ * Stress scenarios 05–06 in depth — interrupt and resume, closing a running child, and failure
+ * isolation — against the real pi CLI with scripted models. The stress table's own scripts for
+ * 05 and 06 are played and judged in tree-scenarios-a.test.ts; these go further: the processes
+ * of a stopped turn, an interrupt and a follow-up in one message, close_agent, a provider error.
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,12 +1,14 @@
 /**
- * Regressions for the findings of the user's stress report (seeds/003, F-01…F-08) that the
- * scenario files do not already pin, against the real pi CLI loading the extension with
- * scripted models. F-02, F-04 and F-07 are covered by scenario 01 (tree-scenarios-a), F-03 by
- * 08, F-06 by 09 and the clean-exit half of F-01 by 10 (tree-scenarios-b).
+ * Regressions for defects a live run of the stress scenarios once found, where the scenario
+ * files (tree-scenarios-a/b) do not already pin them, against the real pi CLI loading the
+ * extension with scripted models: a long report's bounded notice, what a fork carries, and a
+ * root killed mid-turn. A scout's tool set and its path read as a folder are pinned by scenario
+ * 01, reasoning overrides by 08, acting on grandchildren by the tests beyond 09, and a clean
+ * restart by 10.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
@@ -39,8 +41,8 @@ function longReport(length: number): string {
   return text.slice(0, length - tail.length) + tail;
 }
 
-describe("regressions of the stress report's findings (real pi, scripted models)", { timeout: 120_000 }, () => {
-  it("F-05: a 30 000-char report arrives as a bounded notice with head, tail and one marker; get_agent_report pages the exact text", async () => {
+describe("regressions of defects live stress runs once found (real pi, scripted models)", { timeout: 120_000 }, () => {
+  it("a 30 000-char report arrives as a bounded notice with head, tail and one marker; get_agent_report pages the exact text", async () => {
     const full = longReport(30_000);
     expect(full).toHaveLength(30_000);
     const root = new Program([
@@ -96,7 +98,7 @@ describe("regressions of the stress report's findings (real pi, scripted models)
     await expectNoSurvivors(h);
   });
 
-  it("F-08: forks carry the parent's history without signatures, thinking capped, none across providers; thinking is never relayed", async () => {
+  it("forks carry the parent's history without signatures, thinking capped, none across providers; thinking is never relayed", async () => {
     const longThinking = `ROOT-THINKING-ONE ${"t".repeat(2600)}`;
     const root = new Program([
       // Turn 1 ("first")
@@ -192,7 +194,7 @@ describe("regressions of the stress report's findings (real pi, scripted models)
     await expectNoSurvivors(h);
   });
 
-  it("F-01: after the root is killed mid-turn, restore reports the stopped child once and keeps its task for the follow-up", async () => {
+  it("after the root is killed mid-turn, restore reports the stopped child once and keeps its task for the follow-up", async () => {
     let h!: TreeHarness;
     const session = () => path.join(h.home.root, "root-session.jsonl");
     const root = new Program([
@@ -206,9 +208,7 @@ describe("regressions of the stress report's findings (real pi, scripted models)
       timeoutMs: 60_000,
       env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
     });
-    const deadline = Date.now() + 30_000;
-    while (root.remaining > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(root.remaining).toBe(0);
+    await vi.waitFor(() => expect(root.remaining).toBe(0), { timeout: 30_000, interval: 50 });
     process.kill(a.pid, "SIGKILL"); // the root alone: its wrapper notices and stops the child
     await a.done;
     expect(await h.survivors(15_000)).toEqual([]);

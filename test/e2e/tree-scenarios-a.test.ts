@@ -1,42 +1,41 @@
 /**
- * The user's stress report (seeds/003), scenarios 01–04, against the real pi CLI loading the
- * extension, with a scripted root model and scripted children (test/support/tree-harness.ts).
- * Each scenario asserts on what the root model received (its tool results), on each child's
- * LLM requests, on the tree directory's records, and that no process of the tree survives.
- * Scenarios 05–06 (interrupts, closing, failures) are in tree-interrupts.test.ts.
+ * Stress scenarios 01–06 of the stress table (test/support/stress/scenarios-a.ts), played as
+ * scripts/stress-test plays them — the real pi CLI loading the extension, a scripted root model
+ * and scripted children — and judged as it judges them (exit 0, the strict marker, the
+ * scenario's check). Then, deeper: what the root model received (its tool results), each
+ * child's LLM requests, the tree directory's records, and that no process of the tree survives.
+ * tree-interrupts.test.ts goes further on interrupts, closing and failures.
  */
 import { describe, expect, it } from "vitest";
-import { type ChatRequest, reply, systemText, userTexts } from "../support/scripted-llm.js";
-import { diag, expectCleanExit, noticesOf, ROOT_RUN, runSpans, SCENARIO_MS } from "../support/stress-scenarios.js";
-import type { TreeOptions } from "../support/tree-harness.js";
-import { expectNoSurvivors, type Json, noticesIn, toolNames, useTrees } from "../support/tree-harness-extra.js";
-import { lastToolResult, toolResults } from "../support/tree-llm.js";
+import { systemText, userTexts } from "../support/scripted-llm.js";
+import {
+  basicSpawnWait,
+  failureIsolation,
+  interruptResume,
+  nestedChain,
+  parallelSpawns,
+  queueFollowup,
+} from "../support/stress/scenarios-a.js";
+import {
+  diag,
+  expectScenarioPassed,
+  noticesOf,
+  playScenario,
+  runSpans,
+  SCENARIO_MS,
+} from "../support/stress-scenarios.js";
+import { expectNoSurvivors, type Json, toolNames, useTrees } from "../support/tree-harness-extra.js";
+import { lastToolResult } from "../support/tree-llm.js";
 
 const tree = useTrees();
 
-describe("stress scenarios 01–04 (real pi, scripted models)", () => {
+describe("stress scenarios 01–06 (real pi, scripted models)", () => {
   it(
     "01 basic: list_models, spawn a scout, wait, list_agents",
     async () => {
-      const h = await tree({
-        scripts: {
-          "/root": [
-            reply.toolCall("list_models", {}),
-            reply.toolCall("spawn_agent", {
-              task_name: "scout_one",
-              message: "Read README line 1",
-              agent_type: "scout",
-              fork_turns: "none",
-            }),
-            reply.toolCall("wait_agent", { timeout_ms: 20_000 }),
-            reply.toolCall("list_agents", {}),
-            reply.text("ROOT DONE"),
-          ],
-          "/root/scout_one": [reply.text("SCOUT REPORT: # hello")],
-        },
-      });
-      const run = await h.runRoot("go", ROOT_RUN);
-      expectCleanExit(run);
+      const play = await playScenario(tree, basicSpawnWait);
+      expectScenarioPassed(play, basicSpawnWait);
+      const { h } = play;
       const [, models, spawn, wait, list] = h.rootResults() as Json[];
 
       const fast = models!.models.find((m: Json) => m.model === "fake/fast");
@@ -88,11 +87,13 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
         reasoning: "low",
       });
 
-      // F-02: the scout gets the role's whole read-only tool set, nothing else.
+      // The scout gets the role's whole read-only tool set (grep, find and ls too, although pi
+      // leaves them inactive by default), nothing else.
       const scoutReqs = h.requestsOf("/root/scout_one");
       expect(scoutReqs).toHaveLength(1);
       expect(toolNames(scoutReqs[0]!)).toEqual(["find", "grep", "ls", "read"]);
-      // F-07: its path is a coordination identifier, not a filesystem path.
+      // Its path is a coordination identifier, not a filesystem path: a model once took
+      // /root/scout_one for a folder to look in.
       const sys = systemText(scoutReqs[0]!);
       expect(sys).toContain("/root/scout_one");
       expect(sys).toMatch(/coordination identifier[^.]*not a filesystem path/);
@@ -109,31 +110,9 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
     "02 parallel: four scouts in one message, the fourth queued behind the per-parent limit of 3",
     async () => {
       const names = ["para_a", "para_b", "para_c", "para_d"];
-      // The root waits until every scout's notice has arrived, then lists the tree.
-      const drive = (req: ChatRequest) => {
-        if (noticesIn(req).length < names.length) return reply.toolCall("wait_agent", { timeout_ms: 20_000 });
-        if (toolResults(req).filter((r) => (r as Json)?.agents).length < 2) return reply.toolCall("list_agents", {});
-        return reply.text("ROOT DONE");
-      };
-      const scripts: TreeOptions["scripts"] = {
-        "/root": [
-          reply.toolCalls(
-            names.map((name) => ({
-              name: "spawn_agent",
-              args: { task_name: name, message: `recon ${name}`, agent_type: "scout", fork_turns: "none" },
-            })),
-          ),
-          // Straight after the spawns (the scouts take over a second): the queue is visible.
-          reply.toolCall("list_agents", {}),
-          ...Array.from({ length: 12 }, () => drive),
-        ],
-      };
-      // Each scout first looks around (a tool turn), then answers slowly (streamed over ~1 s).
-      for (const name of names)
-        scripts[`/root/${name}`] = [reply.toolCall("ls", {}), reply.text(`REPORT ${name}`, { chunkDelayMs: 250 })];
-      const h = await tree({ scripts });
-      const run = await h.runRoot("fan out", ROOT_RUN);
-      expectCleanExit(run);
+      const play = await playScenario(tree, parallelSpawns);
+      expectScenarioPassed(play, parallelSpawns);
+      const { h } = play;
 
       const spawns = h.allResultsOf("/root").slice(0, 4) as Json[];
       expect(spawns.map((s) => s.agent_name)).toEqual(names.map((n) => `/root/${n}`));
@@ -188,28 +167,9 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
   it(
     "03 nested: root → mid → leaf, the leaf's report travels up",
     async () => {
-      const h = await tree({
-        scripts: {
-          "/root": [
-            reply.toolCall("spawn_agent", {
-              task_name: "mid",
-              message: "Delegate the line-1 lookup to a leaf and relay its answer",
-              fork_turns: "none",
-            }),
-            reply.toolCall("wait_agent", { timeout_ms: 30_000 }),
-            reply.toolCall("list_agents", {}),
-            reply.text("ROOT DONE"),
-          ],
-          "/root/mid": [
-            reply.toolCall("spawn_agent", { task_name: "leaf", message: "Report line 1", fork_turns: "none" }),
-            reply.toolCall("wait_agent", { timeout_ms: 30_000 }),
-            (req) => reply.text(`MID RELAYS: ${noticesIn(req)[0]?.report ?? JSON.stringify(lastToolResult(req))}`),
-          ],
-          "/root/mid/leaf": [reply.text("LEAF SAYS line-1")],
-        },
-      });
-      const run = await h.runRoot("nest", ROOT_RUN);
-      expectCleanExit(run);
+      const play = await playScenario(tree, nestedChain);
+      expectScenarioPassed(play, nestedChain);
+      const { h } = play;
 
       const [, spawn, wait, list] = h.rootResults() as [unknown, Json, Json, Json];
       expect(spawn).toMatchObject({ agent_name: "/root/mid", role: "default", model: "fake/fast" });
@@ -249,44 +209,9 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
   it(
     "04 ordering: NEW_TASK first; a MESSAGE to the busy child arrives in its running turn, before the FOLLOWUP_TASK's turn; send_message starts no turn",
     async () => {
-      const drive = (req: ChatRequest) => {
-        const notices = noticesIn(req);
-        if (notices.length < 2) return reply.toolCall("wait_agent", { timeout_ms: 20_000 });
-        if (!toolResults(req).some((r) => (r as Json)?.delivered && (r as Json).agent_status === "completed")) {
-          // A message to an idle child stays queued: no turn starts, so the next wait is idle.
-          return reply.toolCall("send_message", { target: "worker", message: "LATE NOTE" });
-        }
-        const last = lastToolResult(req) as Json;
-        if (last?.delivered) return reply.toolCall("wait_agent", { timeout_ms: 5_000 });
-        return reply.text("ROOT DONE");
-      };
-      const h = await tree({
-        scripts: {
-          "/root": [
-            reply.toolCalls([
-              {
-                name: "spawn_agent",
-                args: {
-                  task_name: "worker",
-                  message: "FIRST TASK: sleep then report",
-                  agent_type: "implementation",
-                  fork_turns: "none",
-                },
-              },
-              { name: "send_message", args: { target: "worker", message: "NOTE" } },
-              { name: "followup_task", args: { target: "worker", message: "SECOND TASK" } },
-            ]),
-            ...Array.from({ length: 8 }, () => drive),
-          ],
-          "/root/worker": [
-            reply.toolCall("bash", { command: "sleep 2" }),
-            reply.text("first turn done"),
-            reply.text("followup_received"),
-          ],
-        },
-      });
-      const run = await h.runRoot("queue", ROOT_RUN);
-      expectCleanExit(run);
+      const play = await playScenario(tree, queueFollowup);
+      expectScenarioPassed(play, queueFollowup);
+      const { h } = play;
 
       const [spawn, send, followup] = h.allResultsOf("/root") as Json[];
       expect(spawn).toMatchObject({
@@ -337,4 +262,15 @@ describe("stress scenarios 01–04 (real pi, scripted models)", () => {
     },
     SCENARIO_MS,
   );
+
+  for (const scenario of [interruptResume, failureIsolation])
+    it(
+      `${scenario.id} ${scenario.name}, as the stress script plays it (tree-interrupts.test.ts goes deeper)`,
+      async () => {
+        const play = await playScenario(tree, scenario);
+        expectScenarioPassed(play, scenario);
+        await expectNoSurvivors(play.h);
+      },
+      SCENARIO_MS,
+    );
 });

@@ -1,14 +1,25 @@
 /**
- * The user's stress report (seeds/003), scenarios 07–11, against the real pi CLI loading the
- * extension, with a scripted root model and scripted children (test/support/tree-harness.ts,
- * looping scripts from tree-harness-extra.ts). Each scenario asserts on what the root model
- * received, on the children's LLM requests, on list_agents, and that no process survives.
- * Regressions for the report's findings are in tree-regressions.test.ts.
+ * Stress scenarios 07–11 of the stress table (test/support/stress/scenarios-b.ts), played as
+ * scripts/stress-test plays them — the real pi CLI loading the extension, a scripted root model
+ * and scripted children — and judged as it judges them (exit 0, the strict marker, the
+ * scenario's check). Then, deeper: what the root model received, the children's LLM requests,
+ * list_agents, and that no process survives. Two more tests go past scenario 09: every
+ * validation message with the depth and spawn limits set low, and what the root may not do to a
+ * grandchild. Regressions for defects once found are in tree-regressions.test.ts.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ChatRequest, reply, systemText, userTexts } from "../support/scripted-llm.js";
+import {
+  crossProvider,
+  extensionInheritance,
+  limitBehavior,
+  modelReasoningOverrides,
+  probeFile,
+  restartResume,
+} from "../support/stress/scenarios-b.js";
+import { expectScenarioPassed, playScenario } from "../support/stress-scenarios.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import {
   agentEntries,
@@ -24,77 +35,37 @@ import {
   spawn,
   toolNames,
   toolResultFor,
-  twoProviders,
   useTrees,
   waitForAll,
-  waitUntil,
-  waitWhile,
 } from "../support/tree-harness-extra.js";
 import { lastToolResult } from "../support/tree-llm.js";
 
 const tree = useTrees();
 
-/** A third-party extension with one tool, as a user would write it. */
-const PROBE_EXTENSION = `import { Type } from "typebox";
-
-export default function probe(pi) {
-  pi.registerTool({
-    name: "probe_tool",
-    label: "Probe",
-    description: "Echoes a word back.",
-    parameters: Type.Object({ word: Type.String() }),
-    execute: async (_id, params) => ({ content: [{ type: "text", text: "probe says " + params.word }], details: {} }),
-  });
-}
-`;
-
 describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_000 }, () => {
   it("07 cross-provider: children on other/alt and fake/deep complete on the right model", async () => {
-    const root = new Program([
-      spawn({ task_name: "alt_child", message: "ALT TASK", model: "other/alt", fork_turns: "none" }),
-      spawn({
-        task_name: "deep_child",
-        message: "DEEP TASK",
-        agent_type: "specialist",
-        model: "fake/deep",
-        fork_turns: "none",
-      }),
-      waitForAll(["/root/alt_child", "/root/deep_child"]),
-      reply.toolCall("list_agents", {}),
-      reply.text("ROOT DONE"),
-    ]);
-    const h = await tree(
-      {
-        scripts: {
-          "/root": root.steps(),
-          "/root/alt_child": [reply.text("ALT REPORT")],
-          "/root/deep_child": [reply.text("DEEP REPORT")],
-        },
-      },
-      twoProviders,
-    );
-    const run = await h.runRoot("go");
-    expectCleanExit(run);
-    expect(root.remaining).toBe(0);
+    const play = await playScenario(tree, crossProvider);
+    expectScenarioPassed(play, crossProvider);
+    const { h } = play;
 
-    const alt = rootResult(h, "spawn_agent", { task_name: "alt_child" });
-    const deep = rootResult(h, "spawn_agent", { task_name: "deep_child" });
-    expect(alt).toMatchObject({ agent_name: "/root/alt_child", role: "default", model: "other/alt", reasoning: "off" });
+    const alt = rootResult(h, "spawn_agent", { task_name: "child_a" });
+    const deep = rootResult(h, "spawn_agent", { task_name: "child_b" });
+    expect(alt).toMatchObject({ agent_name: "/root/child_a", role: "default", model: "other/alt", reasoning: "off" });
     expect(deep).toMatchObject({
-      agent_name: "/root/deep_child",
+      agent_name: "/root/child_b",
       role: "specialist",
       model: "fake/deep",
       reasoning: "high",
     });
 
     const notices = allNotices(h);
-    expect(notices.find((n) => n.agent_name === "/root/alt_child")).toMatchObject({
+    expect(notices.find((n) => n.agent_name === "/root/child_a")).toMatchObject({
       type: "completed",
       model: "other/alt",
       reasoning: "off",
       report: "ALT REPORT",
     });
-    expect(notices.find((n) => n.agent_name === "/root/deep_child")).toMatchObject({
+    expect(notices.find((n) => n.agent_name === "/root/child_b")).toMatchObject({
       type: "completed",
       model: "fake/deep",
       reasoning: "high",
@@ -104,18 +75,18 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
 
     const list = lastList(h);
     expect(list.map((a) => [a.agent_name, a.agent_status, a.role, a.model, a.reasoning, a.health])).toEqual([
-      ["/root/alt_child", "completed", "default", "other/alt", "off", "healthy"],
-      ["/root/deep_child", "completed", "specialist", "fake/deep", "high", "healthy"],
+      ["/root/child_a", "completed", "default", "other/alt", "off", "healthy"],
+      ["/root/child_b", "completed", "specialist", "fake/deep", "high", "healthy"],
     ]);
 
     // Each child asked its own provider (URL path, key) for its own model id, at its reasoning.
     const byAgent = (agent: string) =>
       h.llm.allRequests.filter((r) => r.body && systemText(r.body).includes(`You are the agent ${agent} `));
-    const [altReq] = byAgent("/root/alt_child");
+    const [altReq] = byAgent("/root/child_a");
     expect(altReq).toMatchObject({ path: "/v1/other/chat/completions", body: { model: "alt" } });
     expect(altReq!.headers.authorization).toBe("Bearer other-key");
     expect(altReq!.body!.reasoning_effort).toBeUndefined();
-    const [deepReq] = byAgent("/root/deep_child");
+    const [deepReq] = byAgent("/root/child_b");
     expect(deepReq).toMatchObject({ path: "/v1/chat/completions", body: { model: "deep", reasoning_effort: "high" } });
     expect(deepReq!.headers.authorization).toBe("Bearer fake-key");
     expect(systemText(altReq!.body!)).toContain("Your own model is other/alt with reasoning off.");
@@ -125,49 +96,10 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     await expectNoSurvivors(h);
   });
 
-  it("08 model/reasoning overrides (F-03): explicit unsupported levels are refused, role levels clamped", async () => {
-    const root = new Program([
-      spawn({
-        task_name: "plain_low",
-        message: "LOW",
-        model: "fake/deep",
-        reasoning_effort: "low",
-        fork_turns: "none",
-      }),
-      spawn({
-        task_name: "scout_deep",
-        message: "SCOUT TASK",
-        agent_type: "scout",
-        model: "fake/deep",
-        fork_turns: "none",
-      }),
-      spawn({ task_name: "plain_max", message: "MAX", reasoning_effort: "max", fork_turns: "none" }),
-      spawn({ task_name: "plain_minimal", message: "MINIMAL TASK", reasoning_effort: "minimal", fork_turns: "none" }),
-      spawn({
-        task_name: "deep_xhigh",
-        message: "XHIGH TASK",
-        model: "fake/deep",
-        reasoning_effort: "xhigh",
-        fork_turns: "none",
-      }),
-      waitForAll(["/root/scout_deep", "/root/plain_minimal", "/root/deep_xhigh"]),
-      reply.toolCall("list_agents", {}),
-      reply.text("ROOT DONE"),
-    ]);
-    const h = await tree(
-      {
-        scripts: {
-          "/root": root.steps(),
-          "/root/scout_deep": [reply.text("SCOUT REPORT")],
-          "/root/plain_minimal": [reply.text("MINIMAL REPORT")],
-          "/root/deep_xhigh": [reply.text("XHIGH REPORT")],
-        },
-      },
-      twoProviders,
-    );
-    const run = await h.runRoot("go");
-    expectCleanExit(run);
-    expect(root.remaining).toBe(0);
+  it("08 model/reasoning overrides: explicit unsupported levels are refused, role levels clamped", async () => {
+    const play = await playScenario(tree, modelReasoningOverrides);
+    expectScenarioPassed(play, modelReasoningOverrides);
+    const { h } = play;
 
     expect(rootText(h, "spawn_agent", { task_name: "plain_low" })).toBe(
       "reasoning_effort low is not supported by fake/deep",
@@ -176,9 +108,14 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(rootText(h, "spawn_agent", { task_name: "plain_max" })).toMatch(
       /^reasoning_effort max is not supported by fake\/\w+$/,
     );
-    expect(rootResult(h, "spawn_agent", { task_name: "scout_deep" })).toMatchObject({
+    expect(rootResult(h, "spawn_agent", { task_name: "scout_clamped" })).toMatchObject({
       role: "scout",
       model: "fake/deep",
+      reasoning: "high",
+    });
+    expect(rootResult(h, "spawn_agent", { task_name: "scout_high" })).toMatchObject({
+      role: "scout",
+      model: "fake/fast",
       reasoning: "high",
     });
     expect(rootResult(h, "spawn_agent", { task_name: "plain_minimal" })).toMatchObject({
@@ -196,16 +133,19 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(notices.map((n) => [n.agent_name, n.type, n.model, n.reasoning]).sort()).toEqual([
       ["/root/deep_xhigh", "completed", "fake/deep", "xhigh"],
       ["/root/plain_minimal", "completed", "fake/fast", "minimal"],
-      ["/root/scout_deep", "completed", "fake/deep", "high"],
+      ["/root/scout_clamped", "completed", "fake/deep", "high"],
+      ["/root/scout_high", "completed", "fake/fast", "high"],
     ]);
     // The refused spawns left nothing behind.
     expect(lastList(h).map((a) => [a.agent_name, a.agent_status, a.role, a.model, a.reasoning])).toEqual([
-      ["/root/scout_deep", "completed", "scout", "fake/deep", "high"],
+      ["/root/scout_high", "completed", "scout", "fake/fast", "high"],
+      ["/root/scout_clamped", "completed", "scout", "fake/deep", "high"],
       ["/root/plain_minimal", "completed", "default", "fake/fast", "minimal"],
       ["/root/deep_xhigh", "completed", "default", "fake/deep", "xhigh"],
     ]);
     expect((await h.readRecords()).map((r) => r.path)).toEqual([
-      "/root/scout_deep",
+      "/root/scout_high",
+      "/root/scout_clamped",
       "/root/plain_minimal",
       "/root/deep_xhigh",
     ]);
@@ -213,14 +153,21 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(h.requestsOf("/root/plain_max")).toEqual([]);
 
     // What each child's provider was asked for (deep maps xhigh to "max").
-    expect(h.requestsOf("/root/scout_deep")[0]).toMatchObject({ model: "deep", reasoning_effort: "high" });
+    expect(h.requestsOf("/root/scout_high")[0]).toMatchObject({ model: "fast", reasoning_effort: "high" });
+    expect(h.requestsOf("/root/scout_clamped")[0]).toMatchObject({ model: "deep", reasoning_effort: "high" });
     expect(h.requestsOf("/root/plain_minimal")[0]).toMatchObject({ model: "fast", reasoning_effort: "minimal" });
     expect(h.requestsOf("/root/deep_xhigh")[0]).toMatchObject({ model: "deep", reasoning_effort: "max" });
 
     await expectNoSurvivors(h);
   });
 
-  it("09 limits: every validation message of SPEC 3.2 verbatim; a rejected spawn leaves no agent", async () => {
+  it("09 limit-behavior, as the stress script plays it", async () => {
+    const play = await playScenario(tree, limitBehavior);
+    expectScenarioPassed(play, limitBehavior);
+    await expectNoSurvivors(play.h);
+  });
+
+  it("beyond 09, limits: every spawn_agent validation message (docs/tools.md) verbatim, the depth and spawn limits set low; a rejected spawn leaves no agent", async () => {
     const bad = (args: Json) => spawn({ message: "never runs", ...args });
     const root = new Program([
       bad({ task_name: "Bad-Name", fork_turns: "none" }),
@@ -291,7 +238,7 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     await expectNoSurvivors(h);
   });
 
-  it("09 targets: unknown targets and grandchildren the root may not act on (F-06)", async () => {
+  it("beyond 09, targets: unknown targets, and a grandchild the root may not act on (only its parent may)", async () => {
     const grandchild = "/root/a/b is not a direct child of /root; its parent /root/a can act on it";
     const root = new Program([
       spawn({ task_name: "a", message: "DELEGATE TO B", fork_turns: "none" }),
@@ -348,60 +295,45 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     await expectNoSurvivors(h);
   });
 
-  it("10 restart/resume (F-01): a second pi process on the same session sees, reads and resumes its children", async () => {
-    const session = (h: TreeHarness) => path.join(h.home.root, "root-session.jsonl");
-    let h!: TreeHarness;
-    const countOf = (notices: Json[], agent: string) => notices.filter((n) => n.agent_name === agent).length;
-    const root = new Program([
-      spawn({ task_name: "worker", message: "WORKER TASK", agent_type: "scout", fork_turns: "none" }),
-      waitForAll(["/root/worker"]),
-      reply.toolCall("list_agents", {}),
-      spawn({ task_name: "slow", message: "SLOW TASK", fork_turns: "none" }),
-      // The root ends its turn without waiting, once the slow child's model call is under way.
-      waitWhile(() => h.requestsOf("/root/slow").length === 0),
-      reply.text("A DONE"),
-    ]);
-    h = await tree({
-      scripts: {
-        "/root": root.steps(),
-        "/root/worker": [reply.text("WORKER REPORT 1"), reply.text("WORKER REPORT 2")],
-        "/root/slow": [reply.hang(), reply.text("SLOW RESUMED")],
-      },
-    });
-    const runA = await h.runRoot("phase a", { args: ["--session", session(h)] });
-    expectCleanExit(runA);
-    expect(root.remaining).toBe(0);
-    const aRequests = h.requestsOf("/root").length;
-    const endA = h.requestsOf("/root").at(-1)!;
-    expect(lastList(h, endA).map((a) => [a.agent_name, a.agent_status])).toEqual([["/root/worker", "completed"]]);
-    expect(allNotices(h, endA).map((n) => [n.agent_name, n.type])).toEqual([["/root/worker", "completed"]]);
-    // What process A left in its session: the last record of each agent keeps its real status.
+  it("10 restart/resume: a second pi process on the same session sees, reads and resumes its children", async () => {
     const latest = (entries: Json[], agent: string) => entries.filter((e) => e.path === agent).at(-1);
-    expect(latest(agentEntries(session(h)), "/root/worker")).toMatchObject({ status: "completed" });
-    expect(latest(agentEntries(session(h)), "/root/slow")).toMatchObject({ status: "interrupted" });
-    expect(await h.survivors()).toEqual([]);
-
-    root.extend(
-      reply.toolCall("list_agents", {}),
-      reply.toolCall("wait_agent", { timeout_ms: 0 }),
-      reply.toolCall("get_agent_report", { target: "/root/worker" }),
-      reply.toolCall("followup_task", { target: "/root/worker", message: "WORKER AGAIN" }),
-      reply.toolCall("followup_task", { target: "slow", message: "SLOW RESUME" }),
-      waitUntil((n) => countOf(n, "/root/worker") >= 2 && countOf(n, "/root/slow") >= 1),
-      reply.toolCall("list_agents", { path_prefix: "/root" }),
-      reply.text("B DONE"),
+    let aRequests = 0;
+    // Between the two root processes: what process A saw and left behind.
+    const afterPhase = async (index: number) => {
+      if (index !== 0) return;
+      aRequests = h.requestsOf("/root").length;
+      const endA = h.requestsOf("/root").at(-1)!;
+      expect(lastList(h, endA).map((a) => [a.agent_name, a.agent_status])).toEqual([
+        ["/root/persisted_worker", "completed"],
+      ]);
+      expect(allNotices(h, endA).map((n) => [n.agent_name, n.type])).toEqual([["/root/persisted_worker", "completed"]]);
+      // What process A left in its session: the last record of each agent keeps its real status.
+      expect(latest(agentEntries(session), "/root/persisted_worker")).toMatchObject({ status: "completed" });
+      expect(latest(agentEntries(session), "/root/slow")).toMatchObject({ status: "interrupted" });
+      expect(await h.survivors()).toEqual([]);
+    };
+    let h!: TreeHarness;
+    let session = "";
+    const play = await playScenario(
+      async (opts) => {
+        h = await tree(opts);
+        session = path.join(h.home.root, "stress", "session.jsonl");
+        return h;
+      },
+      restartResume,
+      { afterPhase },
     );
-    const runB = await h.runRoot("phase b", { args: ["--session", session(h)] });
-    expectCleanExit(runB);
-    expect(root.remaining).toBe(0);
+    expect(play.state.sessionFile).toBe(session);
+    expectScenarioPassed(play, restartResume);
     const endB = h.requestsOf("/root").at(-1)!;
     // Process B's own tool results: those after its prompt.
     const b = sinceLastPrompt(endB);
     expect(h.requestsOf("/root").length).toBeGreaterThan(aRequests);
+    expect(aRequests).toBeGreaterThan(0);
 
     const firstList = JSON.parse(toolResultFor(b, "list_agents", { path_prefix: undefined })[0]!) as Json;
     expect(firstList.agents.map((a: Json) => [a.agent_name, a.agent_status, a.role, a.model, a.reasoning])).toEqual([
-      ["/root/worker", "completed", "scout", "fake/fast", "low"],
+      ["/root/persisted_worker", "completed", "scout", "fake/fast", "low"],
       ["/root/slow", "interrupted", "default", "fake/fast", expect.any(String)],
     ]);
     // Nothing is reported twice: the worker's notice went to process A, the slow child's stop to nobody.
@@ -410,28 +342,30 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       idle: true,
       timed_out: false,
     });
-    expect(rootResult(h, "get_agent_report", { target: "/root/worker" }, b)).toMatchObject({
+    expect(rootResult(h, "get_agent_report", { target: "persisted_worker" }, b)).toMatchObject({
       available: true,
       text: "WORKER REPORT 1",
       next_offset: null,
     });
-    expect(rootResult(h, "followup_task", { target: "/root/worker" }, b)).toMatchObject({ agent_name: "/root/worker" });
+    expect(rootResult(h, "followup_task", { target: "persisted_worker" }, b)).toMatchObject({
+      agent_name: "/root/persisted_worker",
+    });
     expect(rootResult(h, "followup_task", { target: "slow" }, b)).toMatchObject({ agent_name: "/root/slow" });
     expect(
       allNotices(h, b)
         .map((n) => [n.agent_name, n.type, n.report])
         .sort(),
     ).toEqual([
+      ["/root/persisted_worker", "completed", "WORKER REPORT 2"],
       ["/root/slow", "completed", "SLOW RESUMED"],
-      ["/root/worker", "completed", "WORKER REPORT 2"],
     ]);
     expect(lastList(h, b).map((a) => [a.agent_name, a.agent_status])).toEqual([
-      ["/root/worker", "completed"],
+      ["/root/persisted_worker", "completed"],
       ["/root/slow", "completed"],
     ]);
 
     // The worker continued its own conversation; the slow child got its lost task first, then the follow-up.
-    const worker2 = h.requestsOf("/root/worker")[1]!;
+    const worker2 = h.requestsOf("/root/persisted_worker")[1]!;
     expect(userTexts(worker2).join("\n")).toContain("WORKER TASK");
     expect(JSON.stringify(worker2.messages)).toContain("WORKER REPORT 1");
     expect(userTexts(worker2).at(-1)).toContain("[FOLLOWUP_TASK from /root");
@@ -443,35 +377,17 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
       /\[NEW_TASK from \/root[^\]]*\]\nSLOW TASK[\s\S]*\[FOLLOWUP_TASK from \/root[^\]]*\]\nSLOW RESUME/,
     );
 
-    const final = agentEntries(session(h));
-    expect(latest(final, "/root/worker")).toMatchObject({ status: "completed" });
+    const final = agentEntries(session);
+    expect(latest(final, "/root/persisted_worker")).toMatchObject({ status: "completed" });
     expect(latest(final, "/root/slow")).toMatchObject({ status: "completed" });
     await expectNoSurvivors(h);
   });
 
   it("11 extension tool inheritance: a plain child gets a third-party extension's tool, a scout does not", async () => {
-    const root = new Program([
-      spawn({ task_name: "plain", message: "USE THE PROBE", fork_turns: "none" }),
-      spawn({ task_name: "scout", message: "LOOK AROUND", agent_type: "scout", fork_turns: "none" }),
-      waitForAll(["/root/plain", "/root/scout"]),
-      reply.text("ROOT DONE"),
-    ]);
-    const h = await tree({
-      scripts: {
-        "/root": root.steps(),
-        "/root/plain": [
-          reply.toolCall("probe_tool", { word: "ping" }),
-          (req: ChatRequest) => reply.text(`PLAIN GOT ${String(lastToolResult(req))}`),
-        ],
-        "/root/scout": [reply.text("SCOUT REPORT")],
-      },
-    });
-    const probe = path.join(h.home.root, "probe-ext", "index.ts");
-    fs.mkdirSync(path.dirname(probe));
-    fs.writeFileSync(probe, PROBE_EXTENSION);
-    const run = await h.runRoot("go", { args: ["-e", probe] });
-    expectCleanExit(run);
-    expect(root.remaining).toBe(0);
+    const play = await playScenario(tree, extensionInheritance);
+    expectScenarioPassed(play, extensionInheritance);
+    const { h } = play;
+    const probe = probeFile(play.state.dir);
 
     const coordination = [
       "close_agent",
@@ -488,21 +404,21 @@ describe("stress scenarios 07–11 (real pi, scripted models)", { timeout: 120_0
     expect(rootTools).toEqual(expect.arrayContaining(["probe_tool", ...coordination]));
 
     // The plain child has the root's tools, the extension's included, and the tool works there.
-    const plain = h.requestsOf("/root/plain");
+    const plain = h.requestsOf("/root/plain_child");
     expect(plain).toHaveLength(2);
     expect(toolNames(plain[0]!)).toEqual(rootTools);
     expect(lastToolResult(plain[1]!)).toBe("probe says ping");
-    expect(allNotices(h).find((n) => n.agent_name === "/root/plain")).toMatchObject({
+    expect(allNotices(h).find((n) => n.agent_name === "/root/plain_child")).toMatchObject({
       type: "completed",
       report: "PLAIN GOT probe says ping",
     });
 
     // The scout keeps to its role: no extension tool, no coordination tool.
-    expect(toolNames(h.requestsOf("/root/scout")[0]!)).toEqual(["find", "grep", "ls", "read"]);
+    expect(toolNames(h.requestsOf("/root/scout_child")[0]!)).toEqual(["find", "grep", "ls", "read"]);
 
     const records = await h.readRecords();
-    expect(records.find((r) => r.path === "/root/plain")!.extensions).toContain(probe);
-    expect(records.find((r) => r.path === "/root/scout")!.extensions).not.toContain(probe);
+    expect(records.find((r) => r.path === "/root/plain_child")!.extensions).toContain(probe);
+    expect(records.find((r) => r.path === "/root/scout_child")!.extensions).not.toContain(probe);
     await expectNoSurvivors(h);
   });
 });

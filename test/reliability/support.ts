@@ -5,13 +5,13 @@
  * launcher, wrapper and fake pi.
  */
 import { randomUUID } from "node:crypto";
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
 import { type ChildState, childState } from "../../src/extension/turns/child-state.js";
 import { TreeRuntime } from "../../src/extension/turns/runtime.js";
-import { procStatFields } from "../../src/lib/process.js";
+import { processesWithEnv } from "../../src/lib/process.js";
 import { agentRecord } from "../support/records.js";
 import { FAKE_PI_DIR } from "../support/wrapper-harness.js";
 
@@ -25,27 +25,8 @@ export const FAKE_PI_BIN = path.join(FAKE_PI_DIR, "pi");
 export const LOAD_TASK_EXTENSION = { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" };
 
 /** Live processes (zombies excluded) whose environment holds this worker's tag. Linux /proc. */
-export async function leftoverProcesses(): Promise<number[]> {
-  const needle = Buffer.from(`${TAG_ENV}=${TAG}\0`);
-  const found: number[] = [];
-  let entries: string[];
-  try {
-    entries = await readdir("/proc");
-  } catch {
-    return [];
-  }
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const state = procStatFields(pid)?.[0];
-      if (state === undefined || state === "Z") continue;
-      if ((await readFile(`/proc/${pid}/environ`)).includes(needle)) found.push(pid);
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
+export function leftoverProcesses(): Promise<number[]> {
+  return processesWithEnv(`${TAG_ENV}=${TAG}`);
 }
 
 /** Polls until no tagged process is left (or `ms` pass); returns what is left. */

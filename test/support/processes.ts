@@ -4,6 +4,7 @@
  * bash tool's grandchildren go together and nothing else on the machine is touched.
  */
 import { type StdioOptions, spawn } from "node:child_process";
+import { processAlive } from "../../src/lib/process.js";
 import { signalGroup } from "../../src/wrapper/child.js";
 
 export interface SpawnOptions {
@@ -89,14 +90,7 @@ export async function killAll(): Promise<void> {
 }
 
 /** True while `pid` exists (zombies included). EPERM means it exists but is not ours. */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+export const pidAlive = processAlive;
 
 /** Polls until `pid` is gone; false if it is still alive after `timeoutMs`. */
 export async function waitForPidExit(pid: number, timeoutMs = 5_000): Promise<boolean> {

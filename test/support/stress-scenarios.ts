@@ -1,11 +1,14 @@
 /**
- * Helpers shared by the stress-scenario files (tree-scenarios-a, tree-interrupts): what the
- * root received, clean exits, notices, run spans and scenario processes.
+ * Helpers shared by the stress-scenario files (tree-scenarios-a/b, tree-interrupts): playing a
+ * scenario of the stress table (test/support/stress) under vitest, what the root received,
+ * clean exits, notices, run spans and scenario processes.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
-import { describePid, type TreeHarness } from "./tree-harness.js";
+import { judgeRun, type PlayOptions, playScripted } from "./stress/run.js";
+import type { ScenarioState, StressScenario } from "./stress/scenario.js";
+import { describePid, type TreeHarness, type TreeOptions } from "./tree-harness.js";
 import { expectCleanExit as expectExit0, type Json } from "./tree-harness-extra.js";
 
 /** What the root received, for failure messages. */
@@ -16,6 +19,49 @@ export function diag(h: TreeHarness): string {
 /** Generous: two cores shared with other e2e files; each scenario takes a few seconds alone. */
 export const SCENARIO_MS = 120_000;
 export const ROOT_RUN = { timeoutMs: 100_000 };
+
+export interface ScenarioPlay {
+  h: TreeHarness;
+  state: ScenarioState;
+}
+
+/**
+ * Plays one scenario of the stress table exactly as `scripts/stress-test` does (its scripts,
+ * its prompts, its session), on a harness from `tree` (so the test file cleans it up), and
+ * returns the harness for the test's own assertions and what the run left for the judge.
+ */
+export async function playScenario(
+  tree: (opts: TreeOptions) => Promise<TreeHarness>,
+  scenario: StressScenario,
+  opts: Partial<PlayOptions> = {},
+): Promise<ScenarioPlay> {
+  const h = await tree({ ...(scenario.scripted.env && { env: scenario.scripted.env }) });
+  const dir = path.join(h.home.root, "stress");
+  fs.mkdirSync(dir, { recursive: true });
+  const state: ScenarioState = {
+    mode: "scripted",
+    dir,
+    sessionFile: path.join(dir, "session.jsonl"),
+    phases: [],
+    treeDir: undefined,
+    records: [],
+  };
+  const extraArgs = scenario.prepare?.(dir) ?? [];
+  state.phases = await playScripted(scenario, h, state, extraArgs, { timeoutMs: ROOT_RUN.timeoutMs, ...opts });
+  state.treeDir = h.treeDir();
+  state.records = await h.readRecords();
+  return { h, state };
+}
+
+/**
+ * The stress script's verdict on a play: every root process exited 0 and answered with its
+ * marker alone on a line — its script's last step, so it ran to its scripted end — and the
+ * scenario's check holds on the tree it left.
+ */
+export function expectScenarioPassed({ h, state }: ScenarioPlay, scenario: StressScenario): void {
+  for (const phase of state.phases) expectExit0(phase);
+  expect(judgeRun(scenario, state, ROOT_RUN.timeoutMs).reasons, diag(h)).toEqual([]);
+}
 
 /** The root ran to its scripted end: exit 0 after its final answer (not in the middle of a tool). */
 export function expectCleanExit(run: { code: number | null; timedOut: boolean; stderr: string; stdout: string }): void {

@@ -17,6 +17,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AgentRecordV1 } from "../../src/contracts/tree.js";
+import { processArgs, processesWithEnvSync } from "../../src/lib/process.js";
 import { makePiHome, type PiHome, type PiHomeOptions, REPO_ROOT } from "./pi-home.js";
 import { killAll, type ProcessResult } from "./processes.js";
 import { type ChatRequest, type ScriptedLlm, startScriptedLlm } from "./scripted-llm.js";
@@ -118,24 +119,6 @@ function safeReaddir(dir: string): fs.Dirent[] {
   }
 }
 
-/** Live pids (not zombies) whose environment holds `marker` (`KEY=value`). Linux /proc only. */
-export function pidsWithEnv(marker: string): number[] {
-  const found: number[] = [];
-  for (const name of safeReaddir("/proc").map((e) => e.name)) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const env = fs.readFileSync(`/proc/${name}/environ`, "utf8");
-      if (!env.split("\0").includes(marker)) continue;
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
-      if (/\) Z /.test(stat)) continue; // zombie: already exited, waiting to be reaped
-      found.push(Number(name));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startTree(opts: TreeOptions = {}): Promise<TreeHarness> {
@@ -164,7 +147,7 @@ export async function startTree(opts: TreeOptions = {}): Promise<TreeHarness> {
     return path.join(baseDir, dirs[0]!.name);
   };
   const requestsOf = (agent: string) => tree.requests.get(agent) ?? [];
-  const scenarioPids = () => pidsWithEnv(marker);
+  const scenarioPids = () => processesWithEnvSync(marker);
   const runPids = async () => {
     const dirs = safeReaddir(baseDir).filter((e) => e.isDirectory());
     return dirs.flatMap((d) => readRunPids(path.join(baseDir, d.name)));
@@ -217,9 +200,6 @@ export async function startTree(opts: TreeOptions = {}): Promise<TreeHarness> {
 
 /** Describes a live pid for failure messages (`pid cmdline`). */
 export function describePid(pid: number): string {
-  try {
-    return `${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()}`;
-  } catch {
-    return `${pid} (gone)`;
-  }
+  const args = processArgs(pid);
+  return args ? `${pid} ${args.join(" ")}` : `${pid} (gone)`;
 }

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { killAll, runProcess, spawnProcess } from "../support/processes.js";
 import { cleanupWrapperCases, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -21,13 +21,7 @@ afterEach(async () => {
 const cli = (args: string[], cwd?: string) =>
   runProcess(process.execPath, [WRAPPER_BIN, ...args], { timeoutMs: 20_000, ...(cwd && { cwd }) });
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const POLL = { timeout: 15_000, interval: 50 };
 
 /** A step-by-step run that takes about a second and a half. */
 const SLOW_TOOL_RUN = {
@@ -93,8 +87,9 @@ describe("subagent-wrapper inspect", () => {
   it("shows a run that is still going as running, with what it did so far", async () => {
     const c = await wrapperCase({ scenario: "slow" });
     const run = c.start();
-    await waitFor(async () =>
-      (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("run_start"),
+    await vi.waitFor(
+      async () => expect(await readFile(path.join(c.dir, "out/events.jsonl"), "utf8")).toContain("run_start"),
+      POLL,
     );
     const shown = await cli(["inspect", c.dir]);
     expect(shown.code).toBe(0);
@@ -211,7 +206,7 @@ describe("subagent-wrapper tail", () => {
     tail.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
     const exited = new Promise<number | null>((resolve) => tail.once("close", (code) => resolve(code)));
     try {
-      await waitFor(() => stdout.includes("# run run-1"));
+      await vi.waitFor(() => expect(stdout).toContain("# run run-1"), POLL);
       tail.kill("SIGINT");
       expect(await exited).toBe(130);
       expect(stderr).not.toMatch(/at .*\(|Error/);

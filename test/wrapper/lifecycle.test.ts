@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { killAll, pidAlive, spawnProcess, waitForPidExit } from "../support/processes.js";
 import {
   cleanupWrapperCases,
@@ -16,22 +16,10 @@ afterEach(async () => {
   await cleanupWrapperCases();
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const POLL = { timeout: 10_000, interval: 25 };
 
 /** Resolves once the fake pi has started (it writes its record before any event). */
-const childStarted = (dir: string) =>
-  waitFor(async () =>
-    fakePiRecord(dir).then(
-      () => true,
-      () => false,
-    ),
-  );
+const childStarted = (dir: string) => vi.waitFor(() => fakePiRecord(dir), POLL);
 
 /**
  * The timing itself (grace, kill-after, timeoutMs, the stepped long timer, the parent watch's
@@ -103,8 +91,9 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     // A grace far beyond the harness's 25 s limit: the run ends only if the signal stops the child.
     const c = await wrapperCase({ scenario: "linger", meta: defaultMeta({ graceMs: 600_000 }) });
     const wrapper = c.start();
-    await waitFor(async () =>
-      (await readFile(path.join(c.dir, "out/events.jsonl"), "utf8").catch(() => "")).includes("assistant_text"),
+    await vi.waitFor(
+      async () => expect(await readFile(path.join(c.dir, "out/events.jsonl"), "utf8")).toContain("assistant_text"),
+      POLL,
     );
     process.kill(wrapper.pid, "SIGTERM");
     const run = await c.collect(await wrapper.done);

@@ -10,7 +10,7 @@ import { RUN_FILES } from "../../contracts/layout.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import { checkResult, type ResultV1 } from "../../contracts/result.js";
 import { type Clock, sleep, systemClock } from "../../lib/clock.js";
-import { type ProcessIdentity, processAlive, processArgs, sameProcessAlive } from "../../lib/process.js";
+import { type ProcessIdentity, processArgs, processRunning, sameProcessAlive } from "../../lib/process.js";
 import { readJsonFile, readRegularFile } from "../../lib/regular-file.js";
 
 /** A run's result.json as read back: the result, none (`{}`), or a damaged one (why). */
@@ -132,17 +132,7 @@ async function childGone(eventsPath: string, waitMs: number, clock: Clock): Prom
   const pid = typeof start?.pid === "number" ? start.pid : undefined;
   if (!pid || pid <= 1) return;
   const deadline = clock.now() + waitMs;
-  while (runningProcess(pid) && clock.now() < deadline) await sleep(clock, 100);
-}
-
-/** Alive and not a zombie (an orphan nobody reaps has exited all the same; Linux's /proc says so). */
-function runningProcess(pid: number): boolean {
-  if (!processAlive(pid)) return false;
-  try {
-    return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true;
-  }
+  while (processRunning(pid) && clock.now() < deadline) await sleep(clock, 100);
 }
 
 /** The text of a session entry that is a user message, else undefined. */

@@ -1,5 +1,5 @@
 /**
- * `scripts/stress-test`: the user's 11 stress scenarios against the real pi, judged by strict
+ * `scripts/stress-test`: the 11 stress scenarios against the real pi, judged by strict
  * markers and the tree's own state. Exit 0 when every scenario passed, 1 when one failed,
  * 2 for bad usage (one line on stderr).
  */

@@ -8,10 +8,11 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { AgentRecordV1 } from "../../../src/contracts/tree.js";
+import { processesWithEnvSync } from "../../../src/lib/process.js";
 import { errorText } from "../../../src/lib/values.js";
 import { REPO_ROOT } from "../pi-home.js";
 import { type ProcessResult, pidAlive, runProcess } from "../processes.js";
-import { describePid, pidsWithEnv, readRecords, readRunPids, startTree } from "../tree-harness.js";
+import { describePid, readRecords, readRunPids, startTree, type TreeHarness } from "../tree-harness.js";
 import { readMarker } from "./markers.js";
 import { type PhaseRun, parseRootStdout, README_LINE, type ScenarioState, type StressScenario } from "./scenario.js";
 
@@ -116,26 +117,9 @@ export async function runScenario(scenario: StressScenario, opts: StressOptions)
   }
   state.treeDir = treeDirIn(path.join(dir, "trees"));
   state.records = state.treeDir ? await readRecords(state.treeDir) : [];
-
-  const markers: Array<string | null> = [];
-  state.phases.forEach((phase, i) => {
-    const where = state.phases.length > 1 ? `root process ${i + 1}: ` : "";
-    if (phase.timedOut) reasons.push(`${where}pi did not finish within ${opts.timeoutMs / 1000} s`);
-    else if (phase.code !== 0)
-      reasons.push(
-        `${where}pi exited with code ${phase.code}${phase.signal ? ` (${phase.signal})` : ""}: ${lastLine(phase.stderr)}`,
-      );
-    const marker = readMarker(phase.finalText, phase.prompt.marker);
-    markers.push(marker.line ?? null);
-    if (!marker.pass) reasons.push(`${where}${marker.reason}`);
-  });
-  if (state.phases.length === scenario.prompts.length) {
-    try {
-      reasons.push(...scenario.check(state));
-    } catch (err) {
-      reasons.push(`a check could not read the tree: ${errorText(err)}`);
-    }
-  }
+  const verdict = judgeRun(scenario, state, opts.timeoutMs);
+  reasons.push(...verdict.reasons);
+  const markers = verdict.markers;
   if (survivors.length > 0)
     reasons.push(`processes left running after the root exited (killed now): ${survivors.join("; ")}`);
 
@@ -161,6 +145,39 @@ export async function runScenario(scenario: StressScenario, opts: StressOptions)
   return summary;
 }
 
+/**
+ * Why a finished run is wrong (`[]` when it is right): each root process must have exited 0
+ * within its limit with its strict marker, and the scenario's check must hold on what the run
+ * left. Processes left running are judged by the caller (it knows how long to wait).
+ */
+export function judgeRun(
+  scenario: StressScenario,
+  state: ScenarioState,
+  timeoutMs: number,
+): { reasons: string[]; markers: Array<string | null> } {
+  const reasons: string[] = [];
+  const markers: Array<string | null> = [];
+  state.phases.forEach((phase, i) => {
+    const where = state.phases.length > 1 ? `root process ${i + 1}: ` : "";
+    if (phase.timedOut) reasons.push(`${where}pi did not finish within ${timeoutMs / 1000} s`);
+    else if (phase.code !== 0)
+      reasons.push(
+        `${where}pi exited with code ${phase.code}${phase.signal ? ` (${phase.signal})` : ""}: ${lastLine(phase.stderr)}`,
+      );
+    const marker = readMarker(phase.finalText, phase.prompt.marker);
+    markers.push(marker.line ?? null);
+    if (!marker.pass) reasons.push(`${where}${marker.reason}`);
+  });
+  if (state.phases.length === scenario.prompts.length) {
+    try {
+      reasons.push(...scenario.check(state));
+    } catch (err) {
+      reasons.push(`a check could not read the tree: ${errorText(err)}`);
+    }
+  }
+  return { reasons, markers };
+}
+
 /** The real pi against the loopback LLM: hermetic home (PI_CODING_AGENT_DIR, PI_OFFLINE=1), no key. */
 async function runScripted(
   scenario: StressScenario,
@@ -174,32 +191,48 @@ async function runScripted(
     env: { ...scenario.scripted.env, [RUN_ENV]: runId },
   });
   try {
-    if (scenario.scripted.models)
-      fs.writeFileSync(path.join(h.home.dir, "models.json"), JSON.stringify(scenario.scripted.models(h.llm.url)));
-    fs.writeFileSync(path.join(h.home.cwd, "README.md"), `${README_LINE}\n`);
-    const hooks = scenario.scripted.script(h);
-    const phases: PhaseRun[] = [];
-    for (const [i, prompt] of scenario.prompts.entries()) {
-      hooks[i]?.();
-      const args = ["--session", state.sessionFile, ...extraArgs];
-      const startedAt = new Date().toISOString();
-      const result = await h.runRoot(prompt.text, { timeoutMs: opts.timeoutMs, args });
-      phases.push(
-        phaseRun(
-          prompt,
-          ["pi", "--mode", "json", "-np", "-e", REPO_ROOT, ...args, prompt.text],
-          startedAt,
-          result,
-          state.dir,
-          i,
-        ),
-      );
-    }
+    const phases = await playScripted(scenario, h, state, extraArgs, { timeoutMs: opts.timeoutMs });
     const survivors = (await h.survivors(5_000)).map(describePid);
     return { phases, survivors };
   } finally {
     await h.cleanup();
   }
+}
+
+export interface PlayOptions {
+  /** Limit of each root pi process. */
+  timeoutMs: number;
+  /** Runs after each root process has exited, before the next starts (the e2e tests look between). */
+  afterPhase?: (index: number, phase: PhaseRun) => void | Promise<void>;
+}
+
+/**
+ * One scenario's scripted play on a running harness: its models and README, then each root pi
+ * process in turn on the scenario's session, each after its script hook. Shared by
+ * scripts/stress-test and the e2e tests, which add their own assertions on the same run.
+ */
+export async function playScripted(
+  scenario: StressScenario,
+  h: TreeHarness,
+  state: ScenarioState,
+  extraArgs: string[],
+  opts: PlayOptions,
+): Promise<PhaseRun[]> {
+  if (scenario.scripted.models)
+    fs.writeFileSync(path.join(h.home.dir, "models.json"), JSON.stringify(scenario.scripted.models(h.llm.url)));
+  fs.writeFileSync(path.join(h.home.cwd, "README.md"), `${README_LINE}\n`);
+  const hooks = scenario.scripted.script(h);
+  const phases: PhaseRun[] = [];
+  for (const [i, prompt] of scenario.prompts.entries()) {
+    hooks[i]?.();
+    const args = ["--session", state.sessionFile, ...extraArgs];
+    const startedAt = new Date().toISOString();
+    const result = await h.runRoot(prompt.text, { timeoutMs: opts.timeoutMs, args });
+    const argv = ["pi", "--mode", "json", "-np", "-e", REPO_ROOT, ...args, prompt.text];
+    phases.push(phaseRun(prompt, argv, startedAt, result, state.dir, i));
+    await opts.afterPhase?.(i, phases[i]!);
+  }
+  return phases;
 }
 
 /** The user's pi, providers and keys; the tree directory and session go to the scenario's folder. */
@@ -242,7 +275,7 @@ async function runLive(
 /** Processes of the scenario still alive after 5 s, described, then SIGKILLed by pid. */
 async function leftovers(marker: string, baseDir: string): Promise<string[]> {
   const find = () => {
-    if (fs.existsSync("/proc")) return pidsWithEnv(marker);
+    if (fs.existsSync("/proc")) return processesWithEnvSync(marker);
     // Without /proc (macOS): the child pis recorded in events.jsonl.
     const treeDir = treeDirIn(baseDir);
     return treeDir ? readRunPids(treeDir).filter(pidAlive) : [];

@@ -17,7 +17,7 @@ import { failMarker, okMarker } from "./markers.js";
 export interface StressPrompt {
   /** The marker id this root process must answer with (`01`, or `10A` for a first phase). */
   marker: string;
-  /** The natural-language instruction, as the user sent it to a real model. */
+  /** The natural-language instruction a live run sends to a real model. */
   text: string;
 }
 

@@ -1,11 +1,23 @@
 /**
  * Stress scenarios 01–06: spawning, fan-out, nesting, queueing,
  * interrupts, failure isolation. Each has the natural-language prompt of a live run, the
- * scripted models of a loopback run, and the checks that judge either.
+ * scripted models of a loopback run, and the checks that judge either. scripts/stress-test
+ * and the e2e tests (tree-scenarios-a.test.ts) play these same scripts; the e2e tests add
+ * assertions on every request each agent made, so the scripts' texts are what they expect.
  */
 import { type ChatRequest, reply } from "../scripted-llm.js";
 import type { TreeHarness } from "../tree-harness.js";
-import { type Json, noticesIn, Program, spawn, toolResultFor, waitForAll, waitWhile } from "../tree-program.js";
+import { lastToolResult } from "../tree-llm.js";
+import {
+  type Json,
+  noticesIn,
+  Program,
+  spawn,
+  toolResultFor,
+  waitForAll,
+  waitUntil,
+  waitWhile,
+} from "../tree-program.js";
 import { markerInstruction } from "./markers.js";
 import {
   agentOf,
@@ -82,12 +94,7 @@ export const basicSpawnWait: StressScenario = {
       single(h, {
         "/root": new Program([
           reply.toolCall("list_models", {}),
-          spawn({
-            task_name: "scout_one",
-            agent_type: "scout",
-            fork_turns: "none",
-            message: "Read the first line of README.md in your working directory and report it verbatim.",
-          }),
+          spawn({ task_name: "scout_one", agent_type: "scout", fork_turns: "none", message: "Read README line 1" }),
           waitForAll(["/root/scout_one"]),
           reply.toolCall("list_agents", {}),
           verdict("01", (req) => [
@@ -98,7 +105,7 @@ export const basicSpawnWait: StressScenario = {
             ...completedIn(req, ["/root/scout_one"]),
           ]),
         ]).steps(),
-        "/root/scout_one": [reply.toolCall("read", { path: "README.md", limit: 1 }), reply.text(README_LINE)],
+        "/root/scout_one": [reply.text("SCOUT REPORT: # hello")],
       }),
   },
   check: (state) => [
@@ -141,22 +148,19 @@ export const parallelSpawns: StressScenario = {
           reply.toolCalls(
             PARALLEL.map((n) => ({
               name: "spawn_agent",
-              args: {
-                task_name: n,
-                agent_type: "scout",
-                fork_turns: "none",
-                message: "List your working directory with the ls tool and report the entries.",
-              },
+              args: { task_name: n, message: `recon ${n}`, agent_type: "scout", fork_turns: "none" },
             })),
           ),
+          // Straight after the spawns (the scouts take over a second): the queue is visible.
+          reply.toolCall("list_agents", {}),
           waitForAll(scouts),
           reply.toolCall("list_agents", {}),
           verdict("02", (req) => completedIn(req, scouts)),
         ]).steps(),
       };
-      // Each scout looks around, then answers slowly, so the fourth has to queue.
+      // Each scout looks around (a tool turn), then answers slowly (streamed over ~1 s), so the fourth has to queue.
       for (const n of PARALLEL)
-        scripts[`/root/${n}`] = [reply.toolCall("ls", {}), reply.text(`${n}: README.md`, { chunkDelayMs: 250 })];
+        scripts[`/root/${n}`] = [reply.toolCall("ls", {}), reply.text(`REPORT ${n}`, { chunkDelayMs: 250 })];
       return single(h, scripts);
     },
   },
@@ -195,10 +199,10 @@ export const nestedChain: StressScenario = {
         "/root": new Program([
           spawn({
             task_name: "mid",
+            message: "Delegate the line-1 lookup to a leaf and relay its answer",
             fork_turns: "none",
-            message: "Spawn a leaf that reads line 1 of README.md; relay its report.",
           }),
-          waitForAll(["/root/mid"]),
+          waitForAll(["/root/mid"], 30_000),
           reply.toolCall("list_agents", {}),
           // The leaf's notice goes to mid, not to the root: the root sees the leaf in list_agents.
           verdict("03", (req) => [
@@ -210,15 +214,11 @@ export const nestedChain: StressScenario = {
           ]),
         ]).steps(),
         "/root/mid": new Program([
-          spawn({
-            task_name: "leaf",
-            fork_turns: "none",
-            message: "Read the first line of README.md in your working directory and report it verbatim.",
-          }),
-          waitForAll(["/root/mid/leaf"]),
-          (req) => reply.text(`The leaf reports: ${noticeOf(req, "/root/mid/leaf")?.report ?? "(nothing)"}`),
+          spawn({ task_name: "leaf", message: "Report line 1", fork_turns: "none" }),
+          waitForAll(["/root/mid/leaf"], 30_000),
+          (req) => reply.text(`MID RELAYS: ${noticesIn(req)[0]?.report ?? JSON.stringify(lastToolResult(req))}`),
         ]).steps(),
-        "/root/mid/leaf": [reply.toolCall("read", { path: "README.md", limit: 1 }), reply.text(README_LINE)],
+        "/root/mid/leaf": [reply.text("LEAF SAYS line-1")],
       }),
   },
   check: (state) => {
@@ -258,31 +258,19 @@ export const queueFollowup: StressScenario = {
               name: "spawn_agent",
               args: {
                 task_name: "worker",
+                message: "FIRST TASK: sleep then report",
                 agent_type: "implementation",
                 fork_turns: "none",
-                message: "Run sleep 5 with the bash tool, then answer first turn done.",
               },
             },
-            {
-              name: "send_message",
-              args: { target: "worker", message: "NOTE: this note must arrive before the second task." },
-            },
-            {
-              name: "followup_task",
-              args: {
-                target: "worker",
-                message:
-                  "SECOND TASK: answer followup_received and say which messages you got since your first task, in order.",
-              },
-            },
+            { name: "send_message", args: { target: "worker", message: "NOTE" } },
+            { name: "followup_task", args: { target: "worker", message: "SECOND TASK" } },
           ]),
-          {
-            loop: (req) =>
-              noticesIn(req).filter((n) => n.agent_name === "/root/worker").length < 2
-                ? reply.toolCall("wait_agent", { timeout_ms: 30_000 })
-                : undefined,
-          },
+          waitUntil((notices) => notices.filter((n) => n.agent_name === "/root/worker").length >= 2),
           reply.toolCall("list_agents", {}),
+          // A message to an idle child stays queued: it starts no turn, so the next wait is idle.
+          reply.toolCall("send_message", { target: "worker", message: "LATE NOTE" }),
+          reply.toolCall("wait_agent", { timeout_ms: 5_000 }),
           verdict("04", (req) => {
             const notices = noticesIn(req).filter((n) => n.agent_name === "/root/worker");
             return [
@@ -304,7 +292,7 @@ export const queueFollowup: StressScenario = {
         "/root/worker": [
           reply.toolCall("bash", { command: "sleep 2" }),
           reply.text("first turn done"),
-          reply.text("followup_received: NOTE, then SECOND TASK"),
+          reply.text("followup_received"),
         ],
       }),
   },

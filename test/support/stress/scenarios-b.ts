@@ -1,10 +1,13 @@
 /**
  * Stress scenarios 07–11: other providers, model and reasoning
- * overrides, validation limits, restart and resume, extension tool inheritance.
+ * overrides, validation limits, restart and resume, extension tool inheritance. scripts/stress-test
+ * and the e2e tests (tree-scenarios-b.test.ts) play these same scripts; the e2e tests add
+ * assertions on every request each agent made, so the scripts' texts are what they expect.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { reply } from "../scripted-llm.js";
+import { type ChatRequest, reply } from "../scripted-llm.js";
+import { lastToolResult } from "../tree-llm.js";
 import {
   agentEntries,
   type Json,
@@ -14,6 +17,7 @@ import {
   twoProviders,
   waitForAll,
   waitUntil,
+  waitWhile,
 } from "../tree-program.js";
 import { markerInstruction } from "./markers.js";
 import {
@@ -24,7 +28,6 @@ import {
   listsSeen,
   noticesSeen,
   preamble,
-  README_LINE,
   resultJson,
   runEvents,
   SCOUT_TOOLS,
@@ -55,13 +58,14 @@ export const crossProvider: StressScenario = {
           "/root",
           ...new Program([
             reply.toolCall("list_models", {}),
-            spawn({ task_name: "child_a", fork_turns: "none", model: "other/alt", message: READ_LINE_1 }),
+            spawn({ task_name: "child_a", message: "ALT TASK", model: "other/alt", fork_turns: "none" }),
+            // A specialist: a role whose own reasoning (high) the other provider's model could not take.
             spawn({
               task_name: "child_b",
-              agent_type: "scout",
-              fork_turns: "none",
+              message: "DEEP TASK",
+              agent_type: "specialist",
               model: "fake/deep",
-              message: READ_LINE_1,
+              fork_turns: "none",
             }),
             waitForAll(["/root/child_a", "/root/child_b"]),
             reply.toolCall("list_agents", {}),
@@ -75,20 +79,22 @@ export const crossProvider: StressScenario = {
             ]),
           ]).steps(),
         );
-        h.tree.add("/root/child_a", reply.text(README_LINE));
-        h.tree.add("/root/child_b", reply.toolCall("read", { path: "README.md", limit: 1 }), reply.text(README_LINE));
+        h.tree.add("/root/child_a", reply.text("ALT REPORT"));
+        h.tree.add("/root/child_b", reply.text("DEEP REPORT"));
       },
     ],
   },
   check: (state) => {
-    const asked = (name: string) =>
-      callsOf(state, "spawn_agent").find((c) => c.args.task_name === name && !c.isError)?.args.model;
+    const spawnCall = (name: string) =>
+      callsOf(state, "spawn_agent").find((c) => c.args.task_name === name && !c.isError)?.args;
+    const asked = (name: string) => spawnCall(name)?.model;
     const a = agentOf(state, "/root/child_a");
     const b = agentOf(state, "/root/child_b");
     return [
       ...expectAgent(state, "/root/child_a", { status: "completed", health: "healthy", model: asked("child_a") }),
+      // The role the root asked for (the live prompt asks for a scout; the script plays a specialist).
       ...expectAgent(state, "/root/child_b", {
-        role: "scout",
+        role: spawnCall("child_b")?.agent_type ?? "default",
         status: "completed",
         health: "healthy",
         model: asked("child_b"),
@@ -115,6 +121,7 @@ export const modelReasoningOverrides: StressScenario = {
     },
   ],
   scripted: {
+    models: twoProviders,
     script: (h) => [
       () => {
         h.tree.add(
@@ -123,26 +130,42 @@ export const modelReasoningOverrides: StressScenario = {
             reply.toolCall("list_models", {}),
             spawn({
               task_name: "scout_high",
+              message: "SCOUT HIGH TASK",
               agent_type: "scout",
               reasoning_effort: "high",
               fork_turns: "none",
-              message: "Answer with one short sentence.",
             }),
-            spawn({
-              task_name: "scout_clamped",
-              agent_type: "scout",
-              model: "fake/deep",
-              fork_turns: "none",
-              message: "Answer with one short sentence.",
-            }),
+            // An explicit level the model lacks is refused, never clamped.
             spawn({
               task_name: "plain_low",
+              message: "LOW",
               model: "fake/deep",
               reasoning_effort: "low",
               fork_turns: "none",
-              message: "Answer with one short sentence.",
             }),
-            waitForAll(["/root/scout_high", "/root/scout_clamped"]),
+            // A role's own level (a scout's low) is clamped to what the model has.
+            spawn({
+              task_name: "scout_clamped",
+              message: "SCOUT TASK",
+              agent_type: "scout",
+              model: "fake/deep",
+              fork_turns: "none",
+            }),
+            spawn({ task_name: "plain_max", message: "MAX", reasoning_effort: "max", fork_turns: "none" }),
+            spawn({
+              task_name: "plain_minimal",
+              message: "MINIMAL TASK",
+              reasoning_effort: "minimal",
+              fork_turns: "none",
+            }),
+            spawn({
+              task_name: "deep_xhigh",
+              message: "XHIGH TASK",
+              model: "fake/deep",
+              reasoning_effort: "xhigh",
+              fork_turns: "none",
+            }),
+            waitForAll(["/root/scout_high", "/root/scout_clamped", "/root/plain_minimal", "/root/deep_xhigh"]),
             reply.toolCall("list_agents", {}),
             verdict("08", (req) => [
               ...completedIn(req, ["/root/scout_high", "/root/scout_clamped"]),
@@ -158,8 +181,10 @@ export const modelReasoningOverrides: StressScenario = {
             ]),
           ]).steps(),
         );
-        h.tree.add("/root/scout_high", reply.text("I run at high."));
-        h.tree.add("/root/scout_clamped", reply.text("I run at high too."));
+        h.tree.add("/root/scout_high", reply.text("SCOUT HIGH REPORT"));
+        h.tree.add("/root/scout_clamped", reply.text("SCOUT REPORT"));
+        h.tree.add("/root/plain_minimal", reply.text("MINIMAL REPORT"));
+        h.tree.add("/root/deep_xhigh", reply.text("XHIGH REPORT"));
       },
     ],
   },
@@ -310,6 +335,9 @@ export const limitBehavior: StressScenario = {
   },
 };
 
+/** What persisted_worker answers in its first turn and, resumed after the restart, its second. */
+const WORKER_REPORTS = ["WORKER REPORT 1", "WORKER REPORT 2"] as const;
+
 export const restartResume: StressScenario = {
   id: "10",
   name: "restart-resume",
@@ -327,30 +355,42 @@ export const restartResume: StressScenario = {
   scripted: {
     script: (h) => {
       const root = new Program([
-        spawn({ task_name: "persisted_worker", agent_type: "scout", fork_turns: "none", message: READ_LINE_1 }),
+        spawn({ task_name: "persisted_worker", message: "WORKER TASK", agent_type: "scout", fork_turns: "none" }),
         waitForAll(["/root/persisted_worker"]),
         reply.toolCall("list_agents", {}),
+        // A second child whose turn is still going when the first process ends: restore must
+        // show it stopped, and a follow-up must give it its lost task again.
+        spawn({ task_name: "slow", message: "SLOW TASK", fork_turns: "none" }),
+        waitWhile(() => h.requestsOf("/root/slow").length === 0),
         verdict("10A", (req) => completedIn(req, ["/root/persisted_worker"])),
       ]);
-      h.tree.add("/root/persisted_worker", reply.text(README_LINE), reply.text("resumed"));
+      h.tree.add("/root/persisted_worker", reply.text(WORKER_REPORTS[0]), reply.text(WORKER_REPORTS[1]));
+      h.tree.add("/root/slow", reply.hang(), reply.text("SLOW RESUMED"));
+      const noticesOf = (notices: Json[], agent: string) => notices.filter((n) => n.agent_name === agent);
       return [
         () => h.tree.add("/root", ...root.steps()),
         () =>
           root.extend(
             reply.toolCall("list_agents", {}),
+            reply.toolCall("wait_agent", { timeout_ms: 0 }),
             reply.toolCall("get_agent_report", { target: "persisted_worker" }),
-            reply.toolCall("followup_task", {
-              target: "persisted_worker",
-              message: "Answer with the single word resumed.",
-            }),
-            waitUntil((notices) => notices.filter((n) => n.agent_name === "/root/persisted_worker").length >= 2),
-            reply.toolCall("list_agents", {}),
+            reply.toolCall("followup_task", { target: "persisted_worker", message: "WORKER AGAIN" }),
+            reply.toolCall("followup_task", { target: "slow", message: "SLOW RESUME" }),
+            waitUntil(
+              (notices) =>
+                noticesOf(notices, "/root/persisted_worker").length >= 2 &&
+                noticesOf(notices, "/root/slow").length >= 1,
+            ),
+            reply.toolCall("list_agents", { path_prefix: "/root" }),
             verdict("10", (req) => [
               ...when(
-                resultsIn(req, "get_agent_report").at(-1)?.text === README_LINE,
+                resultsIn(req, "get_agent_report").at(-1)?.text === WORKER_REPORTS[0],
                 "get_agent_report did not return the earlier report",
               ),
-              ...when(noticesIn(req).at(-1)?.report === "resumed", "the follow-up did not answer resumed"),
+              ...when(
+                noticesOf(noticesIn(req), "/root/persisted_worker").at(-1)?.report === WORKER_REPORTS[1],
+                "the follow-up's notice lacks its report",
+              ),
               ...when(
                 listedStatus(req, "/root/persisted_worker") === "completed",
                 "list_agents does not show it completed",
@@ -398,7 +438,8 @@ export default function probe(pi) {
   });
 }
 `;
-const probeFile = (dir: string) => path.join(dir, "probe-extension", "index.ts");
+/** Where the scenario's folder keeps the probe extension (`-e` for the root). */
+export const probeFile = (dir: string) => path.join(dir, "probe-extension", "index.ts");
 
 export const extensionInheritance: StressScenario = {
   id: "11",
@@ -453,8 +494,8 @@ export const extensionInheritance: StressScenario = {
             ]),
           ]).steps(),
         );
-        h.tree.add("/root/plain_child", reply.toolCall("probe_tool", { word: "ping" }), (req) =>
-          reply.text(`The probe answered: ${String(req.messages.at(-1)?.content ?? "")}`),
+        h.tree.add("/root/plain_child", reply.toolCall("probe_tool", { word: "ping" }), (req: ChatRequest) =>
+          reply.text(`PLAIN GOT ${String(lastToolResult(req))}`),
         );
         h.tree.add("/root/scout_child", (req) =>
           reply.text(`My tools: ${(req.tools ?? []).map((t) => t.function.name).join(", ")}`),

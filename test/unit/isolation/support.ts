@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
+import { processRunning } from "../../../src/lib/process.js";
 
 export interface Sandbox {
   /** The temp dir; repositories and worktrees all go below it. */
@@ -82,24 +83,12 @@ export function show(sandbox: Sandbox, cwd: string, commit: string, file: string
 }
 
 /** A zombie (dead, not yet reaped: a container's init may never reap it) counts as gone. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/s.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true;
-  }
-}
 
 /** Polls until `pid` is gone (a killed process is reaped asynchronously); false after `ms`. */
 export async function gone(pid: number, ms = 3000): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (!alive(pid)) return true;
+    if (!processRunning(pid)) return true;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return false;

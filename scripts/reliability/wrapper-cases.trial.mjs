@@ -1,5 +1,4 @@
-// The wrapper's own promises, tried adversarially for `npm run reliability` (scripts/reliability.mjs
-// passes in its process tagging and case helpers):
+// The wrapper's own promises, tried adversarially for `npm run reliability`:
 //  - orphans: SIGKILL the wrapper whose child is not a cooperating pi (a bash script, one that
 //    traps SIGTERM, the fake pi without the task extension, one that runs `setsid sleep 60`), and
 //    a child that exits leaving a setsid sleep behind; count what is alive 2 s later;
@@ -8,6 +7,19 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { writeFileAtomic } from "../../dist/lib/atomic-file.js";
+import {
+  DEBUG,
+  killLeftovers,
+  log,
+  makeCase,
+  median,
+  readResult,
+  scratch,
+  settleLeftovers,
+  sleep,
+  startWrapper,
+} from "./support.mjs";
 
 /** The promise: nothing the wrapper started is alive this long after it is gone. */
 export const GONE_WITHIN_MS = 2000;
@@ -48,45 +60,48 @@ function scriptBin(dir, body) {
   return file;
 }
 
-async function waitForFile(file, sleep, ms = 15_000) {
+async function waitForFile(file, ms = 15_000) {
   const deadline = Date.now() + ms;
   while (!fs.existsSync(file) && Date.now() < deadline) await sleep(20);
   return fs.existsSync(file);
 }
 
-/** Sequential trials (the leftover count is global to the tag). One row per kind. */
-export async function orphanKinds(ctx, trials) {
-  const rows = [];
-  for (const [name, child, readyFile, kill] of ORPHAN_KINDS) {
-    const row = { name, trials, survivors: 0, gone: [], hung: 0, notReady: 0 };
-    for (let i = 0; i < trials; i++) {
-      const dir = ctx.makeCase();
-      const wrapper = child.bash
-        ? ctx.startWrapper(dir, { steps: [] }, { PI_SUBAGENTS_PI_BIN: scriptBin(dir, child.bash) })
-        : ctx.startWrapper(dir, child.scenario);
-      if (kill) {
-        if (!(await waitForFile(path.join(dir, readyFile), ctx.sleep))) row.notReady++;
-        try {
-          process.kill(wrapper.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-      const exit = await wrapper.done;
-      if (exit.hung) row.hung++;
-      const ended = Date.now();
-      const left = await ctx.settleLeftovers(GONE_WITHIN_MS);
-      row.survivors += left.length;
-      if (left.length === 0) row.gone.push(Date.now() - ended);
-      ctx.killLeftovers();
+/** One trial: start the wrapper with this child, SIGKILL it once the child is ready, count what is left. */
+async function orphanKindTrial([, child, readyFile, kill], row) {
+  const dir = makeCase();
+  const wrapper = child.bash
+    ? startWrapper(dir, { steps: [] }, { PI_SUBAGENTS_PI_BIN: scriptBin(dir, child.bash) })
+    : startWrapper(dir, child.scenario);
+  if (kill) {
+    if (!(await waitForFile(path.join(dir, readyFile)))) row.notReady++;
+    try {
+      process.kill(wrapper.pid, "SIGKILL");
+    } catch {
+      // already gone
     }
+  }
+  const exit = await wrapper.done;
+  if (exit.hung) row.hung++;
+  const ended = Date.now();
+  const left = await settleLeftovers(GONE_WITHIN_MS);
+  row.survivors += left.length;
+  if (left.length === 0) row.gone.push(Date.now() - ended);
+  killLeftovers();
+}
+
+/** Sequential trials (the leftover count is global to the tag). One row per kind. */
+export async function orphanKinds(trials) {
+  const rows = [];
+  for (const kind of ORPHAN_KINDS) {
+    const row = { name: kind[0], trials, survivors: 0, gone: [], hung: 0, notReady: 0 };
+    for (let i = 0; i < trials; i++) await orphanKindTrial(kind, row);
     rows.push(row);
   }
   return rows;
 }
 
 let canMount;
-function mountable(scratch) {
+function mountable() {
   if (canMount !== undefined) return canMount;
   const probe = fs.mkdtempSync(path.join(scratch, "mount-probe-"));
   canMount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe]).status === 0;
@@ -185,45 +200,48 @@ const PATH_CASES = [
 ];
 const FILL_DISK = { steps: [{ bigLine: { type: "garbage", bytes: 2_000_000 } }, { echoTask: true }] };
 
-/** Each path case `trials` times. */
-export async function pathCases(ctx, trials) {
-  const rows = [];
-  for (const [name, overrides, setUp, code, resultExpected, needsMount, check] of PATH_CASES) {
-    const row = { name, trials, ok: 0, hung: 0, left: 0, skipped: false, codes: {} };
-    if (needsMount && !mountable(ctx.scratch)) {
-      rows.push({ ...row, skipped: true });
-      continue;
-    }
-    for (let i = 0; i < trials; i++) {
-      const dir = ctx.makeCase(overrides);
-      try {
-        setUp?.(dir);
-        const exit = await ctx.startWrapper(
-          dir,
-          name.startsWith("the disk fills") ? FILL_DISK : { steps: [{ echoTask: true }] },
-        ).done;
-        row.codes[exit.code] = (row.codes[exit.code] ?? 0) + 1;
-        if (exit.hung) row.hung++;
-        const result = ctx.readResult(dir);
-        const resultOk = result.state === (resultExpected ? "complete" : "absent");
-        if (exit.code === code && resultOk && (!check || check(dir))) row.ok++;
-        else if (process.env.RELIABILITY_DEBUG)
-          ctx.log(`${name}: exit ${exit.code}, result ${result.state}: ${exit.stderr.trim()}`);
-      } finally {
-        for (const mount of mounted.splice(0)) spawnSync("umount", [mount]);
-      }
-    }
-    row.left = (await ctx.settleLeftovers()).length;
-    ctx.killLeftovers();
-    rows.push(row);
+/** One run of a path case: whether the wrapper gave the documented answer, and how it exited. */
+async function pathTrial([name, overrides, setUp, code, resultExpected, , check]) {
+  const dir = makeCase(overrides);
+  try {
+    setUp?.(dir);
+    const child = name.startsWith("the disk fills") ? FILL_DISK : { steps: [{ echoTask: true }] };
+    const exit = await startWrapper(dir, child).done;
+    const result = readResult(dir);
+    const documented =
+      exit.code === code && result.state === (resultExpected ? "complete" : "absent") && (!check || check(dir));
+    if (!documented && DEBUG) log(`${name}: exit ${exit.code}, result ${result.state}: ${exit.stderr.trim()}`);
+    return { documented, exit };
+  } finally {
+    for (const mount of mounted.splice(0)) spawnSync("umount", [mount]);
   }
+}
+
+/** A path case `trials` times, one row (skipped where it needs a mount and this user cannot mount). */
+async function pathCaseRow(pathCase, trials) {
+  const [name, , , , , needsMount] = pathCase;
+  const row = { name, trials, ok: 0, hung: 0, left: 0, skipped: false, codes: {} };
+  if (needsMount && !mountable()) return { ...row, skipped: true };
+  for (let i = 0; i < trials; i++) {
+    const { documented, exit } = await pathTrial(pathCase);
+    row.codes[exit.code] = (row.codes[exit.code] ?? 0) + 1;
+    if (exit.hung) row.hung++;
+    if (documented) row.ok++;
+  }
+  row.left = (await settleLeftovers()).length;
+  killLeftovers();
+  return row;
+}
+
+/** Each path case `trials` times. */
+export async function pathCases(trials) {
+  const rows = [];
+  for (const pathCase of PATH_CASES) rows.push(await pathCaseRow(pathCase, trials));
   return rows;
 }
 
 /** What fsync costs an atomic write of a 2 KiB result here: medians of `rounds` alternated writes, with and without. */
-export async function fsyncCost(dir, median, rounds = 40) {
-  // Imported here, not at the top: the script builds dist/ after its imports ran.
-  const { writeFileAtomic } = await import("../dist/lib/atomic-file.js");
+export async function fsyncCost(dir, rounds = 40) {
   fs.mkdirSync(dir, { recursive: true });
   const text = "x".repeat(2048);
   const durable = [];
@@ -237,35 +255,4 @@ export async function fsyncCost(dir, median, rounds = 40) {
     quick.push(performance.now() - t);
   }
   return { durable: median(durable), quick: median(quick) };
-}
-
-const codeList = (codes) =>
-  Object.entries(codes)
-    .map(([code, n]) => `exit ${code} ×${n}`)
-    .join(", ");
-
-/** The section of docs/reliability.md for these cases. */
-export function wrapperCaseSection(kinds, paths, { median, max }) {
-  return [
-    "## The wrapper's own promises: orphans and paths",
-    "",
-    `Each orphan trial starts the wrapper with that child, waits until the child's processes exist, SIGKILLs the wrapper (except in the last kind, which ends by itself) and counts the tagged processes still alive ${GONE_WITHIN_MS} ms later, the guard itself included; "gone after" is when the count reached 0. Trials run one at a time.`,
-    "",
-    "| child | trials | alive 2 s later | gone after (median, max) | hung |",
-    "|---|---|---|---|---|",
-    ...kinds.map(
-      (r) => `| ${r.name} | ${r.trials} | ${r.survivors} | ${median(r.gone)} ms, ${max(r.gone)} ms | ${r.hung} |`,
-    ),
-    "",
-    "Each path case runs the wrapper (the fake pi answering at once) and checks its documented answer: the exit code, whether result.json is there, and for the symlink that its target is untouched. A run is hung when it has not ended after 60 s.",
-    "",
-    "| case | trials | as documented | exit codes | hung | left over |",
-    "|---|---|---|---|---|---|",
-    ...paths.map((r) =>
-      r.skipped
-        ? `| ${r.name} | — | skipped: mounting a tmpfs needs root | — | — | — |`
-        : `| ${r.name} | ${r.trials} | ${r.ok} | ${codeList(r.codes)} | ${r.hung} | ${r.left} |`,
-    ),
-    "",
-  ];
 }
