@@ -24,7 +24,7 @@ type Expected = Partial<{ status: RunStatus; forcedExit: boolean; childSignal: s
  * [name, scenario, meta overrides, expected result fields, the signals that reached the child
  * (those the fake pi logged, then the one it died of), bound on the run's wall time in ms]. A lingering child that obeys
  * SIGTERM is tested in test/wrapper/lifecycle.test.ts; the timing of each case on fake time in
- * test/unit/wrapper-run.test.ts.
+ * test/unit/wrapper/run.test.ts.
  */
 const FAULTS: Array<[string, object, Record<string, unknown>, Expected, NodeJS.Signals[], number]> = [
   [

@@ -1,6 +1,6 @@
 /**
- * meta.json examples shared by the hand validator's tests (test/unit/meta.test.ts) and the
- * schema agreement test (test/unit/schemas.test.ts): both must accept the valid ones and
+ * meta.json examples shared by the hand validator's tests (test/unit/contracts/meta.test.ts) and the
+ * schema agreement test (test/unit/contracts/schemas.test.ts): both must accept the valid ones and
  * reject the invalid ones, so the published schema and the wrapper never disagree.
  */
 export const BASE_META = {

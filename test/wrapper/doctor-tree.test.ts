@@ -11,7 +11,7 @@ import { createWorktree } from "../../src/extension/isolation/worktree.js";
 import { runProcess } from "../support/processes.js";
 import { agentRecord } from "../support/records.js";
 import { WRAPPER_BIN } from "../support/wrapper-harness.js";
-import { makeRepo, type Sandbox, sh, useSandbox } from "../unit/isolation/support.js";
+import { makeRepo, type Sandbox, sh, useSandbox } from "../unit/extension/isolation/support.js";
 
 const sandbox = useSandbox();
 

@@ -23,7 +23,7 @@ const childStarted = (dir: string) => vi.waitFor(() => fakePiRecord(dir), POLL);
 
 /**
  * The timing itself (grace, kill-after, timeoutMs, the stepped long timer, the parent watch's
- * period, the stdout drain) is proved on fake time in test/unit/wrapper-run.test.ts. Here, the
+ * period, the stdout drain) is proved on fake time in test/unit/wrapper/run.test.ts. Here, the
  * real processes: which signals reached the fake pi (it logs each with its arrival time), the
  * records and the outcome.
  */
@@ -129,7 +129,7 @@ describe("subagent-wrapper against the fake pi: lifecycle", () => {
     };
     const c = await wrapperCase({ scenario });
     const run = await c.run();
-    // The stdout drain gives up after 2 s (test/unit/wrapper-run.test.ts); a hang would hit the harness's 25 s limit.
+    // The stdout drain gives up after 2 s (test/unit/wrapper/run.test.ts); a hang would hit the harness's 25 s limit.
     expect(run.timedOut).toBe(false);
     expect(run.result).toMatchObject({ status: "completed", childExitCode: 0, forcedExit: false });
     expect(await waitForPidExit(Number(await readFile(path.join(c.dir, "gc.pid"), "utf8")), 2000)).toBe(true);

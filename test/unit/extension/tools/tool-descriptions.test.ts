@@ -1,0 +1,175 @@
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../../../src/contracts/tree.js";
+import { BUILTIN_CATALOG } from "../../../../src/extension/roles/roles.js";
+import { closeAgentTool } from "../../../../src/extension/tools/close-agent.js";
+import type { ToolDeps } from "../../../../src/extension/tools/common.js";
+import { followupTaskTool } from "../../../../src/extension/tools/followup-task.js";
+import { getAgentReportTool } from "../../../../src/extension/tools/get-agent-report.js";
+import { interruptAgentTool } from "../../../../src/extension/tools/interrupt-agent.js";
+import { listAgentsTool } from "../../../../src/extension/tools/list-agents.js";
+import { listModelsTool } from "../../../../src/extension/tools/list-models.js";
+import { sendMessageTool } from "../../../../src/extension/tools/send-message.js";
+import { describeDuration, spawnAgentTool } from "../../../../src/extension/tools/spawn-agent.js";
+import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
+
+const deps: ToolDeps = {
+  pi: {} as ExtensionAPI,
+  runtime: () => {
+    throw new Error("not used");
+  },
+};
+
+const tools = [
+  listModelsTool,
+  spawnAgentTool,
+  waitAgentTool,
+  listAgentsTool,
+  sendMessageTool,
+  followupTaskTool,
+  interruptAgentTool,
+  closeAgentTool,
+  getAgentReportTool,
+].map((make) => make(deps) as Described);
+
+type Described = {
+  name: string;
+  description: string;
+  parameters: { properties: Record<string, { description?: string }> };
+};
+
+const toolNamed = (name: string): Described => tools.find((tool) => tool.name === name)!;
+/** A tool's description and its parameters' descriptions: everything of it the model reads. */
+const said = (name: string): string => {
+  const tool = toolNamed(name);
+  return [tool.description, ...Object.values(tool.parameters.properties).map((schema) => schema.description)].join(" ");
+};
+const param = (tool: string, name: string): string => toolNamed(tool).parameters.properties[name]!.description!;
+
+describe("the tool descriptions the model reads", () => {
+  it("describe every tool and every parameter", () => {
+    expect(tools.map((tool) => tool.name)).toHaveLength(9);
+    for (const tool of tools) {
+      expect(tool.description.length, tool.name).toBeGreaterThan(40);
+      for (const [name, schema] of Object.entries(tool.parameters.properties)) {
+        expect(schema.description, `${tool.name}.${name}`).toMatch(/\S/);
+      }
+    }
+  });
+
+  it("state the bounds of notices, messages, pages, stored reports, lists and waits", () => {
+    expect(toolNamed("wait_agent").description).toContain(
+      `Notices are ≤${LIMITS.maxMessageChars} chars; get_agent_report pages a cut report.`,
+    );
+    expect(toolNamed("wait_agent").description).toContain(
+      `≤${LIMITS.noticesPerWait} per call; pending counts the rest`,
+    );
+    expect(param("wait_agent", "timeout_ms")).toBe(
+      `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.`,
+    );
+    expect(param("send_message", "message")).toContain(`≤${LIMITS.maxMessageChars} chars`);
+    expect(toolNamed("get_agent_report").description).toContain(`pages of ≤${LIMITS.reportPageChars} chars`);
+    expect(toolNamed("get_agent_report").description).toContain(
+      `≤${LIMITS.reportChars} chars, newest ${LIMITS.reportsKept}`,
+    );
+    expect(toolNamed("list_agents").description).toContain(
+      `≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest`,
+    );
+    expect(param("spawn_agent", "task_name")).toContain(
+      `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children`,
+    );
+  });
+
+  it("state each refusal rule the model can avoid, once, in the tool it concerns", () => {
+    // spawn_agent: names, forks, roles, models, reasoning; the budget also stops follow-ups.
+    expect(param("spawn_agent", "task_name")).toContain("an id, not a file");
+    expect(param("spawn_agent", "fork_turns")).toBe(
+      "none, all (default) or N of your latest turns for the child; any agent_type needs none or N.",
+    );
+    expect(param("spawn_agent", "agent_type")).toContain("`scout` (Cheap read-only search; needs fork_turns none.)");
+    expect(param("spawn_agent", "model")).toContain("provider/id (list_models)");
+    expect(param("spawn_agent", "reasoning_effort")).toContain("A level the model supports");
+    expect(toolNamed("spawn_agent").description).toContain("No spawn or follow-up once the tree budget is spent.");
+    for (const tool of ["spawn_agent", "send_message", "followup_task"])
+      expect(param(tool, "message"), tool).toMatch(/non-empty/i);
+    // Who a tool may act on.
+    for (const tool of ["followup_task", "interrupt_agent", "close_agent"])
+      expect(param(tool, "target"), tool).toBe("Direct child.");
+    expect(param("send_message", "target")).toBe("Direct child, or your parent.");
+    for (const tool of ["wait_agent", "get_agent_report"])
+      expect(param(tool, "target"), tool).toContain("of your subtree");
+    // Shut down is final; an interrupted child resumes, and a task it never saw goes first.
+    expect(toolNamed("followup_task").description).toContain("Not for a shut-down child.");
+    expect(toolNamed("close_agent").description).toContain("for good");
+    expect(toolNamed("interrupt_agent").description).toContain("followup_task resumes it");
+    expect(toolNamed("followup_task").description).toContain("queued messages and an interrupted task go first");
+    // Damaged records, report turns and pages.
+    expect(toolNamed("list_agents").description).toContain("Agents in damaged cannot be acted on.");
+    expect(param("get_agent_report", "offset")).toContain("Integer ≥ 0");
+    expect(param("get_agent_report", "turn")).toContain("0 = latest (default)");
+    expect(toolNamed("get_agent_report").description).toContain("available: false");
+  });
+
+  it("wait_agent says when it returns, and how it gives way to the user", () => {
+    const text = toolNamed("wait_agent").description;
+    expect(text).toContain("pending ones at once");
+    expect(text).toContain("idle: true if no child turn runs or waits, else the next or timed_out: true");
+    expect(text).toContain("user_message_pending: true (answer the user; notices stay)");
+    expect(text).toContain("cancelled: true (Esc)");
+    expect(param("wait_agent", "target")).toContain("any child's notice returns");
+    expect(toolNamed("list_agents").description).toContain("To wait use wait_agent.");
+  });
+
+  it("send_message says it starts no turn, its two deliveries, and that each message arrives once, in order", () => {
+    const text = toolNamed("send_message").description;
+    expect(text).toContain("starts no turn");
+    expect(text).toContain(
+      "A running child reads it live before its next model request, else queued for its next turn.",
+    );
+    expect(text).toContain("Each arrives once, in order.");
+    expect(toolNamed("list_agents").description).toContain("pending_messages (unread)");
+  });
+
+  it("spawn_agent says what isolation does and how to bring an isolated child's work in, once for all nine tools", () => {
+    const isolation = param("spawn_agent", "isolation");
+    expect(isolation).toMatch(
+      /^none \(default or the role's\) or worktree: own git worktree and branch from your files \(not ignored ones\), a commit per turn\./,
+    );
+    expect(isolation).toContain(
+      "the notice's merge_hint (git diff <base_commit> <head_commit> | git apply --3way), not git merge: its base has your uncommitted work.",
+    );
+    const everything = tools.map((tool) => said(tool.name)).join(" ");
+    expect(everything.split("git apply --3way")).toHaveLength(2);
+    expect(toolNamed("close_agent").description).toContain(
+      "Worktrees go (leftovers committed); branches with commits stay.",
+    );
+  });
+
+  it("spawn_agent states the limits the runtime applies, not only the defaults", () => {
+    const standard = spawnAgentTool(deps, BUILTIN_CATALOG, {
+      maxActiveChildTurns: 3,
+      maxDepth: 3,
+      maxSpawns: 64,
+      turnTimeoutMs: 30 * 60_000,
+    });
+    expect(standard.description).toContain(
+      "Limits: 3 running turns of your children (more queue), 3 levels below the root, 64 spawns per tree (finished count), 30 minutes per turn.",
+    );
+    const configured = spawnAgentTool(deps, BUILTIN_CATALOG, {
+      maxActiveChildTurns: 2,
+      maxDepth: 5,
+      maxSpawns: 10,
+      turnTimeoutMs: 90_000,
+    });
+    expect(configured.description).toContain(
+      "Limits: 2 running turns of your children (more queue), 5 levels below the root, 10 spawns per tree (finished count), 90 seconds per turn.",
+    );
+  });
+
+  it("words a turn limit the way a person would", () => {
+    expect(describeDuration(60_000)).toBe("1 minute");
+    expect(describeDuration(1_800_000)).toBe("30 minutes");
+    expect(describeDuration(1000)).toBe("1 second");
+    expect(describeDuration(1500)).toBe("1500 milliseconds");
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * Restore on session_start through the launcher seam: a restarted parent settles the turns
+ * its previous process left running, as their result says (waiting for a wrapper still
+ * finishing), and gives each turn's notice once.
+ */
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TREE_FILES } from "../../../../src/contracts/layout.js";
+import type { AgentRecordV1, PendingPart } from "../../../../src/contracts/tree.js";
+import { readReportPage } from "../../../../src/extension/turns/reports.js";
+import { restore } from "../../../../src/extension/turns/restore.js";
+import { ORPHAN_WRAPPER_WAIT_MS } from "../../../../src/extension/turns/run-reads.js";
+import { FailingTree } from "../../../support/failing-tree.js";
+import { turnResult } from "../../../support/fake-turns.js";
+import { agentRecord } from "../../../support/records.js";
+import { cleanupRuntimes, runtimeHarness } from "../../../support/runtime-harness.js";
+
+afterEach(cleanupRuntimes);
+
+const task: PendingPart = { kind: "NEW_TASK", from: "/root", text: "the task", sentAt: "2026-01-01T00:00:00.000Z" };
+
+function leftRunning(overrides: Partial<AgentRecordV1> = {}): AgentRecordV1 {
+  return agentRecord({ status: "running", runs: ["0001-spawn"], runningParts: [task], ...overrides });
+}
+
+describe("restore", () => {
+  it("a turn that finished while its parent was away ends as its result says, with its notice given once", async () => {
+    const h = await runtimeHarness();
+    await h.tree.writeRecord(leftRunning());
+    const runDir = path.join(h.tree.agentDir("/root/worker"), TREE_FILES.runs, "0001-spawn");
+    h.turns.previousResults.set(runDir, turnResult({ finalText: "found it", runId: "r1" }));
+
+    const first = h.restarted();
+    await restore(first, []);
+
+    expect(h.turns.settledCalls).toEqual([{ runDirs: [runDir], waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
+    expect(first.children.get("/root/worker")?.record).toMatchObject({
+      status: "completed",
+      notifiedRun: "0001-spawn",
+      lastOutcome: "completed",
+    });
+    expect(first.children.get("/root/worker")?.record.runningParts).toBeUndefined();
+    expect(first.mailbox.take(5)).toEqual([
+      expect.objectContaining({
+        agent_name: "/root/worker",
+        type: "completed",
+        report: "found it",
+        report_stored: true,
+      }),
+    ]);
+    expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ text: "found it", turn_number: 1 });
+
+    const second = h.restarted();
+    await restore(second, []);
+    expect(second.children.get("/root/worker")?.record.status).toBe("completed");
+    expect(second.mailbox.pending).toBe(0);
+  });
+
+  it("a turn that left no result becomes interrupted and keeps its prompt for the next turn", async () => {
+    const h = await runtimeHarness();
+    await h.tree.writeRecord(leftRunning());
+    const rt = h.restarted();
+    await restore(rt, []);
+    const record = rt.children.get("/root/worker")!.record;
+    expect(record).toMatchObject({
+      status: "interrupted",
+      lastTurnStatus: "interrupted",
+      lastReason: "the parent went away and the turn's wrapper left no result.json",
+    });
+    expect(record.undelivered).toEqual([task]);
+    expect(rt.mailbox.pending).toBe(0);
+    expect((await h.tree.readRecord("/root/worker"))?.status).toBe("interrupted");
+  });
+
+  it("a queued turn becomes interrupted without waiting for any wrapper", async () => {
+    const h = await runtimeHarness();
+    await h.tree.writeRecord(agentRecord({ status: "pending_init", runs: [], inbox: [task] }));
+    const rt = h.restarted();
+    await restore(rt, []);
+    expect(h.turns.settledCalls).toEqual([]);
+    expect(rt.children.get("/root/worker")?.record).toMatchObject({ status: "interrupted", inbox: [task] });
+  });
+
+  it("a restored child takes a follow-up through the same launcher", async () => {
+    const h = await runtimeHarness();
+    await h.tree.writeRecord(agentRecord({ status: "completed", runs: ["0001-spawn"] }));
+    const rt = h.restarted();
+    await restore(rt, []);
+    await rt.followup(rt.children.get("/root/worker")!, "again");
+    expect(h.turns.last).toMatchObject({
+      runName: "0002-followup",
+      spec: { prompt: "[FOLLOWUP_TASK from /root · task worker]\nagain" },
+    });
+  });
+
+  it("a restore whose writes fail (a full disk) still starts: the turn is settled in memory, reported, and written at shutdown", async () => {
+    let tree!: FailingTree;
+    const h = await runtimeHarness({}, (root) => (tree = new FailingTree(root)));
+    await h.tree.writeRecord(leftRunning());
+    tree.fillDisk();
+    const rt = h.restarted();
+    await restore(rt, []);
+    expect(rt.children.get("/root/worker")?.record.status).toBe("interrupted");
+    expect(h.problems).toEqual([
+      expect.stringMatching(
+        /^pi-subagent-tree: could not record how the turn \/root\/worker left running ended: ENOSPC/,
+      ),
+    ]);
+    expect((await h.tree.readRecord("/root/worker"))?.status).toBe("running");
+    tree.heal();
+    await rt.shutdown();
+    expect((await h.tree.readRecord("/root/worker"))?.status).toBe("interrupted");
+  });
+});

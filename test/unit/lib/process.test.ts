@@ -1,0 +1,96 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  processAlive,
+  processesWithEnv,
+  processesWithEnvSync,
+  processRunning,
+  processState,
+} from "../../../src/lib/process.js";
+
+const started: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of started.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await once(child, "exit");
+    }
+  }
+});
+
+function start(command: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  const child = spawn("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "ignore"], env });
+  started.push(child);
+  return child;
+}
+
+/**
+ * A zombie: `sh` starts a child, then becomes `sleep`, which never reaps it. The child ends
+ * after the exec, so the shell cannot reap it first.
+ */
+async function zombie(env: NodeJS.ProcessEnv = process.env): Promise<{ pid: number; parent: ChildProcess }> {
+  const parent = start("sleep 0.3 & echo $!; exec sleep 30", env);
+  const [line] = (await once(parent.stdout!, "data")) as [Buffer];
+  const pid = Number(line.toString().trim());
+  await vi.waitFor(() => expect(processState(pid)).toBe("Z"), { timeout: 5_000, interval: 10 });
+  return { pid, parent };
+}
+
+describe("processAlive", () => {
+  it("is true for a running process, false once it has exited and been reaped", async () => {
+    expect(processAlive(process.pid)).toBe(true);
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    const pid = child.pid!;
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(processAlive(pid)).toBe(false);
+  });
+
+  it("is true for a process of another user (EPERM)", () => {
+    // pid 1 always exists; unless this runs as root, signalling it is refused with EPERM.
+    expect(processAlive(1)).toBe(true);
+  });
+});
+
+describe("processState and processRunning", () => {
+  it("read a live process as running and a reaped one as gone", async () => {
+    expect(processState(process.pid)).toMatch(/^[RS]$/);
+    expect(processRunning(process.pid)).toBe(true);
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    const pid = child.pid!;
+    await once(child, "exit");
+    expect(processState(pid)).toBeUndefined();
+    expect(processRunning(pid)).toBe(false);
+  });
+
+  it("count a zombie as ended although its pid still answers signal 0", async () => {
+    const { pid } = await zombie();
+    expect(processAlive(pid)).toBe(true);
+    expect(processRunning(pid)).toBe(false);
+  });
+});
+
+describe("processesWithEnv", () => {
+  it("finds the running processes whose environment holds the whole entry, zombies excluded", async () => {
+    const tag = `PSA_TEST_TAG=${randomUUID()}`;
+    const [name, value] = tag.split("=") as [string, string];
+    const tagged = start("exec sleep 30", { ...process.env, [name]: value });
+    start("exec sleep 30", { ...process.env, [name]: `${value}-other`, [`X${name}`]: value });
+    await vi.waitFor(async () => expect(await processesWithEnv(tag)).toEqual([tagged.pid]), { timeout: 5_000 });
+    expect(processesWithEnvSync(tag)).toEqual([tagged.pid]);
+
+    tagged.kill("SIGKILL");
+    await once(tagged, "exit");
+    expect(await processesWithEnv(tag)).toEqual([]);
+    expect(processesWithEnvSync(tag)).toEqual([]);
+  });
+
+  it("leaves out a zombie that carries the entry", async () => {
+    const tag = `PSA_TEST_TAG=${randomUUID()}`;
+    const [name, value] = tag.split("=") as [string, string];
+    const { parent } = await zombie({ ...process.env, [name]: value });
+    expect(processesWithEnvSync(tag)).toEqual([parent.pid]);
+    expect(await processesWithEnv(tag)).toEqual([parent.pid]);
+  });
+});
