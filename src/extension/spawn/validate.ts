@@ -152,11 +152,11 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
 }
 
 function checkTaskName(taskName: unknown): Checked<string> {
-  // 1. The message says agent_name although the parameter is task_name: the user's exact text.
+  // 1. The message says agent_name although the parameter is task_name: scripts match this exact text (docs/tools.md).
   if (typeof taskName !== "string" || !TASK_NAME_PATTERN.test(taskName)) {
     return fail("agent_name must use only lowercase letters, digits, and underscores");
   }
-  // 1b. Not one of the user's numbered rules: a name that is valid but long becomes a folder
+  // 1b. Not one of the numbered rules of docs/tools.md: a name that is valid but long becomes a folder
   // name (a file name has 255 bytes) and a path every list and notice repeats.
   if (taskName.length > LIMITS.taskNameChars) {
     return fail(`task_name must be at most ${LIMITS.taskNameChars} characters (this one has ${taskName.length})`);

@@ -68,7 +68,7 @@ export function agentFolderSegments(path: string): string[] {
   return path === ROOT_PATH ? [] : path.slice(ROOT_PREFIX.length).split("/");
 }
 
-/** Scientists and scholars, in the order they are handed out (the first six are the user's). */
+/** Scientists and scholars, in the order they are handed out (fixed, so a tree's first names are the same in every run and in docs/tools.md). */
 export const NICKNAMES: readonly string[] = [
   "Euclid",
   "Archimedes",
