@@ -6,7 +6,7 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir } from "../contracts/layout.js";
 import { errorText } from "../lib/values.js";
 import { identityFromEnv, treeLimits } from "./config.js";
-import { loadRoleCatalog } from "./roles/agent-definitions.js";
+import { loadRoleCatalog } from "./roles/definition-files.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";

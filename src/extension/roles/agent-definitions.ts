@@ -2,6 +2,7 @@
  * User-defined roles: markdown files with YAML frontmatter, found in the pi agent dir's
  * `agents/` (`~/.pi/agent/agents/`, moved by PI_CODING_AGENT_DIR) and, only when the user
  * opts in with PI_SUBAGENTS_PROJECT_AGENTS=1, in the nearest `.pi/agents/` above the cwd.
+ * Files written for Claude Code (`.claude/agents/`) are read too: claude-agents.ts maps them.
  *
  *   ---
  *   name: reviewer
@@ -13,20 +14,18 @@
  *   ---
  *   You are a code reviewer. …          (appended to the child's system prompt)
  *
- * `parseAgentDefinition` and `mergeDefinitions` are pure; `discoverAgentDefinitions` does the
- * file I/O. A file that breaks a rule is never half-used: it becomes a `RejectedDefinition`
- * whose problem is shown to the user at session start and in spawn_agent's errors.
+ * `parseAgentDefinition` and `mergeDefinitions` are pure; definition-files.ts does the file
+ * I/O. A file that breaks a rule is never half-used: it becomes a `RejectedDefinition` whose
+ * problems — all of them at once, so one edit can fix the file — are shown to the user at
+ * session start and in spawn_agent's errors.
  * docs/agents.md is the user's guide to the format and to every choice made here.
  */
-import fs from "node:fs";
 import path from "node:path";
-import { getAgentDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { ENV } from "../../contracts/env.js";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
 import { ISOLATION_MODES, type IsolationMode } from "../../contracts/tree.js";
 import { errorText, isRecord } from "../../lib/values.js";
 import { isThinkingLevel, parseModelRef } from "./models.js";
-import { buildRoleCatalog, RESERVED_ROLE_NAMES, type RegistryTool, type RoleCatalog } from "./roles.js";
 
 export type DefinitionSource = "user" | "project";
 
@@ -37,6 +36,8 @@ export interface AgentDefinition {
   tools: readonly string[] | "parent";
   /** Default model as `provider/id`; undefined = the parent's model (`inherit`). */
   model?: string;
+  /** A Claude Code model name (`sonnet`, a bare model id), matched against the usable models at spawn. */
+  modelAlias?: string;
   /** Default reasoning, clamped like a built-in role's; undefined = the parent's level. */
   reasoning?: ThinkingLevel;
   /** Default isolation; undefined = `none` (spawn_agent's `isolation` parameter wins either way). */
@@ -45,6 +46,8 @@ export interface AgentDefinition {
   prompt: string;
   source: DefinitionSource;
   filePath: string;
+  /** What of the file was left out while the rest loads (a Claude Code tool pi lacks, …): shown at session start. */
+  notes?: readonly string[];
 }
 
 export interface RejectedDefinition {
@@ -52,6 +55,7 @@ export interface RejectedDefinition {
   source: DefinitionSource;
   /** The name the file declares, else its file name without `.md` (to match an agent_type). */
   name: string;
+  /** Every problem of the file, joined with "; ". */
   problem: string;
 }
 
@@ -64,29 +68,70 @@ export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 export const MAX_DEFINITION_BYTES = 64 * 1024;
 
 /** Why a field (or the whole file) is refused. */
-type Problem = { problem: string };
-const isProblem = (value: unknown): value is Problem => isRecord(value) && typeof value.problem === "string";
+export type Problem = { problem: string };
+export const isProblem = (value: unknown): value is Problem => isRecord(value) && typeof value.problem === "string";
+
+/** Gathers every field's problem, so a file is reported whole rather than one problem per edit. */
+export function problemList(): { problems: string[]; take<T>(value: T | Problem): T | undefined } {
+  const problems: string[] = [];
+  return {
+    problems,
+    take: <T>(value: T | Problem): T | undefined => {
+      if (!isProblem(value)) return value;
+      problems.push(value.problem);
+      return undefined;
+    },
+  };
+}
+
+/** The file name without `.md`: the name a refused file is matched by when it declares none. */
+export const fileStem = (filePath: string): string => path.basename(filePath).replace(/\.md$/i, "");
+
+/** A missing or non-string name leaves the file name, which is what an agent_type would match. */
+export function declaredName(fm: Record<string, unknown>, filePath: string): string {
+  return typeof fm.name === "string" && fm.name.trim() !== "" ? fm.name.trim() : fileStem(filePath);
+}
+
+export function rejectDefinition(
+  filePath: string,
+  source: DefinitionSource,
+  name: string,
+  problems: readonly string[],
+): ParsedDefinition {
+  return { ok: false, rejected: { filePath, source, name, problem: problems.join("; ") } };
+}
 
 /** Parses one file's text. Pure: no file system, no registry (tool names are checked at use). */
 export function parseAgentDefinition(content: string, filePath: string, source: DefinitionSource): ParsedDefinition {
-  const stem = path.basename(filePath).replace(/\.md$/i, "");
-  const reject = (problem: string, name = stem): ParsedDefinition => ({
-    ok: false,
-    rejected: { filePath, source, name, problem },
-  });
   const parsed = readFrontmatter(content);
-  if (isProblem(parsed)) return reject(parsed.problem);
+  if (isProblem(parsed)) return rejectDefinition(filePath, source, fileStem(filePath), [parsed.problem]);
   const { fm, body } = parsed;
-  // A missing or non-string name leaves the file name, which is what an agent_type would match.
-  const declared = typeof fm.name === "string" && fm.name.trim() !== "" ? fm.name.trim() : stem;
-  const name = checkFieldsAndName(fm);
-  if (isProblem(name)) return reject(name.problem, declared);
-  const settings = parseSettings(fm);
-  if (isProblem(settings)) return reject(settings.problem, name);
-  return { ok: true, definition: { name, ...settings, prompt: body.trim(), source, filePath } };
+  const { problems, take } = problemList();
+  take(checkKnownFields(fm, DEFINITION_FIELDS));
+  const name = take(checkName(fm));
+  const description = take(parseDescription(fm));
+  const tools = take(parseTools(fm));
+  const model = take(parseModel(fm));
+  const reasoning = take(parseReasoning(fm));
+  const isolation = take(parseIsolation(fm));
+  if (problems.length > 0) return rejectDefinition(filePath, source, name ?? declaredName(fm, filePath), problems);
+  return {
+    ok: true,
+    definition: {
+      name: name!,
+      description: description!,
+      tools: tools!,
+      ...(model !== undefined && { model }),
+      ...(reasoning !== undefined && { reasoning }),
+      ...(isolation !== undefined && { isolation }),
+      prompt: body.trim(),
+      source,
+      filePath,
+    },
+  };
 }
 
-function readFrontmatter(content: string): { fm: Record<string, unknown>; body: string } | Problem {
+export function readFrontmatter(content: string): { fm: Record<string, unknown>; body: string } | Problem {
   const text = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   // pi's parseFrontmatter treats a file without a closing `---` as having no frontmatter.
   if (!/^---[ \t]*\n/.test(text) || !/\n---/.test(text.slice(3))) {
@@ -107,15 +152,16 @@ function readFrontmatter(content: string): { fm: Record<string, unknown>; body: 
   return { fm: frontmatter, body };
 }
 
-/** Only the known fields, and a name that can be an agent_type. */
-function checkFieldsAndName(fm: Record<string, unknown>): string | Problem {
-  const unknown = Object.keys(fm).filter((key) => !(DEFINITION_FIELDS as readonly string[]).includes(key));
-  if (unknown.length > 0) {
-    const list = unknown.map((key) => `"${key}"`).join(", ");
-    return {
-      problem: `unknown field${unknown.length > 1 ? "s" : ""} ${list} (allowed: ${DEFINITION_FIELDS.join(", ")})`,
-    };
-  }
+/** Only the known fields: a misspelt `tool:` silently ignored would give the role every tool. */
+export function checkKnownFields(fm: Record<string, unknown>, allowed: readonly string[]): true | Problem {
+  const unknown = Object.keys(fm).filter((key) => !allowed.includes(key));
+  if (unknown.length === 0) return true;
+  const list = unknown.map((key) => `"${key}"`).join(", ");
+  return { problem: `unknown field${unknown.length > 1 ? "s" : ""} ${list} (allowed: ${allowed.join(", ")})` };
+}
+
+/** A name that can be an agent_type. */
+export function checkName(fm: Record<string, unknown>): string | Problem {
   if (fm.name === undefined || fm.name === null) return { problem: "missing `name:` in the frontmatter" };
   if (typeof fm.name !== "string" || !DEFINITION_NAME_PATTERN.test(fm.name)) {
     return {
@@ -125,30 +171,13 @@ function checkFieldsAndName(fm: Record<string, unknown>): string | Problem {
   return fm.name;
 }
 
-type Settings = Omit<AgentDefinition, "name" | "prompt" | "source" | "filePath">;
-
-/** Every field but the name, in the order their problems are reported. */
-function parseSettings(fm: Record<string, unknown>): Settings | Problem {
+/** One line the model chooses the role by (line breaks folded). */
+export function parseDescription(fm: Record<string, unknown>): string | Problem {
   if (fm.description === undefined || fm.description === null)
     return { problem: "missing `description:` in the frontmatter" };
   if (typeof fm.description !== "string" || fm.description.trim() === "")
     return { problem: "description must be a non-empty string" };
-  const description = fm.description.replace(/\s+/g, " ").trim();
-  const tools = parseTools(fm);
-  if (isProblem(tools)) return tools;
-  const model = parseModel(fm);
-  if (isProblem(model)) return model;
-  const reasoning = parseReasoning(fm);
-  if (isProblem(reasoning)) return reasoning;
-  const isolation = parseIsolation(fm);
-  if (isProblem(isolation)) return isolation;
-  return {
-    description,
-    tools,
-    ...(model !== undefined && { model }),
-    ...(reasoning !== undefined && { reasoning }),
-    ...(isolation !== undefined && { isolation }),
-  };
+  return fm.description.replace(/\s+/g, " ").trim();
 }
 
 /** `provider/id`, or `inherit` (the default) for the parent's model. */
@@ -163,40 +192,46 @@ function parseModel(fm: Record<string, unknown>): string | undefined | Problem {
   return value.trim() === "inherit" ? undefined : value.trim();
 }
 
-function parseReasoning(fm: Record<string, unknown>): ThinkingLevel | undefined | Problem {
+export function parseReasoning(fm: Record<string, unknown>): ThinkingLevel | undefined | Problem {
   if (!("reasoning" in fm)) return undefined;
   if (isThinkingLevel(fm.reasoning)) return fm.reasoning;
   return { problem: `reasoning ${JSON.stringify(fm.reasoning)} must be one of ${THINKING_LEVELS.join(", ")}` };
 }
 
-function parseIsolation(fm: Record<string, unknown>): IsolationMode | undefined | Problem {
+export function parseIsolation(fm: Record<string, unknown>): IsolationMode | undefined | Problem {
   if (!("isolation" in fm)) return undefined;
   const value = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
   if ((ISOLATION_MODES as readonly unknown[]).includes(value)) return value as IsolationMode;
   return { problem: `isolation ${JSON.stringify(fm.isolation)} must be ${ISOLATION_MODES.join(" or ")}` };
 }
 
+export const TOOLS_EMPTY =
+  "tools is empty: list tool names, write `tools: []` for no tools, or leave the field out for the parent's tools";
+
 /** `tools: a, b` or a YAML list; absent = the parent's tools; `[]` = none. */
-function parseTools(fm: Record<string, unknown>): readonly string[] | "parent" | Problem {
+export function parseTools(fm: Record<string, unknown>): readonly string[] | "parent" | Problem {
   if (!("tools" in fm)) return "parent";
-  const value = fm.tools;
-  const empty = {
-    problem:
-      "tools is empty: list tool names, write `tools: []` for no tools, or leave the field out for the parent's tools",
-  };
-  if (value === null) return empty;
+  if (fm.tools === null || (typeof fm.tools === "string" && fm.tools.trim() === "")) return { problem: TOOLS_EMPTY };
+  return toolNameList(fm.tools, "tools");
+}
+
+/** A comma-separated string or a YAML list of names, without repeats. */
+export function toolNameList(value: unknown, field: string): string[] | Problem {
   let names: unknown[];
   if (typeof value === "string") {
-    if (value.trim() === "") return empty;
     names = value.split(",").map((name) => name.trim());
   } else if (Array.isArray(value)) {
     names = value.map((name) => (typeof name === "string" ? name.trim() : name));
   } else {
-    return { problem: "tools must be a comma-separated list (`tools: read, grep`) or a YAML list" };
+    return { problem: `${field} must be a comma-separated list (\`${field}: read, grep\`) or a YAML list` };
   }
   const bad = names.find((name) => typeof name !== "string" || name === "" || /\s/.test(name));
-  if (bad !== undefined) return { problem: `tools holds ${JSON.stringify(bad)}, which is not a tool name` };
+  if (bad !== undefined) return { problem: `${field} holds ${JSON.stringify(bad)}, which is not a tool name` };
   return [...new Set(names as string[])];
+}
+
+export function firstLine(text: string): string {
+  return text.split("\n")[0]!.trim();
 }
 
 export interface DefinitionSet {
@@ -269,130 +304,19 @@ export function mergeDefinitions(
   return { definitions, rejected, overrides };
 }
 
-/** Where definitions come from, for one cwd and environment. */
+/** Where definitions of one format come from, for one cwd and environment. */
 export interface DefinitionDirs {
   user: string;
-  /** The nearest `.pi/agents/` above the cwd, when the user opted in. */
+  /** The nearest project folder above the cwd, when the user opted in. */
   project?: string;
-  /** That directory when it exists but project agents are off (so a hint can say why). */
+  /** That folder when it exists but project agents are off (so a hint can say why). */
   ignoredProject?: string;
-}
-
-/** `<pi agent dir>/agents`: pi's own `getAgentDir()` honours PI_CODING_AGENT_DIR (and `~`). */
-export function userAgentsDir(): string {
-  return path.join(getAgentDir(), "agents");
-}
-
-export function projectAgentsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = env[ENV.projectAgents]?.trim().toLowerCase();
-  return value === "1" || value === "true" || value === "yes";
-}
-
-/** The nearest `.pi/agents` directory in `cwd` or above it. */
-export function findProjectAgentsDir(cwd: string): string | undefined {
-  let dir = path.resolve(cwd);
-  for (;;) {
-    const candidate = path.join(dir, ".pi", "agents");
-    if (isDirectory(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
-
-export function definitionDirs(cwd: string, env: NodeJS.ProcessEnv = process.env): DefinitionDirs {
-  const user = userAgentsDir();
-  const found = findProjectAgentsDir(cwd);
-  // PI_CODING_AGENT_DIR=<project>/.pi makes both the same directory: read it once, as the user's.
-  const project = found !== undefined && sameDirectory(found, user) ? undefined : found;
-  if (project === undefined) return { user };
-  return projectAgentsEnabled(env) ? { user, project } : { user, ignoredProject: project };
-}
-
-/** Reads every `*.md` file directly in `dir` (none when it does not exist), sorted by file name. */
-export function readDefinitionDir(dir: string, source: DefinitionSource): ParsedDefinition[] {
-  const names = markdownNames(dir);
-  const parsed: ParsedDefinition[] = [];
-  for (const name of names) {
-    const filePath = path.join(dir, name);
-    const stem = name.replace(/\.md$/i, "");
-    const fail = (problem: string) => parsed.push({ ok: false, rejected: { filePath, source, name: stem, problem } });
-    try {
-      const stat = fs.statSync(filePath);
-      if (!stat.isFile()) continue;
-      if (stat.size > MAX_DEFINITION_BYTES) {
-        fail(`the file is ${stat.size} bytes; agent definitions are limited to ${MAX_DEFINITION_BYTES} bytes`);
-        continue;
-      }
-      parsed.push(parseAgentDefinition(fs.readFileSync(filePath, "utf8"), filePath, source));
-    } catch (err) {
-      fail(`cannot read the file: ${firstLine(errorText(err))}`);
-    }
-  }
-  return parsed;
 }
 
 export interface DiscoveredDefinitions extends DefinitionSet {
   dirs: DefinitionDirs;
   /** File names (without `.md`) in `dirs.ignoredProject`, which is not read further. */
   ignoredProjectNames: string[];
-}
-
-/** Everything the agent-definition files of this cwd and environment say, right now. */
-export function discoverAgentDefinitions(
-  cwd: string,
-  reservedNames: readonly string[] = RESERVED_ROLE_NAMES,
-  env: NodeJS.ProcessEnv = process.env,
-): DiscoveredDefinitions {
-  const dirs = definitionDirs(cwd, env);
-  const user = readDefinitionDir(dirs.user, "user");
-  const project = dirs.project ? readDefinitionDir(dirs.project, "project") : [];
-  const ignoredProjectNames = dirs.ignoredProject
-    ? markdownNames(dirs.ignoredProject).map((name) => name.replace(/\.md$/i, ""))
-    : [];
-  return { ...mergeDefinitions(user, project, reservedNames), dirs, ignoredProjectNames };
-}
-
-/**
- * The roles a spawn may name right now: read on every call, so an edited file counts at the
- * next spawn_agent. `registry` (pi's tools) checks the files' tool names.
- */
-export function loadRoleCatalog(
-  cwd: string,
-  registry?: readonly RegistryTool[],
-  env: NodeJS.ProcessEnv = process.env,
-): RoleCatalog {
-  return buildRoleCatalog(discoverAgentDefinitions(cwd, RESERVED_ROLE_NAMES, env), registry);
-}
-
-/** `*.md` entries of `dir`, sorted; none when it cannot be read. */
-function markdownNames(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir)
-      .filter((name) => name.toLowerCase().endsWith(".md"))
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function sameDirectory(a: string, b: string): boolean {
-  try {
-    return fs.realpathSync(a) === fs.realpathSync(b);
-  } catch {
-    return path.resolve(a) === path.resolve(b);
-  }
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0]!.trim();
+  /** Claude Code's folders, and the file names of its project folder when that is not read. */
+  claude?: { dirs: DefinitionDirs; ignoredProjectNames: string[] };
 }

@@ -235,3 +235,50 @@ function exactReference(reference: string, available: readonly ModelInfo[]): Mod
 function isAlias(id: string): boolean {
   return id.endsWith("-latest") || !/-\d{8}$/.test(id);
 }
+
+/**
+ * The model a Claude Code alias (`sonnet`, `opus`, `haiku`, or a bare id such as
+ * `claude-opus-4-1`) stands for among the usable models: those whose id contains it
+ * (ignoring case), on the parent's provider when any is, newest first. Newest is the higher
+ * version in the id (`claude-sonnet-4-5` over `claude-sonnet-4` over `claude-3-7-sonnet`),
+ * then an undated alias over a dated snapshot (pi's own preference), then the later date.
+ * undefined when no usable model's id contains the alias.
+ */
+export function bestAliasMatch(
+  alias: string,
+  available: readonly ModelInfo[],
+  preferredProvider: string,
+): ModelInfo | undefined {
+  const needle = alias.trim().toLowerCase();
+  if (needle === "") return undefined;
+  const matches = available.filter((m) => m.id.toLowerCase().includes(needle));
+  const onProvider = matches.filter((m) => m.provider === preferredProvider);
+  const pool = onProvider.length > 0 ? onProvider : matches;
+  return [...pool].sort(newestFirst)[0];
+}
+
+/** The release an id names: its leading short numbers (`4-5`, `4.5`), and its `YYYYMMDD` date if any. */
+function releaseOf(id: string): { version: number[]; date: string } {
+  const version: number[] = [];
+  let date = "";
+  for (const token of id.match(/\d+/g) ?? []) {
+    if (token.length === 8) {
+      date = token;
+      break;
+    }
+    if (token.length > 2) break;
+    version.push(Number(token));
+  }
+  return { version, date };
+}
+
+function newestFirst(a: ModelInfo, b: ModelInfo): number {
+  const ra = releaseOf(a.id);
+  const rb = releaseOf(b.id);
+  for (let i = 0; i < Math.max(ra.version.length, rb.version.length); i++) {
+    const diff = (rb.version[i] ?? -1) - (ra.version[i] ?? -1);
+    if (diff !== 0) return diff;
+  }
+  if ((ra.date === "") !== (rb.date === "")) return ra.date === "" ? -1 : 1;
+  return rb.date.localeCompare(ra.date) || b.id.localeCompare(a.id);
+}

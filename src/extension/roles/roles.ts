@@ -27,12 +27,16 @@ export interface Role {
   source: RoleSource;
   /** Default model (`provider/id`) of a user-defined role; none = the parent's. */
   model?: string;
+  /** A Claude Code file's model name (`sonnet`, …), matched against the usable models at spawn. */
+  modelAlias?: string;
   /** Text appended to the child's system prompt (a user-defined role's markdown body). */
   prompt?: string;
   /** The agent-definition file of a user-defined role. */
   filePath?: string;
   /** A user-defined role's default isolation (`isolation: worktree` in its file); spawn_agent's parameter wins. */
   isolation?: IsolationMode;
+  /** What of its file was left out (a Claude Code tool pi lacks, …), told to the user at session start. */
+  notes?: readonly string[];
 }
 
 const ROLES: readonly Role[] = [
@@ -103,8 +107,8 @@ export interface RoleCatalog {
   rejected: RejectedDefinition[];
   /** Project definitions replacing user ones of the same name. */
   overrides: DiscoveredDefinitions["overrides"];
-  /** A `.pi/agents/` that exists but is not read (project agents are off), with its file stems. */
-  ignoredProject?: { dir: string; names: string[] };
+  /** Project folders (`.pi/agents/`, `.claude/agents/`) that exist but are not read (project agents are off), with their file stems. */
+  ignoredProjects?: Array<{ dir: string; names: string[] }>;
 }
 
 export const BUILTIN_CATALOG: RoleCatalog = { roles: [...ROLES], rejected: [], overrides: [] };
@@ -118,9 +122,11 @@ function roleFromDefinition(def: AgentDefinition): Role {
     requiresForkNone: false,
     source: def.source,
     ...(def.model !== undefined && { model: def.model }),
+    ...(def.modelAlias !== undefined && { modelAlias: def.modelAlias }),
     ...(def.prompt !== "" && { prompt: def.prompt }),
     filePath: def.filePath,
     ...(def.isolation !== undefined && { isolation: def.isolation }),
+    ...(def.notes !== undefined && def.notes.length > 0 && { notes: def.notes }),
   };
 }
 
@@ -161,15 +167,21 @@ export function buildRoleCatalog(found: DiscoveredDefinitions, registry?: readon
   const roles: Role[] = [...ROLES];
   for (const def of found.definitions) {
     const problem = registry ? definitionToolsProblem(def.tools, registry) : undefined;
-    if (problem) rejected.push({ filePath: def.filePath, source: def.source, name: def.name, problem });
-    else roles.push(roleFromDefinition(def));
+    if (problem) {
+      // Every problem of the file at once: what was left out of it as well as why it is refused.
+      const all = [problem, ...(def.notes ?? [])].join("; ");
+      rejected.push({ filePath: def.filePath, source: def.source, name: def.name, problem: all });
+    } else roles.push(roleFromDefinition(def));
   }
-  const ignored = found.dirs.ignoredProject;
+  const ignored = [
+    { dir: found.dirs.ignoredProject, names: found.ignoredProjectNames },
+    { dir: found.claude?.dirs.ignoredProject, names: found.claude?.ignoredProjectNames ?? [] },
+  ].filter((entry): entry is { dir: string; names: string[] } => entry.dir !== undefined);
   return {
     roles,
     rejected,
     overrides: found.overrides,
-    ...(ignored !== undefined && { ignoredProject: { dir: ignored, names: found.ignoredProjectNames } }),
+    ...(ignored.length > 0 && { ignoredProjects: ignored }),
   };
 }
 
@@ -186,9 +198,10 @@ export function lookupRole(catalog: RoleCatalog, name: string): RoleLookup {
   const reasons = catalog.rejected
     .filter((entry) => entry.name === name)
     .map((entry) => `agent definition ${entry.filePath} was rejected: ${entry.problem}`);
-  if (catalog.ignoredProject?.names.includes(name)) {
+  for (const ignored of catalog.ignoredProjects ?? []) {
+    if (!ignored.names.includes(name)) continue;
     reasons.push(
-      `${catalog.ignoredProject.dir} defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them`,
+      `${ignored.dir} defines project agents, which are off: the user can set PI_SUBAGENTS_PROJECT_AGENTS=1 to use them`,
     );
   }
   const quoted = errorValue(name);
@@ -257,6 +270,9 @@ export function definitionWarnings(catalog: RoleCatalog): string[] {
     ...catalog.overrides.map(
       ({ project, user }) =>
         `pi-subagent-tree: project agent ${project.name} (${project.filePath}) replaces the user's ${user.filePath}`,
+    ),
+    ...catalog.roles.flatMap((role) =>
+      role.notes ? [`pi-subagent-tree: agent definition ${role.filePath}: ${role.notes.join("; ")}`] : [],
     ),
   ];
 }

@@ -14,7 +14,7 @@ import type { AgentRecordV1, AgentWorktreeV1 } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import type { Repository } from "../isolation/index.js";
-import { loadRoleCatalog } from "../roles/agent-definitions.js";
+import { loadRoleCatalog } from "../roles/definition-files.js";
 import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
 import { COORDINATION_TOOLS } from "../roles/tool-names.js";
@@ -36,6 +36,8 @@ export interface SpawnResult {
   queue_position?: number;
   /** An isolated child's worktree: where it works, its branch, and the commit it starts from. */
   worktree?: { path: string; branch: string; base_commit: string };
+  /** Why the child is not on the model its role asked for (a Claude Code alias no usable model matched). */
+  model_note?: string;
 }
 
 /** The caller's model registry lookup: a model pi knows and can authenticate, else undefined. */
@@ -110,7 +112,7 @@ export async function spawnAgent(
     });
     const state = recordChild(runtime, record, place, rollback);
     const queuePosition = await startFirstTurn(runtime, state, place);
-    return spawnResult(record, queuePosition, place.worktree);
+    return spawnResult(record, queuePosition, place.worktree, plan.modelNote);
   });
 }
 
@@ -129,6 +131,7 @@ async function checkRequest(
     parentReasoning: pi.getThinkingLevel() as ThinkingLevel,
     findModel: modelFinder(ctx),
     availableModels: () => ctx.modelRegistry.getAvailable().map((m) => modelRef(m)),
+    usableModels: () => ctx.modelRegistry.getAvailable() as ModelInfo[],
     // Definition files are read when a spawn names a role, so an edited file counts at once.
     findRole: (name) => lookupRole(loadRoleCatalog(runtime.cwd, registry), name),
     pathExists: (agentPath) => runtime.children.has(agentPath) || tree.exists(agentPath),
@@ -295,6 +298,7 @@ function spawnResult(
   record: AgentRecordV1,
   queuePosition: number | undefined,
   worktree: AgentWorktreeV1 | undefined,
+  modelNote: string | undefined,
 ): SpawnResult {
   return {
     agent_name: record.path,
@@ -305,5 +309,6 @@ function spawnResult(
     agent_status: record.status,
     ...(queuePosition !== undefined && { queue_position: queuePosition }),
     ...(worktree && { worktree: { path: worktree.path, branch: worktree.branch, base_commit: worktree.baseCommit } }),
+    ...(modelNote !== undefined && { model_note: modelNote }),
   };
 }

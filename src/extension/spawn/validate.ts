@@ -10,7 +10,14 @@
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import { ISOLATION_MODES, type IsolationMode, LIMITS } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
-import { clampLevel, isThinkingLevel, type ModelInfo, modelRef, supportedLevels } from "../roles/models.js";
+import {
+  bestAliasMatch,
+  clampLevel,
+  isThinkingLevel,
+  type ModelInfo,
+  modelRef,
+  supportedLevels,
+} from "../roles/models.js";
 import { BUILTIN_CATALOG, lookupRole, type Role, type RoleLookup } from "../roles/roles.js";
 import { childPath, depthOf, TASK_NAME_PATTERN } from "../tree/paths.js";
 import type { ForkSpec } from "./fork.js";
@@ -36,6 +43,8 @@ export interface SpawnEnv {
   findModel(ref: string): ModelInfo | undefined;
   /** Every model the caller can use (`provider/id`), named when a role's model is unknown. */
   availableModels?(): string[];
+  /** The same models whole, where a Claude Code file's alias (`sonnet`) looks for its match. */
+  usableModels?(): readonly ModelInfo[];
   /** Built-in and user-defined roles (default: the built-ins only). */
   findRole?(name: string): RoleLookup;
   /** Any agent (any status) already at that path. */
@@ -54,6 +63,8 @@ export interface SpawnPlan {
   /** The role's definition; undefined for a plain child. */
   roleInfo: Role | undefined;
   model: ModelInfo;
+  /** One line for the caller when the role's model alias matched no usable model and the parent's is used. */
+  modelNote?: string;
   reasoning: ThinkingLevel;
   reasoningSource: "explicit" | "role" | "parent";
   fork: ForkSpec;
@@ -119,7 +130,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   if (!role.ok) return role;
   const model = checkModel(req.model, role.value, env);
   if (!model.ok) return model;
-  const reasoning = checkReasoning(req.reasoning_effort, model.value, role.value, env);
+  const reasoning = checkReasoning(req.reasoning_effort, model.value.model, role.value, env);
   if (!reasoning.ok) return reasoning;
 
   // 8.
@@ -141,7 +152,8 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
       path: path.value,
       role: role.value ? role.value.name : DEFAULT_ROLE,
       roleInfo: role.value,
-      model: model.value,
+      model: model.value.model,
+      ...(model.value.note !== undefined && { modelNote: model.value.note }),
       reasoning: reasoning.value.level,
       reasoningSource: reasoning.value.source,
       fork,
@@ -189,19 +201,34 @@ function checkRole(agentType: unknown, fork: ForkSpec | undefined, env: SpawnEnv
   return found.ok ? pass(found.role) : fail(found.error);
 }
 
-/** 5. An explicit model wins over a user-defined role's default, which is checked the same way. */
-function checkModel(requested: unknown, role: Role | undefined, env: SpawnEnv): Checked<ModelInfo> {
+/**
+ * 5. An explicit model wins over a user-defined role's default, which is checked the same way.
+ * A Claude Code file's alias never fails a spawn: it takes the best usable match, else the
+ * parent's model with a note saying so (the file was written for another tool's models).
+ */
+function checkModel(
+  requested: unknown,
+  role: Role | undefined,
+  env: SpawnEnv,
+): Checked<{ model: ModelInfo; note?: string }> {
   if (given(requested)) {
     const found = typeof requested === "string" ? env.findModel(requested) : undefined;
-    return found ? pass(found) : fail(`unknown model: ${text(requested)}`);
+    return found ? pass({ model: found }) : fail(`unknown model: ${text(requested)}`);
   }
   if (role?.model !== undefined) {
     const found = env.findModel(role.model);
     // The call named no model, so the model must learn where this one came from and what exists.
     if (!found) return fail(`unknown model: ${text(role.model)}${roleModelHelp(role, env.availableModels?.() ?? [])}`);
-    return pass(found);
+    return pass({ model: found });
   }
-  return pass(env.parentModel);
+  if (role?.modelAlias !== undefined) {
+    const match = bestAliasMatch(role.modelAlias, env.usableModels?.() ?? [], env.parentModel.provider);
+    if (match) return pass({ model: match });
+    const from = role.filePath ? ` of agent definition ${role.filePath}` : "";
+    const note = `model ${text(role.modelAlias)}${from} matches no model you can use; the child runs on your model ${modelRef(env.parentModel)}`;
+    return pass({ model: env.parentModel, note });
+  }
+  return pass({ model: env.parentModel });
 }
 
 /**

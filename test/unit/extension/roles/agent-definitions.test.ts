@@ -3,17 +3,19 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
-  definitionDirs,
-  discoverAgentDefinitions,
-  findProjectAgentsDir,
-  loadRoleCatalog,
   MAX_DEFINITION_BYTES,
   mergeDefinitions,
   type ParsedDefinition,
   parseAgentDefinition,
+} from "../../../../src/extension/roles/agent-definitions.js";
+import {
+  definitionDirs,
+  discoverAgentDefinitions,
+  findProjectAgentsDir,
+  loadRoleCatalog,
   projectAgentsEnabled,
   userAgentsDir,
-} from "../../../../src/extension/roles/agent-definitions.js";
+} from "../../../../src/extension/roles/definition-files.js";
 import {
   describeAgentTypes,
   describeRegistry,
@@ -142,7 +144,11 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
     ["invalid YAML", doc("name: r\ndescription: [unclosed"), /^the frontmatter is not valid YAML: /],
     ["a key given twice", doc("name: r\nname: s\ndescription: d"), /^the frontmatter is not valid YAML: .*unique/i],
     ["a list instead of keys", doc("- name\n- description"), "the frontmatter must be `key: value` lines"],
-    ["an empty frontmatter", "---\n---\nbody", "missing `name:` in the frontmatter"],
+    [
+      "an empty frontmatter (every problem at once)",
+      "---\n---\nbody",
+      "missing `name:` in the frontmatter; missing `description:` in the frontmatter",
+    ],
     ["no name", doc("description: d"), "missing `name:` in the frontmatter"],
     [
       "a name in capitals",
