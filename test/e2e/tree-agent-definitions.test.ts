@@ -2,7 +2,9 @@
  * Agent-definition files with the real pi: a user role from `<PI_CODING_AGENT_DIR>/agents/`
  * and a project role from `<cwd>/.pi/agents/` (only with PI_SUBAGENTS_PROJECT_AGENTS=1) become
  * `agent_type` values; their tools, model, reasoning and prompt reach the child, and a bad file
- * is refused with its reason in spawn_agent's error, its description and on stderr.
+ * is refused with its reason in spawn_agent's error, its description and on stderr. Files written
+ * for Claude Code (`~/.claude/agents/`, the project's `.claude/agents/`) load with their tool
+ * names and model aliases mapped.
  */
 import { spawn as spawnProcess } from "node:child_process";
 import fs from "node:fs";
@@ -10,7 +12,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../src/contracts/meta.js";
 import { signalGroup } from "../../src/wrapper/child.js";
-import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { fakeModels, REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { type ChatRequest, reply, systemText } from "../support/scripted-llm.js";
 import { readRecords, type TreeHarness } from "../support/tree-harness.js";
 import {
@@ -159,6 +161,94 @@ describe("agent definitions", () => {
     expect(systemText(child!)).toContain("# Your role: repo-helper\nPROJECT-PROMPT-MARKER");
     const records = (await readAllRecords(h)).filter((r) => r.path === "/root/helper");
     expect(records).toMatchObject([{ agentSource: "project" }]);
+    await expectNoSurvivors(h);
+  });
+});
+
+const CLAUDE_REVIEWER = `---
+name: reviewer
+description: Reviews code for bugs. Use proactively after changes.
+tools: Read, Grep, Glob, WebFetch
+model: sonnet
+color: blue
+---
+CLAUDE-REVIEWER-MARKER: you review code.
+`;
+const CLAUDE_PLANNER = `---
+name: planner
+description: Plans a change.
+tools: Read, LS
+model: opus
+---
+CLAUDE-PLANNER-MARKER
+`;
+
+describe("Claude Code agent files", () => {
+  it("~/.claude/agents and the project's .claude/agents load: tools mapped, an alias on its best match or on the parent's model with a note", async () => {
+    const root = new Program([
+      spawn({ task_name: "rev", message: "Review.", agent_type: "reviewer", fork_turns: "none" }),
+      spawn({ task_name: "plan", message: "Plan.", agent_type: "planner", fork_turns: "none" }),
+      waitForAll(["/root/rev", "/root/plan"]),
+      reply.text("ROOT DONE"),
+    ]);
+    const h = await tree({
+      scripts: { "/root": root.steps(), "/root/rev": [reply.text("REVIEWED")], "/root/plan": [reply.text("PLANNED")] },
+    });
+    // Two Claude-like models beside fast and deep: `sonnet` must pick the newer one.
+    const models = fakeModels(h.llm.url) as { providers: { fake: { models: object[] } } };
+    models.providers.fake.models.push(
+      { id: "claude-sonnet-4", reasoning: true },
+      { id: "claude-sonnet-4-5", reasoning: true },
+    );
+    fs.writeFileSync(path.join(h.home.dir, "models.json"), JSON.stringify(models));
+    const reviewer = writeFile(path.join(h.home.home, ".claude", "agents", "reviewer.md"), CLAUDE_REVIEWER);
+    const planner = writeFile(path.join(h.home.cwd, ".claude", "agents", "planner.md"), CLAUDE_PLANNER);
+
+    const run = await h.runRoot("review and plan", { env: { PI_SUBAGENTS_PROJECT_AGENTS: "1" } });
+    expectCleanExit(run);
+
+    const described = agentTypeText(h.requestsOf("/root")[0]!);
+    expect(described).toContain("`reviewer` (user: Reviews code for bugs. Use proactively after changes.)");
+    expect(described).toContain("`planner` (project: Plans a change.)");
+    // What pi cannot honour is named once at session start; `color` is not mentioned.
+    expect(run.stderr).toContain(
+      `pi-subagent-tree: agent definition ${reviewer}: unknown tool WebFetch left out (pi maps Read, Grep, Glob, LS, Bash, Edit, MultiEdit, Write)`,
+    );
+    expect(run.stderr).not.toContain(planner);
+    expect(run.stderr).not.toContain("color");
+
+    const spawnedRev = rootResult(h, "spawn_agent", { task_name: "rev" });
+    expect(spawnedRev).toMatchObject({ agent_name: "/root/rev", role: "reviewer", model: "fake/claude-sonnet-4-5" });
+    expect(spawnedRev).not.toHaveProperty("model_note");
+    expect(rootResult(h, "spawn_agent", { task_name: "plan" })).toMatchObject({
+      agent_name: "/root/plan",
+      role: "planner",
+      model: "fake/fast",
+      model_note: `model opus of agent definition ${planner} matches no model you can use; the child runs on your model fake/fast`,
+    });
+
+    const [rev] = h.requestsOf("/root/rev");
+    expect(rev!.model).toBe("claude-sonnet-4-5");
+    expect(toolNames(rev!)).toEqual(["find", "grep", "read"]);
+    expect(systemText(rev!)).toContain("# Your role: reviewer\nCLAUDE-REVIEWER-MARKER: you review code.");
+    const [plan] = h.requestsOf("/root/plan");
+    expect(plan!.model).toBe("fast");
+    expect(toolNames(plan!)).toEqual(["ls", "read"]);
+    expect(systemText(plan!)).toContain("# Your role: planner\nCLAUDE-PLANNER-MARKER");
+
+    const records = await h.readRecords();
+    expect(records.find((r) => r.path === "/root/rev")).toMatchObject({
+      role: "reviewer",
+      agentSource: "user",
+      model: "fake/claude-sonnet-4-5",
+      activeTools: ["read", "grep", "find"],
+    });
+    expect(records.find((r) => r.path === "/root/plan")).toMatchObject({
+      role: "planner",
+      agentSource: "project",
+      model: "fake/fast",
+      activeTools: ["read", "ls"],
+    });
     await expectNoSurvivors(h);
   });
 });

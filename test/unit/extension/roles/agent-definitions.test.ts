@@ -109,6 +109,7 @@ describe("parseAgentDefinition: isolation", () => {
         doc("name: writer\ndescription: Writes code.\nisolation: worktree"),
       );
       vi.stubEnv("PI_CODING_AGENT_DIR", dir);
+      vi.stubEnv("HOME", dir);
       const catalog = loadRoleCatalog(dir);
       const found = lookupRole(catalog, "writer");
       expect(found.ok && found.role.isolation).toBe("worktree");
@@ -129,10 +130,11 @@ describe("the documented examples", () => {
       definition: {
         name: "reviewer",
         tools: ["read", "grep", "find", "ls"],
-        model: "anthropic/claude-sonnet-4-5",
         reasoning: "high",
       },
     });
+    // `model: inherit`: the example works on first use, whatever models the reader has.
+    expect(parse(example!).ok && parse(example!)).not.toHaveProperty("definition.model");
   });
 });
 
@@ -309,6 +311,8 @@ describe("discovery on disk", () => {
     fs.mkdirSync(path.join(project, ".pi", "agents"), { recursive: true });
     fs.mkdirSync(path.join(project, "src", "deep"), { recursive: true });
     vi.stubEnv("PI_CODING_AGENT_DIR", agentDir);
+    // ~/.claude/agents is read too: a home of the test's own keeps the developer's out.
+    vi.stubEnv("HOME", path.join(root, "home"));
     vi.stubEnv("PI_SUBAGENTS_PROJECT_AGENTS", "");
   });
   afterEach(() => {
