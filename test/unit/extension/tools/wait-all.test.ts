@@ -177,6 +177,19 @@ describe("wait_agent all: true", () => {
     expect(result).toMatchObject({ timed_out: false, waiting_for: [] });
   });
 
+  it("a child with a follow-up queued behind its turn has ended once the follow-up's turn has ended too", async () => {
+    const { h, states, wait } = await fanOut(["a"]);
+    await h.runtime.followup(states.get("a")!, "then this");
+    const waiting = wait({ all: true, timeout_ms: 60_000 });
+    const seen = watch(waiting);
+    await finish(h, states, "a", "first");
+    await vi.waitFor(() => expect(h.turns.started).toHaveLength(2));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // more than one poll step
+    expect(seen.value).toBeUndefined();
+    await finish(h, states, "a", "second");
+    expect((await waiting).notices.map((notice) => notice.report)).toEqual(["first", "second"]);
+  });
+
   it("Esc: cancelled, names those it still waited for, and takes no notice", async () => {
     const { h, states, wait } = await fanOut(["a", "b"]);
     await finish(h, states, "a");
