@@ -1,6 +1,7 @@
 /**
  * Mailbox and capacity paths the stress scenarios do not reach: a child's message to its
- * parent, and interrupt/close freeing a slot at once for a queued sibling.
+ * parent, one wait collecting a fan-out, and interrupt/close freeing a slot at once for a
+ * queued sibling.
  */
 import { describe, expect, it } from "vitest";
 import { reply } from "../support/scripted-llm.js";
@@ -50,6 +51,44 @@ describe("the mailbox and capacity", () => {
         delivered: "parent_mailbox",
         target: "/root",
       });
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "a fan-out of three costs the root one wait: wait_agent all: true returns the three notices together",
+    async () => {
+      const names = ["one", "two", "three"];
+      const root = [
+        reply.toolCalls(
+          names.map((name) => ({
+            name: "spawn_agent",
+            args: { task_name: name, fork_turns: "none", message: `work ${name}` },
+          })),
+        ),
+        reply.toolCall("wait_agent", { all: true, timeout_ms: 60_000 }),
+        reply.text("ROOT DONE"),
+      ];
+      const h = await tree({
+        scripts: {
+          "/root": root,
+          // Ends last, well after the others: a plain wait would have returned before it.
+          "/root/one": [reply.toolCall("bash", { command: "sleep 2" }), reply.text("one done")],
+          "/root/two": [reply.text("two done")],
+          "/root/three": [reply.text("three done")],
+        },
+      });
+      expectCleanExit(await h.runRoot("go", { timeoutMs: 100_000 }));
+      const waited = rootResult(h, "wait_agent", { all: true });
+      expect(waited).toMatchObject({ pending: 0, timed_out: false, waiting_for: [], timeout_ms: 60_000 });
+      const notices = waited.notices as Json[];
+      expect(notices.map((n) => [n.agent_name, n.type, n.report]).sort()).toEqual(
+        names.map((name) => [`/root/${name}`, "completed", `${name} done`]).sort(),
+      );
+      expect(notices.at(-1)!.agent_name).toBe("/root/one");
+      // Spawn, one wait, the answer: three model requests of the root.
+      expect(h.requestsOf("/root")).toHaveLength(3);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

@@ -24,7 +24,7 @@ const ISOLATION_TEXT =
 const spawnParameters = (roles: RoleCatalog) =>
   Type.Object({
     task_name: Type.String({
-      description: `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children; path: <your path>/<task_name>, an id, not a file.`,
+      description: `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children; an id, not a file.`,
     }),
     message: Type.String({ description: "The whole task, non-empty, verbatim." }),
     agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),

@@ -3,15 +3,19 @@ import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
+import { errorValue } from "../../lib/text.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
+import { stillWorking, waitGroup } from "./wait-group.js";
 
 const parameters = Type.Object({
   timeout_ms: Type.Optional(
     Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
   ),
-  target: Type.Optional(Type.String({ description: "An existing agent of your subtree; any child's notice returns." })),
+  target: Type.Optional(Type.String({ description: "Agent of your subtree; any child's notice returns." })),
+  all: Type.Optional(Type.Boolean({ description: "true: wait for every working child (or each of targets) to end." })),
+  targets: Type.Optional(Type.Array(Type.String(), { description: "Direct children." })),
 });
 
 /** How often a waiting parent looks at its inbox for messages its children sent up, and for a message the user typed. */
@@ -99,13 +103,16 @@ interface WaitCall {
   signal: AbortSignal | undefined;
   /** pi's context; a test may leave it out. */
   ctx: ExtensionContext | undefined;
+  /** With `all: true`: the children to wait for (fixed when the wait starts); else any notice ends the wait. */
+  group?: ReadonlySet<string>;
 }
 
 /**
- * The answer the wait has now, before its time-out, or undefined to keep waiting. Checked in
- * this order: Esc, a message the person typed, pending notices, no child turn to wait for.
+ * Esc or a message the person typed: the wait gives way at once, in either mode, and takes
+ * no notice (they stay pending). An all-wait also names the children it still waited for.
  */
-function answerNow({ rt, timeoutMs, signal, ctx }: WaitCall) {
+function givenWay({ rt, timeoutMs, signal, ctx, group }: WaitCall) {
+  const waiting = group && { waiting_for: stillWorking(rt, group) };
   // Esc: the person wants the model back; the children keep working.
   if (signal?.aborted) {
     const counts = workingCounts(rt);
@@ -116,6 +123,7 @@ function answerNow({ rt, timeoutMs, signal, ctx }: WaitCall) {
       timed_out: false,
       cancelled: true,
       ...counts,
+      ...waiting,
       timeout_ms: timeoutMs,
     });
   }
@@ -127,16 +135,59 @@ function answerNow({ rt, timeoutMs, signal, ctx }: WaitCall) {
       timed_out: false,
       user_message_pending: true,
       ...workingCounts(rt),
+      ...waiting,
       timeout_ms: timeoutMs,
     });
   }
+  return undefined;
+}
+
+const idleResult = (timeoutMs: number) =>
+  jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
+
+/** Without `all`: the pending notices, else idle when no child turn is under way, else keep waiting. */
+function anyNotice({ rt, timeoutMs }: WaitCall) {
   if (rt.mailbox.pending > 0) {
     const notices = rt.mailbox.take(LIMITS.noticesPerWait);
     return jsonResult({ notices, pending: rt.mailbox.pending, timed_out: false, timeout_ms: timeoutMs });
   }
-  if (!rt.hasActiveTurns())
-    return jsonResult({ notices: [], pending: 0, timed_out: false, idle: true, timeout_ms: timeoutMs });
+  if (!rt.hasActiveTurns()) return idleResult(timeoutMs);
   return undefined;
+}
+
+/**
+ * What an all-wait returns once its group has ended, or at its time-out: the group's notices
+ * (bounded per call like any wait; the rest stay pending for the next call), and the members
+ * still working. Notices of other children stay in the mailbox.
+ */
+function groupResult({ rt, timeoutMs }: WaitCall, group: ReadonlySet<string>, timedOut: boolean) {
+  const notices = rt.mailbox.takeFrom(group, LIMITS.noticesPerWait);
+  return jsonResult({
+    notices,
+    pending: rt.mailbox.pending,
+    timed_out: timedOut,
+    waiting_for: stillWorking(rt, group),
+    timeout_ms: timeoutMs,
+  });
+}
+
+/** With `all`: idle when there is no one to wait for, the group's notices once every member has ended. */
+function groupEnded(call: WaitCall, group: ReadonlySet<string>) {
+  if (group.size === 0) return idleResult(call.timeoutMs);
+  return stillWorking(call.rt, group).length === 0 ? groupResult(call, group, false) : undefined;
+}
+
+/**
+ * The answer the wait has now, before its time-out, or undefined to keep waiting. Checked in
+ * this order: Esc, a message the person typed, then the notices (any, or the group's).
+ */
+function answerNow(call: WaitCall) {
+  return givenWay(call) ?? (call.group ? groupEnded(call, call.group) : anyNotice(call));
+}
+
+function timedOutResult(call: WaitCall) {
+  if (call.group) return groupResult(call, call.group, true);
+  return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: call.timeoutMs });
 }
 
 /** Waits until there is an answer or the time-out, streaming progress every PROGRESS_UPDATE_MS. */
@@ -154,7 +205,7 @@ async function waitForAnswer(
     const answer = answerNow(call);
     if (answer) return answer;
     const left = deadline - clock.now();
-    if (left <= 0) return jsonResult({ notices: [], pending: 0, timed_out: true, timeout_ms: timeoutMs });
+    if (left <= 0) return timedOutResult(call);
     if (lastUpdate === undefined || clock.now() - lastUpdate >= PROGRESS_UPDATE_MS) {
       lastUpdate = clock.now();
       await sendProgress(rt, clock, lastUpdate - started, onUpdate);
@@ -164,20 +215,35 @@ async function waitForAnswer(
   }
 }
 
+/** `targets`, when given: a non-empty list (null and [] mean not given). */
+function givenTargets(targets: unknown): unknown[] | undefined {
+  if (targets === undefined || targets === null) return undefined;
+  if (!Array.isArray(targets)) throw new Error(`targets must be a list of agent paths, got ${errorValue(targets)}`);
+  return targets.length > 0 ? targets : undefined;
+}
+
 export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "wait_agent",
     label: "Wait for agents",
     description: [
-      `Wait for your children's notices: pending ones at once (≤${LIMITS.noticesPerWait} per call; pending counts the rest), idle: true if no child turn runs or waits, else the next or timed_out: true.`,
-      "Returns early on user_message_pending: true (answer the user; notices stay) or cancelled: true (Esc).",
-      `Notices are ≤${LIMITS.maxMessageChars} chars; get_agent_report pages a cut report.`,
+      `Children's notices, ≤${LIMITS.noticesPerWait} per call (pending counts the rest), ≤${LIMITS.maxMessageChars} chars each:`,
+      "pending ones at once, else the next; idle: true if none is working.",
+      "user_message_pending: true (answer the user; notices stay).",
     ].join(" "),
     parameters,
     execute: async (_id, params, signal, onUpdate, ctx) => {
       const rt = runtime();
       if (params.target !== undefined) subtreeTarget(rt, params.target);
-      return waitForAnswer({ rt, timeoutMs: clampTimeout(params.timeout_ms), signal, ctx }, clock, onUpdate);
+      const targets = givenTargets(params.targets);
+      if (targets && params.all !== true) throw new Error("targets needs all: true");
+      const call: WaitCall = { rt, timeoutMs: clampTimeout(params.timeout_ms), signal, ctx };
+      if (params.all === true) {
+        // The group is fixed now: notices already in the mailbox count, so collect the inbox first.
+        await rt.collectInbox();
+        call.group = waitGroup(rt, targets);
+      }
+      return waitForAnswer(call, clock, onUpdate);
     },
   };
 }

@@ -28,6 +28,24 @@ export class Mailbox {
     return this.notices.splice(0, max);
   }
 
+  /** The agents whose notices wait to be taken. */
+  senders(): Set<string> {
+    return new Set(this.notices.map((notice) => notice.agent_name));
+  }
+
+  /**
+   * Takes up to `max` notices of these agents, oldest first; the notices of other agents stay,
+   * in their order, for a later wait.
+   */
+  takeFrom(agents: ReadonlySet<string>, max: number): Notice[] {
+    const taken: Notice[] = [];
+    for (let i = 0; i < this.notices.length && taken.length < max; ) {
+      if (agents.has(this.notices[i]!.agent_name)) taken.push(...this.notices.splice(i, 1));
+      else i++;
+    }
+    return taken;
+  }
+
   /** Resolves when a notice arrives, `ms` pass, or `signal` aborts; never holds the process open after. */
   waitForNotice(ms: number, signal?: AbortSignal): Promise<void> {
     if (this.notices.length > 0 || ms <= 0 || signal?.aborted) return Promise.resolve();

@@ -200,6 +200,16 @@ export class TreeRuntime implements StopContext, EffectContext {
     return false;
   }
 
+  /**
+   * Whether this direct child's turn has yet to end for a parent waiting on it: running,
+   * queued, starting, or ended with its notice not in the mailbox yet.
+   */
+  turnUnderWay(agentPath: string): boolean {
+    const phase = this.children.get(agentPath)?.phase;
+    if (!phase || !isActive(phase)) return false;
+    return !(phase.name === "settling" && !phase.owesNotice);
+  }
+
   /** Direct children with a turn running (or being recorded) and those queued for a slot. */
   activeTurns(): { running: ChildState[]; queued: ChildState[] } {
     const running: ChildState[] = [];

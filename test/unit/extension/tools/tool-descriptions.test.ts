@@ -12,6 +12,7 @@ import { listModelsTool } from "../../../../src/extension/tools/list-models.js";
 import { sendMessageTool } from "../../../../src/extension/tools/send-message.js";
 import { describeDuration, spawnAgentTool } from "../../../../src/extension/tools/spawn-agent.js";
 import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
+import { truncationMarker } from "../../../../src/extension/turns/bounds.js";
 
 const deps: ToolDeps = {
   pi: {} as ExtensionAPI,
@@ -58,11 +59,11 @@ describe("the tool descriptions the model reads", () => {
   });
 
   it("state the bounds of notices, messages, pages, stored reports, lists and waits", () => {
+    expect(toolNamed("wait_agent").description).toContain(`≤${LIMITS.maxMessageChars} chars each`);
+    // How to read the rest of a cut report: the cut itself says so, where the model reads it.
+    expect(truncationMarker(1)).toContain("get_agent_report has the full text");
     expect(toolNamed("wait_agent").description).toContain(
-      `Notices are ≤${LIMITS.maxMessageChars} chars; get_agent_report pages a cut report.`,
-    );
-    expect(toolNamed("wait_agent").description).toContain(
-      `≤${LIMITS.noticesPerWait} per call; pending counts the rest`,
+      `≤${LIMITS.noticesPerWait} per call (pending counts the rest)`,
     );
     expect(param("wait_agent", "timeout_ms")).toBe(
       `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.`,
@@ -112,11 +113,13 @@ describe("the tool descriptions the model reads", () => {
 
   it("wait_agent says when it returns, and how it gives way to the user", () => {
     const text = toolNamed("wait_agent").description;
-    expect(text).toContain("pending ones at once");
-    expect(text).toContain("idle: true if no child turn runs or waits, else the next or timed_out: true");
+    expect(text).toContain("pending ones at once, else the next");
+    expect(text).toContain("idle: true if none is working");
     expect(text).toContain("user_message_pending: true (answer the user; notices stay)");
-    expect(text).toContain("cancelled: true (Esc)");
     expect(param("wait_agent", "target")).toContain("any child's notice returns");
+    // One wait for many: the mode, and whom it waits for.
+    expect(param("wait_agent", "all")).toBe("true: wait for every working child (or each of targets) to end.");
+    expect(param("wait_agent", "targets")).toBe("Direct children.");
     expect(toolNamed("list_agents").description).toContain("To wait use wait_agent.");
   });
 

@@ -26,6 +26,19 @@ describe("Mailbox", () => {
     expect(box.take(5)).toEqual([]);
   });
 
+  it("takes the notices of some agents, oldest first, at most N; the others stay in order", () => {
+    const box = new Mailbox();
+    for (const name of ["a", "x", "b", "a", "y", "c"]) box.push(notice(name));
+    expect([...box.senders()].sort()).toEqual(["/root/a", "/root/b", "/root/c", "/root/x", "/root/y"]);
+    const wanted = new Set(["/root/a", "/root/b", "/root/c"]);
+    expect(box.takeFrom(wanted, 3).map((n) => n.nickname)).toEqual(["a", "b", "a"]);
+    expect(box.pending).toBe(3);
+    expect(box.takeFrom(wanted, 5).map((n) => n.nickname)).toEqual(["c"]);
+    expect(box.takeFrom(wanted, 5)).toEqual([]);
+    expect(box.take(5).map((n) => n.nickname)).toEqual(["x", "y"]);
+    expect(box.senders().size).toBe(0);
+  });
+
   it("a waiter wakes when a notice arrives, before its timeout, and leaves no timer behind", async () => {
     const clock = new FakeClock();
     const box = new Mailbox(clock);
