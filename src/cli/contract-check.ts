@@ -145,9 +145,38 @@ function eventCheck(schema: Record<string, unknown>, compile: Compile): Contract
   };
 }
 
+/**
+ * Why `inspect` shows a run without checking it: the validator is typebox, a peer dependency
+ * (pi provides it to the extension and does not install peers), so the CLI may run without it.
+ */
+export const VALIDATOR_MISSING =
+  'contract check skipped: its validator, typebox (a peer dependency of this package), is not installed; run "npm install typebox" beside the package, or pass --no-check';
+
+/** TypeBox's JSON Schema compiler, or undefined when typebox is not installed. */
+async function importCompile(): Promise<Compile | undefined> {
+  try {
+    return ((await import("typebox/schema")) as unknown as { Compile: Compile }).Compile;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "ERR_PACKAGE_PATH_NOT_EXPORTED") return undefined;
+    throw err;
+  }
+}
+
+/** The three contract checks, or undefined when the validator is not installed (VALIDATOR_MISSING). */
+export async function loadContractChecksIfInstalled(): Promise<ContractChecks | undefined> {
+  const Compile = await importCompile();
+  return Compile && compileChecks(Compile);
+}
+
 /** Compiles the three contract checks (about 50 ms, most of it importing the validator). */
 export async function loadContractChecks(): Promise<ContractChecks> {
-  const { Compile } = (await import("typebox/schema")) as unknown as { Compile: Compile };
+  const Compile = await importCompile();
+  if (!Compile) throw new Error(VALIDATOR_MISSING);
+  return compileChecks(Compile);
+}
+
+function compileChecks(Compile: Compile): ContractChecks {
   return {
     meta: checkWith(Compile(readSchema("meta"))),
     result: checkWith(Compile(readSchema("result"))),

@@ -6,7 +6,7 @@
  * contract (not JSON, a schema violation, unreadable); 2 no run or tree there.
  */
 import path from "node:path";
-import { loadContractChecks } from "./contract-check.js";
+import { loadContractChecksIfInstalled, VALIDATOR_MISSING } from "./contract-check.js";
 import { checkRunContracts, formatInspection, inspectionJson } from "./inspect-format.js";
 import { inspectTree, isTreeDirectory } from "./inspect-tree.js";
 import { locateRun, type RunFiles, RunNotFoundError, readRunSnapshot } from "./run-files.js";
@@ -32,7 +32,9 @@ export async function inspectCommand(target: string, flags: InspectFlags): Promi
   }
   if (files.pickedRun) process.stderr.write(`subagent-wrapper inspect: the agent's latest run: ${files.pickedRun}\n`);
   const snapshot = readRunSnapshot(files);
-  const report = flags.check === false ? undefined : checkRunContracts(snapshot, await loadContractChecks());
+  const checks = flags.check === false ? undefined : await loadContractChecksIfInstalled();
+  if (flags.check !== false && !checks) process.stderr.write(`subagent-wrapper inspect: ${VALIDATOR_MISSING}\n`);
+  const report = checks && checkRunContracts(snapshot, checks);
   const text = flags.json
     ? `${JSON.stringify(inspectionJson(snapshot, report), null, 2)}\n`
     : formatInspection(snapshot, report, { transcript: flags.transcript !== false });
