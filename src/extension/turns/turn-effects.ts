@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
-import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
+import type { AgentRecordV1, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
@@ -120,7 +120,12 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
 }
 
 /** The record says the turn runs; its end, whenever the wrapper exits, is the next event. */
-async function recordStart(ctx: EffectContext, state: ChildState, runName: string, parts: TurnEndPlan["returnParts"]) {
+async function recordStart(
+  ctx: EffectContext,
+  state: ChildState,
+  runName: string,
+  parts: PendingPart[],
+): Promise<void> {
   const { record } = state;
   const turn = liveTurnOf(state.phase)?.turn;
   record.runningParts = parts;
