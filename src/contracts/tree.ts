@@ -198,7 +198,7 @@ export interface NoticeWorktree {
   changed_files_total?: number;
   insertions: number;
   deletions: number;
-  /** `git diff <base_commit> <head_commit> | git apply --3way`: the child's changes onto the parent's tree (when there are any). */
+  /** `<subagent-wrapper> bring <base_commit> <head_commit>`: the child's changes into the parent's tree, its uncommitted work kept (when there are any). */
   merge_hint?: string;
   /** Why this turn's changes could not be committed (they are still in the worktree). */
   error?: string;
