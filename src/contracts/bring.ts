@@ -5,6 +5,8 @@
  * parent's repository and takes just the changes between the two commits (see docs/isolation.md).
  */
 
+import { isRecord } from "../lib/values.js";
+
 /** The CLI subcommand: `subagent-wrapper bring <base_commit> <head_commit>`. */
 export const BRING_SUBCOMMAND = "bring";
 
@@ -42,4 +44,24 @@ export function branchFactsText(facts: BranchFacts): string {
   const listed = facts.changed_files.slice(0, FILES_LISTED);
   const more = total > listed.length ? ` +${total - listed.length} more` : "";
   return `${range}, ${total} file${total === 1 ? "" : "s"}: ${listed.join(", ")}${more}`;
+}
+
+const isSha = (value: unknown): value is string =>
+  typeof value === "string" && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(value);
+
+/**
+ * The facts of an agent record's `worktree` (its base and the head its latest turn left),
+ * read tolerantly: undefined before a turn has ended or when the record lacks them.
+ */
+export function recordBranchFacts(worktree: unknown): BranchFacts | undefined {
+  if (!isRecord(worktree) || !isSha(worktree.baseCommit) || !isRecord(worktree.head)) return undefined;
+  const head = worktree.head;
+  if (!isSha(head.commit) || !Array.isArray(head.changedFiles)) return undefined;
+  const files = head.changedFiles.filter((file): file is string => typeof file === "string");
+  return {
+    base_commit: worktree.baseCommit,
+    head_commit: head.commit,
+    changed_files: files,
+    ...(typeof head.changedFilesTotal === "number" && { changed_files_total: head.changedFilesTotal }),
+  };
 }

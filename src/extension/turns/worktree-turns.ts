@@ -243,7 +243,8 @@ export const gitWorktrees: WorktreeOperations = gitWorktreeOperations();
 
 /**
  * The end of an isolated agent's turn: whatever the turn left in its worktree becomes one
- * commit on its branch, and the notice gets the branch's summary. Undefined without isolation.
+ * commit on its branch, and the notice gets the branch's summary (the record's
+ * `worktree.head` a copy of it, written with the record). Undefined without isolation.
  */
 export async function finishWorktreeTurn(
   ops: WorktreeOperations,
@@ -251,7 +252,16 @@ export async function finishWorktreeTurn(
   how: string,
 ): Promise<NoticeWorktree | undefined> {
   if (!record.worktree) return undefined;
-  return ops.commit(record.worktree, turnCommitMessage(record, how));
+  const worktree = await ops.commit(record.worktree, turnCommitMessage(record, how));
+  // The record keeps what the notice says of the branch, for /agents and inspect.
+  record.worktree.head = {
+    commit: worktree.head_commit,
+    changedFiles: worktree.changed_files,
+    ...(worktree.changed_files_total !== undefined && { changedFilesTotal: worktree.changed_files_total }),
+    insertions: worktree.insertions,
+    deletions: worktree.deletions,
+  };
+  return worktree;
 }
 
 /** close_agent: the worktrees of a closed subtree go, deepest first; one that resists stays for `doctor --tree` to report. */

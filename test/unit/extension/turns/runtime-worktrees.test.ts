@@ -84,6 +84,13 @@ describe("an isolated agent's turns", () => {
     expect(first.worktree!.merge_hint).toBe(`${WRAPPER_BIN} bring ${wt.baseCommit} ${first.worktree!.head_commit}`);
     expect(commitsOn(box, repo, state.record)).toBe(1);
     expect(sh(box, repo, ["log", "-1", "--format=%s", wt.branch]).trim()).toBe("/root/worker turn 1: completed");
+    // The record keeps what the notice said of the branch, so /agents and inspect show it too.
+    expect((await h.tree.readRecord(state.record.path))!.worktree!.head).toEqual({
+      commit: first.worktree!.head_commit,
+      changedFiles: ["pkg/one.txt"],
+      insertions: 1,
+      deletions: 0,
+    });
 
     // A turn that fails still has its work committed.
     await followup(h, state, "again");
