@@ -136,7 +136,7 @@ describe("the tool descriptions the model reads", () => {
       /^none \(default or the role's\) or worktree: own git worktree and branch from your files \(not ignored ones\), a commit per turn\./,
     );
     expect(isolation).toContain(
-      "To take its work run the notice's merge_hint: it merges the child's changes into your files, keeps your uncommitted edits and names conflicts. Not git merge: its base holds your uncommitted work.",
+      "Take its work by running the notice's merge_hint (keeps your uncommitted edits, names conflicts), not git merge: its base holds your uncommitted work.",
     );
     const everything = tools.map((tool) => said(tool.name)).join(" ");
     expect(everything.split("merge_hint")).toHaveLength(2);
