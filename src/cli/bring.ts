@@ -63,11 +63,29 @@ async function commitOf(top: string, env: NodeJS.ProcessEnv | undefined, name: s
   return stripNewline(result.stdout.toString("utf8"));
 }
 
+/**
+ * Whether a folder on the way to `file` is a symbolic link: git never tracks a path through
+ * one, and writing there would write wherever the link points, maybe outside the repository.
+ */
+async function throughLink(top: string, file: string): Promise<boolean> {
+  const parts = file.split("/").slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const stat = await fs.promises.lstat(path.join(top, ...parts.slice(0, i))).catch(() => undefined);
+    if (stat?.isSymbolicLink()) return true;
+    if (!stat) return false;
+  }
+  return false;
+}
+
 /** What the working tree holds at each path, hashed by git with the path's filters (one git call for all files). */
 async function presentStates(place: Place, changes: readonly ChangedPath[]): Promise<Map<string, Present>> {
   const states = new Map<string, Present>();
   const files: Array<{ path: string; executable: boolean }> = [];
   for (const change of changes) {
+    if (await throughLink(place.top, change.path)) {
+      states.set(change.path, { kind: "other" });
+      continue;
+    }
     const stat = await fs.promises.lstat(path.join(place.top, change.path)).catch((err: NodeJS.ErrnoException) => err);
     if (stat instanceof Error) states.set(change.path, { kind: stat.code === "ENOENT" ? "absent" : "other" });
     else if (stat.isFile()) files.push({ path: change.path, executable: (stat.mode & 0o111) !== 0 });
@@ -134,11 +152,12 @@ async function removeFile(place: Place, file: string): Promise<void> {
 async function writeBeside(place: Place, change: ChangedPath, why: string): Promise<Outcome> {
   const beside = besidePath(change.path, place.head);
   const target = path.join(place.top, beside);
-  if (fs.existsSync(target) || (await fs.promises.lstat(target).catch(() => undefined))) {
+  const taken = (await fs.promises.lstat(target).catch(() => undefined)) !== undefined;
+  if (taken || (await throughLink(place.top, beside))) {
     return {
       path: change.path,
       kind: "conflict",
-      why: `${why} (${beside} exists, so it is not written: git show ${shortCommit(place.head)}:${change.path})`,
+      why: `${why} — not written, ${taken ? `${beside} exists` : "a folder on the way is a symbolic link"}; it is git show ${shortCommit(place.head)}:${change.path}`,
     };
   }
   await writeSide(place, change.path, target, change.head, false);

@@ -226,6 +226,25 @@ describe("bring: the agent's work into the parent's working tree", () => {
     expect(f.read("a.txt")).toBe("a, yours\n");
   });
 
+  it("never writes through a folder you replaced with a symbolic link", async () => {
+    const f = fixture({ "src/x.txt": "x\n" }, { "src/x.txt": "x by the agent\n" });
+    const outside = path.join(f.box.dir, "outside");
+    fs.mkdirSync(outside);
+    write(path.join(outside, "x.txt"), "x\n");
+    fs.rmSync(path.join(f.repo, "src"), { recursive: true });
+    fs.symlinkSync(outside, path.join(f.repo, "src"));
+    const report = await f.bring();
+    expect(conflicts(report)).toEqual([
+      {
+        path: "src/x.txt",
+        kind: "conflict",
+        why: `something not a file of yours is there: the agent's is beside it — not written, a folder on the way is a symbolic link; it is git show ${f.head.slice(0, 7)}:src/x.txt`,
+      },
+    ]);
+    expect(fs.readdirSync(outside)).toEqual(["x.txt"]);
+    expect(fs.readFileSync(path.join(outside, "x.txt"), "utf8")).toBe("x\n");
+  });
+
   it("an executable bit the agent set comes in with the file", async () => {
     const f = fixture({ "run.sh": "echo\n" }, {}, {}, ["run.sh"]);
     const report = await f.bring();
