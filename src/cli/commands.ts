@@ -1,5 +1,5 @@
 /**
- * The subcommands beside `run`: inspect, tail, doctor. Only their names, options and help
+ * The subcommands beside `run`: inspect, tail, doctor, bring. Only their names, options and help
  * live here; each one's code is imported when it is called, so `subagent-wrapper run`
  * never loads it (nor the schema validator that `inspect` uses).
  */
@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Every word the CLI reads as a command rather than as a meta file. */
-export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "help"] as const;
+export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "bring", "help"] as const;
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -126,5 +126,32 @@ Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree:
       quietWhenStdoutCloses();
       const { doctorCommand } = await import("./doctor.js");
       onExitCode(await doctorCommand(flags));
+    });
+
+  program
+    .command("bring <base> <head>")
+    .description(
+      "bring an isolated agent's work (the changes from <base> to <head>) into this repository's working tree, keeping your uncommitted work",
+    )
+    .version(version, "-v, --version")
+    .addHelpText(
+      "after",
+      `
+<base> and <head> are the base_commit and head_commit of the agent's notice (or any names
+git gives a commit, such as its subagent/ branch). Run it anywhere in the repository.
+Each file the agent changed is written into the working tree only (nothing is staged):
+  - a file you have not changed since the agent started becomes the agent's version;
+  - a file you changed too (staged, unstaged or untracked) is merged line by line: both
+    changes are kept, and lines you both changed get conflict markers (<<<<<<< yours);
+  - a change no line merge can join (a binary file, a file one side deleted) keeps yours
+    and puts the agent's version beside it as <file>~<head>.
+The conflicting files are named on one line ("conflicts: …"), each with why below it.
+Exit codes: 0 everything came in, 1 some files conflict (named), 2 nothing done (not a
+            git working tree, or a commit the repository does not hold)`,
+    )
+    .action(async (base: string, head: string) => {
+      quietWhenStdoutCloses();
+      const { bringCommand } = await import("./bring.js");
+      onExitCode(await bringCommand(base, head));
     });
 }

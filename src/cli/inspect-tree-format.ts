@@ -2,8 +2,10 @@
  * Pure: what `subagent-wrapper inspect <tree directory>` prints — the tree drawn with
  * ├─ / └─, each agent with its nickname, role, status, model and reasoning, then one line per
  * run (its outcome, how long it took, why it did not complete) and the worktree and branch
- * of an isolated agent; and the same as JSON.
+ * of an isolated agent, with what its latest turn left on the branch and the command that
+ * brings it in; and the same as JSON.
  */
+import { type BranchFacts, branchFactsText, bringCommandLine } from "../contracts/bring.js";
 import { formatCost } from "../contracts/usage.js";
 import { FAIL_MARK, formatCount, formatDuration, plural } from "./text.js";
 
@@ -30,7 +32,8 @@ export interface TreeAgentView {
   lastOutcome?: string;
   lastReason?: string;
   lastTurnStatus?: string;
-  worktree?: { path?: string; branch?: string };
+  /** An isolated agent's worktree; `facts` once a turn has ended (what its notice said of the branch). */
+  worktree?: { path?: string; branch?: string; facts?: BranchFacts | undefined };
   spawnSeq: number;
   tokens: number;
   cost: number;
@@ -84,6 +87,12 @@ function detailLines(agent: TreeAgentView): string[] {
       `worktree ${[agent.worktree.branch && `branch ${agent.worktree.branch}`, agent.worktree.path && `at ${agent.worktree.path}`].filter(Boolean).join(" ")}`,
     );
   }
+  const facts = agent.worktree?.facts;
+  if (facts) {
+    lines.push(`         ${branchFactsText(facts)}`);
+    if (hasChanges(facts))
+      lines.push(`         bring it in: ${bringCommandLine(CLI_NAME, facts.base_commit, facts.head_commit)}`);
+  }
   if (agent.runs.length === 0) lines.push("no run yet");
   else lines.push(...agent.runs.map(runLine));
   return lines;
@@ -131,6 +140,22 @@ export function formatTreeInspection(tree: TreeInspection): string {
   return `${out.join("\n")}\n`;
 }
 
+/** The person runs this CLI by this name: the command to bring work in is shown with it. */
+const CLI_NAME = "subagent-wrapper";
+
+const hasChanges = (facts: BranchFacts): boolean => (facts.changed_files_total ?? facts.changed_files.length) > 0;
+
+/** A worktree in `--json`: path and branch, and once a turn has ended the notice's names for the branch's facts. */
+function worktreeJson(worktree: NonNullable<TreeAgentView["worktree"]>): Record<string, unknown> {
+  const { facts, ...place } = worktree;
+  if (!facts) return place;
+  return {
+    ...place,
+    ...facts,
+    ...(hasChanges(facts) && { merge_hint: bringCommandLine(CLI_NAME, facts.base_commit, facts.head_commit) }),
+  };
+}
+
 /** The machine-readable form of `inspect --json` on a tree directory. */
 export function treeInspectionJson(tree: TreeInspection): Record<string, unknown> {
   return {
@@ -148,7 +173,7 @@ export function treeInspectionJson(tree: TreeInspection): Record<string, unknown
       reasoning: agent.reasoning,
       last_outcome: agent.lastOutcome ?? null,
       last_reason: agent.lastReason ?? null,
-      worktree: agent.worktree ?? null,
+      worktree: agent.worktree ? worktreeJson(agent.worktree) : null,
       folder: agent.dir,
       usage: { total_tokens: agent.tokens, cost: agent.cost },
       runs: agent.runs.map((run) => ({

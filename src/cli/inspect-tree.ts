@@ -3,11 +3,12 @@
  * session (`<base>/<root session id>/`, which the demo and pi's exit line print). Reads every
  * agent's record and each of its runs' result (or, for a run still going, its events), and
  * shows the whole tree: path, nickname, status, role, model, runs with outcome and duration,
- * and the worktree and branch of an isolated agent. Reads files only; never throws for what
+ * and the worktree, branch and latest head of an isolated agent. Reads files only; never throws for what
  * a tree can look like (a record being replaced, a run without result).
  */
 import fs from "node:fs";
 import path from "node:path";
+import { recordBranchFacts } from "../contracts/bring.js";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { isRecord } from "../lib/values.js";
 import { runState } from "./inspect-format.js";
@@ -81,6 +82,7 @@ function agentView(dir: string, record: Record<string, unknown>): TreeAgentView 
       worktree: {
         ...(typeof worktree.path === "string" && { path: worktree.path }),
         ...(typeof worktree.branch === "string" && { branch: worktree.branch }),
+        ...(recordBranchFacts(worktree) && { facts: recordBranchFacts(worktree) }),
       },
     }),
     spawnSeq: typeof record.spawnSeq === "number" ? record.spawnSeq : Number.MAX_SAFE_INTEGER,

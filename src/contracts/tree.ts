@@ -123,6 +123,20 @@ export interface AgentWorktreeV1 {
   subdir: string;
   /** Untracked paths (below the top) the setup command created, e.g. a node_modules link: no turn commits them. */
   setupPaths?: string[];
+  /** The branch after the latest turn's commit, as that turn's notice told it; absent before a turn has ended. */
+  head?: WorktreeHeadV1;
+}
+
+/** What an isolated agent's branch holds against its base after a turn: kept so a person sees what the model saw. */
+export interface WorktreeHeadV1 {
+  /** The branch's tip (the base commit while nothing was committed). */
+  commit: string;
+  /** Paths changed since the base, sorted, at most LIMITS.changedFilesListed. */
+  changedFiles: string[];
+  /** How many paths changed, when changedFiles does not list them all. */
+  changedFilesTotal?: number;
+  insertions: number;
+  deletions: number;
 }
 
 /** One agent as stored in the tree directory (`agents/<path>/agent.json`). */
@@ -198,7 +212,7 @@ export interface NoticeWorktree {
   changed_files_total?: number;
   insertions: number;
   deletions: number;
-  /** `git diff <base_commit> <head_commit> | git apply --3way`: the child's changes onto the parent's tree (when there are any). */
+  /** `<subagent-wrapper> bring <base_commit> <head_commit>`: the child's changes into the parent's tree, its uncommitted work kept (when there are any). */
   merge_hint?: string;
   /** Why this turn's changes could not be committed (they are still in the worktree). */
   error?: string;

@@ -10,6 +10,8 @@ export interface AtomicWriteOptions {
    * a write on a journalling disk (bench/startup.bench.mjs measures it).
    */
   durable?: boolean;
+  /** The file's permission bits (default: 0o666 less the umask, as any new file). */
+  mode?: number;
 }
 
 /** fsync a folder, so a rename in it is on disk. Not every platform can: then it is skipped. */
@@ -39,7 +41,11 @@ export function hiddenSiblingPrefix(file: string, pid: number = process.pid): st
   return path.join(path.dirname(file), `.${path.basename(file)}.${pid}.`);
 }
 
-export async function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  text: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const dir = path.dirname(file);
   const durable = options.durable ?? true;
   await ensureFolder(dir);
@@ -52,7 +58,8 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
     // "wx": a name planted in the folder meanwhile (a symlink included) is never followed.
     const handle = await fs.promises.open(temp, "wx");
     try {
-      await handle.writeFile(text, "utf8");
+      await handle.writeFile(text, typeof text === "string" ? "utf8" : undefined);
+      if (options.mode !== undefined) await handle.chmod(options.mode);
       if (durable) await handle.sync();
     } finally {
       await handle.close();

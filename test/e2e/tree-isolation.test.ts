@@ -24,6 +24,7 @@ import {
   waitUntil,
 } from "../support/tree-harness-extra.js";
 import { toolResults } from "../support/tree-llm.js";
+import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
 
@@ -253,7 +254,8 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       });
       for (const worktree of [first, second]) {
         expect(worktree.head_commit).not.toBe(worktree.base_commit);
-        expect(worktree.merge_hint).toBe(`git diff ${worktree.base_commit} ${worktree.head_commit} | git apply --3way`);
+        // The package's own bring command, by its full path: it runs whether or not the CLI is on the PATH.
+        expect(worktree.merge_hint).toBe(`${WRAPPER_BIN} bring ${worktree.base_commit} ${worktree.head_commit}`);
         // One commit per turn, on the branch.
         expect(git(h, repo, ["rev-list", "--count", `${worktree.base_commit}..${worktree.branch}`]).trim()).toBe("1");
         expect(git(h, repo, ["rev-parse", worktree.branch]).trim()).toBe(worktree.head_commit);
@@ -284,19 +286,36 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       ]);
       expect(fs.existsSync(path.join(repo, "one.txt"))).toBe(false);
 
-      // Bringing the work in takes just the child's changes onto the parent's dirty tree. Without
-      // --3way the patch goes to the working tree alone; merge_hint's --3way goes through the
-      // index, so the touched file's own changes are staged first.
-      execFileSync("sh", ["-c", `git diff ${second.base_commit} ${second.head_commit} | git apply`], {
-        cwd: repo,
-        env: gitEnv(h),
-      });
+      // Bringing the work in: each merge_hint, run as given, in the parent's dirty tree — a.txt
+      // with unstaged changes (which the children's base holds), src/b.txt staged, new.txt
+      // untracked — takes just the child's changes, stages nothing and keeps the rest.
+      const stagedBefore = git(h, repo, ["diff", "--cached"]);
+      const bring = (hint: string) => {
+        try {
+          return { code: 0, out: execFileSync("sh", ["-c", hint], { cwd: repo, env: gitEnv(h), encoding: "utf8" }) };
+        } catch (err) {
+          const failed = err as { status: number; stdout: string };
+          return { code: failed.status, out: failed.stdout };
+        }
+      };
+      const broughtTwo = bring(second.merge_hint);
+      expect(broughtTwo.code, broughtTwo.out).toBe(0);
+      expect(broughtTwo.out).toContain("(2 files): 2 taken as the agent left them; your uncommitted work is kept");
       expect(fs.existsSync(path.join(repo, "new.txt"))).toBe(false);
       expect(fs.readFileSync(path.join(repo, "two.txt"), "utf8")).toBe("two\n");
-      git(h, repo, ["add", "a.txt"]);
-      execFileSync("sh", ["-c", first.merge_hint], { cwd: repo, env: gitEnv(h) });
-      expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("a, uncommitted\none was here\n");
+      // Meanwhile the person changed the line of a.txt that the first child wrote below: a conflict, named.
+      write(path.join(repo, "a.txt"), "a, uncommitted, and more\n");
+      const broughtOne = bring(first.merge_hint);
+      expect(broughtOne.code, broughtOne.out).toBe(1);
+      expect(broughtOne.out.split("\n")[1]).toBe("conflicts: a.txt");
+      const merged = fs.readFileSync(path.join(repo, "a.txt"), "utf8");
+      expect(merged).toContain(
+        "<<<<<<< yours\na, uncommitted, and more\n=======\na, uncommitted\none was here\n>>>>>>> agent ",
+      );
       expect(fs.readFileSync(path.join(repo, "one.txt"), "utf8")).toBe("one\n");
+      expect(fs.readFileSync(path.join(repo, "src", "b.txt"), "utf8")).toBe("b staged\n");
+      expect(git(h, repo, ["diff", "--cached"])).toBe(stagedBefore);
+      expect(git(h, repo, ["rev-parse", "HEAD"])).toBe(before.head);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

@@ -87,6 +87,13 @@ async function sampleTree(): Promise<string> {
         baseCommit: "c".repeat(40),
         gitDir: "/t/repo/.git",
         subdir: "",
+        head: {
+          commit: "d".repeat(40),
+          changedFiles: ["a.ts", "b.ts", "c.ts", "d.ts"],
+          changedFilesTotal: 5,
+          insertions: 9,
+          deletions: 1,
+        },
       },
     },
     {
@@ -104,7 +111,7 @@ async function sampleTree(): Promise<string> {
 }
 
 describe("subagent-wrapper inspect <tree directory>", () => {
-  it("draws the whole tree: each agent's path, nickname, role, status, model, runs with outcomes and durations, worktree and branch", async () => {
+  it("draws the whole tree: each agent's path, nickname, role, status, model, runs with outcomes and durations, worktree, branch and how to bring its work in", async () => {
     const treeDir = await sampleTree();
     const shown = await cli(["inspect", treeDir]);
     expect(shown.stderr).toBe("");
@@ -118,6 +125,8 @@ describe("subagent-wrapper inspect <tree directory>", () => {
       "│     0001-spawn completed in 2.1 s",
       "├─ /root/lead · Archimedes · default · errored, unhealthy · fake/fast · medium · 0 tokens · $0.0000",
       "│  │  worktree branch subagent/7f3a9c2e-lead at /t/worktrees/lead",
+      "│  │           ccccccc..ddddddd, 5 files: a.ts, b.ts, c.ts +2 more",
+      `│  │           bring it in: subagent-wrapper bring ${"c".repeat(40)} ${"d".repeat(40)}`,
       "│  │  0001-spawn completed in 5.3 s",
       "│  │  0002-followup failed in 1.0 s: 500 scripted error",
       "│  └─ /root/lead/check · Ptolemy · default · running · fake/fast · medium · 0 tokens · $0.0000",
@@ -143,7 +152,15 @@ describe("subagent-wrapper inspect <tree directory>", () => {
       ["/root/last", "pending_init"],
     ]);
     expect(json.agents[1]).toMatchObject({
-      worktree: { branch: "subagent/7f3a9c2e-lead", path: "/t/worktrees/lead" },
+      worktree: {
+        branch: "subagent/7f3a9c2e-lead",
+        path: "/t/worktrees/lead",
+        base_commit: "c".repeat(40),
+        head_commit: "d".repeat(40),
+        changed_files: ["a.ts", "b.ts", "c.ts", "d.ts"],
+        changed_files_total: 5,
+        merge_hint: `subagent-wrapper bring ${"c".repeat(40)} ${"d".repeat(40)}`,
+      },
       runs: [
         { name: "0001-spawn", status: "completed", duration_ms: 5300, reason: null },
         { name: "0002-followup", status: "failed", duration_ms: 1000, reason: "500 scripted\nerror" },

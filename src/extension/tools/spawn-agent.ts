@@ -19,7 +19,7 @@ import { jsonResult, type ToolDeps } from "./common.js";
  * base commit holds the parent's own uncommitted work, which a plain merge would bring in too.
  */
 const ISOLATION_TEXT =
-  "none (default or the role's) or worktree: own git worktree and branch from your files (not ignored ones), a commit per turn. Take its work with the notice's merge_hint (git diff <base_commit> <head_commit> | git apply --3way), not git merge: its base has your uncommitted work.";
+  "none (default or the role's) or worktree: own git worktree and branch from your files (not ignored ones), a commit per turn. Take its work by running the notice's merge_hint (keeps your uncommitted edits, names conflicts), not git merge: its base holds your uncommitted work.";
 
 const spawnParameters = (roles: RoleCatalog) =>
   Type.Object({

@@ -4,6 +4,7 @@
  * a shutdown, and a message a child sends up. Each is bounded to LIMITS.maxMessageChars, so
  * no notice can flood the parent's context. Pure functions, no I/O.
  */
+import { branchFactsText } from "../../contracts/bring.js";
 import type { RunStatus } from "../../contracts/result.js";
 import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../contracts/tree.js";
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
@@ -133,10 +134,28 @@ function oneLine(text: string): string {
 }
 
 /**
+ * What the person is shown of an isolated child's branch — the facts the model gets: the
+ * branch, base and head commits, the changed files, and the command that brings the work in.
+ */
+export function describeWorktree(worktree: NoticeWorktree): string {
+  const parts = [`branch ${worktree.branch}`, branchFactsText(worktree)];
+  if (worktree.merge_hint) parts.push(`bring it in: ${worktree.merge_hint}`);
+  if (worktree.error) parts.push(oneLine(worktree.error));
+  return parts.join(" · ");
+}
+
+/** One line for the user: the notice's own description, then its worktree's facts when it carries one. */
+export function describeNotice(notice: Notice): string {
+  const worktree = notice.worktree;
+  const text = describeNoticeOnly(notice);
+  return worktree && typeof worktree.branch === "string" ? `${text} · ${describeWorktree(worktree)}` : text;
+}
+
+/**
  * One line for the user: who, how the turn ended (and why, when it did not complete), the
  * head of the report. Shown for every notice that reaches an interactive root.
  */
-export function describeNotice(notice: Notice): string {
+function describeNoticeOnly(notice: Notice): string {
   const who = `${notice.agent_name} (${notice.nickname})`;
   let head = notice.type === "message" ? `message from ${notice.agent_name}` : `${who} ${notice.type}`;
   if (notice.type !== "message" && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;

@@ -97,6 +97,12 @@ async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopp
           `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`,
         )
       : undefined;
+    // The record keeps the branch's head the commit gave it (for /agents and inspect); should
+    // the write fail, the notice still goes, and the next write carries the head.
+    if (worktree)
+      await ctx.persist(state).catch(() => {
+        state.unsaved = true;
+      });
     ctx.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
   }
   // A follow-up must not start while the stopped pi may still write the shared session,

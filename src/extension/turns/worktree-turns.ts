@@ -10,6 +10,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { bringCommandLine } from "../../contracts/bring.js";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
 import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contracts/tree.js";
@@ -17,6 +18,7 @@ import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
 import { serialized } from "../../lib/git.js";
 import { errorText } from "../../lib/values.js";
+import { WRAPPER_BIN } from "../config.js";
 import {
   branchCommit,
   commitTurn,
@@ -73,9 +75,13 @@ export function checkoutReadyPath(worktree: AgentWorktreeV1): string {
   return path.join(treeDir, TREE_FILES.checkouts, `${path.basename(worktree.path)}.ready`);
 }
 
-/** The command that takes just the child's changes onto the parent's working tree. */
-export function mergeHint(base: string, head: string): string {
-  return `git diff ${base} ${head} | git apply --3way`;
+/**
+ * The command that takes just the child's changes into the parent's working tree, keeping
+ * what the parent has not committed (docs/isolation.md): this package's own CLI by its full
+ * path, so it runs from the parent's shell whether or not `subagent-wrapper` is on its PATH.
+ */
+export function mergeHint(base: string, head: string, program: string = WRAPPER_BIN): string {
+  return bringCommandLine(program, base, head);
 }
 
 /** The commit message of one turn: the agent, the turn's number and how it ended. */
@@ -237,7 +243,8 @@ export const gitWorktrees: WorktreeOperations = gitWorktreeOperations();
 
 /**
  * The end of an isolated agent's turn: whatever the turn left in its worktree becomes one
- * commit on its branch, and the notice gets the branch's summary. Undefined without isolation.
+ * commit on its branch, and the notice gets the branch's summary (the record's
+ * `worktree.head` a copy of it, written with the record). Undefined without isolation.
  */
 export async function finishWorktreeTurn(
   ops: WorktreeOperations,
@@ -245,7 +252,16 @@ export async function finishWorktreeTurn(
   how: string,
 ): Promise<NoticeWorktree | undefined> {
   if (!record.worktree) return undefined;
-  return ops.commit(record.worktree, turnCommitMessage(record, how));
+  const worktree = await ops.commit(record.worktree, turnCommitMessage(record, how));
+  // The record keeps what the notice says of the branch, for /agents and inspect.
+  record.worktree.head = {
+    commit: worktree.head_commit,
+    changedFiles: worktree.changed_files,
+    ...(worktree.changed_files_total !== undefined && { changedFilesTotal: worktree.changed_files_total }),
+    insertions: worktree.insertions,
+    deletions: worktree.deletions,
+  };
+  return worktree;
 }
 
 /** close_agent: the worktrees of a closed subtree go, deepest first; one that resists stays for `doctor --tree` to report. */

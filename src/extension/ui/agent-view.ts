@@ -5,10 +5,12 @@
  * direct child can be interrupted, closed or followed up here). Pure: the files' contents
  * come in as data.
  */
+import { branchFactsText, recordBranchFacts } from "../../contracts/bring.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { currentTool } from "../progress/events-tail.js";
 import type { AgentProgress } from "../progress/progress.js";
+import { mergeHint } from "../turns/worktree-turns.js";
 import { type Painter, paintStatus, plain } from "./paint.js";
 import { formatElapsed, formatUsage } from "./widget.js";
 
@@ -88,7 +90,10 @@ function usageLine(agent: AgentProgress): string {
   return `usage    ${formatUsage(own, "total")}${subtree}`;
 }
 
-/** Its worktree (when isolated) and its latest run's folder with the command that inspects it. */
+/**
+ * Its worktree (when isolated: branch, folder, what the branch changes and how to bring it
+ * in) and its latest run's folder with the command that inspects it.
+ */
 function placeLines(record: AgentRecordV1, files: AgentFiles, p: Painter): string[] {
   const lines: string[] = [];
   const worktree = worktreeOf(record);
@@ -96,6 +101,13 @@ function placeLines(record: AgentRecordV1, files: AgentFiles, p: Painter): strin
     lines.push(
       `worktree ${[worktree.branch && `branch ${worktree.branch}`, worktree.path].filter(Boolean).join(" at ")}`,
     );
+  // What its latest turn left on the branch, and the command that brings it in (as its notice said).
+  const facts = recordBranchFacts(worktree);
+  if (facts) {
+    lines.push(`         ${branchFactsText(facts)}`);
+    const changed = (facts.changed_files_total ?? facts.changed_files.length) > 0;
+    if (changed) lines.push(p.fg("dim", `         bring it in: ${mergeHint(facts.base_commit, facts.head_commit)}`));
+  }
   if (files.runDir)
     lines.push(`run      ${files.runDir}`, p.fg("dim", `         subagent-wrapper inspect ${files.runDir}`));
   else lines.push("run      none yet (queued)");

@@ -1,6 +1,6 @@
 /**
  * How a notice is shown to the person at the terminal: one line (mark, who, how it ended,
- * why, the head of the report, the branch of an isolated child), in the colour of how it
+ * why, the head of the report, an isolated child's branch and how to bring it in), in the colour of how it
  * ended, and the weight pi gives it (an error line, a warning, or a quiet status line).
  * Pure: the Painter is injected.
  */
@@ -25,9 +25,11 @@ export function noticeBranch(notice: Notice): string | undefined {
   return typeof branch === "string" && branch !== "" ? branch : undefined;
 }
 
-/** `✓ /root/worker (Euclid) completed: the report…`, coloured by how the turn ended. */
+/**
+ * `✓ /root/worker (Euclid) completed: the report…`, coloured by how the turn ended; an
+ * isolated child's line goes on with its branch, commits, files and the command that brings
+ * its work in (describeNotice).
+ */
 export function noticeLine(notice: Notice, p: Painter = plain): string {
-  const branch = noticeBranch(notice);
-  const text = `${statusMark(notice.type)} ${describeNotice(notice)}${branch ? ` · branch ${branch}` : ""}`;
-  return p.fg(statusColor(notice.type), text);
+  return p.fg(statusColor(notice.type), `${statusMark(notice.type)} ${describeNotice(notice)}`);
 }

@@ -139,10 +139,10 @@ describe("the tool descriptions the model reads", () => {
       /^none \(default or the role's\) or worktree: own git worktree and branch from your files \(not ignored ones\), a commit per turn\./,
     );
     expect(isolation).toContain(
-      "the notice's merge_hint (git diff <base_commit> <head_commit> | git apply --3way), not git merge: its base has your uncommitted work.",
+      "Take its work by running the notice's merge_hint (keeps your uncommitted edits, names conflicts), not git merge: its base holds your uncommitted work.",
     );
     const everything = tools.map((tool) => said(tool.name)).join(" ");
-    expect(everything.split("git apply --3way")).toHaveLength(2);
+    expect(everything.split("merge_hint")).toHaveLength(2);
     expect(toolNamed("close_agent").description).toContain(
       "Worktrees go (leftovers committed); branches with commits stay.",
     );

@@ -263,7 +263,7 @@ describe("a notice with an isolated agent's worktree", () => {
     changed_files: files,
     insertions: 1234,
     deletions: 56,
-    merge_hint: `git diff ${sha("a")} ${sha("b")} | git apply --3way`,
+    merge_hint: `/home/u/.pi/agent/npm/node_modules/pi-subagent-tree/bin/subagent-wrapper bring ${sha("a")} ${sha("b")}`,
     ...extra,
   });
   const longPath = (i: number) => `src/${"deeply/nested/".repeat(30)}module_${String(i).padStart(2, "0")}/file.ts`;

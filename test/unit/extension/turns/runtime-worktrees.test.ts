@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cwdStartedPath } from "../../../../src/contracts/meta.js";
 import type { AgentRecordV1, Notice } from "../../../../src/contracts/tree.js";
+import { WRAPPER_BIN } from "../../../../src/extension/config.js";
 import { createIsolatedWorktree, repositoryFor } from "../../../../src/extension/spawn/isolate.js";
 import { restore } from "../../../../src/extension/turns/restore.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
@@ -79,11 +80,17 @@ describe("an isolated agent's turns", () => {
       insertions: 1,
       deletions: 0,
     });
-    expect(first.worktree!.merge_hint).toBe(
-      `git diff ${wt.baseCommit} ${first.worktree!.head_commit} | git apply --3way`,
-    );
+    // The package's own `bring` by its full path: it runs whether or not the CLI is on the PATH.
+    expect(first.worktree!.merge_hint).toBe(`${WRAPPER_BIN} bring ${wt.baseCommit} ${first.worktree!.head_commit}`);
     expect(commitsOn(box, repo, state.record)).toBe(1);
     expect(sh(box, repo, ["log", "-1", "--format=%s", wt.branch]).trim()).toBe("/root/worker turn 1: completed");
+    // The record keeps what the notice said of the branch, so /agents and inspect show it too.
+    expect((await h.tree.readRecord(state.record.path))!.worktree!.head).toEqual({
+      commit: first.worktree!.head_commit,
+      changedFiles: ["pkg/one.txt"],
+      insertions: 1,
+      deletions: 0,
+    });
 
     // A turn that fails still has its work committed.
     await followup(h, state, "again");

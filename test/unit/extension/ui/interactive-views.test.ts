@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentRecordV1 } from "../../../../src/contracts/tree.js";
 import { emptyUsage } from "../../../../src/contracts/usage.js";
+import { WRAPPER_BIN } from "../../../../src/extension/config.js";
 import { emptyRunProgress } from "../../../../src/extension/progress/events-tail.js";
 import type { AgentProgress } from "../../../../src/extension/progress/progress.js";
 import { cancelledLine } from "../../../../src/extension/tools/wait-agent.js";
@@ -67,7 +68,31 @@ describe("a notice's line", () => {
         deletions: 0,
       },
     };
-    expect(noticeLine(notice)).toBe("✓ /root/worker (Euclid) completed: ok · branch subagent/7f3a9c2e-worker");
+    expect(noticeLine(notice)).toBe(
+      "✓ /root/worker (Euclid) completed: ok · branch subagent/7f3a9c2e-worker · aaaaaaa..bbbbbbb, 1 file: x.ts",
+    );
+  });
+
+  it("shows what the model sees of an isolated child's work: branch, base and head, changed files, the command", () => {
+    const hint = `/p/bin/subagent-wrapper bring ${"a".repeat(40)} ${"b".repeat(40)}`;
+    const notice = {
+      ...turnEndNotice(agentRecord(), { outcome: "completed", text: "done", reportStored: true }),
+      worktree: {
+        branch: "subagent/7f3a9c2e-worker",
+        path: "/w",
+        base_commit: "a".repeat(40),
+        head_commit: "b".repeat(40),
+        changed_files: ["src/a.ts", "src/b.ts", "src/c.ts", "src/d.ts"],
+        changed_files_total: 60,
+        insertions: 1,
+        deletions: 0,
+        merge_hint: hint,
+      },
+    };
+    expect(describeNotice(notice)).toBe(
+      `/root/worker (Euclid) completed: done · branch subagent/7f3a9c2e-worker · aaaaaaa..bbbbbbb, 60 files: src/a.ts, src/b.ts, src/c.ts +57 more · bring it in: ${hint}`,
+    );
+    expect(noticeLine(notice)).toBe(`✓ ${describeNotice(notice)}`);
   });
 });
 
@@ -208,6 +233,28 @@ describe("/agents: one agent", () => {
     expect(lines).toContain("run      none yet (queued)");
     expect(lines).toContain("latest report: none yet");
     expect(lines.at(-1)).toBe("its parent /root/a can act on it; from here you can only look");
+  });
+
+  it("shows what an isolated agent's latest turn left on its branch and the command that brings it in", () => {
+    const worktree = {
+      branch: "subagent/x-worker",
+      path: "/w/worker",
+      baseCommit: "a".repeat(40),
+      gitDir: "/repo/.git",
+      subdir: "",
+      head: { commit: "b".repeat(40), changedFiles: ["src/login.ts"], insertions: 3, deletions: 1 },
+    };
+    const lines = agentDetails(progress({ ...agentRecord({ status: "completed" }), worktree }), {}, true);
+    const at = lines.indexOf("worktree branch subagent/x-worker at /w/worker");
+    expect(lines.slice(at + 1, at + 3)).toEqual([
+      "         aaaaaaa..bbbbbbb, 1 file: src/login.ts",
+      `         bring it in: ${WRAPPER_BIN} bring ${"a".repeat(40)} ${"b".repeat(40)}`,
+    ]);
+    // A turn that changed nothing: the range says so, and there is nothing to bring in.
+    const unchanged = { ...worktree, head: { commit: "a".repeat(40), changedFiles: [], insertions: 0, deletions: 0 } };
+    const still = agentDetails(progress({ ...agentRecord({ status: "completed" }), worktree: unchanged }), {}, true);
+    expect(still).toContain("         aaaaaaa..aaaaaaa, no change");
+    expect(still.join("\n")).not.toContain("bring it in");
   });
 
   it("offers what this process may do: a direct child's follow-up, interrupt while it works, close until it is shut down", () => {
