@@ -203,7 +203,7 @@ class WrapperRun {
   }
 
   private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
-    this.artifacts = await RunArtifacts.open(this.meta, env, this.folders, (line) => this.warnings.say(line));
+    this.artifacts = await RunArtifacts.open(this.meta, env, this.folders, (line) => this.warnings.warn(line));
     this.collectArtifactErrors();
   }
 
@@ -252,7 +252,7 @@ class WrapperRun {
   /** Whether this pi emits agent_settled decides when graceMs starts: at agent_settled, or at the terminal message. */
   private identify(bin: string, childEnv: NodeJS.ProcessEnv): void {
     const pi = (this.processes.identifyPi ?? identifyPi)(bin, childEnv);
-    if (pi.problem) this.warnings.say(pi.problem);
+    if (pi.problem) this.warnings.warn(pi.problem);
     this.tracker.expectSettled(pi.emitsSettled);
   }
 
@@ -358,7 +358,7 @@ class WrapperRun {
       forcedExit: this.forcedExit,
       warnings: this.warnings.all,
     });
-    return deliverResult(this.meta.resultPath, result, exitCode, this.reserve, (line) => this.warnings.say(line));
+    return deliverResult(this.meta.resultPath, result, exitCode, this.reserve, this.warnings);
   }
 
   /** A run that could not start failed with the reason, unless a signal had already decided it. */

@@ -150,7 +150,7 @@ describe("subagent-wrapper: artifacts", () => {
     expect(run.code).toBe(0);
     expect(run.result).toMatchObject({ status: "completed", finalText: "inspect auth" });
     expect(run.result!.errorMessage).toMatch(/events .*meta\.json\/events\.jsonl could not be written/);
-    expect(run.stderr).toMatch(/subagent-wrapper: events .* could not be written/);
+    expect(run.stderr).toMatch(/^subagent-wrapper: warning: events .* could not be written/m);
   });
 
   it("result.json is written once, atomically: no temp files are left beside it", async () => {
