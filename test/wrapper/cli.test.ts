@@ -16,6 +16,7 @@ describe("subagent-wrapper CLI", () => {
     expect(run.stdout).toContain("Usage: subagent-wrapper");
     expect(run.stdout).toContain("run <meta.json>");
     expect(run.stdout).toMatch(/Exit codes: 0 completed, 1 .*\n.*2 usage or meta\.json error/);
+    expect(run.stdout).toMatch(/\n {12}3 result\.json could not be written, /);
     expect(run.stdout).toContain("PI_SUBAGENTS_PI_BIN");
   });
 
