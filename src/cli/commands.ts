@@ -82,7 +82,8 @@ A tree directory: exit 0 shown, 1 an agent's record cannot be read.`,
     .addHelpText(
       "after",
       `
-<run> is ${TARGET_HELP}.
+<run> is ${TARGET_HELP},
+or a tree directory (its newest running run, else its newest run; named on stderr).
 Waits for events.jsonl to appear, prints each new record, and returns when run_end is
 written or result.json appears (a one-line summary follows, on stderr with --json).
 Exit codes: 0 the run completed
