@@ -23,6 +23,7 @@ import {
   versionEmitsSettled,
 } from "../wrapper/pi-version.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
+import { type PiCommandRun, piSetupChecks, type RunPi } from "./doctor-pi-setup.js";
 
 export interface DoctorFlags {
   json?: boolean;
@@ -36,12 +37,17 @@ export function runVersion(
   bin: string,
   timeoutMs: number,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean; error?: string }> {
+): Promise<PiCommandRun> {
+  return runBounded(bin, ["--version"], timeoutMs, env);
+}
+
+/** Runs `<bin> <args>` (stdin empty) in its own process group, which is ended if it overruns. */
+function runBounded(bin: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv): Promise<PiCommandRun> {
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
     let timedOut = false;
-    const child = spawn(bin, ["--version"], { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false, env });
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false, env });
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const timer = setTimeout(() => {
@@ -68,7 +74,21 @@ function checkNode(): DoctorCheck {
     : { name: "node", ok: false, detail: `${version} is too old`, hint: "install Node 20 or newer" };
 }
 
+/** The pi binary, its version, and when it starts: its default model and this package's extension (doctor-pi-setup.ts). */
 async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
+  const checks = await checkPiBinary(env, timeoutMs);
+  if (!checks.every((check) => check.ok)) return [...checks, checkAgentDir(env)];
+  const bin = resolvePiBinary(env, process.cwd());
+  // Loading models and extensions takes pi longer than printing its version.
+  const loadMs = PI_LOAD_FACTOR * timeoutMs;
+  const runPi: RunPi = (args, piEnv) => runBounded(bin, args, loadMs, piEnv);
+  return [...checks, checkAgentDir(env), ...(await piSetupChecks(runPi, env, piAgentDir(env), loadMs))];
+}
+
+/** How many times `--timeout-ms` a start of pi that loads its models or extensions may take. */
+const PI_LOAD_FACTOR = 3;
+
+async function checkPiBinary(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
   const from = env[ENV.piBin] ? `from ${ENV.piBin}` : "from PATH";
   let bin: string;
   try {
@@ -261,7 +281,7 @@ function checkTaskExtension(): DoctorCheck {
 }
 
 export async function runDoctorChecks(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
-  return [checkNode(), ...(await checkPi(env, timeoutMs)), checkAgentDir(env), checkRunBase(env), checkTaskExtension()];
+  return [checkNode(), ...(await checkPi(env, timeoutMs)), checkRunBase(env), checkTaskExtension()];
 }
 
 const STALE_WORDS = { passed: "no stale worktree", failed: (n: number) => `${n} stale worktree${n === 1 ? "" : "s"}` };
