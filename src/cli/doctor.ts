@@ -14,12 +14,14 @@ import { treeBaseDir } from "../contracts/layout.js";
 import { testedPiVersions } from "../lib/package-info.js";
 import { PI_AGENT_DIR_ENV, piAgentDir } from "../lib/pi-agent-dir.js";
 import { errorText } from "../lib/values.js";
-import { PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
+import { findOnPath, PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
 import {
   AGENT_SETTLED_SINCE,
   compareVersions,
   identifyPi,
+  oldNodeHint,
   type PiIdentity,
+  piNodeFloor,
   versionEmitsSettled,
 } from "../wrapper/pi-version.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
@@ -173,32 +175,20 @@ function settledNotes(version: string, identity: PiIdentity): string[] {
 
 /** A failed `pi --version`: pi 1.x on too old a Node is the usual cause (pi starts with `#!/usr/bin/env node`). */
 async function failureHint(bin: string, identity: PiIdentity, env: NodeJS.ProcessEnv): Promise<string> {
-  const floor =
-    identity.version !== undefined && (compareVersions(identity.version, "0.75.0") ?? -1) >= 0 ? "22.19" : undefined;
-  if (!floor) return `check that ${bin} is pi`;
-  const node = findOnPath("node", env);
+  const floor = piNodeFloor(identity);
+  const node = floor ? findOnPath("node", env) : undefined;
   const nodeVersion = node ? parsePiVersion((await runVersion(node, 5000, env)).stdout) : undefined;
-  return `pi ${identity.version} needs Node ≥ ${floor}; the node on PATH${node ? ` (${node}${nodeVersion ? `, ${nodeVersion}` : ""})` : ""} starts it: put Node 22 first on PATH`;
+  if (!floor || (nodeVersion && (compareVersions(nodeVersion, floor) ?? -1) >= 0)) return `check that ${bin} is pi`;
+  return oldNodeHint(identity.version, floor, {
+    ...(node && { path: node }),
+    ...(nodeVersion && { version: nodeVersion }),
+  });
 }
 
 function firstMeaningfulLine(text: string): string | undefined {
   const lines = text.split("\n").map((line) => line.trim());
   // Node's own crash report starts with the failing file's URL; the error line says more.
   return lines.find((line) => /Error\b/.test(line)) ?? lines.find((line) => line !== "");
-}
-
-function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
-    if (dir === "") continue;
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {

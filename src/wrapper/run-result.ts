@@ -74,7 +74,8 @@ export async function deliverResult(
 ): Promise<RunReport> {
   try {
     const { written, fromReserve } = await writeResult(resultPath, result, reserve);
-    if (fromReserve) lines.warn(`result ${resultPath} went into the space reserved for it: the disk is full or failing`);
+    if (fromReserve)
+      lines.warn(`result ${resultPath} went into the space reserved for it: the disk is full or failing`);
     return { result: written, exitCode };
   } catch (err) {
     lines.say(`result ${resultPath} could not be written: ${errorText(err)}`);
