@@ -29,11 +29,14 @@ export interface PiCommandRun {
 
 export type RunPi = (args: string[], env: NodeJS.ProcessEnv) => Promise<PiCommandRun>;
 
-/** Pure: the `provider/model` rows of `pi --list-models` (a header line, then one row a model). */
-export function parseModelList(stdout: string): string[] {
-  const rows = stdout.split("\n").map((line) => line.trim().split(/\s+/));
+/**
+ * Pure: the `provider/model` rows of `pi --list-models` (a header line, then one row a model);
+ * undefined when `text` holds no such table.
+ */
+export function parseModelList(text: string): string[] | undefined {
+  const rows = text.split("\n").map((line) => line.trim().split(/\s+/));
   const header = rows.findIndex((cells) => cells[0] === "provider" && cells[1] === "model");
-  if (header < 0) return [];
+  if (header < 0) return undefined;
   return rows
     .slice(header + 1)
     .filter((cells) => cells.length >= 2 && cells[0] !== "")
@@ -68,7 +71,8 @@ export function modelCheck(defaultModel: string | undefined, run: PiCommandRun, 
       hint: "see doctor's pi checks above",
     };
   }
-  const usable = parseModelList(run.stdout);
+  // pi 1.x lists them on stdout; pi 0.73.1 on stderr when stdout is not a terminal.
+  const usable = parseModelList(run.stdout) ?? parseModelList(run.stderr) ?? [];
   if (defaultModel) {
     return usable.includes(defaultModel)
       ? { name, ok: true, detail: `${defaultModel} (settings.json), and pi has a key for it` }

@@ -23,7 +23,15 @@ fake       fast               128K     16.4K    no        no
 describe("doctor: pi's default model and key", () => {
   it("reads the models pi has a key for from --list-models", () => {
     expect(parseModelList(LIST)).toEqual(["anthropic/claude-sonnet-4-5", "fake/fast"]);
-    expect(parseModelList("No models available. Use /login …\n")).toEqual([]);
+    expect(parseModelList("No models available. Use /login …\n")).toBeUndefined();
+  });
+
+  it("finds the list on stderr too, where pi 0.73.1 prints it when stdout is not a terminal", () => {
+    expect(modelCheck("fake/fast", ran({ stderr: LIST }), 1000)).toMatchObject({ ok: true });
+    expect(modelCheck(undefined, ran({ stdout: "No models available.\n" }), 1000)).toMatchObject({
+      ok: false,
+      detail: "pi has a key for no model",
+    });
   });
 
   it("✓ when the default is among them; ✗ with what to do when it is not, or when pi did not answer", () => {
