@@ -20,7 +20,9 @@ export function buildProgram(onExitCode: (code: number) => void): Command {
       "after",
       `
 Exit codes: 0 completed, 1 any other recorded outcome (see result.json "status"),
-            2 usage or meta.json error (no child started).
+            2 usage or meta.json error (no child started),
+            3 result.json could not be written, not even into the space reserved for it
+              (the disk is full or failing): the outcome is on stderr only.
 Environment: PI_SUBAGENTS_PI_BIN  pi executable (path or name on PATH; default "pi")
              PI_SUBAGENTS_PARENT_PID  stop the run when this process is gone
              PI_SUBAGENTS_LOG_MAX_BYTES  cap of each raw log (default 8 MiB; "unlimited")

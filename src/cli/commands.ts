@@ -82,7 +82,8 @@ A tree directory: exit 0 shown, 1 an agent's record cannot be read.`,
     .addHelpText(
       "after",
       `
-<run> is ${TARGET_HELP}.
+<run> is ${TARGET_HELP},
+or a tree directory (its newest running run, else its newest run; named on stderr).
 Waits for events.jsonl to appear, prints each new record, and returns when run_end is
 written or result.json appears (a one-line summary follows, on stderr with --json).
 Exit codes: 0 the run completed
@@ -99,11 +100,16 @@ Exit codes: 0 the run completed
   program
     .command("doctor")
     .description(
-      "check that runs can start here: Node, the pi binary and its version, pi's agent dir, writable run directories",
+      "check that runs can start here: Node, the pi binary and its version, pi's agent dir, its default model and key, the extension loading, writable run directories",
     )
     .version(version, "-v, --version")
     .option("--json", "print the checks as JSON")
-    .option("--timeout-ms <ms>", "how long `pi --version` may take", positiveInt, 10_000)
+    .option(
+      "--timeout-ms <ms>",
+      "how long `pi --version` may take (a pi start that loads models: 3 times it)",
+      positiveInt,
+      10_000,
+    )
     .option(
       "--tree <dir>",
       "instead: list the git worktrees of a tree directory's isolated agents and say which are stale",

@@ -14,15 +14,18 @@ import { treeBaseDir } from "../contracts/layout.js";
 import { testedPiVersions } from "../lib/package-info.js";
 import { PI_AGENT_DIR_ENV, piAgentDir } from "../lib/pi-agent-dir.js";
 import { errorText } from "../lib/values.js";
-import { PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
+import { findOnPath, PiNotFoundError, resolvePiBinary, signalGroup, TASK_EXTENSION_PATH } from "../wrapper/child.js";
 import {
   AGENT_SETTLED_SINCE,
   compareVersions,
   identifyPi,
+  oldNodeHint,
   type PiIdentity,
+  piNodeFloor,
   versionEmitsSettled,
 } from "../wrapper/pi-version.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
+import { type PiCommandRun, piSetupChecks, type RunPi } from "./doctor-pi-setup.js";
 
 export interface DoctorFlags {
   json?: boolean;
@@ -36,12 +39,17 @@ export function runVersion(
   bin: string,
   timeoutMs: number,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean; error?: string }> {
+): Promise<PiCommandRun> {
+  return runBounded(bin, ["--version"], timeoutMs, env);
+}
+
+/** Runs `<bin> <args>` (stdin empty) in its own process group, which is ended if it overruns. */
+function runBounded(bin: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv): Promise<PiCommandRun> {
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
     let timedOut = false;
-    const child = spawn(bin, ["--version"], { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false, env });
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, shell: false, env });
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const timer = setTimeout(() => {
@@ -68,7 +76,21 @@ function checkNode(): DoctorCheck {
     : { name: "node", ok: false, detail: `${version} is too old`, hint: "install Node 20 or newer" };
 }
 
+/** The pi binary, its version, and when it starts: its default model and this package's extension (doctor-pi-setup.ts). */
 async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
+  const checks = await checkPiBinary(env, timeoutMs);
+  if (!checks.every((check) => check.ok)) return [...checks, checkAgentDir(env)];
+  const bin = resolvePiBinary(env, process.cwd());
+  // Loading models and extensions takes pi longer than printing its version.
+  const loadMs = PI_LOAD_FACTOR * timeoutMs;
+  const runPi: RunPi = (args, piEnv) => runBounded(bin, args, loadMs, piEnv);
+  return [...checks, checkAgentDir(env), ...(await piSetupChecks(runPi, env, piAgentDir(env), loadMs))];
+}
+
+/** How many times `--timeout-ms` a start of pi that loads its models or extensions may take. */
+const PI_LOAD_FACTOR = 3;
+
+async function checkPiBinary(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
   const from = env[ENV.piBin] ? `from ${ENV.piBin}` : "from PATH";
   let bin: string;
   try {
@@ -153,32 +175,20 @@ function settledNotes(version: string, identity: PiIdentity): string[] {
 
 /** A failed `pi --version`: pi 1.x on too old a Node is the usual cause (pi starts with `#!/usr/bin/env node`). */
 async function failureHint(bin: string, identity: PiIdentity, env: NodeJS.ProcessEnv): Promise<string> {
-  const floor =
-    identity.version !== undefined && (compareVersions(identity.version, "0.75.0") ?? -1) >= 0 ? "22.19" : undefined;
-  if (!floor) return `check that ${bin} is pi`;
-  const node = findOnPath("node", env);
+  const floor = piNodeFloor(identity);
+  const node = floor ? findOnPath("node", env) : undefined;
   const nodeVersion = node ? parsePiVersion((await runVersion(node, 5000, env)).stdout) : undefined;
-  return `pi ${identity.version} needs Node ≥ ${floor}; the node on PATH${node ? ` (${node}${nodeVersion ? `, ${nodeVersion}` : ""})` : ""} starts it: put Node 22 first on PATH`;
+  if (!floor || (nodeVersion && (compareVersions(nodeVersion, floor) ?? -1) >= 0)) return `check that ${bin} is pi`;
+  return oldNodeHint(identity.version, floor, {
+    ...(node && { path: node }),
+    ...(nodeVersion && { version: nodeVersion }),
+  });
 }
 
 function firstMeaningfulLine(text: string): string | undefined {
   const lines = text.split("\n").map((line) => line.trim());
   // Node's own crash report starts with the failing file's URL; the error line says more.
   return lines.find((line) => /Error\b/.test(line)) ?? lines.find((line) => line !== "");
-}
-
-function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
-    if (dir === "") continue;
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
@@ -261,7 +271,7 @@ function checkTaskExtension(): DoctorCheck {
 }
 
 export async function runDoctorChecks(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
-  return [checkNode(), ...(await checkPi(env, timeoutMs)), checkAgentDir(env), checkRunBase(env), checkTaskExtension()];
+  return [checkNode(), ...(await checkPi(env, timeoutMs)), checkRunBase(env), checkTaskExtension()];
 }
 
 const STALE_WORDS = { passed: "no stale worktree", failed: (n: number) => `${n} stale worktree${n === 1 ? "" : "s"}` };

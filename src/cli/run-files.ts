@@ -11,6 +11,7 @@ import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { MetaError, type MetaV1 } from "../contracts/meta.js";
 import { parseMeta, peekResultPath } from "../contracts/meta-check.js";
 import { readFileTail } from "../lib/file-tail.js";
+import { describeJsonError } from "../lib/json-error.js";
 import { processAlive } from "../lib/process.js";
 import { errorText, isRecord } from "../lib/values.js";
 
@@ -57,10 +58,15 @@ function conventionalFiles(dir: string, resultPath?: string): RunFiles {
 function filesFromMeta(metaPath: string): RunFiles {
   const dir = path.dirname(metaPath);
   let raw: unknown;
+  let text = "";
   try {
-    raw = JSON.parse(fs.readFileSync(metaPath, "utf8"));
+    text = fs.readFileSync(metaPath, "utf8");
+    raw = JSON.parse(text);
   } catch (err) {
-    const why = err instanceof SyntaxError ? `is not valid JSON: ${err.message}` : `cannot be read: ${errorText(err)}`;
+    const why =
+      err instanceof SyntaxError
+        ? `is not valid JSON: ${describeJsonError(text, err)}`
+        : `cannot be read: ${errorText(err)}`;
     return { ...conventionalFiles(dir), metaPath, metaError: `${metaPath} ${why}` };
   }
   try {

@@ -1,13 +1,15 @@
 /**
- * `subagent-wrapper tail <run-dir | meta.json>`: follow events.jsonl as it grows, print
+ * `subagent-wrapper tail <run-dir | meta.json | tree-dir>`: follow events.jsonl as it grows, print
  * each record, stop when the run ends (run_end, or result.json appears). Polls the file:
  * it works on every file system, and a record a few hundred ms late is fine for a person.
  */
 import fs from "node:fs";
+import path from "node:path";
 import { type Clock, systemClock } from "../lib/clock.js";
 import { JsonlFollower } from "../lib/jsonl-follower.js";
 import { processAlive } from "../lib/process.js";
 import { errorText } from "../lib/values.js";
+import { isTreeDirectory } from "./inspect-tree.js";
 import { type EventLine, locateRun, parseEventLine, type RunFiles, RunNotFoundError } from "./run-files.js";
 import {
   followDecision,
@@ -16,6 +18,7 @@ import {
   formatTailSummary,
   tailExitCode,
 } from "./tail-format.js";
+import { pickTreeRun, treeRuns, treeTailNote } from "./tree-tail-target.js";
 
 export interface TailFlags {
   fromStart?: boolean;
@@ -57,16 +60,38 @@ const note = (text: string): void => {
   process.stderr.write(`${text}\n`);
 };
 
-export async function tailCommand(target: string, flags: TailFlags, clock: Clock = systemClock): Promise<number> {
-  let files: RunFiles;
+/**
+ * The run a target names: a run, its meta.json, an agent's folder (its latest run), or a tree
+ * directory (its newest running run, else its newest: tree-tail-target.ts). Undefined, after
+ * one line on stderr saying what to pass, when there is no run there.
+ */
+function runOf(target: string): RunFiles | undefined {
+  const absolute = path.resolve(target);
+  if (isTreeDirectory(absolute)) {
+    const choice = pickTreeRun(treeRuns(absolute));
+    if (!choice) {
+      note(
+        `subagent-wrapper tail: ${absolute} is a tree directory with no run yet; pass a run directory (agents/<name>/runs/<run>) or its meta.json`,
+      );
+      return undefined;
+    }
+    note(`subagent-wrapper tail: ${treeTailNote(absolute, choice)}`);
+    target = choice.run.dir;
+  }
   try {
-    files = locateRun(target);
+    const files = locateRun(target);
+    if (files.pickedRun) note(`subagent-wrapper tail: the agent's latest run: ${files.pickedRun}`);
+    return files;
   } catch (err) {
     if (!(err instanceof RunNotFoundError)) throw err;
     note(`subagent-wrapper tail: ${err.message}`);
-    return 2;
+    return undefined;
   }
-  if (files.pickedRun) note(`subagent-wrapper tail: the agent's latest run: ${files.pickedRun}`);
+}
+
+export async function tailCommand(target: string, flags: TailFlags, clock: Clock = systemClock): Promise<number> {
+  const files = runOf(target);
+  if (!files) return 2;
   const stop = new StopSignals();
   try {
     return await follow(files, flags, clock, stop);

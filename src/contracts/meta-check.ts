@@ -4,6 +4,7 @@
  * the checks that need the file system live in the wrapper (load-meta.ts).
  */
 import path from "node:path";
+import { nearestField } from "./field-suggestion.js";
 import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 
 const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
@@ -213,44 +214,9 @@ export function unknownFieldWarning({ field, nearest }: { field: string; nearest
     : `meta.json field ${name} is not a known field and is ignored`;
 }
 
-/** Edit distance (insertions, deletions, substitutions) between two short strings. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
-/**
- * The known field an unknown one most likely meant: the same name in another case
- * (`timeoutMS`), a known name it begins (`stdout` → `stdoutPath`), or one within two edits
- * (one for short names). None when nothing is that close.
- */
+/** The known field an unknown one most likely meant, if one is that close (field-suggestion.ts). */
 export function nearestKnownField(field: string): string | undefined {
-  const lower = field.toLowerCase();
-  const known = [...KNOWN_KEYS, "version"];
-  const sameName = known.find((key) => key.toLowerCase() === lower);
-  if (sameName) return sameName;
-  if (lower.length >= 4) {
-    const begun = known.find((key) => key.toLowerCase().startsWith(lower));
-    if (begun) return begun;
-  }
-  const limit = lower.length >= 5 ? 2 : 1;
-  let best: string | undefined;
-  let bestDistance = limit + 1;
-  for (const key of known) {
-    const distance = editDistance(lower, key.toLowerCase());
-    if (distance < bestDistance) {
-      best = key;
-      bestDistance = distance;
-    }
-  }
-  return best;
+  return nearestField(field, [...KNOWN_KEYS, "version"]);
 }
 
 /** Paths starting with `.` or `/` resolve like other paths; package specs pass through. */

@@ -28,6 +28,16 @@ function isExecutableFile(candidate: string): boolean {
   }
 }
 
+/** The executable file `name` in the first folder of `env.PATH` that holds one, as a shell finds it. */
+export function findOnPath(name: string, env: NodeJS.ProcessEnv, cwd = process.cwd()): string | undefined {
+  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
+    if (dir === "") continue;
+    const candidate = path.resolve(cwd, dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
 /**
  * Find pi: `PI_SUBAGENTS_PI_BIN` (a path, or a name looked up on PATH), else `pi` on PATH.
  * Looked up here rather than left to the spawn so a missing binary gets a clear message.
@@ -40,11 +50,8 @@ export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
     if (isExecutableFile(absolute)) return absolute;
     throw new PiNotFoundError(`pi executable ${absolute} (from ${ENV.piBin}) does not exist or is not executable`);
   }
-  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
-    if (dir === "") continue;
-    const candidate = path.resolve(cwd, dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
+  const found = findOnPath(name, env, cwd);
+  if (found) return found;
   const hint = configured ? `(from ${ENV.piBin})` : `(install @earendil-works/pi-coding-agent or set ${ENV.piBin})`;
   throw new PiNotFoundError(`pi executable "${name}" was not found on PATH ${hint}`);
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { MetaError, type MetaV1 } from "../contracts/meta.js";
 import { checkMeta, unknownFieldWarning } from "../contracts/meta-check.js";
 import { fileIdentity, identityClash } from "../lib/file-paths.js";
+import { describeJsonError } from "../lib/json-error.js";
 import { errorText } from "../lib/values.js";
 import { checkResultPathWritable } from "./artifacts.js";
 
@@ -47,7 +48,7 @@ export async function loadMeta(metaPath: string, options: LoadMetaOptions = {}):
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new MetaError(`meta file ${absolute} is not valid JSON: ${errorText(err)}`);
+    throw new MetaError(`meta file ${absolute} is not valid JSON: ${describeJsonError(text, err)}`);
   }
   const baseDir = path.dirname(absolute);
   const { fields, problems, unknown } = checkMeta(raw, baseDir);

@@ -24,6 +24,8 @@ export interface PiIdentity {
   emitsSettled: boolean;
   /** A PI_SUBAGENTS_PI_VERSION that is not a version, in words. */
   problem?: string;
+  /** The oldest Node the package says it runs on (its `engines.node`, `>=22.19.0` → `22.19.0`). */
+  nodeFloor?: string;
 }
 
 const VERSION = /^v?(\d+)\.(\d+)\.(\d+)/;
@@ -56,7 +58,7 @@ function isPiPackage(pkg: Record<string, unknown>): boolean {
  * The package that holds `bin` (its real path): the nearest package.json above it that has
  * a name (folders with a bare `{"type": "module"}` are passed over), if that package is pi.
  */
-export function piPackageOf(bin: string): { name: string; version: string } | undefined {
+export function piPackageOf(bin: string): { name: string; version: string; nodeFloor?: string } | undefined {
   let dir: string;
   try {
     dir = path.dirname(fs.realpathSync(bin));
@@ -66,7 +68,10 @@ export function piPackageOf(bin: string): { name: string; version: string } | un
   for (;;) {
     const pkg = readJson(path.join(dir, "package.json"));
     if (pkg && typeof pkg.name === "string") {
-      return isPiPackage(pkg) && typeof pkg.version === "string" ? { name: pkg.name, version: pkg.version } : undefined;
+      if (!isPiPackage(pkg) || typeof pkg.version !== "string") return undefined;
+      const floor =
+        isRecord(pkg.engines) && typeof pkg.engines.node === "string" ? minimumOf(pkg.engines.node) : undefined;
+      return { name: pkg.name, version: pkg.version, ...(floor && { nodeFloor: floor }) };
     }
     const parent = path.dirname(dir);
     if (parent === dir) return undefined;
@@ -102,5 +107,50 @@ function identifyByPackage(bin: string): PiIdentity {
     source: "package",
     packageName: pkg.name,
     emitsSettled: versionEmitsSettled(pkg.version),
+    ...(pkg.nodeFloor && { nodeFloor: pkg.nodeFloor }),
   };
+}
+
+/** The lowest version a `>=x.y.z` range allows (the form pi's `engines.node` takes); undefined for any other range. */
+function minimumOf(range: string): string | undefined {
+  return /^\s*>=\s*v?(\d+\.\d+\.\d+)\s*$/.exec(range)?.[1];
+}
+
+/** pi 0.75.0 and later (every 1.x) need Node 22.19, when no package.json says so. */
+const NODE_22_SINCE = { pi: "0.75.0", node: "22.19.0" };
+
+/** The oldest Node this pi runs on: its package's `engines.node`, else what its version is known to need. */
+export function piNodeFloor(pi: Pick<PiIdentity, "version" | "nodeFloor">): string | undefined {
+  if (pi.nodeFloor) return pi.nodeFloor;
+  if (pi.version === undefined) return undefined;
+  return (compareVersions(pi.version, NODE_22_SINCE.pi) ?? -1) >= 0 ? NODE_22_SINCE.node : undefined;
+}
+
+/**
+ * The one line `doctor` and the wrapper give when pi is started by a Node older than it
+ * needs (pi starts with `#!/usr/bin/env node`: the first `node` on PATH runs it).
+ */
+export function oldNodeHint(
+  piVersion: string | undefined,
+  floor: string,
+  node: { path?: string; version?: string },
+): string {
+  const short = floor.replace(/\.0$/, "");
+  const which = [node.path, node.version].filter(Boolean).join(", ");
+  return `pi${piVersion ? ` ${piVersion}` : ""} needs Node ≥ ${short}; the node on PATH${which ? ` (${which})` : ""} starts it: put Node ${floor.split(".")[0]} first on PATH`;
+}
+
+/**
+ * pi's stderr says it crashed on a Node older than it needs: Node ends its report of an
+ * uncaught error with its own version (`Node.js v20.20.2`). Then the hint, else undefined.
+ */
+export function oldNodeCrash(
+  pi: Pick<PiIdentity, "version" | "nodeFloor">,
+  stderrTail: string,
+  nodePath?: string,
+): string | undefined {
+  const floor = piNodeFloor(pi);
+  const crashed = /^Node\.js v(\d+\.\d+\.\d+)\s*$/m.exec(stderrTail.trimEnd().split("\n").at(-1) ?? "")?.[1];
+  if (!floor || !crashed || (compareVersions(crashed, floor) ?? 0) >= 0) return undefined;
+  return oldNodeHint(pi.version, floor, { ...(nodePath && { path: nodePath }), version: crashed });
 }

@@ -5,6 +5,7 @@ import type { Usage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
 import type { Outcome } from "./outcome.js";
+import type { RunWarnings } from "./run-warnings.js";
 
 export interface RunReport {
   result: ResultV1;
@@ -68,14 +69,16 @@ export async function deliverResult(
   result: ResultV1,
   exitCode: number,
   reserve: ResultReserve | undefined,
-  say: (line: string) => void,
+  /** The result's reserve in use is a warning; a result not written at all is said as it is. */
+  lines: Pick<RunWarnings, "warn" | "say">,
 ): Promise<RunReport> {
   try {
     const { written, fromReserve } = await writeResult(resultPath, result, reserve);
-    if (fromReserve) say(`result ${resultPath} went into the space reserved for it: the disk is full or failing`);
+    if (fromReserve)
+      lines.warn(`result ${resultPath} went into the space reserved for it: the disk is full or failing`);
     return { result: written, exitCode };
   } catch (err) {
-    say(`result ${resultPath} could not be written: ${errorText(err)}`);
+    lines.say(`result ${resultPath} could not be written: ${errorText(err)}`);
     return { result, exitCode: WRAPPER_EXIT.noResult };
   }
 }

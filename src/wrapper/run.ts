@@ -6,14 +6,14 @@ import { type Clock, systemClock } from "../lib/clock.js";
 import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 import { ResultReserve } from "./artifacts.js";
-import { buildChildArgs, type ChildHandle, type ChildOperations, nodeChildOperations } from "./child.js";
+import { buildChildArgs, type ChildHandle, type ChildOperations, findOnPath, nodeChildOperations } from "./child.js";
 import { DeliveryLedger } from "./inbox.js";
 import { onStopSignals, watchParent } from "./interrupts.js";
 import { PiLineReader } from "./line-reader.js";
 import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
-import { identifyPi } from "./pi-version.js";
+import { identifyPi, oldNodeCrash } from "./pi-version.js";
 import { RunArtifacts } from "./run-artifacts.js";
 import { buildResult, deliverResult, type RunReport } from "./run-result.js";
 import { RunTimers } from "./run-timers.js";
@@ -68,6 +68,8 @@ class WrapperRun {
   private readonly folders = folderMaker();
   private childExit: { exitCode: number | null; signal: string | null } | undefined;
   private stderrTail = "";
+  /** What pi's stderr says went wrong at its start, when it says pi's Node is too old (pi-version.ts). */
+  private explainCrash: ((stderrTail: string) => string | undefined) | undefined;
   private forcedExit = false;
   private cancelGrace: (() => void) | undefined;
   private stopping = false;
@@ -203,7 +205,7 @@ class WrapperRun {
   }
 
   private async openArtifacts(env: NodeJS.ProcessEnv): Promise<void> {
-    this.artifacts = await RunArtifacts.open(this.meta, env, this.folders, (line) => this.warnings.say(line));
+    this.artifacts = await RunArtifacts.open(this.meta, env, this.folders, (line) => this.warnings.warn(line));
     this.collectArtifactErrors();
   }
 
@@ -252,7 +254,8 @@ class WrapperRun {
   /** Whether this pi emits agent_settled decides when graceMs starts: at agent_settled, or at the terminal message. */
   private identify(bin: string, childEnv: NodeJS.ProcessEnv): void {
     const pi = (this.processes.identifyPi ?? identifyPi)(bin, childEnv);
-    if (pi.problem) this.warnings.say(pi.problem);
+    this.explainCrash = (stderrTail) => oldNodeCrash(pi, stderrTail, findOnPath("node", childEnv, this.meta.cwd));
+    if (pi.problem) this.warnings.warn(pi.problem);
     this.tracker.expectSettled(pi.emitsSettled);
   }
 
@@ -358,17 +361,21 @@ class WrapperRun {
       forcedExit: this.forcedExit,
       warnings: this.warnings.all,
     });
-    return deliverResult(this.meta.resultPath, result, exitCode, this.reserve, (line) => this.warnings.say(line));
+    return deliverResult(this.meta.resultPath, result, exitCode, this.reserve, this.warnings);
   }
 
   /** A run that could not start failed with the reason, unless a signal had already decided it. */
   private outcome(startError: string | undefined): Outcome {
     if (startError && !this.tracker.decided) return { status: "failed", finalText: "", errorMessage: startError };
-    return this.tracker.finish({
+    const outcome = this.tracker.finish({
       exitCode: this.childExit?.exitCode ?? null,
       signal: this.childExit?.signal ?? null,
       stderrTail: this.stderrTail,
     });
+    // pi that crashed on a Node too old for it: doctor's one-line hint rather than Node's stack.
+    const hint =
+      outcome.status === "failed" && this.childExit?.exitCode ? this.explainCrash?.(this.stderrTail) : undefined;
+    return hint ? { ...outcome, errorMessage: `pi could not start: ${hint}` } : outcome;
   }
 }
 

@@ -61,7 +61,7 @@ describe("subagent-wrapper: capped raw logs", () => {
     });
     expect(run.result).toMatchObject({ status: "completed" });
     expect(run.stderr).toContain(
-      'subagent-wrapper: PI_SUBAGENTS_LOG_MAX_BYTES=lots is not a byte count, 0 or "unlimited"; using 8388608',
+      'subagent-wrapper: warning: PI_SUBAGENTS_LOG_MAX_BYTES=lots is not a byte count, 0 or "unlimited"; using 8388608',
     );
   });
 });

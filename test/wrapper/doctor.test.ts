@@ -4,9 +4,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { machineNode, nodeVersion, resolveLine } from "../../scripts/pi-lines.mjs";
-import { lineEnvPath, PI_LINE, PI_LINE_SETTLES, REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { fakeModels, lineEnvPath, PI_LINE, PI_LINE_SETTLES, REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { killAll, pidAlive, runProcess } from "../support/processes.js";
 import { FAKE_PI_DIR, WRAPPER_BIN } from "../support/wrapper-harness.js";
+
+/** pi's own network habits (version check, telemetry) stay off, as in the other real-pi tests. */
+const QUIET_PI = { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 
 let home: string;
 beforeEach(async () => {
@@ -19,11 +22,11 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-function doctor(env: NodeJS.ProcessEnv, args: string[] = []) {
+function doctor(env: NodeJS.ProcessEnv, args: string[] = [], timeoutMs = 20_000) {
   const clean = { ...process.env };
   delete clean.PI_SUBAGENTS_PI_BIN;
   return runProcess(process.execPath, [WRAPPER_BIN, "doctor", ...args], {
-    timeoutMs: 20_000,
+    timeoutMs,
     env: {
       ...clean,
       PATH: `${FAKE_PI_DIR}${path.delimiter}${process.env.PATH ?? ""}`,
@@ -114,8 +117,21 @@ describe("subagent-wrapper doctor", () => {
   });
 
   it(`the real pi of this line (${PI_LINE.pkg} ${PI_LINE.piVersion}): ✓ with its version, and whether it emits agent_settled`, async () => {
-    const run = await doctor({ PI_SUBAGENTS_PI_BIN: REAL_PI, PATH: lineEnvPath() });
+    // A model pi has a key for, so that pi's own start (the model and extension checks) passes.
+    await writeFile(path.join(home, "agent", "models.json"), JSON.stringify(fakeModels("http://127.0.0.1:9")));
+    await writeFile(
+      path.join(home, "agent", "settings.json"),
+      JSON.stringify({ defaultProvider: "fake", defaultModel: "fast" }),
+    );
+    const run = await doctor(
+      { PI_SUBAGENTS_PI_BIN: REAL_PI, PATH: lineEnvPath(), HOME: home, ...QUIET_PI },
+      ["--timeout-ms", "20000"],
+      90_000,
+    );
     expect(run.code, run.stdout).toBe(0);
+    // pi itself says it has a key for the default model, and loads this package's extension cleanly.
+    expect(run.stdout).toContain("✓ pi model         fake/fast (settings.json), and pi has a key for it\n");
+    expect(run.stdout).toContain(`✓ pi extension     pi loads ${REPO_ROOT} without a complaint\n`);
     expect(run.stdout).toContain(`✓ pi --version     ${PI_LINE.piVersion}\n`);
     expect(run.stdout).toContain(
       PI_LINE_SETTLES
@@ -136,6 +152,47 @@ describe("subagent-wrapper doctor", () => {
       "emits agent_settled: a run is over when pi settles (graceMs counts from it) (version from PI_SUBAGENTS_PI_VERSION)\n",
     );
     expect(told.stdout).not.toContain("no pi package.json");
+  });
+
+  it("says whether pi has a key for the default model, and whether it loads the extension cleanly", async () => {
+    await writeFile(
+      path.join(home, "agent", "settings.json"),
+      JSON.stringify({ defaultProvider: "fake", defaultModel: "fast" }),
+    );
+    const good = await doctor({});
+    expect(good.code, good.stdout).toBe(0);
+    expect(good.stdout).toContain("✓ pi model         fake/fast (settings.json), and pi has a key for it\n");
+    expect(good.stdout).toContain(`✓ pi extension     pi loads ${REPO_ROOT} without a complaint\n`);
+
+    await writeFile(
+      path.join(home, "agent", "settings.json"),
+      JSON.stringify({ defaultProvider: "anthropic", defaultModel: "claude-sonnet-4-5" }),
+    );
+    const bad = await doctor({ FAKE_PI_EXTENSION_ERROR: "Cannot find module '../../dist/extension/index.js'" });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain(
+      "✗ pi model         anthropic/claude-sonnet-4-5 (settings.json) is not among the models pi has a key for\n" +
+        "                   → run pi and /login, or set the provider's API key variable (pi's docs/providers.md); or pick a model it has a key for with /model in pi\n",
+    );
+    expect(bad.stdout).toContain(
+      `✗ pi extension     Error: Failed to load extension "${REPO_ROOT}": Cannot find module '../../dist/extension/index.js'\n` +
+        `                   → pi -ne -e ${REPO_ROOT} shows it in full; "npm run build" in the package rebuilds what pi loads\n`,
+    );
+    expect(bad.stdout).toContain("\n2 checks failed\n");
+  });
+
+  it("no default model: fine while pi has a key for some model; a failure when it has none", async () => {
+    const some = await doctor({ FAKE_PI_MODELS: "fake/fast,fake/deep" });
+    expect(some.code).toBe(0);
+    expect(some.stdout).toContain(
+      "✓ pi model         no default in settings.json: pi starts with the first model it has a key for (fake/fast)\n" +
+        "                   pi has a key for 2 models; /model in pi sets the default\n",
+    );
+    const none = await doctor({ FAKE_PI_MODELS: "" });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toContain(
+      "✗ pi model         pi has a key for no model\n                   → run pi and /login, or set the provider's API key variable (pi's docs/providers.md)\n",
+    );
   });
 
   const machine = machineNode();

@@ -1,6 +1,8 @@
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { machineNode, nodeVersion, resolveLine } from "../../scripts/pi-lines.mjs";
+import { REPO_ROOT } from "../support/pi-home.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, fakePiRecord, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -150,7 +152,7 @@ describe("subagent-wrapper: artifacts", () => {
     expect(run.code).toBe(0);
     expect(run.result).toMatchObject({ status: "completed", finalText: "inspect auth" });
     expect(run.result!.errorMessage).toMatch(/events .*meta\.json\/events\.jsonl could not be written/);
-    expect(run.stderr).toMatch(/subagent-wrapper: events .* could not be written/);
+    expect(run.stderr).toMatch(/^subagent-wrapper: warning: events .* could not be written/m);
   });
 
   it("result.json is written once, atomically: no temp files are left beside it", async () => {
@@ -177,4 +179,63 @@ describe("subagent-wrapper: artifacts", () => {
     ]);
     expect(await readdir(path.join(run.dir, "tmp"))).toEqual([]);
   });
+});
+
+describe("subagent-wrapper: pi started on a Node too old for it", () => {
+  /** Node's report of pi 1.x's first line failing on Node 20, as it ends a crashed start. */
+  const CRASH = `file:///p/dist/bundle/cli.js:2
+import { createRequire, enableCompileCache } from "node:module";
+                        ^^^^^^^^^^^^^^^^^^
+SyntaxError: The requested module 'node:module' does not provide an export named 'enableCompileCache'
+    at ModuleJob._instantiate (node:internal/modules/esm/module_job:213:21)
+
+Node.js v20.20.2
+`;
+
+  it("result.json and the one stderr line give doctor's hint, not Node's stack", async () => {
+    const c = await wrapperCase({ scenario: ECHO });
+    // A pi package that declares the Node it needs, whose start crashes as pi 1.x's does on Node 20.
+    const pkg = path.join(c.dir, "pi-pkg");
+    await mkdir(pkg);
+    await writeFile(
+      path.join(pkg, "package.json"),
+      JSON.stringify({
+        name: "@earendil-works/pi-coding-agent",
+        version: "1.6.0",
+        bin: { pi: "cli.sh" },
+        engines: { node: ">=22.19.0" },
+      }),
+    );
+    await writeFile(path.join(pkg, "cli.sh"), `#!/bin/sh\ncat >&2 <<'EOF'\n${CRASH}EOF\nexit 1\n`);
+    await chmod(path.join(pkg, "cli.sh"), 0o755);
+    const run = await c.run({ env: { PI_SUBAGENTS_PI_BIN: path.join(pkg, "cli.sh") } });
+    expect(run.code).toBe(1);
+    const hint =
+      /^pi could not start: pi 1\.6\.0 needs Node ≥ 22\.19; the node on PATH \(\/.+\/node, 20\.20\.2\) starts it: put Node 22 first on PATH$/;
+    expect(run.result).toMatchObject({ status: "failed", errorMessage: expect.stringMatching(hint) });
+    expect(run.stderr).toBe(`subagent-wrapper: failed: ${run.result!.errorMessage}\n`);
+    // pi's own report stays in its log.
+    expect(await run.read("out/stderr.log")).toContain("SyntaxError: The requested module");
+  });
+
+  const machine = machineNode();
+  const machineVersion = nodeVersion(machine).replace(/^v/, "");
+  it.skipIf(Number(machineVersion.split(".")[0]) >= 22)(
+    "the real pi 1.x with the machine's Node 20 first on PATH",
+    async () => {
+      const c = await wrapperCase({ scenario: ECHO });
+      const bin = path.join(c.dir, "node20-bin");
+      await mkdir(bin);
+      await symlink(machine, path.join(bin, "node"));
+      const current = resolveLine(REPO_ROOT, "current");
+      const run = await c.run({
+        env: { PI_SUBAGENTS_PI_BIN: current.piCli, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` },
+      });
+      expect(run.code).toBe(1);
+      expect(run.result?.errorMessage).toBe(
+        `pi could not start: pi ${current.piVersion} needs Node ≥ 22.19; the node on PATH (${path.join(bin, "node")}, ${machineVersion}) starts it: put Node 22 first on PATH`,
+      );
+      expect(run.stderr).toBe(`subagent-wrapper: failed: ${run.result!.errorMessage}\n`);
+    },
+  );
 });

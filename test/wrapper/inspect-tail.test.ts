@@ -4,12 +4,14 @@
  * published schemas.
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { turnResult } from "../support/fake-turns.js";
 import { killAll, runProcess, spawnProcess } from "../support/processes.js";
-import { cleanupWrapperCases, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
+import { agentRecord } from "../support/records.js";
+import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -215,6 +217,70 @@ describe("subagent-wrapper tail", () => {
       run.kill("SIGTERM");
       await run.done;
     }
+  });
+});
+
+/** A tree directory in a case's folder: tree.json, and one agent whose one run the case's wrapper writes. */
+async function treeCase(agentName: string, scenario: string | object) {
+  const runDir = `agents/${agentName}/runs/0001-spawn`;
+  const c = await wrapperCase({
+    scenario,
+    meta: defaultMeta({ resultPath: `${runDir}/result.json`, eventsPath: `${runDir}/events.jsonl` }),
+  });
+  await writeFile(path.join(c.dir, "tree.json"), JSON.stringify({ version: 1, rootSession: "/s/root.jsonl" }));
+  await addAgent(c.dir, agentName, ["0001-spawn"]);
+  return { c, runDir: path.join(c.dir, runDir) };
+}
+
+async function addAgent(treeDir: string, name: string, runs: string[], spawnSeq = 1): Promise<void> {
+  const dir = path.join(treeDir, "agents", name);
+  await mkdir(path.join(dir, "runs"), { recursive: true });
+  await writeFile(path.join(dir, "agent.json"), JSON.stringify(agentRecord({ path: `/root/${name}`, runs, spawnSeq })));
+}
+
+describe("subagent-wrapper tail <tree directory>", () => {
+  it("follows the tree's newest running run, and says which and how many others are going", async () => {
+    const { c, runDir } = await treeCase("worker", SLOW_TOOL_RUN);
+    // An older agent whose run is over.
+    await addAgent(c.dir, "scout", ["0001-spawn"], 0);
+    const scoutRun = path.join(c.dir, "agents/scout/runs/0001-spawn");
+    await mkdir(scoutRun, { recursive: true });
+    await writeFile(path.join(scoutRun, "result.json"), JSON.stringify(turnResult()));
+    await utimes(scoutRun, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const run = c.start();
+    await vi.waitFor(
+      async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"),
+      POLL,
+    );
+    const followed = await cli(["tail", c.dir]);
+    expect((await run.done).code).toBe(0);
+    expect(followed.code).toBe(0);
+    expect(followed.stderr).toBe(
+      `subagent-wrapper tail: the tree's newest running run, /root/worker (running): ${runDir}\n`,
+    );
+    expect(followed.stdout).toContain("# end: completed (exit 0)");
+  });
+
+  it("a tree whose runs are over: its newest run", async () => {
+    const { c, runDir } = await treeCase("worker", "tool-then-answer");
+    expect((await c.run()).code).toBe(0);
+    const shown = await cli(["tail", c.dir, "-n", "1"]);
+    expect(shown.code).toBe(0);
+    expect(shown.stderr).toBe(`subagent-wrapper tail: the tree's newest run, /root/worker (completed): ${runDir}\n`);
+    expect(shown.stdout).toMatch(/# end: completed \(exit 0\)\n── completed \(exit 0\) · /);
+  });
+
+  it("a tree with no run yet: one line saying what to pass (exit 2)", async () => {
+    const treeDir = await mkdtemp(path.join(os.tmpdir(), "tail-tree-"));
+    dirs.push(treeDir);
+    await writeFile(path.join(treeDir, "tree.json"), JSON.stringify({ version: 1, rootSession: "/s/root.jsonl" }));
+    await addAgent(treeDir, "queued", []);
+    const shown = await cli(["tail", treeDir]);
+    expect(shown.code).toBe(2);
+    expect(shown.stdout).toBe("");
+    expect(shown.stderr).toBe(
+      `subagent-wrapper tail: ${treeDir} is a tree directory with no run yet; pass a run directory (agents/<name>/runs/<run>) or its meta.json\n`,
+    );
   });
 });
 

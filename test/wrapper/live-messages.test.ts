@@ -219,7 +219,7 @@ describe("subagent-wrapper with a live-message inbox", () => {
     const run = await wrapper.run({ env: OLDER });
     expect(run.result?.status).toBe("completed");
     expect(run.result?.errorMessage).toMatch(/^inbox .*not-a-folder cannot be used: /);
-    expect(run.stderr).toMatch(/subagent-wrapper: inbox .*not-a-folder cannot be used: /);
+    expect(run.stderr).toMatch(/^subagent-wrapper: warning: inbox .*not-a-folder cannot be used: /m);
   });
 
   it("creates a missing inbox folder, one level", async () => {

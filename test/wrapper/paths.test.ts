@@ -37,7 +37,7 @@ describe("a path the wrapper must not hang on: the artifact is reported, the run
       finalText: "inspect auth",
       errorMessage: `${label} ${target} could not be written: ${why}`,
     });
-    expect(run.stderr).toContain(`subagent-wrapper: ${label} ${target} could not be written: ${why}\n`);
+    expect(run.stderr).toContain(`subagent-wrapper: warning: ${label} ${target} could not be written: ${why}\n`);
   });
 
   it.each([
@@ -202,7 +202,7 @@ describe("mounts (root only): a read-only folder and a full disk", () => {
     expect(result).toMatchObject({ status: "completed", finalText: "inspect auth", exitCode: 0 });
     expect(result.errorMessage).toMatch(/stdout log .* could not be written: ENOSPC/);
     expect(result.errorMessage).toMatch(/result\.json was written into the space reserved for it \(ENOSPC/);
-    expect(run.stderr).toContain("went into the space reserved for it");
+    expect(run.stderr).toMatch(/^subagent-wrapper: warning: result .* went into the space reserved for it/m);
     expect((await readdir(full)).filter((name) => name.endsWith(".reserve") || name.endsWith(".tmp"))).toEqual([]);
   });
 

@@ -125,6 +125,47 @@ describe("nearestKnownField", () => {
     expect(nearestKnownField(field)).toBe(nearest);
   });
 
+  it.each([
+    // another spelling of the same name
+    ["timeout_ms", "timeoutMs"],
+    ["result-path", "resultPath"],
+    ["Thinking", "thinking"],
+    // a name writers use for the field, never a field that is only spelt alike
+    ["model", "resolvedModel"],
+    ["Model", "resolvedModel"],
+    ["models", "resolvedModel"],
+    ["model_id", "resolvedModel"],
+    ["prompt", "task"],
+    ["instructions", "task"],
+    ["timeout", "timeoutMs"],
+    ["timeLimit", "timeoutMs"],
+    ["workdir", "cwd"],
+    ["pwd", "cwd"],
+    ["reasoning", "thinking"],
+    ["role", "agent"],
+    ["environment", "env"],
+    ["systemPrompt", "systemPromptPath"],
+    // a plural is still the same word
+    ["modes", "mode"],
+    ["tool", "tools"],
+  ])("%s → %s (the same meaning)", (field, nearest) => {
+    expect(nearestKnownField(field)).toBe(nearest);
+  });
+
+  it.each([
+    // a longer word built on a known name means something else
+    "taskId",
+    "agentId",
+    "modeName",
+    "envFile",
+    // a short word with another first letter is another word, not a typo
+    "code",
+    "node",
+    "mask",
+  ])("%s → nothing: it would name a field of another meaning", (field) => {
+    expect(nearestKnownField(field)).toBeUndefined();
+  });
+
   it.each(["futureField", "x", "priority", "labels", "zz"])("%s → nothing", (field) => {
     expect(nearestKnownField(field)).toBeUndefined();
   });

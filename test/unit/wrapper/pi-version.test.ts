@@ -3,7 +3,15 @@ import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { compareVersions, identifyPi, piPackageOf, versionEmitsSettled } from "../../../src/wrapper/pi-version.js";
+import {
+  compareVersions,
+  identifyPi,
+  oldNodeCrash,
+  oldNodeHint,
+  piNodeFloor,
+  piPackageOf,
+  versionEmitsSettled,
+} from "../../../src/wrapper/pi-version.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -107,5 +115,64 @@ describe("identifyPi", () => {
       problem:
         'PI_SUBAGENTS_PI_VERSION="latest" is not a version (like 1.6.0); pi is identified by its package.json instead',
     });
+  });
+});
+
+describe("pi on a Node too old for it", () => {
+  it("the package's engines.node says the oldest Node pi runs on", async () => {
+    const { link } = await installPi("@earendil-works/pi-coding-agent", "1.6.0");
+    const root = path.join(dir, "node_modules", "@earendil-works", "pi-coding-agent");
+    await writeFile(
+      path.join(root, "package.json"),
+      JSON.stringify({
+        name: "@earendil-works/pi-coding-agent",
+        version: "1.6.0",
+        bin: { pi: "dist/bundle/cli.js" },
+        engines: { node: ">=22.19.0" },
+      }),
+    );
+    expect(piPackageOf(link)).toEqual({
+      name: "@earendil-works/pi-coding-agent",
+      version: "1.6.0",
+      nodeFloor: "22.19.0",
+    });
+    expect(identifyPi(link, {})).toMatchObject({ version: "1.6.0", nodeFloor: "22.19.0" });
+  });
+
+  it("without engines, what the version is known to need: 22.19 since 0.75.0", () => {
+    expect(piNodeFloor({ version: "1.6.0" })).toBe("22.19.0");
+    expect(piNodeFloor({ version: "0.73.1" })).toBeUndefined();
+    expect(piNodeFloor({ version: undefined })).toBeUndefined();
+    expect(piNodeFloor({ version: "0.73.1", nodeFloor: "20.6.0" })).toBe("20.6.0");
+  });
+
+  it("doctor's one line, with the node on PATH when known", () => {
+    expect(oldNodeHint("1.6.0", "22.19.0", { path: "/usr/bin/node", version: "20.20.2" })).toBe(
+      "pi 1.6.0 needs Node ≥ 22.19; the node on PATH (/usr/bin/node, 20.20.2) starts it: put Node 22 first on PATH",
+    );
+    expect(oldNodeHint(undefined, "22.19.0", {})).toBe(
+      "pi needs Node ≥ 22.19; the node on PATH starts it: put Node 22 first on PATH",
+    );
+  });
+
+  const CRASH = [
+    "file:///x/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js:2",
+    'import { createRequire, enableCompileCache } from "node:module";',
+    "                        ^^^^^^^^^^^^^^^^^^",
+    "SyntaxError: The requested module 'node:module' does not provide an export named 'enableCompileCache'",
+    "    at ModuleJob._instantiate (node:internal/modules/esm/module_job:213:21)",
+    "",
+    "Node.js v20.20.2",
+    "",
+  ].join("\n");
+
+  it("a crash whose report names an older Node than pi needs gets the hint; anything else does not", () => {
+    const pi = { version: "1.6.0", nodeFloor: "22.19.0" };
+    expect(oldNodeCrash(pi, CRASH, "/usr/bin/node")).toBe(
+      "pi 1.6.0 needs Node ≥ 22.19; the node on PATH (/usr/bin/node, 20.20.2) starts it: put Node 22 first on PATH",
+    );
+    expect(oldNodeCrash(pi, CRASH.replace("v20.20.2", "v22.23.5"))).toBeUndefined();
+    expect(oldNodeCrash(pi, "Error: No API key found for fake\n")).toBeUndefined();
+    expect(oldNodeCrash({ version: "0.73.1" }, CRASH)).toBeUndefined();
   });
 });
