@@ -1,5 +1,5 @@
 /**
- * The subcommands beside `run`: inspect, tail, doctor. Only their names, options and help
+ * The subcommands beside `run`: inspect, tail, doctor, clean. Only their names, options and help
  * live here; each one's code is imported when it is called, so `subagent-wrapper run`
  * never loads it (nor the schema validator that `inspect` uses).
  */
@@ -7,7 +7,10 @@ import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Every word the CLI reads as a command rather than as a meta file. */
-export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "help"] as const;
+export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "clean", "help"] as const;
+
+/** A repeatable option's values, in the order given. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -126,5 +129,36 @@ Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree:
       quietWhenStdoutCloses();
       const { doctorCommand } = await import("./doctor.js");
       onExitCode(await doctorCommand(flags));
+    });
+
+  program
+    .command("clean <tree>")
+    .description(
+      "list, then with --yes remove, the git worktrees of a tree's ended agents and their branches without commits",
+    )
+    .version(version, "-v, --version")
+    .option("--yes", "remove what the list shows (without it nothing changes)")
+    .option(
+      "--branch <name>",
+      "also delete this branch though it holds the child's commits (a branch name or the agent's path; repeatable)",
+      collect,
+    )
+    .addHelpText(
+      "after",
+      `
+<tree> is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>).
+Goes: the worktree of every isolated agent that ended (not running or queued, and under no
+parent that still works), and its subagent/* branch when the branch holds no commit beyond
+its base. Stays: a branch with the child's commits (name it with --branch to delete it), a
+worktree with uncommitted changes, everything of an agent in use. Clean a tree once its pi
+session is over; inside the session, /agents clean does the same.
+Exit codes: 0 listed (or removed) everything it should
+            1 something could not be removed (each failure is a line)
+            2 no tree directory there, or a --branch it does not hold (one line on stderr)`,
+    )
+    .action(async (tree: string, flags: { yes?: boolean; branch?: string[] }) => {
+      quietWhenStdoutCloses();
+      const { cleanCommand } = await import("./clean.js");
+      onExitCode(await cleanCommand(tree, flags));
     });
 }

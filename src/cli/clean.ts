@@ -1,0 +1,90 @@
+/**
+ * `subagent-wrapper clean <tree dir> [--yes] [--branch <name>]…`: lists, then with --yes
+ * removes, the worktrees of a tree's agents that ended and their `subagent/*` branches with no
+ * commit beyond their base. A branch with the child's commits stays unless it is named (its
+ * name or its agent's path). The decision and the removal are lib/worktree-clean.ts's, which
+ * `/agents clean` uses too; this file reads the records and talks to the terminal.
+ */
+import path from "node:path";
+import { isRecord } from "../lib/values.js";
+import {
+  type CleanSubject,
+  carryOutClean,
+  cleanFacts,
+  planClean,
+  planLines,
+  resultLines,
+  unknownNames,
+} from "../lib/worktree-clean.js";
+import { agentRecordFiles } from "./tree-records.js";
+import { assertTreeDir, isolatedRecords, NoTreeError } from "./worktree-check.js";
+
+export interface CleanFlags {
+  yes?: boolean;
+  /** Branches (or agents' paths) whose branch goes even with commits beyond its base. */
+  branch?: string[];
+}
+
+/** A turn that runs or waits for a slot. */
+const ACTIVE = new Set(["running", "pending_init"]);
+
+/** The parent of `/root/a/b` is `/root/a`; of `/root/a`, `/root`. */
+const parentOf = (agent: string): string => agent.slice(0, agent.lastIndexOf("/"));
+
+/**
+ * The tree's isolated agents as clean sees them. An agent is in use when its own turn runs or
+ * waits, or when one of its ancestors' does: that parent may follow it up in its worktree.
+ * (The root's process leaves no status here: clean a tree once its session is over, or use
+ * `/agents clean` inside it.)
+ */
+export function cleanSubjects(treeDir: string): CleanSubject[] {
+  const status = new Map<string, string>();
+  for (const { value } of agentRecordFiles(treeDir))
+    if (isRecord(value) && typeof value.path === "string") status.set(value.path, String(value.status));
+  const inUse = (agent: string, own: string): string | undefined => {
+    if (ACTIVE.has(own)) return `it is ${own === "running" ? "running" : "queued"}`;
+    for (let up = parentOf(agent); up.includes("/"); up = parentOf(up))
+      if (ACTIVE.has(status.get(up) ?? "")) return `its parent ${up} works and may follow it up`;
+    return undefined;
+  };
+  return isolatedRecords(treeDir).map(({ agent, status: own, worktree }) => ({
+    agent,
+    status: own,
+    ...(inUse(agent, own) !== undefined && { inUse: inUse(agent, own) }),
+    worktree: {
+      path: worktree.path,
+      branch: worktree.branch,
+      baseCommit: worktree.baseCommit,
+      gitDir: worktree.gitDir,
+    },
+  }));
+}
+
+/** 0 listed or cleaned, 1 something could not be removed, 2 no tree directory there or a name it does not hold. */
+export async function cleanCommand(target: string, flags: CleanFlags): Promise<number> {
+  const treeDir = path.resolve(target);
+  try {
+    assertTreeDir(treeDir);
+  } catch (err) {
+    if (!(err instanceof NoTreeError)) throw err;
+    process.stderr.write(`subagent-wrapper clean: ${err.message}\n`);
+    return 2;
+  }
+  const subjects = cleanSubjects(treeDir);
+  const named = new Set(flags.branch ?? []);
+  const unknown = unknownNames(subjects, named);
+  if (unknown.length > 0) {
+    process.stderr.write(`subagent-wrapper clean: no agent or branch ${unknown.join(", ")} in ${treeDir}\n`);
+    return 2;
+  }
+  const plan = planClean(await cleanFacts(subjects), named);
+  if (!flags.yes || plan.steps.length === 0) {
+    const more = plan.steps.length > 0 ? ["run it again with --yes to remove them"] : [];
+    process.stdout.write(`${[...planLines(plan), ...more].join("\n")}\n`);
+    return 0;
+  }
+  const results = await carryOutClean(plan);
+  const kept = planLines({ steps: [], kept: plan.kept }).slice(1);
+  process.stdout.write(`${[...resultLines(results), ...kept].join("\n")}\n`);
+  return results.some((result) => result.error !== undefined) ? 1 : 0;
+}
