@@ -97,12 +97,17 @@ describe("clean", () => {
     const run = await clean(box, treeDir, "--yes");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`removed worktree ${worktrees}/done (/root/done)\ndeleted branch subagent/${TAG}-done\n`);
+    expect(run.stdout).toContain(
+      `removed worktree ${worktrees}/done (/root/done)\ndeleted branch subagent/${TAG}-done\n`,
+    );
     expect(run.stdout).toContain(`removed worktree ${worktrees}/worked (/root/worked)\n`);
     expect(run.stdout).toContain(`  branch subagent/${TAG}-worked (/root/worked): 1 commit beyond its base`);
     expect(fs.readdirSync(worktrees).sort()).toEqual(["busy", "dirty", "lead", "lead-sub"]);
     expect(branches(box, repo)).toEqual(
-      ["busy", "dirty", "lead", "lead-sub", "worked"].map((name) => `subagent/${TAG}-${name}`).concat("main").sort(),
+      ["busy", "dirty", "lead", "lead-sub", "worked"]
+        .map((name) => `subagent/${TAG}-${name}`)
+        .concat("main")
+        .sort(),
     );
     expect(sh(box, repo, ["worktree", "list", "--porcelain"])).not.toContain("worktrees/done");
 
