@@ -8,9 +8,11 @@
 import path from "node:path";
 import { isRecord } from "../lib/values.js";
 import {
+  type CleanRecord,
   type CleanSubject,
   carryOutClean,
   cleanFacts,
+  cleanSubjects,
   planClean,
   planLines,
   resultLines,
@@ -25,32 +27,16 @@ export interface CleanFlags {
   branch?: string[];
 }
 
-/** A turn that runs or waits for a slot. */
-const ACTIVE = new Set(["running", "pending_init"]);
-
-/** The parent of `/root/a/b` is `/root/a`; of `/root/a`, `/root`. */
-const parentOf = (agent: string): string => agent.slice(0, agent.lastIndexOf("/"));
-
 /**
- * The tree's isolated agents as clean sees them. An agent is in use when its own turn runs or
- * waits, or when one of its ancestors' does: that parent may follow it up in its worktree.
- * (The root's process leaves no status here: clean a tree once its session is over, or use
- * `/agents clean` inside it.)
+ * The tree's isolated agents as clean sees them, from every record below agents/ (read
+ * tolerantly, in spawn order). The root's process leaves no status here: clean a tree once
+ * its session is over, or use `/agents clean` inside it.
  */
-export function cleanSubjects(treeDir: string): CleanSubject[] {
-  const status = new Map<string, string>();
-  for (const { value } of agentRecordFiles(treeDir))
-    if (isRecord(value) && typeof value.path === "string") status.set(value.path, String(value.status));
-  const inUse = (agent: string, own: string): string | undefined => {
-    if (ACTIVE.has(own)) return `it is ${own === "running" ? "running" : "queued"}`;
-    for (let up = parentOf(agent); up.includes("/"); up = parentOf(up))
-      if (ACTIVE.has(status.get(up) ?? "")) return `its parent ${up} works and may follow it up`;
-    return undefined;
-  };
-  return isolatedRecords(treeDir).map(({ agent, status: own, worktree }) => ({
-    agent,
-    status: own,
-    ...(inUse(agent, own) !== undefined && { inUse: inUse(agent, own) }),
+export function treeCleanSubjects(treeDir: string): CleanSubject[] {
+  // The isolated ones in spawn order, then every other record for its status (a parent's counts).
+  const records: CleanRecord[] = isolatedRecords(treeDir).map(({ agent, status, worktree }) => ({
+    path: agent,
+    status,
     worktree: {
       path: worktree.path,
       branch: worktree.branch,
@@ -58,6 +44,11 @@ export function cleanSubjects(treeDir: string): CleanSubject[] {
       gitDir: worktree.gitDir,
     },
   }));
+  const seen = new Set(records.map((record) => record.path));
+  for (const { value } of agentRecordFiles(treeDir))
+    if (isRecord(value) && typeof value.path === "string" && !seen.has(value.path))
+      records.push({ path: value.path, status: String(value.status) });
+  return cleanSubjects(records);
 }
 
 /** 0 listed or cleaned, 1 something could not be removed, 2 no tree directory there or a name it does not hold. */
@@ -70,7 +61,7 @@ export async function cleanCommand(target: string, flags: CleanFlags): Promise<n
     process.stderr.write(`subagent-wrapper clean: ${err.message}\n`);
     return 2;
   }
-  const subjects = cleanSubjects(treeDir);
+  const subjects = treeCleanSubjects(treeDir);
   const named = new Set(flags.branch ?? []);
   const unknown = unknownNames(subjects, named);
   if (unknown.length > 0) {

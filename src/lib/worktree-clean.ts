@@ -25,6 +25,44 @@ export interface CleanSubject {
   worktree: { path: string; branch: string; baseCommit: string; gitDir: string };
 }
 
+/** An agent's record as clean reads it: any record, isolated or not (a parent's status counts too). */
+export interface CleanRecord {
+  path: string;
+  status: string;
+  worktree?: CleanSubject["worktree"];
+}
+
+/** A turn that runs or waits for a slot. */
+const ACTIVE_STATUSES = new Set(["running", "pending_init"]);
+
+/** The parent of `/root/a/b` is `/root/a`; of `/root/a`, `/root`. */
+const parentOf = (agent: string): string => agent.slice(0, agent.lastIndexOf("/"));
+
+/**
+ * The isolated agents among `records`, with why each is in use: its own turn runs or waits,
+ * or an ancestor's does (that parent may follow it up in its worktree). `busy` adds what the
+ * caller knows beyond the records (the runtime's turns being stopped or recorded).
+ */
+export function cleanSubjects(
+  records: readonly CleanRecord[],
+  busy: (agent: string) => string | undefined = () => undefined,
+): CleanSubject[] {
+  const status = new Map(records.map((record) => [record.path, record.status]));
+  const inUse = (agent: string, own: string): string | undefined => {
+    if (ACTIVE_STATUSES.has(own)) return `it is ${own === "running" ? "running" : "queued"}`;
+    const known = busy(agent);
+    if (known !== undefined) return known;
+    for (let up = parentOf(agent); up.includes("/"); up = parentOf(up))
+      if (ACTIVE_STATUSES.has(status.get(up) ?? "")) return `its parent ${up} works and may follow it up`;
+    return undefined;
+  };
+  return records.flatMap(({ path, status: own, worktree }) => {
+    if (!worktree) return [];
+    const why = inUse(path, own);
+    return [{ agent: path, status: own, ...(why !== undefined && { inUse: why }), worktree }];
+  });
+}
+
 /** What the disk and git say of a subject's worktree and branch. */
 export interface CleanFacts extends CleanSubject {
   folderExists: boolean;
