@@ -102,6 +102,13 @@ describe("leaving pi with children working", () => {
     expect(exitLines(activeAgents(records.slice(0, 1)), { sessionFile: undefined, treeDir: "/t" })[1]).toBe(
       "  this session was not saved, so the tree cannot be resumed",
     );
+    expect(
+      exitLines(activeAgents(records.slice(0, 1)), { sessionFile: undefined, treeDir: "/t", temporary: true }),
+    ).toEqual([
+      "pi-subagent-tree: stopped 1 running agent (/root/a); it is interrupted, not lost.",
+      "  this session was not saved, so the tree cannot be resumed",
+      "  their run folders were in a temporary folder, /t, removed as pi ends",
+    ]);
     expect(stoppingStatus(active, tagged)).toBe(
       "<warning>agents: stopping 3 running and 2 queued (pi is exiting; they end interrupted and can be resumed)</warning>",
     );
