@@ -1,5 +1,5 @@
 /**
- * The subcommands beside `run`: inspect, tail, doctor, bring. Only their names, options and help
+ * The subcommands beside `run`: inspect, tail, doctor, bring, clean. Only their names, options and help
  * live here; each one's code is imported when it is called, so `subagent-wrapper run`
  * never loads it (nor the schema validator that `inspect` uses).
  */
@@ -7,7 +7,10 @@ import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Every word the CLI reads as a command rather than as a meta file. */
-export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "bring", "help"] as const;
+export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "bring", "clean", "help"] as const;
+
+/** A repeatable option's values, in the order given. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -47,6 +50,14 @@ export function subcommandShadowNote(argv: readonly string[], cwd = process.cwd(
 }
 
 export function addInspectionCommands(program: Command, version: string, onExitCode: (code: number) => void): void {
+  addInspectCommand(program, version, onExitCode);
+  addTailCommand(program, version, onExitCode);
+  addDoctorCommand(program, version, onExitCode);
+  addBringCommand(program, version, onExitCode);
+  addCleanCommand(program, version, onExitCode);
+}
+
+function addInspectCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
     .command("inspect <run>")
     .description(
@@ -71,7 +82,9 @@ A tree directory: exit 0 shown, 1 an agent's record cannot be read.`,
       const { inspectCommand } = await import("./inspect.js");
       onExitCode(await inspectCommand(target, flags));
     });
+}
 
+function addTailCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
     .command("tail <run>")
     .description("follow a run's events.jsonl as it grows; stop when the run ends")
@@ -96,7 +109,9 @@ Exit codes: 0 the run completed
       const { tailCommand } = await import("./tail.js");
       onExitCode(await tailCommand(target, flags));
     });
+}
 
+function addDoctorCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
     .command("doctor")
     .description(
@@ -133,7 +148,9 @@ Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree:
       const { doctorCommand } = await import("./doctor.js");
       onExitCode(await doctorCommand(flags));
     });
+}
 
+function addBringCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
     .command("bring <base> <head>")
     .description(
@@ -159,5 +176,38 @@ Exit codes: 0 everything came in, 1 some files conflict (named), 2 nothing done 
       quietWhenStdoutCloses();
       const { bringCommand } = await import("./bring.js");
       onExitCode(await bringCommand(base, head));
+    });
+}
+
+function addCleanCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
+  program
+    .command("clean <tree>")
+    .description(
+      "list, then with --yes remove, the git worktrees of a tree's ended agents and their branches without commits",
+    )
+    .version(version, "-v, --version")
+    .option("--yes", "remove what the list shows (without it nothing changes)")
+    .option(
+      "--branch <name>",
+      "also delete this branch though it holds the child's commits (a branch name or the agent's path; repeatable)",
+      collect,
+    )
+    .addHelpText(
+      "after",
+      `
+<tree> is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>).
+Goes: the worktree of every isolated agent that ended (not running or queued, and under no
+parent that still works), and its subagent/* branch when the branch holds no commit beyond
+its base. Stays: a branch with the child's commits (name it with --branch to delete it), a
+worktree with uncommitted changes, everything of an agent in use. Clean a tree once its pi
+session is over; inside the session, /agents clean does the same.
+Exit codes: 0 listed (or removed) everything it should
+            1 something could not be removed (each failure is a line)
+            2 no tree directory there, or a --branch it does not hold (one line on stderr)`,
+    )
+    .action(async (tree: string, flags: { yes?: boolean; branch?: string[] }) => {
+      quietWhenStdoutCloses();
+      const { cleanCommand } = await import("./clean.js");
+      onExitCode(await cleanCommand(tree, flags));
     });
 }

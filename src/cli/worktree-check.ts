@@ -17,7 +17,7 @@ import { type WorktreeFacts, worktreeChecks } from "./worktree-format.js";
 export class NoTreeError extends Error {}
 
 /** Records that name a worktree, in spawn order, read tolerantly (a half-written or foreign file is skipped). */
-function isolatedRecords(treeDir: string): Array<{ agent: string; status: string; worktree: AgentWorktreeV1 }> {
+export function isolatedRecords(treeDir: string): Array<{ agent: string; status: string; worktree: AgentWorktreeV1 }> {
   const found: Array<{ agent: string; status: string; worktree: AgentWorktreeV1; seq: number }> = [];
   for (const { value: record } of agentRecordFiles(treeDir)) {
     const worktree = isRecord(record) ? record.worktree : undefined;
@@ -47,11 +47,16 @@ const real = (p: string): string => {
   }
 };
 
-/** What git and the disk say about each isolated agent's worktree, and the folders no agent owns. */
-export async function worktreeFacts(treeDir: string): Promise<{ facts: WorktreeFacts[]; orphans: string[] }> {
+/** Throws NoTreeError when `treeDir` holds neither tree.json nor agents/. */
+export function assertTreeDir(treeDir: string): void {
   if (!fs.existsSync(path.join(treeDir, TREE_FILES.marker)) && !fs.existsSync(path.join(treeDir, TREE_FILES.agents))) {
     throw new NoTreeError(`${treeDir} is not a tree directory (no ${TREE_FILES.marker}, no ${TREE_FILES.agents}/)`);
   }
+}
+
+/** What git and the disk say about each isolated agent's worktree, and the folders no agent owns. */
+export async function worktreeFacts(treeDir: string): Promise<{ facts: WorktreeFacts[]; orphans: string[] }> {
+  assertTreeDir(treeDir);
   const records = isolatedRecords(treeDir);
   const listed = new Map<string, Promise<Set<string> | string>>();
   const worktreesOf = (gitDir: string): Promise<Set<string> | string> => {

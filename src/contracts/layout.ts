@@ -79,6 +79,14 @@ export function treeBaseDir(sessionFile: string | undefined, env: NodeJS.Process
   );
 }
 
+/**
+ * Whether treeBaseDir is the temp folder (no PI_SUBAGENTS_DIR, no session file: `pi
+ * --no-session`): such a tree cannot be resumed, so the root removes it when it ends.
+ */
+export function treeIsTemporary(sessionFile: string | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  return !env[ENV.baseDir] && !sessionFile;
+}
+
 /** `<base>/<root session id>` (see treeBaseDir). */
 export function rootTreeDir(
   sessionId: string,

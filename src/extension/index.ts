@@ -2,8 +2,11 @@
  * pi-subagent-tree's pi extension: coordination tools for a tree of out-of-process child
  * agents. Wires the parts together; the logic lives in the modules beside it.
  */
+
+import fs from "node:fs";
+import path from "node:path";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { rootTreeDir } from "../contracts/layout.js";
+import { rootTreeDir, treeIsTemporary } from "../contracts/layout.js";
 import { errorText } from "../lib/values.js";
 import { identityFromEnv, treeLimits } from "./config.js";
 import { loadRoleCatalog } from "./roles/definition-files.js";
@@ -22,6 +25,7 @@ import { agentEntry, ENTRY_TYPE } from "./tree/session-entries.js";
 import { TreeDir } from "./tree/tree-dir.js";
 import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
+import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
 import { registerAgentsCommand } from "./ui/agents-command.js";
 import { plain } from "./ui/paint.js";
 import { SessionUi } from "./ui/session-ui.js";
@@ -29,12 +33,35 @@ import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
 import { WAKE_MESSAGE_TYPE } from "./ui/wake.js";
 
 type ToolMaker = (deps: ToolDeps) => { name: string };
+
+/**
+ * A `--no-session` root's tree (in the temp folder, never resumable) goes when the root ends:
+ * its worktrees and bare branches first, as `clean` would (a branch with a child's commits
+ * stays in the repository), then the folder, and the temp base when nothing else is in it.
+ * Only once no turn runs: every turn is stopped at shutdown, and one still stopping keeps it.
+ */
+async function removeTemporaryTree(rt: TreeRuntime, problem: (line: string) => void): Promise<void> {
+  const root = rt.tree.root;
+  if (rt.hasActiveTurns() || !rt.tree.onDisk()) return;
+  try {
+    const { plan } = await treeCleanPlan(rt);
+    for (const result of await cleanTree(plan))
+      if (result.error !== undefined)
+        problem(`pi-subagent-tree: could not clean ${result.step.agent}: ${result.error}`);
+    await fs.promises.rm(root, { recursive: true, force: true });
+    await fs.promises.rmdir(path.dirname(root)).catch(() => undefined); // not empty: another session's tree
+  } catch (err) {
+    problem(`pi-subagent-tree: the temporary tree directory ${root} could not be removed: ${errorText(err)}`);
+  }
+}
 type ToolDefinitionArg = Parameters<ExtensionAPI["registerTool"]>[0];
 
 export default function piSubagentTree(pi: ExtensionAPI): void {
   const identity = identityFromEnv();
   let runtime: TreeRuntime | undefined;
   let session: SessionUi | undefined;
+  /** Set while the root's tree is a temporary one (see removeTemporaryTree): how to report its removal's problems. */
+  let temporary: ((line: string) => void) | undefined;
 
   const deps: ToolDeps = {
     pi,
@@ -66,13 +93,16 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   const stop = async (reason?: string): Promise<void> => {
     const ending = runtime;
     const ui = session;
+    const removal = temporary;
     runtime = undefined;
     session = undefined;
+    temporary = undefined;
     const stopped = await ui?.beforeShutdown();
     if (ending) await ending.shutdown();
     ui?.afterShutdown(stopped, reason);
     if (ending && identity.isRoot)
       for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+    if (ending && removal) await removeTemporaryTree(ending, removal);
   };
 
   pi.on("session_start", async (_event, ctx) => {
@@ -88,14 +118,20 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const sessionFile = sessionManager.getSessionFile();
     const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionFile);
     const tree = new TreeDir(treeDir);
+    tree.belongsTo(sessionFile ?? sessionManager.getSessionId());
     // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
     const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
+    // A tree made earlier (this session resumed, or a child's, made by its parent) is prepared
+    // now; a new one waits for the first spawn, so a session that never delegates leaves none.
     // The session starts whatever the tree directory holds; the tools then say what fails.
-    try {
-      await tree.init(sessionFile ?? sessionManager.getSessionId());
-    } catch (err) {
-      problem(`pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${errorText(err)}`);
+    if (!identity.isRoot || tree.onDisk()) {
+      try {
+        await tree.ensure();
+      } catch (err) {
+        problem(`pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${errorText(err)}`);
+      }
     }
+    if (identity.isRoot && treeIsTemporary(sessionFile)) temporary = (line) => console.error(line);
     const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       hooks: {
         problem,

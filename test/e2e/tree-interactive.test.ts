@@ -270,19 +270,36 @@ describe("an interactive root", () => {
         ]);
         root.send({ type: "extension_ui_response", id: list.id, value: list.options[0] });
         const menu = await root.rpc.waitFor((line) => isUi("select")(line) && line.id !== list.id);
-        expect(menu.options).toEqual(["follow up", "interrupt", "close", "back"]);
+        expect(menu.options).toEqual(["follow up", "message", "interrupt", "close", "back"]);
         expect(menu.title).toMatch(/^alpha \(\w+\) · \/root\/alpha\nstatus {3}running · healthy · turn 1/);
         expect(menu.title).toMatch(
           /\nrun {6}\S+\/agents\/alpha\/runs\/0001-spawn\n {9}subagent-wrapper inspect \S+\/agents\/alpha\/runs\/0001-spawn\n/,
         );
         root.send({ type: "extension_ui_response", id: menu.id, value: "interrupt" });
         await root.rpc.waitFor((line) => isUi("notify")(line) && line.message === "/root/alpha: running → interrupted");
+        // The notice line says who stopped it; the model's notice says the user did.
+        const byYou = await root.rpc.waitFor(
+          (line) => isUi("notify")(line) && /^\S+ \/root\/alpha .*interrupted/.test(line.message),
+        );
+        expect(byYou.message).toMatch(/^■ \/root\/alpha \(\w+\) interrupted: stopped by you$/);
+
+        // The person messages a working child as send_message would: live, no new turn.
+        root.send({ type: "prompt", message: "/agents /root/beta" });
+        const betaMenu = await root.rpc.waitFor((line) => isUi("select")(line) && /\/root\/beta\n/.test(line.title));
+        root.send({ type: "extension_ui_response", id: betaMenu.id, value: "message" });
+        const input = await root.rpc.waitFor(isUi("input"));
+        expect(input.title).toBe("Message to /root/beta");
+        root.send({ type: "extension_ui_response", id: input.id, value: "also note the time" });
+        const sent = await root.rpc.waitFor(
+          (line) => isUi("notify")(line) && /^\/root\/beta: message/.test(line.message),
+        );
+        expect(sent.message).toBe("/root/beta: message sent; it reads it before its next model request");
+        const beta = (await h.readRecords()).find((r) => r.path === "/root/beta")!;
+        expect(beta.inbox).toEqual([expect.objectContaining({ kind: "MESSAGE", text: "also note the time" })]);
 
         root.send({ type: "prompt", message: "/agents stop" });
         const stopped = await root.rpc.waitFor((line) => isUi("notify")(line) && /^stopped /.test(line.message));
-        expect(stopped.message).toBe(
-          "stopped 1 running (/root/beta): they are interrupted; follow one up to resume it",
-        );
+        expect(stopped.message).toBe("stopped 1 running (/root/beta): it is interrupted; follow it up to resume it");
         const records = await h.readRecords();
         expect(records.map((r) => [r.path, r.status])).toEqual([
           ["/root/alpha", "interrupted"],

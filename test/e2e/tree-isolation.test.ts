@@ -494,7 +494,8 @@ describe("isolation: worktree (real pi, scripted models, real git)", () => {
       expect(rootText(h, "spawn_agent", { task_name: "nogit" })).toMatch(
         /^isolation "worktree" needs a git repository: \/\S+ is not inside one$/,
       );
-      expect(await h.readRecords()).toEqual([]);
+      // No record, and not even a tree directory: it is made by the first spawn that gets that far.
+      expect(fs.readdirSync(h.baseDir)).toEqual([]);
 
       // In a repository, with a setup command that fails: the spawn error quotes its stderr.
       const repo = committedRepository(h, { "a.txt": "a\n" });

@@ -146,6 +146,8 @@ async function checkRequest(
 /** The agent's folder: a spawn racing for the same path (another process of the tree) loses here. */
 async function claimPath(runtime: SpawnRuntime, agentPath: string, rollback: Rollback): Promise<void> {
   const tree = runtime.tree;
+  // The first spawn makes the tree directory: a session that never delegates leaves none.
+  await tree.ensure();
   if (!(await tree.claimPath(agentPath))) throw new Error(`agent task path already exists: ${agentPath}`);
   rollback.push(() => tree.releasePath(agentPath));
 }

@@ -86,6 +86,10 @@ export class TreeDir {
   private readonly damage: TreeDamage[] = [];
   private readonly noted = new Set<string>();
   private readonly damageListeners = new Set<(damage: TreeDamage) => void>();
+  /** The root session `ensure` writes into tree.json. */
+  private rootSession: string | undefined;
+  /** `init` once it has been asked for; cleared when it failed, so the next need tries again. */
+  private readiness: Promise<void> | undefined;
 
   constructor(
     readonly root: string,
@@ -111,6 +115,28 @@ export class TreeDir {
     this.damage.push(damage);
     for (const listener of this.damageListeners) listener(damage);
     return true;
+  }
+
+  /**
+   * Names the tree's root session without writing anything: a session that never delegates
+   * leaves no tree directory behind, so the folders wait for `ensure` (the first spawn).
+   */
+  belongsTo(rootSession: string): void {
+    this.rootSession = rootSession;
+  }
+
+  /** Whether the tree directory is on disk (made by this process or an earlier one). */
+  onDisk(): boolean {
+    return fs.existsSync(this.root);
+  }
+
+  /** The tree's folders exist once it resolves (`init` once per process; a failure is tried again next time). */
+  ensure(): Promise<void> {
+    this.readiness ??= this.init(this.rootSession ?? path.basename(this.root)).catch((err: unknown) => {
+      this.readiness = undefined;
+      throw err;
+    });
+    return this.readiness;
   }
 
   /**

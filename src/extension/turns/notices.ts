@@ -83,26 +83,29 @@ export function turnEndNotice(record: AgentRecordV1, end: TurnEnd): Notice {
   });
 }
 
-/** interrupt_agent or close_agent stopped a running or queued turn. */
+/** Who ordered a stop: the parent's model (a tool) or the person at the terminal (`/agents`). */
+export type StopOrderedBy = "parent" | "user";
+
+/** The reason a stop's notice gives, as the parent's model reads it. */
+export const STOP_REASONS = {
+  interrupt: { parent: "interrupted by its parent", user: "interrupted by the user" },
+  close: { parent: "closed by its parent", user: "closed by the user" },
+} as const;
+
+/** interrupt_agent or close_agent (or the person, through /agents) stopped a running or queued turn. */
 export function stopNotice(
   record: AgentRecordV1,
   by: "interrupt" | "close",
   subtreeUsage: UsageTotals | undefined,
   worktree?: NoticeWorktree | undefined,
+  orderedBy: StopOrderedBy = "parent",
 ): Notice {
-  return by === "interrupt"
-    ? agentNotice(record, "interrupted", {
-        outcome: "interrupted",
-        reason: "interrupted by its parent",
-        subtreeUsage,
-        worktree,
-      })
-    : agentNotice(record, "shutdown", {
-        outcome: "interrupted",
-        reason: "closed by its parent",
-        subtreeUsage,
-        worktree,
-      });
+  return agentNotice(record, by === "interrupt" ? "interrupted" : "shutdown", {
+    outcome: "interrupted",
+    reason: STOP_REASONS[by][orderedBy],
+    subtreeUsage,
+    worktree,
+  });
 }
 
 /**

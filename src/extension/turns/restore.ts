@@ -137,6 +137,8 @@ async function fromSessionEntries(runtime: TreeRuntime, sessionEntries: readonly
     runtime.report(
       `the session's record of ${errorValue(entry.path)} is damaged: ${entry.problem} — the agent is skipped`,
     );
+  // The tree directory was removed: made again for them (a failure is reported per record below).
+  if (records.length > 0) await tree.ensure().catch(() => undefined);
   for (const record of records) {
     try {
       await tree.claimPath(record.path);

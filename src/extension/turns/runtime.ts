@@ -25,7 +25,7 @@ import { type TurnOperations, wrapperTurns } from "./launcher.js";
 import { isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
 import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
-import { messageNotice } from "./notices.js";
+import { messageNotice, type StopOrderedBy } from "./notices.js";
 import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./stopping.js";
 import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
@@ -287,14 +287,17 @@ export class TreeRuntime implements StopContext, EffectContext {
     };
   }
 
-  /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable (stopping.ts). */
-  interrupt(state: ChildState): Promise<AgentStatus> {
-    return interruptTurn(this, state);
+  /**
+   * interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable
+   * (stopping.ts). `orderedBy` "user": the person did it (/agents), and the notice says so.
+   */
+  interrupt(state: ChildState, orderedBy: StopOrderedBy = "parent"): Promise<AgentStatus> {
+    return interruptTurn(this, state, orderedBy);
   }
 
   /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown (stopping.ts). */
-  close(state: ChildState): Promise<AgentStatus> {
-    return closeAgent(this, state);
+  close(state: ChildState, orderedBy: StopOrderedBy = "parent"): Promise<AgentStatus> {
+    return closeAgent(this, state, orderedBy);
   }
 
   /**

@@ -11,7 +11,7 @@ import type { TurnSlots } from "./capacity.js";
 import { type ChildState, runningTurn } from "./child-state.js";
 import type { RunningTurn } from "./launcher.js";
 import type { TurnEvent } from "./lifecycle.js";
-import { stopNotice } from "./notices.js";
+import { type StopOrderedBy, stopNotice } from "./notices.js";
 import { finishWorktreeTurn, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
@@ -40,23 +40,31 @@ interface Stopped {
 }
 
 /** interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable. */
-export async function interruptTurn(ctx: StopContext, state: ChildState): Promise<AgentStatus> {
+export async function interruptTurn(
+  ctx: StopContext,
+  state: ChildState,
+  orderedBy: StopOrderedBy = "parent",
+): Promise<AgentStatus> {
   const { record } = state;
   const stopped = await stopTurn(ctx, state, "interrupt");
   if (!stopped.running && !stopped.queued) return stopped.previous;
   record.status = "interrupted";
   record.lastTurnStatus = "interrupted";
-  await recordStop(ctx, state, "interrupt", stopped);
+  await recordStop(ctx, state, { by: "interrupt", orderedBy }, stopped);
   return stopped.previous;
 }
 
 /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown. */
-export async function closeAgent(ctx: StopContext, state: ChildState): Promise<AgentStatus> {
+export async function closeAgent(
+  ctx: StopContext,
+  state: ChildState,
+  orderedBy: StopOrderedBy = "parent",
+): Promise<AgentStatus> {
   const { record } = state;
   const stopped = await stopTurn(ctx, state, "close");
   record.lastTurnStatus ??= record.status;
   record.status = "shutdown";
-  await recordStop(ctx, state, "close", stopped);
+  await recordStop(ctx, state, { by: "close", orderedBy }, stopped);
   // The child's own process stopped its children as it ended; their records become shutdown too.
   const descendants = await ctx.tree.subtree(record.path);
   for (const descendant of descendants) {
@@ -83,7 +91,12 @@ async function stopTurn(ctx: StopContext, state: ChildState, by: StopBy): Promis
 }
 
 /** How interrupt and close end: the record written, the one notice given, the stopped turn recorded. */
-async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopped: Stopped): Promise<void> {
+async function recordStop(
+  ctx: StopContext,
+  state: ChildState,
+  { by, orderedBy }: { by: StopBy; orderedBy: StopOrderedBy },
+  stopped: Stopped,
+): Promise<void> {
   state.record.followupQueued = false;
   await ctx.persist(state);
   // An isolated agent's notice tells its branch after the stopped turn's commit, so it waits for that turn first.
@@ -94,7 +107,7 @@ async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopp
       ? await finishWorktreeTurn(
           ctx.worktrees,
           state.record,
-          `stopped by ${by === "close" ? "close_agent" : "interrupt_agent"}`,
+          `stopped by ${orderedBy === "user" ? "the user (/agents)" : by === "close" ? "close_agent" : "interrupt_agent"}`,
         )
       : undefined;
     // The record keeps the branch's head the commit gave it (for /agents and inspect); should
@@ -103,7 +116,7 @@ async function recordStop(ctx: StopContext, state: ChildState, by: StopBy, stopp
       await ctx.persist(state).catch(() => {
         state.unsaved = true;
       });
-    ctx.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree));
+    ctx.notify(stopNotice(state.record, by, stopped.subtreeUsage, worktree, orderedBy));
   }
   // A follow-up must not start while the stopped pi may still write the shared session,
   // and it must see what the stopped turn left undelivered. The wait's timer holds the event

@@ -28,7 +28,7 @@ export interface AgentFiles {
   report?: { text: string; turn?: number; totalChars: number };
 }
 
-export type AgentAction = "follow up" | "interrupt" | "close" | "back";
+export type AgentAction = "follow up" | "message" | "interrupt" | "close" | "back";
 
 /** A worktree the record may carry (an isolated child). */
 function worktreeOf(record: AgentRecordV1): { path?: string; branch?: string } | undefined {
@@ -56,7 +56,7 @@ export function tailLines(text: string, count: number): string[] {
 export function agentActions(record: AgentRecordV1, isDirectChild: boolean): AgentAction[] {
   if (!isDirectChild) return ["back"];
   const actions: AgentAction[] = [];
-  if (record.status !== "shutdown") actions.push("follow up");
+  if (record.status !== "shutdown") actions.push("follow up", "message");
   if (record.status === "running" || record.status === "pending_init") actions.push("interrupt");
   if (record.status !== "shutdown") actions.push("close");
   actions.push("back");

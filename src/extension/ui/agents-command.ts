@@ -1,14 +1,17 @@
 /**
  * `/agents`: the person's own handle on the tree, without asking (and paying) the model.
  * The tree as the widget draws it; pick an agent to read its status, model, usage, run
- * folder, live transcript and latest report, and to follow it up, interrupt or close it;
- * `/agents stop` stops every running and queued turn. The actions go through the runtime
- * methods the tools use, so the model learns of them from its mailbox as usual. Dialogs are
+ * folder, live transcript and latest report, and to follow it up, message it (live while it
+ * runs), interrupt or close it; `/agents stop` stops every running and queued turn; `/agents
+ * clean` removes ended agents' worktrees (agents-clean.ts). The actions go through the runtime
+ * methods the tools use, so the model learns of them from its mailbox as usual — a stop the
+ * person ordered is told as theirs ("interrupted by the user"; the person reads "stopped by you"). Dialogs are
  * pi's (ui.select / ui.input / ui.confirm), which RPC clients get as extension UI requests.
  */
 import path from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
+import { LIMITS } from "../../contracts/tree.js";
 import type { Clock } from "../../lib/clock.js";
 import { readFileTail } from "../../lib/file-tail.js";
 import { errorText } from "../../lib/values.js";
@@ -19,6 +22,7 @@ import { resolveTarget } from "../tree/paths.js";
 import { readReportPage } from "../turns/reports.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { type AgentAction, type AgentFiles, agentActions, agentDetails } from "./agent-view.js";
+import { agentsClean } from "./agents-clean.js";
 import { activeCounts, someNames } from "./exit.js";
 import type { Painter } from "./paint.js";
 import { statusLine, treeLines } from "./widget.js";
@@ -55,8 +59,12 @@ export async function stopEveryTurn(rt: TreeRuntime): Promise<string> {
   const states = [...running, ...queued];
   if (states.length === 0) return "no agent is running or queued";
   const counts = activeCounts({ running: running.map((s) => s.record), queued: queued.map((s) => s.record) });
-  await Promise.all(states.map((state) => rt.interrupt(state)));
-  return `stopped ${counts} (${someNames(states.map((s) => s.record))}): they are interrupted; follow one up to resume it`;
+  await Promise.all(states.map((state) => rt.interrupt(state, "user")));
+  const after =
+    states.length === 1
+      ? "it is interrupted; follow it up to resume it"
+      : "they are interrupted; follow one up to resume it";
+  return `stopped ${counts} (${someNames(states.map((s) => s.record))}): ${after}`;
 }
 
 async function act(
@@ -68,7 +76,7 @@ async function act(
   const name = state.record.path;
   switch (action) {
     case "interrupt": {
-      const previous = await rt.interrupt(state);
+      const previous = await rt.interrupt(state, "user");
       return `${name}: ${previous} → ${state.record.status}`;
     }
     case "close": {
@@ -77,18 +85,42 @@ async function act(
         "It and its whole subtree shut down for good: no follow-up afterwards.",
       );
       if (!sure) return undefined;
-      const previous = await rt.close(state);
+      const previous = await rt.close(state, "user");
       return `${name}: ${previous} → ${state.record.status}`;
     }
     case "follow up": {
-      const text = await ctx.ui.input(`Follow-up task for ${name}`, "what should it do next?");
+      // As followup() decides it: behind a running, stopping or queued turn the task waits.
+      const busy = ["running", "stopping", "queued"].includes(state.phase.name);
+      const title = busy
+        ? `Follow-up task for ${name} (it is working: this queues behind its turn; "message" reaches it now)`
+        : `Follow-up task for ${name}`;
+      const text = await ctx.ui.input(title, "what should it do next?");
       if (text === undefined || text.trim() === "") return undefined;
       const result = await rt.followup(state, text, () => assertBudgetLeft(progressOf(rt)));
       return `${name}: follow-up ${result.queuedBehindRunningTurn ? "queued behind its running turn" : `sent (${result.status})`}`;
     }
+    case "message":
+      return sendMessage(rt, state, ctx);
     default:
       return undefined;
   }
+}
+
+/** A live message, as send_message sends it: read before the child's next model request while it runs, else at its next turn. */
+async function sendMessage(
+  rt: TreeRuntime,
+  state: ChildState,
+  ctx: ExtensionCommandContext,
+): Promise<string | undefined> {
+  const name = state.record.path;
+  const text = await ctx.ui.input(`Message to ${name}`, "it reads it while it works; no new turn starts");
+  if (text === undefined || text.trim() === "") return undefined;
+  if (text.length > LIMITS.maxMessageChars)
+    throw new Error(`the message is ${text.length} characters; the limit is ${LIMITS.maxMessageChars}`);
+  const delivery = await rt.queueMessage(state, text);
+  return delivery.delivered === "live"
+    ? `${name}: message sent; it reads it before its next model request`
+    : `${name}: message queued for its next turn (it is ${delivery.status})`;
 }
 
 /** One agent's details and action menu; true when the person asked to go back to the list. */
@@ -163,6 +195,11 @@ async function runAgentsCommand(
     ctx.ui.notify(await stopEveryTurn(rt), "warning");
     return true;
   }
+  const [first, ...rest] = word.split(/\s+/);
+  if (first === "clean") {
+    await agentsClean(rt, rest, ctx);
+    return true;
+  }
   for (;;) {
     const agents = await progressOf(rt).snapshot(rt.self, deps.clock);
     if (agents.length === 0) {
@@ -178,9 +215,11 @@ async function runAgentsCommand(
 export function registerAgentsCommand(pi: ExtensionAPI, deps: AgentsCommandDeps): void {
   pi.registerCommand(AGENTS_COMMAND, {
     description:
-      "pi-subagent-tree: your child agents — inspect one, follow up, interrupt or close it; /agents stop stops them all",
-    getArgumentCompletions: (prefix: string) =>
-      ("stop".startsWith(prefix) && [{ value: "stop", label: "stop" }]) || null,
+      "pi-subagent-tree: your child agents — inspect one, follow up, message, interrupt or close it; /agents stop stops them all; /agents clean removes ended agents' worktrees",
+    getArgumentCompletions: (prefix: string) => {
+      const words = ["stop", "clean"].filter((word) => word.startsWith(prefix));
+      return words.length > 0 ? words.map((value) => ({ value, label: value })) : null;
+    },
     handler: async (args, ctx) => {
       const rt = deps.runtime();
       if (!rt) return ctx.ui.notify("the agent tree is not ready: the session has not started", "error");

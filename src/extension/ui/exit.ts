@@ -57,6 +57,8 @@ export interface ResumeHint {
   sessionFile: string | undefined;
   /** The tree directory (run folders, reports). */
   treeDir: string;
+  /** The tree is a temporary one (`--no-session`), removed as pi ends. */
+  temporary?: boolean;
 }
 
 /** What the terminal shows after pi has left with children working. */
@@ -73,7 +75,8 @@ export function exitLines(active: ActiveAgents, hint: ResumeHint): string[] {
   } else {
     lines.push("  this session was not saved, so the tree cannot be resumed");
   }
-  lines.push(`  their run folders: ${hint.treeDir}  (subagent-wrapper inspect ${hint.treeDir})`);
+  if (hint.temporary) lines.push(`  their run folders were in a temporary folder, ${hint.treeDir}, removed as pi ends`);
+  else lines.push(`  their run folders: ${hint.treeDir}  (subagent-wrapper inspect ${hint.treeDir})`);
   return lines;
 }
 

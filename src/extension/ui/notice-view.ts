@@ -5,7 +5,7 @@
  * Pure: the Painter is injected.
  */
 import type { Notice } from "../../contracts/tree.js";
-import { describeNotice } from "../turns/notices.js";
+import { describeNotice, STOP_REASONS } from "../turns/notices.js";
 import { type Painter, plain, statusColor, statusMark } from "./paint.js";
 
 export type NoticeLevel = "info" | "warning" | "error";
@@ -25,11 +25,19 @@ export function noticeBranch(notice: Notice): string | undefined {
   return typeof branch === "string" && branch !== "" ? branch : undefined;
 }
 
+/** A stop the person ordered, as the person reads it (the model reads "… by the user"). */
+const TO_THE_PERSON: Readonly<Record<string, string>> = {
+  [STOP_REASONS.interrupt.user]: "stopped by you",
+  [STOP_REASONS.close.user]: "closed by you",
+};
+
 /**
  * `✓ /root/worker (Euclid) completed: the report…`, coloured by how the turn ended; an
  * isolated child's line goes on with its branch, commits, files and the command that brings
- * its work in (describeNotice).
+ * its work in (describeNotice). A stop the person ordered reads as theirs.
  */
 export function noticeLine(notice: Notice, p: Painter = plain): string {
-  return p.fg(statusColor(notice.type), `${statusMark(notice.type)} ${describeNotice(notice)}`);
+  const personal = notice.reason !== undefined ? TO_THE_PERSON[notice.reason] : undefined;
+  const shown = personal !== undefined ? { ...notice, reason: personal } : notice;
+  return p.fg(statusColor(notice.type), `${statusMark(notice.type)} ${describeNotice(shown)}`);
 }

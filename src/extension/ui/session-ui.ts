@@ -5,6 +5,7 @@
  * the runtime is restored and stopped on session_shutdown, after which it holds no timer.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { treeIsTemporary } from "../../contracts/layout.js";
 import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { budgetFromEnv } from "../progress/budget.js";
@@ -132,7 +133,11 @@ export class SessionUi {
   afterShutdown(stopped: ActiveAgents | undefined, reason: string | undefined): void {
     this.display.stop();
     if (!stopped || countActive(stopped) === 0) return;
-    const lines = exitLines(stopped, { sessionFile: this.sessionFile, treeDir: this.rt.tree.root });
+    const lines = exitLines(stopped, {
+      sessionFile: this.sessionFile,
+      treeDir: this.rt.tree.root,
+      temporary: this.rt.identity.isRoot && treeIsTemporary(this.sessionFile),
+    });
     // Quitting: pi restores the terminal before the process exits, so the lines go below its
     // last frame. Another session replacing this one (new, resume, fork, reload): pi stays.
     if (reason === undefined || reason === "quit") sayAtExit(lines);

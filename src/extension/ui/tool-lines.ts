@@ -115,11 +115,13 @@ function waitLine(d: Json, p: Painter): string {
   const running = num(d.running) ?? 0;
   const queued = num(d.queued) ?? 0;
   const working = activity(running, queued);
+  const keep = running + queued === 1 ? "keeps working" : "keep working";
   if (d.cancelled === true) {
-    return p.fg("warning", `cancelled${working ? ` · ${working} keep working (/agents stop stops them)` : ""}`);
+    const stop = running + queued === 1 ? "/agents stop stops it" : "/agents stop stops them";
+    return p.fg("warning", `cancelled${working ? ` · ${working} ${keep} (${stop})` : ""}`);
   }
   if (d.user_message_pending === true && notices.length === 0) {
-    return p.fg("accent", `gave way to your message${working ? ` · ${working} keep working` : ""}`);
+    return p.fg("accent", `gave way to your message${working ? ` · ${working} ${keep}` : ""}`);
   }
   if (notices.length > 0) {
     const named = notices

@@ -20,6 +20,19 @@ const record = (agentPath: string, spawnSeq: number) =>
   agentRecord({ path: agentPath, nickname: `N${spawnSeq}`, spawnSeq });
 
 describe("TreeDir", () => {
+  it("writes nothing until the tree is first needed; ensure then makes it once, with the root session named", async () => {
+    const root = path.join(dir, "later");
+    const tree = new TreeDir(root);
+    tree.belongsTo("/s/root.jsonl");
+    expect(tree.onDisk()).toBe(false);
+    expect(await tree.subtree("/root")).toEqual([]);
+    await Promise.all([tree.ensure(), tree.ensure()]);
+    expect(tree.onDisk()).toBe(true);
+    expect(JSON.parse(await readFile(path.join(root, "tree.json"), "utf8"))).toMatchObject({
+      rootSession: "/s/root.jsonl",
+    });
+  });
+
   it("maps paths to folders inside the tree and refuses paths that could escape it", () => {
     expect(tree.agentDir("/root")).toBe(tree.root);
     expect(tree.agentDir("/root/mid/leaf")).toBe(path.join(tree.root, "agents", "mid", "leaf"));

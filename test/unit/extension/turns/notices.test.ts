@@ -82,6 +82,18 @@ describe("notices", () => {
       type: "shutdown",
       reason: "closed by its parent",
     });
+    // The person at the terminal (/agents) is not the parent's model: the model reads who it was.
+    expect(stopNotice(agentRecord({ status: "interrupted" }), "interrupt", undefined, undefined, "user")).toMatchObject(
+      {
+        type: "interrupted",
+        outcome: "interrupted",
+        reason: "interrupted by the user",
+      },
+    );
+    expect(stopNotice(agentRecord({ status: "shutdown" }), "close", undefined, undefined, "user")).toMatchObject({
+      type: "shutdown",
+      reason: "closed by the user",
+    });
   });
 
   it("a message from a child whose record cannot be read names it by path; a long one is bounded", () => {

@@ -55,6 +55,17 @@ describe("a notice's line", () => {
     expect(noticeLine(messageNotice("/root/a", undefined, "hi"))).toBe("✉ message from /root/a: hi");
   });
 
+  it("a stop the person ordered reads as theirs; the model's notice says the user did it", () => {
+    const byYou = stopNotice(agentRecord({ status: "interrupted" }), "interrupt", undefined, undefined, "user");
+    expect(byYou.reason).toBe("interrupted by the user");
+    expect(noticeLine(byYou)).toBe("■ /root/worker (Euclid) interrupted: stopped by you");
+    const closed = stopNotice(agentRecord({ status: "shutdown" }), "close", undefined, undefined, "user");
+    expect(closed.reason).toBe("closed by the user");
+    expect(noticeLine(closed)).toMatch(/shutdown \(interrupted\): closed by you$/);
+    const byParent = stopNotice(agentRecord({ status: "interrupted" }), "interrupt", undefined);
+    expect(noticeLine(byParent)).toMatch(/interrupted: interrupted by its parent$/);
+  });
+
   it("names the branch of a child that worked in its own worktree", () => {
     const notice = {
       ...turnEndNotice(agentRecord(), { outcome: "completed", text: "ok", reportStored: true }),
@@ -116,6 +127,13 @@ describe("leaving pi with children working", () => {
     expect(exitLines(activeAgents(records.slice(0, 1)), { sessionFile: undefined, treeDir: "/t" })[1]).toBe(
       "  this session was not saved, so the tree cannot be resumed",
     );
+    expect(
+      exitLines(activeAgents(records.slice(0, 1)), { sessionFile: undefined, treeDir: "/t", temporary: true }),
+    ).toEqual([
+      "pi-subagent-tree: stopped 1 running agent (/root/a); it is interrupted, not lost.",
+      "  this session was not saved, so the tree cannot be resumed",
+      "  their run folders were in a temporary folder, /t, removed as pi ends",
+    ]);
     expect(stoppingStatus(active, tagged)).toBe(
       "<warning>agents: stopping 3 running and 2 queued (pi is exiting; they end interrupted and can be resumed)</warning>",
     );
@@ -257,15 +275,22 @@ describe("/agents: one agent", () => {
     expect(still.join("\n")).not.toContain("bring it in");
   });
 
-  it("offers what this process may do: a direct child's follow-up, interrupt while it works, close until it is shut down", () => {
-    expect(agentActions(agentRecord({ status: "running" }), true)).toEqual(["follow up", "interrupt", "close", "back"]);
-    expect(agentActions(agentRecord({ status: "pending_init" }), true)).toEqual([
+  it("offers what this process may do: a direct child's follow-up and message, interrupt while it works, close until it is shut down", () => {
+    expect(agentActions(agentRecord({ status: "running" }), true)).toEqual([
       "follow up",
+      "message",
       "interrupt",
       "close",
       "back",
     ]);
-    expect(agentActions(agentRecord({ status: "completed" }), true)).toEqual(["follow up", "close", "back"]);
+    expect(agentActions(agentRecord({ status: "pending_init" }), true)).toEqual([
+      "follow up",
+      "message",
+      "interrupt",
+      "close",
+      "back",
+    ]);
+    expect(agentActions(agentRecord({ status: "completed" }), true)).toEqual(["follow up", "message", "close", "back"]);
     expect(agentActions(agentRecord({ status: "shutdown" }), true)).toEqual(["back"]);
     expect(agentActions(agentRecord({ status: "running" }), false)).toEqual(["back"]);
     expect(tailLines("a\n\n b \nc", 2)).toEqual([" b", "c"]);

@@ -78,6 +78,13 @@ describe("tool result lines", () => {
     expect(resultLine("wait_agent", { notices: [], cancelled: true, running: 1, queued: 2 }, "", done, tagged)).toBe(
       "<warning>cancelled · 1 running, 2 queued keep working (/agents stop stops them)</warning>",
     );
+    // One child: the verb and the pronoun agree.
+    expect(resultLine("wait_agent", { notices: [], user_message_pending: true, running: 1, queued: 0 }, "", done)).toBe(
+      "gave way to your message · 1 running keeps working",
+    );
+    expect(resultLine("wait_agent", { notices: [], cancelled: true, running: 0, queued: 1 }, "", done)).toBe(
+      "cancelled · 1 queued keeps working (/agents stop stops it)",
+    );
   });
 
   it("wait_agent progress is one line of counts (the widget draws the tree)", () => {
