@@ -334,7 +334,9 @@ try {
           pane.includes("live transcript"),
       );
       if (shown) {
-        press("Down"); // follow up → interrupt
+        press("Down"); // follow up → message
+        await sleep(200);
+        press("Down"); // message → interrupt
         await sleep(200);
         press("Enter");
         await step(
