@@ -118,9 +118,19 @@ async function runPass({ line: name, onlyLineTests, tag }) {
       process.stderr.write(`could not start vitest on ${line.node}: ${err.message}\n`);
       resolve(1);
     });
-    child.once("close", (exitCode, signal) => {
+    child.once("exit", (exitCode, signal) => {
       running.delete(child);
-      resolve(exitCode ?? (signal ? 1 : 0));
+      const code = exitCode ?? (signal ? 1 : 0);
+      // The rest of its output, unless a process it left behind holds the pipe open.
+      const drained = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        resolve(code);
+      }, 2000);
+      child.once("close", () => {
+        clearTimeout(drained);
+        resolve(code);
+      });
     });
   });
   const { counts, slowest } = readReport(report, name);
