@@ -1,16 +1,30 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { ensureLineBin, LINE_ENV, lineName, linePath, resolveLine } from "./scripts/pi-lines.mjs";
+import {
+  ensureLineBin,
+  LINE_ENV,
+  lineDependentTests,
+  lineName,
+  linePath,
+  resolveLine,
+  SCOPE_ENV,
+} from "./scripts/pi-lines.mjs";
+
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
 
 // The pi line these tests run on (PI_SUBAGENTS_TEST_PI_LINE: current | 0.73; scripts/pi-lines.mjs):
 // every process a test starts finds that line's `node` and `pi` first on PATH.
-const line = resolveLine(path.dirname(fileURLToPath(import.meta.url)), lineName());
+const line = resolveLine(ROOT, lineName());
 ensureLineBin(line);
+
+// PI_SUBAGENTS_TEST_SCOPE=line: only the tests that depend on the line (test/e2e and any test
+// that uses the line's pi or node), for the pass of npm test that the rest need not repeat.
+const onlyLineTests = process.env[SCOPE_ENV] === "line";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: onlyLineTests ? lineDependentTests(ROOT) : ["test/**/*.test.ts"],
     testTimeout: 90_000,
     hookTimeout: 30_000,
     // Wrapper and e2e tests start real processes; two cores do not like many at once.

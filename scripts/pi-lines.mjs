@@ -17,6 +17,12 @@ import path from "node:path";
 /** The variable that tells the test support which line it runs on. */
 export const LINE_ENV = "PI_SUBAGENTS_TEST_PI_LINE";
 
+/**
+ * The variable that narrows vitest to the tests that depend on the line (`line`; unset: every
+ * test). `npm test` sets it for the current line's pass: see lineDependentTests.
+ */
+export const SCOPE_ENV = "PI_SUBAGENTS_TEST_SCOPE";
+
 /** @typedef {"current" | "0.73"} LineName */
 
 /** @type {Record<LineName, { pkg: string, node: "bundled" | "machine" }>} */
@@ -159,4 +165,68 @@ function isExecutable(file) {
   } catch {
     return false;
   }
+}
+
+/**
+ * The names that give a test the line's pi or node (test/support/pi-home.ts, this module): a
+ * test that uses one, itself or through a test/support module it imports, depends on the line.
+ */
+const LINE_NAMES_IN_TESTS =
+  /\b(?:REAL_PI|PI_LINE\w*|makePiHome|lineEnvPath|resolveLine|LINE_ENV|PI_SUBAGENTS_TEST_PI_LINE)\b/;
+
+/** Where the line's names are defined: importing one of these says nothing by itself. */
+const LINE_DEFINITIONS = new Set(["test/support/pi-home.ts", "scripts/pi-lines.mjs"]);
+
+/**
+ * The test files that depend on the pi line, as paths relative to `root`: everything in
+ * test/e2e (the real pi against the scripted LLM), and any other test that uses the line's
+ * names itself or through the test/support modules it imports. These run on both lines; the
+ * rest run once, on the 0.73 line's Node (the oldest Node the package supports).
+ * @param {string} root
+ * @returns {string[]}
+ */
+export function lineDependentTests(root) {
+  /** @type {Map<string, boolean>} */
+  const memo = new Map();
+  /** @param {string} file relative to root */
+  const usesLine = (file) => {
+    if (memo.has(file)) return /** @type {boolean} */ (memo.get(file));
+    memo.set(file, false); // an import cycle adds nothing
+    let text;
+    try {
+      text = fs.readFileSync(path.join(root, file), "utf8");
+    } catch {
+      return false;
+    }
+    const found =
+      LINE_NAMES_IN_TESTS.test(text) ||
+      relativeImports(text).some((spec) => {
+        const target = path.relative(root, path.resolve(root, path.dirname(file), spec)).replace(/\.js$/, ".ts");
+        return target.startsWith(`test${path.sep}`) && !LINE_DEFINITIONS.has(target) && usesLine(target);
+      });
+    memo.set(file, found);
+    return found;
+  };
+  return testFiles(root, "test").filter((file) => file.startsWith(`test${path.sep}e2e${path.sep}`) || usesLine(file));
+}
+
+/** @param {string} text */
+function relativeImports(text) {
+  return [...text.matchAll(/\bfrom\s+["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']/g)].map(
+    (match) => match[1] ?? match[2],
+  );
+}
+
+/**
+ * Every `*.test.ts` under `dir`, relative to `root`, sorted.
+ * @param {string} root
+ * @param {string} dir
+ * @returns {string[]}
+ */
+function testFiles(root, dir) {
+  return fs
+    .readdirSync(path.join(root, dir), { recursive: true, withFileTypes: false })
+    .map((entry) => path.join(dir, String(entry)))
+    .filter((file) => file.endsWith(".test.ts"))
+    .sort();
 }

@@ -1,74 +1,152 @@
 #!/usr/bin/env node
 /**
- * Runs the vitest suite on each pi line (scripts/pi-lines.mjs): pi 1.x on the Node 22 from
- * node_modules, then pi 0.73.1 on the machine's own Node. vitest itself runs on the line's
+ * Runs the vitest suite on the pi lines (scripts/pi-lines.mjs): pi 1.x on the Node 22 from
+ * node_modules, and pi 0.73.1 on the machine's own Node. vitest itself runs on the line's
  * node, with PI_SUBAGENTS_TEST_PI_LINE set and the line's `node`/`pi` folder first on PATH, so
  * everything the tests start (the wrapper, the fake pi, pi) runs on that node too.
  *
  *   node scripts/test-lines.mjs [both|current|0.73] [vitest arguments…]
  *
- * `npm test` builds once, then runs this for both lines; it exits non-zero if either fails.
- * The last line sums both: `total: N passed, N failed`.
+ * `both` (what `npm test` runs): the tests that depend on the line (test/e2e and any test that
+ * uses the line's pi or node: lineDependentTests) on pi 1.x, and every test on pi 0.73.1 —
+ * so a test that does not depend on the line runs once, on the oldest Node the package
+ * supports. The two runs go one after the other, each line of their output tagged with its
+ * line: at once they were faster on a busy machine, but four test files at a time on two cores
+ * put the tests with a time promise (the orphan guard's 2 s) at risk. `current` or `0.73`:
+ * every test, on that line only.
+ *
+ * Exits non-zero if a run fails. The last line sums the runs: `total: N passed, N failed, N skipped`.
+ * PI_SUBAGENTS_TEST_REPORTS=<folder> keeps each run's vitest JSON report there as <line>.json
+ * (per-file start and end times: where the time goes).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeLine, ensureLineBin, LINE_ENV, LINE_NAMES, linePath, resolveLine } from "./pi-lines.mjs";
+import { describeLine, ensureLineBin, LINE_ENV, LINE_NAMES, linePath, resolveLine, SCOPE_ENV } from "./pi-lines.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VITEST = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
+const REPORTS_ENV = "PI_SUBAGENTS_TEST_REPORTS";
 
 const args = process.argv.slice(2);
 const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift() : "both";
-const names = choice === "both" ? LINE_NAMES : [choice];
+
+/**
+ * @typedef {object} Pass
+ * @property {import("./pi-lines.mjs").LineName} line
+ * @property {boolean} onlyLineTests run only the tests that depend on the line
+ * @property {string} [tag] put before each line of its output (when two passes share the terminal)
+ */
+
+/** @type {Pass[]} */
+const passes =
+  choice === "both"
+    ? [
+        { line: "current", onlyLineTests: true, tag: "1.x  │ " },
+        { line: "0.73", onlyLineTests: false, tag: "0.73 │ " },
+      ]
+    : [{ line: /** @type {import("./pi-lines.mjs").LineName} */ (choice), onlyLineTests: false }];
 
 /** @param {number} ms */
 const minutes = (ms) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 
-/** @type {import("node:child_process").ChildProcess | undefined} */
-let running;
+/** @type {Set<import("node:child_process").ChildProcess>} */
+const running = new Set();
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
-    running?.kill(signal);
+    for (const child of running) child.kill(signal);
     process.exitCode = 130;
   });
 }
 
 /**
- * One line's run: vitest's own output as it goes, then its counts (from its JSON report).
- * @param {import("./pi-lines.mjs").LineName} name
+ * Copies a child's output to ours line by line, each line after `tag`, so that two runs at
+ * once stay readable.
+ * @param {import("node:stream").Readable} from
+ * @param {NodeJS.WriteStream} to
+ * @param {string} tag
  */
-async function runLine(name) {
+function tagLines(from, to, tag) {
+  let partial = "";
+  from.setEncoding("utf8");
+  from.on("data", (chunk) => {
+    const lines = (partial + chunk).split("\n");
+    partial = lines.pop() ?? "";
+    if (lines.length > 0) to.write(lines.map((line) => `${tag}${line}\n`).join(""));
+  });
+  from.on("end", () => {
+    if (partial !== "") to.write(`${tag}${partial}\n`);
+  });
+}
+
+/**
+ * One pass: vitest's own output as it goes, then its counts and slowest files (from its JSON report).
+ * @param {Pass} pass
+ */
+async function runPass({ line: name, onlyLineTests, tag }) {
   const line = resolveLine(ROOT, name);
   ensureLineBin(line);
-  const label = describeLine(line);
+  const label = `${describeLine(line)}${onlyLineTests ? ", the tests that depend on the line" : ""}`;
   process.stdout.write(`\n━━ ${label} · ${LINE_ENV}=${name} ━━\n`);
   const report = path.join(
     os.tmpdir(),
     `pi-subagent-tree-vitest-${process.pid}-${randomBytes(4).toString("hex")}.json`,
   );
   const started = Date.now();
+  const vitestArgs = [VITEST, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`];
+  // A filter may match no test that depends on the line: the other pass still runs it.
+  if (onlyLineTests) vitestArgs.push("--passWithNoTests");
+  const env = { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH) };
+  if (onlyLineTests) env[SCOPE_ENV] = "line";
+  else delete env[SCOPE_ENV];
+  // Tagged output is piped: keep vitest's colours when our own output is a terminal.
+  if (tag && process.stdout.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = "1";
   const code = await new Promise((resolve) => {
-    running = spawn(
-      line.node,
-      [VITEST, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...args],
-      {
-        cwd: ROOT,
-        stdio: "inherit",
-        env: { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH) },
-      },
-    );
-    running.once("error", (err) => {
+    const child = spawn(line.node, [...vitestArgs, ...args], {
+      cwd: ROOT,
+      stdio: tag ? ["ignore", "pipe", "pipe"] : "inherit",
+      env,
+    });
+    running.add(child);
+    if (tag && child.stdout && child.stderr) {
+      tagLines(child.stdout, process.stdout, tag);
+      tagLines(child.stderr, process.stderr, tag);
+    }
+    child.once("error", (err) => {
       process.stderr.write(`could not start vitest on ${line.node}: ${err.message}\n`);
       resolve(1);
     });
-    running.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+    child.once("exit", (exitCode, signal) => {
+      running.delete(child);
+      const code = exitCode ?? (signal ? 1 : 0);
+      // The rest of its output, unless a process it left behind holds the pipe open.
+      const drained = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        resolve(code);
+      }, 2000);
+      child.once("close", () => {
+        clearTimeout(drained);
+        resolve(code);
+      });
+    });
   });
-  running = undefined;
+  const { counts, slowest } = readReport(report, name);
+  return { label, code, counts, slowest, ms: Date.now() - started };
+}
+
+/**
+ * The counts and the three slowest files of a vitest JSON report, which is then removed (or
+ * kept in PI_SUBAGENTS_TEST_REPORTS).
+ * @param {string} report
+ * @param {string} name
+ */
+function readReport(report, name) {
   let counts = { passed: 0, failed: 0, skipped: 0 };
+  let slowest = "";
   try {
     const json = JSON.parse(fs.readFileSync(report, "utf8"));
     counts = {
@@ -76,24 +154,44 @@ async function runLine(name) {
       failed: json.numFailedTests,
       skipped: json.numPendingTests + json.numTodoTests,
     };
+    slowest = json.testResults
+      .map((file) => ({ file: path.relative(ROOT, file.name), ms: file.endTime - file.startTime }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3)
+      .map(({ file, ms }) => `${file} ${Math.round(ms / 1000)} s`)
+      .join(", ");
+    const keep = process.env[REPORTS_ENV];
+    if (keep) {
+      fs.mkdirSync(keep, { recursive: true });
+      fs.copyFileSync(report, path.join(keep, `${name}.json`));
+    }
   } catch {
     // vitest did not get to write it: its exit code says enough
   } finally {
     fs.rmSync(report, { force: true });
   }
-  return { label, code, counts, ms: Date.now() - started };
+  return { counts, slowest };
 }
 
+const started = Date.now();
+if (passes.length > 1) {
+  // The stress harness that test/e2e/stress-test-script.test.ts runs is compiled into
+  // build/stress/, which the script rebuilds when its sources changed: rebuilt here, once,
+  // rather than by two passes writing the same files at once.
+  spawnSync(process.execPath, [path.join(ROOT, "scripts", "stress-test"), "--help"], { cwd: ROOT, stdio: "ignore" });
+}
 const results = [];
-for (const name of names) results.push(await runLine(name));
+for (const pass of passes) results.push(await runPass(pass));
 
 process.stdout.write("\n━━ pi lines ━━\n");
-for (const { label, code, counts, ms } of results) {
+for (const { label, code, counts, slowest, ms } of results) {
   const verdict = code === 0 ? "passed" : `FAILED (exit ${code})`;
   process.stdout.write(
     `${verdict.padEnd(16)} ${label}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped, ${minutes(ms)}\n`,
   );
+  if (slowest) process.stdout.write(`${"".padEnd(16)} slowest: ${slowest}\n`);
 }
 const sum = (key) => results.reduce((total, result) => total + result.counts[key], 0);
+process.stdout.write(`in ${minutes(Date.now() - started)}\n`);
 process.stdout.write(`total: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped\n`);
 if (results.some((result) => result.code !== 0)) process.exitCode = 1;
