@@ -87,7 +87,7 @@ export function cancelledLine({ running, queued }: { running: number; queued: nu
   const working = [running && `${running} running`, queued && `${queued} queued`].filter(Boolean).join(", ");
   const one = running + queued === 1;
   return working
-    ? `wait_agent cancelled: ${working} child agent${one ? "" : "s"} ${one ? "keeps" : "keep"} working — /agents stop stops them`
+    ? `wait_agent cancelled: ${working} child agent${one ? "" : "s"} ${one ? "keeps" : "keep"} working — /agents stop stops ${one ? "it" : "them"}`
     : "wait_agent cancelled";
 }
 

@@ -186,7 +186,7 @@ describe("leaving pi with children working", () => {
       "wait_agent cancelled: 2 running, 1 queued child agents keep working — /agents stop stops them",
     );
     expect(cancelledLine({ running: 1, queued: 0 })).toBe(
-      "wait_agent cancelled: 1 running child agent keeps working — /agents stop stops them",
+      "wait_agent cancelled: 1 running child agent keeps working — /agents stop stops it",
     );
     expect(cancelledLine({ running: 0, queued: 0 })).toBe("wait_agent cancelled");
   });
