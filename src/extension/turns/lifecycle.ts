@@ -38,8 +38,6 @@ export type TurnPhase =
   /** The turn is over and being recorded; its notice (when one is owed) is not in the mailbox yet. */
   | { name: "settling"; runName: string | undefined; owesNotice: boolean };
 
-export type PhaseName = TurnPhase["name"];
-
 export const IDLE: TurnPhase = { name: "idle" };
 
 /** What a record says of a turn a previous process of the parent left behind. */
@@ -124,6 +122,14 @@ const stay = (phase: TurnPhase): Transition => ({ phase, effects: [] });
 /** Whether a child in `phase` counts as busy for its parent (wait_agent, the exit lines, shutdown). */
 export function isActive(phase: TurnPhase): boolean {
   return phase.name !== "idle";
+}
+
+/**
+ * Whether a follow-up asked now waits for the turn under way (running, being stopped, or
+ * queued) instead of starting a turn of its own.
+ */
+export function followupWaits(phase: TurnPhase): boolean {
+  return phase.name === "running" || phase.name === "stopping" || phase.name === "queued";
 }
 
 /** The running wrapper of a turn in `phase`, if one runs (stopping included). */

@@ -22,7 +22,7 @@ import {
 } from "./child-state.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
+import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
 import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
@@ -233,8 +233,7 @@ export class TreeRuntime implements StopContext, EffectContext {
     if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
     await admit?.();
     record.inbox.push({ kind: "FOLLOWUP_TASK", from: this.self, text, sentAt: new Date().toISOString() });
-    const { name } = state.phase;
-    const busy = name === "running" || name === "stopping" || name === "queued";
+    const busy = followupWaits(state.phase);
     if (busy) record.followupQueued = true;
     await this.persist(state);
     if (!busy) await this.requestTurn(state, "followup");

@@ -19,6 +19,7 @@ import { assertBudgetLeft } from "../progress/budget.js";
 import type { AgentProgress } from "../progress/progress.js";
 import { progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
+import { followupWaits } from "../turns/lifecycle.js";
 import { readReportPage } from "../turns/reports.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { type AgentAction, type AgentFiles, agentActions, agentDetails } from "./agent-view.js";
@@ -89,9 +90,7 @@ async function act(
       return `${name}: ${previous} → ${state.record.status}`;
     }
     case "follow up": {
-      // As followup() decides it: behind a running, stopping or queued turn the task waits.
-      const busy = ["running", "stopping", "queued"].includes(state.phase.name);
-      const title = busy
+      const title = followupWaits(state.phase)
         ? `Follow-up task for ${name} (it is working: this queues behind its turn; "message" reaches it now)`
         : `Follow-up task for ${name}`;
       const text = await ctx.ui.input(title, "what should it do next?");

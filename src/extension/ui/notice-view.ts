@@ -17,14 +17,6 @@ export function noticeLevel(notice: Pick<Notice, "type">): NoticeLevel {
   return "info";
 }
 
-/** The branch of a child that ran in its own worktree, when the notice carries one. */
-export function noticeBranch(notice: Notice): string | undefined {
-  const worktree = (notice as { worktree?: unknown }).worktree;
-  if (typeof worktree !== "object" || worktree === null) return undefined;
-  const branch = (worktree as { branch?: unknown }).branch;
-  return typeof branch === "string" && branch !== "" ? branch : undefined;
-}
-
 /** A stop the person ordered, as the person reads it (the model reads "… by the user"). */
 const TO_THE_PERSON: Readonly<Record<string, string>> = {
   [STOP_REASONS.interrupt.user]: "stopped by you",

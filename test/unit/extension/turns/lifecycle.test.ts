@@ -4,6 +4,7 @@ import type { ResultV1 } from "../../../../src/contracts/result.js";
 import type { PendingPart } from "../../../../src/contracts/tree.js";
 import type { RunningTurn } from "../../../../src/extension/turns/launcher.js";
 import {
+  followupWaits,
   IDLE,
   isActive,
   liveTurnOf,
@@ -259,5 +260,12 @@ describe("restore: a turn a previous process left behind", () => {
 describe("which phases count as active", () => {
   it.each(Object.entries(phases))("%s", (name, phase) => {
     expect(isActive(phase)).toBe(name !== "idle");
+  });
+});
+
+describe("where a follow-up asked now goes", () => {
+  it.each(Object.entries(phases))("%s", (name, phase) => {
+    // Behind a turn that runs, is being stopped or waits for a slot; else a turn of its own.
+    expect(followupWaits(phase)).toBe(["running", "stopping", "queued"].includes(name));
   });
 });
