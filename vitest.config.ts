@@ -23,6 +23,11 @@ ensureLineBin(line);
 const onlyLineTests = process.env[SCOPE_ENV] === "line";
 
 export default defineConfig({
+  resolve: {
+    // pi 0.73.1 is installed under an npm alias (scripts/pi-lines.mjs says why): the source's
+    // imports of its name, run in vitest, get that copy, as tsc's types do (tsconfig.json paths).
+    alias: [{ find: /^@mariozechner\/pi-coding-agent$/, replacement: "pi-coding-agent-0.73" }],
+  },
   test: {
     include: onlyLineTests ? lineDependentTests(ROOT) : ["test/**/*.test.ts"],
     testTimeout: 90_000,

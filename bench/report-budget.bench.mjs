@@ -63,7 +63,7 @@ export async function run() {
     };
   });
   const code = readFileSync(
-    new URL("../node_modules/@mariozechner/pi-coding-agent/docs/extensions.md", import.meta.url),
+    new URL("../node_modules/pi-coding-agent-0.73/docs/extensions.md", import.meta.url),
     "utf8",
   );
   const codePoints = [10_000, 25_000, 65_536].map((chars) => {

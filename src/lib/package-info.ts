@@ -25,10 +25,20 @@ export function packageVersion(): string {
 /** The npm packages pi is published as, one per pi line, current first (1.x, then 0.73.1, the last under the old name). */
 export const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"] as const;
 
-/** The pi versions this package is tested with (its devDependencies on each pi line), current first. */
+/**
+ * The pi versions this package is tested with (its devDependencies on each pi line), current
+ * first. A line may be installed under an npm alias (`"pi-coding-agent-0.73":
+ * "npm:@mariozechner/pi-coding-agent@0.73.1"`, so that pi 1.x does not load it from dist/).
+ */
 export function testedPiVersions(): string[] {
   const dependencies = readPackageJson()?.devDependencies ?? {};
-  return PI_PACKAGES.map((name) => dependencies[name]).filter(
+  const versions = new Map<string, string>();
+  for (const [name, spec] of Object.entries(dependencies)) {
+    const alias = /^npm:(@?[^@]+)@(.+)$/.exec(spec);
+    if (alias) versions.set(alias[1]!, alias[2]!);
+    else versions.set(name, spec);
+  }
+  return PI_PACKAGES.map((name) => versions.get(name)).filter(
     (version): version is string => typeof version === "string",
   );
 }

@@ -11,6 +11,10 @@
  * holds the token entry, and SIGKILL to what is still there once what the SIGTERM reached is
  * gone or GUARD_KILL_AFTER_S have passed. Zombies count as gone; without /proc the group is
  * asked with signal 0.
+ * The wait is a deadline on the clock of /proc/uptime (hundredths of a second), not a count
+ * of sleeps: on a loaded machine each look (a scan of /proc) takes time of its own, and ten
+ * sleeps of 0.1 s with a scan after each came close to two seconds. Without /proc/uptime it
+ * counts GUARD_POLLS_PER_S sleeps per second, the only clock /bin/sh has there.
  */
 
 /** The longest the guard waits between SIGTERM and SIGKILL, in whole seconds. */
@@ -53,10 +57,28 @@ alive() {
   done
   [ ! -d /proc/self ] && [ -n "$pg" ] && kill -s 0 -- "-$pg" 2>/dev/null
 }
+# now: hundredths of a second since boot, from /proc/uptime ("12345.67"); empty without it.
+clock() {
+  now=
+  { read -r up rest < /proc/uptime; } 2>/dev/null || return 0
+  now=\${up%.*}\${up#*.}
+  while :; do case $now in 0?*) now=\${now#0} ;; *) break ;; esac; done
+}
 if end TERM; then
+  clock
+  deadline=\${now:+$((now + ${GUARD_KILL_AFTER_S * 100}))}
   # Tenths where sleep takes them (GNU, busybox, BSD); whole seconds where it does not.
   if sleep 0.1 2>/dev/null; then step=0.1 n=${GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S - 1}; else step=1 n=${GUARD_KILL_AFTER_S}; fi
-  while [ "$n" -gt 0 ] && alive; do sleep "$step"; n=$((n - 1)); done
+  while alive; do
+    if [ -n "$deadline" ]; then
+      clock
+      [ -n "$now" ] && [ "$now" -lt "$deadline" ] || break
+    else
+      [ "$n" -gt 0 ] || break
+      n=$((n - 1))
+    fi
+    sleep "$step"
+  done
   end KILL
 fi
 exit 0

@@ -1,9 +1,10 @@
 /**
  * How long the orphan guard waits between its SIGTERM and its SIGKILL once its wrapper is
- * gone: only until what the SIGTERM reached is gone, and at most GUARD_KILL_AFTER_S. Told by
- * the guard's own `sleep` calls (a `sleep` on its PATH that logs each one), not by a clock:
- * a child that obeys SIGTERM costs the guard one short sleep, one that ignores it the whole
- * second, and then the SIGKILL.
+ * gone: only until what the SIGTERM reached is gone, and at most GUARD_KILL_AFTER_S by the
+ * clock. Told by the guard's own `sleep` calls (a `sleep` on its PATH that logs each one) and
+ * by the time to the SIGKILL: a child that obeys SIGTERM costs the guard one short sleep, one
+ * that ignores it the whole second, and then the SIGKILL — a second however long each sleep
+ * takes (a loaded machine), not ten sleeps.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -24,14 +25,18 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A folder with a `sleep` that appends its argument to `sleeps.log`, then sleeps. */
-function loggingSleep(): { dir: string; log: string } {
+/**
+ * A folder with a `sleep` that appends its argument to `sleeps.log`, then sleeps that long, or
+ * `actual` seconds when given (a sleep that overruns, as on a loaded machine).
+ */
+function loggingSleep(actual?: string): { dir: string; log: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-guard-wait-"));
   dirs.push(dir);
   const log = path.join(dir, "sleeps.log");
   const real = ["/bin/sleep", "/usr/bin/sleep"].find((file) => fs.existsSync(file));
   if (!real) throw new Error("no sleep binary");
-  fs.writeFileSync(path.join(dir, "sleep"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(log)}\nexec ${real} "$@"\n`, {
+  const args = actual === undefined ? '"$@"' : actual;
+  fs.writeFileSync(path.join(dir, "sleep"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(log)}\nexec ${real} ${args}\n`, {
     mode: 0o755,
   });
   return { dir, log };
@@ -109,15 +114,37 @@ describe("the orphan guard's wait between SIGTERM and SIGKILL", () => {
     process.kill(parent.pid!, "SIGKILL");
   });
 
-  it("waits the whole GUARD_KILL_AFTER_S for a child that ignores SIGTERM, then SIGKILLs it", async () => {
-    const { dir, log } = loggingSleep();
+  /** Starts the guard for a child that ignores SIGTERM; resolves with the signal that ended it and the ms until then. */
+  async function guardForStubbornChild(sleepDir: string): Promise<{ signal: NodeJS.Signals | null; ms: number }> {
     const token = randomBytes(16).toString("hex");
     const child = await tokenChild(token, true);
-    const killedBy = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.once("exit", (_code, signal) => resolve(signal)),
+    const from = performance.now();
+    const killed = new Promise<{ signal: NodeJS.Signals | null; ms: number }>((resolve) =>
+      child.once("exit", (_code, signal) => resolve({ signal, ms: performance.now() - from })),
     );
-    await guardAfterWrapperDied(token, child, dir);
-    expect(await killedBy).toBe("SIGKILL");
-    expect(sleeps(log)).toEqual(Array.from({ length: GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S }, () => "0.1"));
+    await guardAfterWrapperDied(token, child, sleepDir);
+    return killed;
+  }
+  // /proc/uptime counts hundredths: the deadline may come up to one of them early.
+  const WHOLE_WAIT_MS = GUARD_KILL_AFTER_S * 1000 - 10;
+
+  it("waits the whole GUARD_KILL_AFTER_S for a child that ignores SIGTERM, in sleeps of 0.1 s, then SIGKILLs it", async () => {
+    const { dir, log } = loggingSleep();
+    const { signal, ms } = await guardForStubbornChild(dir);
+    expect(signal).toBe("SIGKILL");
+    expect(ms).toBeGreaterThanOrEqual(WHOLE_WAIT_MS);
+    const taken = sleeps(log);
+    expect(taken.length).toBeGreaterThanOrEqual(1);
+    expect(taken.length).toBeLessThanOrEqual(GUARD_KILL_AFTER_S * GUARD_POLLS_PER_S);
+    expect(new Set(taken)).toEqual(new Set(["0.1"]));
+  });
+
+  it("the wait is a deadline, not a count of sleeps: when each sleep takes 0.3 s, the SIGKILL comes after GUARD_KILL_AFTER_S, not ten sleeps", async () => {
+    const { dir, log } = loggingSleep("0.3");
+    const { signal, ms } = await guardForStubbornChild(dir);
+    expect(signal).toBe("SIGKILL");
+    expect(ms).toBeGreaterThanOrEqual(WHOLE_WAIT_MS);
+    // One sleep past the deadline at most: ⌈1 s / 0.3 s⌉ + 1. Counting would take all ten (3 s).
+    expect(sleeps(log).length).toBeLessThanOrEqual(Math.ceil((GUARD_KILL_AFTER_S * 1000) / 300) + 1);
   });
 });

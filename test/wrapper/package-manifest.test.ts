@@ -80,9 +80,12 @@ describe("package.json", () => {
     expect(others.filter((name) => dependencies[name] === undefined)).toEqual([]);
   });
 
-  it("the tests have every peer installed: each is a devDependency", () => {
+  it("the tests have every peer installed: each is a devDependency, under its name or an npm alias", () => {
     const devDependencies: Record<string, string> = pkg.devDependencies;
-    expect(Object.keys(peers).filter((name) => devDependencies[name] === undefined)).toEqual([]);
+    // pi 0.73.1 is installed under an alias, out of reach of dist/'s imports (scripts/pi-lines.mjs).
+    const aliased = Object.values(devDependencies).flatMap((spec) => /^npm:(@?[^@]+)@/.exec(spec)?.[1] ?? []);
+    const missing = Object.keys(peers).filter((name) => devDependencies[name] === undefined && !aliased.includes(name));
+    expect(missing).toEqual([]);
   });
 
   it("both commands are bins (npm link gives both), executable", () => {

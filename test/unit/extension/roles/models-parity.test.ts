@@ -81,8 +81,7 @@ beforeAll(async () => {
   const file = path.join(
     REPO_ROOT,
     "node_modules",
-    "@mariozechner",
-    "pi-coding-agent",
+    "pi-coding-agent-0.73", // @mariozechner/pi-coding-agent 0.73.1, under its npm alias (scripts/pi-lines.mjs)
     "dist",
     "core",
     "model-resolver.js",
