@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
+import { mergeLimits } from "../../contracts/limits.js";
 import type { AgentRecordV1, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -111,7 +112,8 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       cwd: place.cwd,
       ...(place.readyPath && { cwdReadyPath: place.readyPath }),
       instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
-      timeoutMs: ctx.limits.turnTimeoutMs,
+      // The agent's limits; the turn limit (PI_SUBAGENTS_TURN_TIMEOUT_MS, 30 minutes) is time_limit's default.
+      limits: mergeLimits(record.limits, { time_limit: ctx.limits.turnTimeoutMs / 1000 }),
     });
   } catch (err) {
     return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
