@@ -194,7 +194,10 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
     // A restore settles the deeper records too, in spawn order: their sum is not known yet (docs/tools.md).
     const subtreeUsage = plan.restored ? undefined : await ctx.subtreeUsageOf(record);
     const reportStored = stored !== undefined;
-    ctx.notify(turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree }));
+    const limit = plan.result?.limit;
+    ctx.notify(
+      turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree, limit }),
+    );
     await ctx.dispatch(state, { type: "notice_given" });
   }
   await ctx.dispatch(state, { type: "recorded", followupQueued: plan.notify && record.followupQueued });
