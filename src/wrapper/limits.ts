@@ -15,6 +15,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { ENV } from "../contracts/env.js";
 import type { LimitRecord } from "../contracts/events.js";
 import type { TurnLimits } from "../contracts/limits.js";
 import type { MetaV1 } from "../contracts/meta.js";
@@ -37,12 +38,6 @@ export interface LimitHooks {
   stop(reason: string): void;
 }
 
-/** The remaining tree budget a turn starts with (env names the extension sets in meta.json `env`). */
-export const BUDGET_LEFT_ENV = {
-  tokens: "PI_SUBAGENTS_BUDGET_LEFT_TOKENS",
-  cost: "PI_SUBAGENTS_BUDGET_LEFT_COST",
-} as const;
-
 function positive(raw: string | undefined): number | undefined {
   const value = Number(raw);
   return raw !== undefined && raw.trim() !== "" && Number.isFinite(value) && value > 0 ? value : undefined;
@@ -63,8 +58,8 @@ export class RunLimits {
     private readonly hooks: LimitHooks,
   ) {
     this.tracker = new LimitTracker(limits, hooks.now);
-    this.budgetTokens = positive(env?.[BUDGET_LEFT_ENV.tokens]);
-    this.budgetCost = positive(env?.[BUDGET_LEFT_ENV.cost]);
+    this.budgetTokens = positive(env?.[ENV.budgetLeftTokens]);
+    this.budgetCost = positive(env?.[ENV.budgetLeftCost]);
   }
 
   /** The run's limits, or undefined when meta.json sets none (then nothing is counted). */

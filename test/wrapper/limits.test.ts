@@ -160,3 +160,31 @@ describe("subagent-wrapper with limits", () => {
     expect(out.stderr).toContain('meta.json field limits: unknown key "speed"');
   });
 });
+
+describe("subagent-wrapper with the tree's budget", () => {
+  it("what is left of the tree's budget (meta env) wraps the turn up like a limit: tree_budget_tokens, stopped after the grace", async () => {
+    // The fake's usage: 15 tokens a request (totalTokens, cache included, as the budget counts them).
+    const { run } = await limitsCase(
+      [
+        ...start,
+        bashCall("c1", "spending"),
+        { tool: { id: "c1", name: "bash" } },
+        { turnEnd: true },
+        { turnStart: true },
+        bashCall("c2", "spending more"),
+        ...toolThenSteer("c2"),
+        bashCall("c3", "ignoring it"),
+        { linger: null },
+      ],
+      { limits: { grace_turns: 1 }, env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "20" } },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "interrupted",
+      finalText: "ignoring it",
+      limit: { name: "tree_budget_tokens", value: 20, used: 30 },
+    });
+    const delivered = out.events.find((e) => e.type === "message_delivered") as { text: string };
+    expect(delivered.text).toMatch(/^\[LIMIT tree_budget_tokens\] .*30 of 20 tokens of the tree's budget/);
+  });
+});

@@ -32,6 +32,8 @@ export interface TurnSpec {
   instructions: string;
   /** The agent's per-turn limits with the turn-time default filled in (meta.json `limits`). */
   limits: TurnLimits;
+  /** Extra meta.json `env` (what is left of the tree's budget). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -112,7 +114,7 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     sessionPath: record.sessionPath,
     startedAt: new Date().toISOString(),
     limits: spec.limits,
-    env: { [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
+    env: { ...spec.env, [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
     ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
   };

@@ -48,6 +48,8 @@ export interface EffectContext {
   collectInbox(): Promise<void>;
   subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined>;
   requestTurn(state: ChildState, kind: TurnKind): Promise<void>;
+  /** Extra meta.json `env` for a turn that starts now (what is left of the tree's budget). */
+  turnEnv(): Promise<Record<string, string>>;
 }
 
 /** Carries out one effect; returns a promise only when the effect waits on I/O. */
@@ -103,6 +105,7 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
   let turn: RunningTurn;
   try {
     const place = record.worktree ? await ctx.worktrees.turnCwd(record.worktree) : { cwd: ctx.cwd };
+    const env = await ctx.turnEnv();
     turn = await ctx.turns.start({
       record,
       agentDir: ctx.tree.agentDir(record.path),
@@ -114,6 +117,7 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
       // The agent's limits; the turn limit (PI_SUBAGENTS_TURN_TIMEOUT_MS, 30 minutes) is time_limit's default.
       limits: mergeLimits(record.limits, { time_limit: ctx.limits.turnTimeoutMs / 1000 }),
+      env,
     });
   } catch (err) {
     return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
