@@ -18,6 +18,7 @@ const SUITES = [
   "stream",
   "pi-run",
   "live-message",
+  "limits",
   "fanout",
   "tree-fanout",
   "isolation-spawn",

@@ -51,6 +51,14 @@ export const ENV = {
   budgetTokens: "PI_SUBAGENTS_BUDGET_TOKENS",
   /** A cost budget for the whole tree (pi's cost.total units). */
   budgetCost: "PI_SUBAGENTS_BUDGET_COST",
+  /**
+   * Set by the extension in a turn's meta.json `env`: what was left of the tree's token budget
+   * when the turn started. The wrapper wraps the turn up (`tree_budget_tokens`) once the turn
+   * has used that much (SPEC 5.3); only with meta.json `limits`.
+   */
+  budgetLeftTokens: "PI_SUBAGENTS_BUDGET_LEFT_TOKENS",
+  /** The same for the cost budget (`tree_budget_cost`). */
+  budgetLeftCost: "PI_SUBAGENTS_BUDGET_LEFT_COST",
 
   // --- the extension: interactive use ---------------------------------------------------
   /**

@@ -84,6 +84,19 @@ export interface MessageDeliveredRecord {
   text: string;
 }
 
+/**
+ * A per-turn limit (meta.json `limits`, SPEC 5.3) was reached (`phase: "reached"`: the child
+ * is told to wrap up) or its grace ran out with no answer (`phase: "stopped"`: the run is stopped).
+ */
+export interface LimitRecord {
+  type: "limit";
+  phase: "reached" | "stopped";
+  /** A key of `limits` (`max_turns`, `max_tokens`, `max_cost`, `time_limit`) or `tree_budget_tokens` / `tree_budget_cost`. */
+  name: string;
+  value: number;
+  used: number;
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -100,6 +113,7 @@ export type EventRecordBody =
   | AbortRecord
   | SettledRecord
   | MessageDeliveredRecord
+  | LimitRecord
   | RunEndRecord;
 
 /**

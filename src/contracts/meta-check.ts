@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import { nearestField } from "./field-suggestion.js";
+import { parseLimits } from "./limits.js";
 import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 
 const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
@@ -163,12 +164,21 @@ function checkEnv(check: FieldCheck): void {
   if (bad.length === 0) accept(check, "env");
 }
 
+/** `limits`: the keys and values of contracts/limits.ts; each bad key is a problem naming it. */
+function checkLimits(check: FieldCheck): void {
+  if (check.input.limits === undefined) return;
+  const { problems } = parseLimits(check.input.limits, "limits");
+  for (const problem of problems) check.problems.push(`meta.json field ${problem}`);
+  if (problems.length === 0) accept(check, "limits");
+}
+
 const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkVersion,
   checkRequiredStrings,
   checkKinds,
   checkThinking,
   checkEnv,
+  checkLimits,
 ];
 
 /** Paths resolve against the folder holding meta.json; so do extension entries that are paths. */
@@ -235,4 +245,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "timeoutMs",
   "graceMs",
   "env",
+  "limits",
 ];

@@ -1,3 +1,5 @@
+import type { TurnLimits } from "./limits.js";
+
 /** pi's thinking levels, lowest first. `max` is pi 1.x's (0.80.6 and later); pi 0.73.1 warns about it and keeps its default. */
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
@@ -67,6 +69,13 @@ export interface MetaV1 {
   transcriptPath?: string;
   /** Wall-clock limit of the run; absent = no limit. */
   timeoutMs?: PositiveMs;
+  /**
+   * Per-turn limits the wrapper enforces from the child's stream (SPEC 5.3): at a limit the
+   * child is told to wrap up, then has a grace (`grace_turns`, `grace_seconds`); with no answer
+   * in it the run is stopped and ends `interrupted`. Absent = no limits (keys left out take the
+   * defaults of contracts/limits.ts, `time_limit` 30 minutes, once any key is set).
+   */
+  limits?: TurnLimits;
   /** How long a child may linger after its terminal message (default 1000). */
   graceMs?: PositiveMs;
   /** Extra environment for the child. */

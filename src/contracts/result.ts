@@ -34,6 +34,17 @@ export const WRAPPER_EXIT = {
   noResult: 3,
 } as const;
 
+/**
+ * A per-turn limit that was reached (SPEC 5.3): its name (a `limits` key, or
+ * `tree_budget_tokens` / `tree_budget_cost`), its value, and what the turn had used when it
+ * was reached. A turn carrying it was wrapped up: its answer is partial work, not finished work.
+ */
+export interface LimitReport {
+  name: string;
+  value: number;
+  used: number;
+}
+
 /** result.json, version 1. `schemas/result.schema.json` is generated from this type. */
 export interface ResultV1 {
   version: typeof RESULT_VERSION;
@@ -77,6 +88,19 @@ export interface ResultV1 {
   /** True when the wrapper had to signal the child to make it exit. */
   forcedExit: boolean;
   errorMessage?: string;
+  /** Set when a limit was reached and the child was told to wrap up (SPEC 5.3). */
+  limit?: LimitReport;
+}
+
+function isLimitReport(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    typeof value.name === "string" &&
+    typeof value.value === "number" &&
+    Number.isFinite(value.value) &&
+    typeof value.used === "number" &&
+    Number.isFinite(value.used)
+  );
 }
 
 export function exitCodeForStatus(status: RunStatus): number {
@@ -125,6 +149,7 @@ export function checkResult(raw: unknown): RecordCheck<ResultV1> {
     .check("childSignal", true, nullable(isString), "a signal name or null")
     .boolean("forcedExit")
     .string("errorMessage", false)
+    .check("limit", false, isLimitReport, "an object {name, value, used}")
     .summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as ResultV1 };
 }

@@ -7,8 +7,9 @@ import { errorValue } from "../lib/text.js";
 import { isRecord } from "../lib/values.js";
 import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
 import { RUN_NAME_PATTERN } from "./layout.js";
+import { parseLimits, type TurnLimits } from "./limits.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
-import { RUN_STATUSES, type RunStatus } from "./result.js";
+import { type LimitReport, RUN_STATUSES, type RunStatus } from "./result.js";
 import type { Usage, UsageTotals } from "./usage.js";
 
 export type { RecordCheck };
@@ -193,6 +194,8 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
   /** Set when the agent runs in its own git worktree (`isolation: "worktree"`). */
   worktree?: AgentWorktreeV1;
+  /** Per-turn limits from spawn_agent, the role and the settings, merged at spawn: every turn (follow-ups too) runs with them. */
+  limits?: TurnLimits;
 }
 
 /**
@@ -239,6 +242,8 @@ export interface Notice {
   report: string;
   /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
   worktree?: NoticeWorktree;
+  /** The turn met a limit (SPEC 5.3) and was wrapped up: its report is partial work, not finished work. */
+  limit?: LimitReport;
 }
 
 /** Maps a wrapper outcome to the agent status it leaves. */
@@ -356,6 +361,12 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
       false,
       isWorktree,
       "a worktree (absolute path, subagent/ branch, base commit sha, absolute gitDir, relative subdir)",
+    )
+    .check(
+      "limits",
+      false,
+      (value) => parseLimits(value).problems.length === 0,
+      "limits (positive numbers of known keys)",
     );
   if (raw.parent !== parent)
     fields.problems.unshift(

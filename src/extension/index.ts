@@ -9,6 +9,8 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir, treeIsTemporary } from "../contracts/layout.js";
 import { errorText } from "../lib/values.js";
 import { identityFromEnv, treeLimits } from "./config.js";
+import { budgetLeftEnv } from "./progress/budget.js";
+import { progressOf } from "./progress/progress.js";
 import { loadRoleCatalog } from "./roles/definition-files.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
 import { closeAgentTool } from "./tools/close-agent.js";
@@ -139,6 +141,8 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
           if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
         },
         noticed: (notice) => session?.noticed(notice),
+        // Each turn is told what is left of the tree's budget: its wrapper wraps it up there.
+        turnEnv: () => budgetLeftEnv(progressOf(rt)),
       },
     });
     // Notices a restore finds (turns that ended while the root was away) wait for wait_agent:

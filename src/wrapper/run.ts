@@ -9,6 +9,7 @@ import { ResultReserve } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, findOnPath, nodeChildOperations } from "./child.js";
 import { DeliveryLedger } from "./inbox.js";
 import { onStopSignals, watchParent } from "./interrupts.js";
+import { RunLimits } from "./limits.js";
 import { PiLineReader } from "./line-reader.js";
 import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
@@ -76,6 +77,8 @@ class WrapperRun {
   private readonly cleanups: Array<() => void> = [];
   /** Confirms live messages (meta.json `inboxPath`) from the child's stream. */
   private inbox: DeliveryLedger | undefined;
+  /** meta.json `limits` at work (limits.ts); undefined when it sets none. */
+  private limits: RunLimits | undefined;
 
   constructor(
     private readonly meta: MetaV1,
@@ -101,6 +104,7 @@ class WrapperRun {
       startError = errorText(err);
     } finally {
       this.timers.dispose();
+      this.limits?.close();
       if (this.taskFile) await removeTaskFile(this.taskFile);
     }
     await artifactsOpen;
@@ -132,6 +136,19 @@ class WrapperRun {
         }),
       );
     }
+    this.limits = RunLimits.open(this.meta, {
+      now: () => this.clock.now(),
+      timers: this.timers,
+      record: (record) => this.record(record),
+      warn: (line) => this.warnings.add(line),
+      stop: (reason) => this.stopForLimit(reason),
+    });
+  }
+
+  /** A limit's grace ran out: `interrupted`, the last assistant text kept, unless the child has answered. */
+  private stopForLimit(reason: string): void {
+    if (this.tracker.decided || this.tracker.provisional?.status === "completed") return;
+    this.apply({ records: [], transition: this.tracker.interrupt("interrupted", reason) });
   }
 
   /** Starts pi once everything it needs is in place, unless a stop came first, and supervises it to its exit. */
@@ -261,8 +278,10 @@ class WrapperRun {
 
   /** A live-message inbox the child can use, or undefined (none asked for, or unusable: reported, and the run goes on). */
   private openInbox(): string | undefined {
-    if (!this.meta.inboxPath) return undefined;
-    const inbox = new DeliveryLedger(this.meta.inboxPath);
+    // With limits, a run always has an inbox: the wrap-up message goes through it (limits.ts).
+    const inboxPath = this.limits ? this.limits.inbox(this.meta.inboxPath) : this.meta.inboxPath;
+    if (!inboxPath) return undefined;
+    const inbox = new DeliveryLedger(inboxPath);
     const problem = inbox.prepare();
     if (problem) {
       this.warnings.add(problem);
@@ -276,6 +295,7 @@ class WrapperRun {
     // A delivery is recorded where the child read it: before what pi does with it.
     if (this.inbox) for (const record of this.inbox.observe(event)) this.record(record);
     this.apply(this.tracker.observe(event));
+    this.limits?.observe(event);
   }
 
   private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {
@@ -360,6 +380,7 @@ class WrapperRun {
       childExit: this.childExit,
       forcedExit: this.forcedExit,
       warnings: this.warnings.all,
+      limit: this.limits?.reached,
     });
     return deliverResult(this.meta.resultPath, result, exitCode, this.reserve, this.warnings);
   }
@@ -375,7 +396,10 @@ class WrapperRun {
     // pi that crashed on a Node too old for it: doctor's one-line hint rather than Node's stack.
     const hint =
       outcome.status === "failed" && this.childExit?.exitCode ? this.explainCrash?.(this.stderrTail) : undefined;
-    return hint ? { ...outcome, errorMessage: `pi could not start: ${hint}` } : outcome;
+    if (hint) return { ...outcome, errorMessage: `pi could not start: ${hint}` };
+    // A turn stopped after a limit's grace keeps what it last said as its report.
+    if (this.limits?.reached && !outcome.finalText) return { ...outcome, finalText: this.limits.lastAssistantText };
+    return outcome;
   }
 }
 

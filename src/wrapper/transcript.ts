@@ -37,6 +37,10 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
       return `## message ${record.id} (read by the child)\n${record.text}\n\n`;
     case "settled":
       return `# pi settled${record.aborted ? " (aborted)" : ""}\n\n`;
+    case "limit":
+      return record.phase === "reached"
+        ? `! limit ${record.name} reached (${record.used} of ${record.value}): the child is told to wrap up\n\n`
+        : `! limit ${record.name}: no answer within the grace, the run is stopped\n\n`;
     case "run_end":
       return `# end: ${record.status} (exit ${record.exitCode})\n`;
   }

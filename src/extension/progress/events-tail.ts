@@ -24,6 +24,8 @@ export interface RunProgress {
   usage: Usage;
   /** pi is waiting to retry a provider error. */
   retrying: boolean;
+  /** The limit the run met (events.jsonl `limit`, SPEC 5.3): the child is wrapping up. */
+  limitReached?: string;
 }
 
 export function emptyRunProgress(): RunProgress {
@@ -58,6 +60,9 @@ export function applyRecord(progress: RunProgress, record: unknown): void {
       break;
     case "retry":
       progress.retrying = record.phase === "start";
+      break;
+    case "limit":
+      if (typeof record.name === "string") progress.limitReached ??= record.name;
       break;
     case "run_end":
       progress.endedAt = ts;

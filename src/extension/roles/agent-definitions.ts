@@ -11,6 +11,7 @@
  *   model: anthropic/claude-sonnet-4-5  # provider/id or `inherit` (the default)
  *   reasoning: high                     # a default, clamped to what the model supports
  *   isolation: worktree                 # a default: the child works in its own git worktree
+ *   limits: { max_turns: 40, max_cost: 2 }  # per-turn limits (SPEC 5.3); spawn_agent's keys win
  *   ---
  *   You are a code reviewer. …          (appended to the child's system prompt)
  *
@@ -22,6 +23,7 @@
  */
 import path from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { parseLimits, type TurnLimits } from "../../contracts/limits.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
 import { ISOLATION_MODES, type IsolationMode } from "../../contracts/tree.js";
 import { errorText, isRecord } from "../../lib/values.js";
@@ -42,6 +44,8 @@ export interface AgentDefinition {
   reasoning?: ThinkingLevel;
   /** Default isolation; undefined = `none` (spawn_agent's `isolation` parameter wins either way). */
   isolation?: IsolationMode;
+  /** Per-turn limits (`limits:`); spawn_agent's `limits` win key by key, settings' lose. */
+  limits?: TurnLimits;
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;
   source: DefinitionSource;
@@ -61,7 +65,7 @@ export interface RejectedDefinition {
 
 export type ParsedDefinition = { ok: true; definition: AgentDefinition } | { ok: false; rejected: RejectedDefinition };
 
-export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning", "isolation"] as const;
+export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning", "isolation", "limits"] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 /** Larger files are refused: the body goes into every turn's system prompt. */
@@ -114,6 +118,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   const model = take(parseModel(fm));
   const reasoning = take(parseReasoning(fm));
   const isolation = take(parseIsolation(fm));
+  const limits = take(parseLimitsField(fm));
   if (problems.length > 0) return rejectDefinition(filePath, source, name ?? declaredName(fm, filePath), problems);
   return {
     ok: true,
@@ -124,6 +129,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
       ...(model !== undefined && { model }),
       ...(reasoning !== undefined && { reasoning }),
       ...(isolation !== undefined && { isolation }),
+      ...(limits !== undefined && { limits }),
       prompt: body.trim(),
       source,
       filePath,
@@ -150,6 +156,13 @@ export function readFrontmatter(content: string): { fm: Record<string, unknown>;
   if (!isRecord(frontmatter) || Array.isArray(frontmatter))
     return { problem: "the frontmatter must be `key: value` lines" };
   return { fm: frontmatter, body };
+}
+
+/** `limits:` — the keys of contracts/limits.ts, each positive; every bad key is named (`limits.max_turns must be …`). */
+export function parseLimitsField(fm: Record<string, unknown>): TurnLimits | undefined | Problem {
+  if (!("limits" in fm)) return undefined;
+  const { limits, problems } = parseLimits(fm.limits, "limits");
+  return problems.length > 0 ? { problem: problems.join("; ") } : limits;
 }
 
 /** Only the known fields: a misspelt `tool:` silently ignored would give the role every tool. */

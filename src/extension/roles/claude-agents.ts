@@ -26,6 +26,7 @@ import {
   type Problem,
   parseDescription,
   parseIsolation,
+  parseLimitsField,
   parseReasoning,
   problemList,
   readFrontmatter,
@@ -63,7 +64,7 @@ export const CLAUDE_UNSUPPORTED_FIELDS = [
   "background",
 ] as const;
 
-/** Every field a Claude Code file may hold here; pi's own `reasoning` and `isolation` work too. */
+/** Every field a Claude Code file may hold here; pi's own `reasoning`, `isolation` and `limits` work too. */
 export const CLAUDE_FIELDS: readonly string[] = [
   "name",
   "description",
@@ -72,6 +73,7 @@ export const CLAUDE_FIELDS: readonly string[] = [
   "model",
   "reasoning",
   "isolation",
+  "limits",
   ...CLAUDE_PRESENTATION_FIELDS,
   ...CLAUDE_UNSUPPORTED_FIELDS,
 ];
@@ -94,6 +96,7 @@ export function parseClaudeAgentDefinition(
   const model = take(claudeModel(fm));
   const reasoning = take(parseReasoning(fm));
   const isolation = take(parseIsolation(fm));
+  const limits = take(parseLimitsField(fm));
   const unsupported = CLAUDE_UNSUPPORTED_FIELDS.filter((field) => field in fm);
   if (unsupported.length > 0) notes.push(`${unsupported.join(", ")}: Claude Code settings pi does not have, ignored`);
   if (problems.length > 0) {
@@ -106,6 +109,7 @@ export function parseClaudeAgentDefinition(
     ...model,
     ...(reasoning !== undefined && { reasoning }),
     ...(isolation !== undefined && { isolation }),
+    ...(limits !== undefined && { limits }),
     prompt: body.trim(),
     source,
     filePath,

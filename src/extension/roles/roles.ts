@@ -2,6 +2,7 @@
  * Roles — the built-in ones and those users define in agent-definition files — and the tool
  * set a child gets.
  */
+import type { TurnLimits } from "../../contracts/limits.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { IsolationMode } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
@@ -35,6 +36,8 @@ export interface Role {
   filePath?: string;
   /** A user-defined role's default isolation (`isolation: worktree` in its file); spawn_agent's parameter wins. */
   isolation?: IsolationMode;
+  /** A user-defined role's per-turn limits (`limits:` in its file); spawn_agent's keys win, settings' lose. */
+  limits?: TurnLimits;
   /** What of its file was left out (a Claude Code tool pi lacks, …), told to the user at session start. */
   notes?: readonly string[];
 }
@@ -126,6 +129,7 @@ function roleFromDefinition(def: AgentDefinition): Role {
     ...(def.prompt !== "" && { prompt: def.prompt }),
     filePath: def.filePath,
     ...(def.isolation !== undefined && { isolation: def.isolation }),
+    ...(def.limits !== undefined && { limits: def.limits }),
     ...(def.notes !== undefined && def.notes.length > 0 && { notes: def.notes }),
   };
 }

@@ -18,6 +18,7 @@ import { loadRoleCatalog } from "../roles/definition-files.js";
 import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
 import { COORDINATION_TOOLS } from "../roles/tool-names.js";
+import { readSubagentSettings } from "../settings.js";
 import { pickNickname } from "../tree/paths.js";
 import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
@@ -138,6 +139,7 @@ async function checkRequest(
     spawnCount: await tree.spawnCount(),
     maxDepth: runtime.limits.maxDepth,
     maxSpawns: runtime.limits.maxSpawns,
+    settingsLimits: readSubagentSettings({ cwd: runtime.cwd }).settings.limits,
   });
   if (!checked.ok) throw new Error(checked.error);
   return checked.plan;
@@ -264,6 +266,7 @@ function newRecord(parent: string, plan: SpawnPlan, parts: RecordParts): AgentRe
     undelivered: [],
     ...(forkTranscript !== undefined && { forkTranscript }),
     ...(worktree && { worktree }),
+    ...(Object.keys(plan.limits).length > 0 && { limits: plan.limits }),
   };
 }
 

@@ -7,6 +7,7 @@
  * default fork is told about the fork (rule 3) before the role (rule 4), as the subagent
  * extension this package replaces did, so prompts and habits formed on it keep working.
  */
+import { mergeLimits, parseLimits, type TurnLimits } from "../../contracts/limits.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import { ISOLATION_MODES, type IsolationMode, LIMITS } from "../../contracts/tree.js";
 import { errorValue } from "../../lib/text.js";
@@ -30,6 +31,7 @@ export interface SpawnRequest {
   model?: unknown;
   reasoning_effort?: unknown;
   isolation?: unknown;
+  limits?: unknown;
 }
 
 export interface SpawnEnv {
@@ -53,6 +55,8 @@ export interface SpawnEnv {
   spawnCount: number;
   maxDepth: number;
   maxSpawns: number;
+  /** The settings' `limits` (SPEC 5.7): under the role's and the call's. */
+  settingsLimits?: TurnLimits;
 }
 
 export interface SpawnPlan {
@@ -71,6 +75,8 @@ export interface SpawnPlan {
   message: string;
   /** The parameter, else the role's default, else `none`. */
   isolation: IsolationMode;
+  /** Per-turn limits, key by key: the call's, else the role's, else the settings' (defaults are the wrapper's). */
+  limits: TurnLimits;
 }
 
 export type SpawnValidation = { ok: true; plan: SpawnPlan } | { ok: false; error: string };
@@ -144,6 +150,8 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
   if (!path.ok) return path;
   const isolation = checkIsolation(req.isolation, role.value);
   if (!isolation.ok) return isolation;
+  const limits = checkLimits(req.limits);
+  if (!limits.ok) return limits;
 
   return {
     ok: true,
@@ -159,6 +167,7 @@ export function validateSpawn(req: SpawnRequest, env: SpawnEnv): SpawnValidation
       fork,
       message,
       isolation: isolation.value,
+      limits: mergeLimits(limits.value, role.value?.limits, env.settingsLimits),
     },
   };
 }
@@ -278,6 +287,13 @@ function checkIsolation(requested: unknown, role: Role | undefined): Checked<Iso
     return fail(ISOLATION_VALUE_ERROR);
   }
   return pass(requested.trim() as IsolationMode);
+}
+
+/** Not a numbered rule: `limits` (SPEC 5.7), every bad key named at once. */
+function checkLimits(requested: unknown): Checked<TurnLimits> {
+  if (!given(requested)) return pass({});
+  const { limits, problems } = parseLimits(requested, "limits");
+  return problems.length > 0 ? fail(problems.join("; ")) : pass(limits);
 }
 
 export const ISOLATION_VALUE_ERROR = 'isolation must be "none" or "worktree"';

@@ -4,6 +4,7 @@ import { LIMITS } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
 import { systemClock } from "../../lib/clock.js";
 import { budgetState } from "../progress/budget.js";
+import { limitsUsed } from "../progress/limits-used.js";
 import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
 import { pendingMessageCount } from "../turns/live-messages.js";
@@ -50,6 +51,10 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
           ...(pendingMessages > 0 && { pending_messages: pendingMessages }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
           ...(record.status === "running" && progressFields(agent)),
+          ...(record.status === "running" &&
+            agent.run && {
+              limits_used: limitsUsed(record.limits, rt.limits.turnTimeoutMs, agent.run, agent.elapsedMs),
+            }),
           usage,
           subtree_usage: agent.subtreeUsage,
         };

@@ -41,6 +41,8 @@ export interface RuntimeHooks {
    * directory); default: stderr. pi's UI shows it in interactive and RPC mode.
    */
   problem?(line: string): void;
+  /** Extra environment for each turn's meta.json `env` as it starts (what is left of the tree's budget). */
+  turnEnv?(): Promise<Record<string, string>>;
 }
 
 export interface RuntimeOptions {

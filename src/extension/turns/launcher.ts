@@ -8,6 +8,7 @@ import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import { type InboxMessageV1, inboxFileName } from "../../contracts/inbox.js";
 import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
+import type { TurnLimits } from "../../contracts/limits.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
@@ -29,7 +30,10 @@ export interface TurnSpec {
   /** While an isolated child's checkout is still being written: the file that says when it is done (meta.json `cwdReadyPath`). */
   cwdReadyPath?: string;
   instructions: string;
-  timeoutMs: number;
+  /** The agent's per-turn limits with the turn-time default filled in (meta.json `limits`). */
+  limits: TurnLimits;
+  /** Extra meta.json `env` (what is left of the tree's budget). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -109,8 +113,8 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     systemPromptPath: path.join(runDir, RUN_FILES.instructions),
     sessionPath: record.sessionPath,
     startedAt: new Date().toISOString(),
-    timeoutMs: spec.timeoutMs,
-    env: { [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
+    limits: spec.limits,
+    env: { ...spec.env, [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
     ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
   };

@@ -5,7 +5,7 @@
  * no notice can flood the parent's context. Pure functions, no I/O.
  */
 import { branchFactsText } from "../../contracts/bring.js";
-import type { RunStatus } from "../../contracts/result.js";
+import type { LimitReport, RunStatus } from "../../contracts/result.js";
 import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../contracts/tree.js";
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { headChars } from "../../lib/text.js";
@@ -25,6 +25,8 @@ export interface TurnEnd {
   unrecorded?: string | undefined;
   /** An isolated agent's worktree after the turn's commit. */
   worktree?: NoticeWorktree | undefined;
+  /** The limit the turn met (result.json `limit`): its report is a wrap-up. */
+  limit?: LimitReport | undefined;
 }
 
 function agentNotice(
@@ -39,6 +41,7 @@ function agentNotice(
     /** Show outcome and reason even for a completed turn. */
     forceOutcome?: boolean;
     worktree?: NoticeWorktree | undefined;
+    limit?: LimitReport | undefined;
   },
 ): Notice {
   const text = extra.text ?? "";
@@ -65,6 +68,7 @@ function agentNotice(
     report_stored: extra.reportStored ?? false,
     report: text,
     ...(extra.worktree && { worktree: extra.worktree }),
+    ...(extra.limit && { limit: extra.limit }),
   });
 }
 
@@ -162,6 +166,7 @@ function describeNoticeOnly(notice: Notice): string {
   const who = `${notice.agent_name} (${notice.nickname})`;
   let head = notice.type === "message" ? `message from ${notice.agent_name}` : `${who} ${notice.type}`;
   if (notice.type !== "message" && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;
+  if (notice.limit) head += ` [wrap-up: ${notice.limit.name} ${notice.limit.used}/${notice.limit.value}]`;
   const reason = notice.reason ? oneLine(notice.reason) : "";
   if (reason && notice.type !== "message")
     head += `: ${reason.length > DESCRIPTION_REASON_CHARS ? `${headChars(reason, DESCRIPTION_REASON_CHARS)}…` : reason}`;

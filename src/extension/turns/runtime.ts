@@ -179,6 +179,11 @@ export class TreeRuntime implements StopContext, EffectContext {
     return this.slots.position(agentPath);
   }
 
+  /** Extra meta.json `env` for a turn that starts now: the hook's (the tree's budget left), else none. */
+  async turnEnv(): Promise<Record<string, string>> {
+    return (await this.hooks.turnEnv?.().catch(() => undefined)) ?? {};
+  }
+
   /** The agent's usage plus its descendants' (undefined when the tree directory cannot be read). */
   async subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined> {
     return subtreeUsage(this.tree, record).catch(() => undefined);

@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
+import { mergeLimits } from "../../contracts/limits.js";
 import type { AgentRecordV1, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -47,6 +48,8 @@ export interface EffectContext {
   collectInbox(): Promise<void>;
   subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined>;
   requestTurn(state: ChildState, kind: TurnKind): Promise<void>;
+  /** Extra meta.json `env` for a turn that starts now (what is left of the tree's budget). */
+  turnEnv(): Promise<Record<string, string>>;
 }
 
 /** Carries out one effect; returns a promise only when the effect waits on I/O. */
@@ -102,6 +105,7 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
   let turn: RunningTurn;
   try {
     const place = record.worktree ? await ctx.worktrees.turnCwd(record.worktree) : { cwd: ctx.cwd };
+    const env = await ctx.turnEnv();
     turn = await ctx.turns.start({
       record,
       agentDir: ctx.tree.agentDir(record.path),
@@ -111,7 +115,9 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       cwd: place.cwd,
       ...(place.readyPath && { cwdReadyPath: place.readyPath }),
       instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
-      timeoutMs: ctx.limits.turnTimeoutMs,
+      // The agent's limits; the turn limit (PI_SUBAGENTS_TURN_TIMEOUT_MS, 30 minutes) is time_limit's default.
+      limits: mergeLimits(record.limits, { time_limit: ctx.limits.turnTimeoutMs / 1000 }),
+      env,
     });
   } catch (err) {
     return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
@@ -192,7 +198,10 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
     // A restore settles the deeper records too, in spawn order: their sum is not known yet (docs/tools.md).
     const subtreeUsage = plan.restored ? undefined : await ctx.subtreeUsageOf(record);
     const reportStored = stored !== undefined;
-    ctx.notify(turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree }));
+    const limit = plan.result?.limit;
+    ctx.notify(
+      turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree, limit }),
+    );
     await ctx.dispatch(state, { type: "notice_given" });
   }
   await ctx.dispatch(state, { type: "recorded", followupQueued: plan.notify && record.followupQueued });

@@ -6,9 +6,10 @@
  * come in as data.
  */
 import { branchFactsText, recordBranchFacts } from "../../contracts/bring.js";
-import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { type AgentRecordV1, LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { currentTool } from "../progress/events-tail.js";
+import { limitsUsed } from "../progress/limits-used.js";
 import type { AgentProgress } from "../progress/progress.js";
 import { mergeHint } from "../turns/worktree-turns.js";
 import { type Painter, paintStatus, plain } from "./paint.js";
@@ -90,6 +91,15 @@ function usageLine(agent: AgentProgress): string {
   return `usage    ${formatUsage(own, "total")}${subtree}`;
 }
 
+/** A running turn's use against its limits: `limits   max_turns 3/10 · time_limit 42/1800 · wrapping up (max_turns)`. */
+function limitsLine(agent: AgentProgress, turnLimitMs: number): string[] {
+  if (agent.record.status !== "running" || !agent.run) return [];
+  const { wrap_up, ...used } = limitsUsed(agent.record.limits, turnLimitMs, agent.run, agent.elapsedMs);
+  const parts = Object.entries(used).map(([name, value]) => `${name} ${value}`);
+  if (wrap_up) parts.push(`wrapping up (${wrap_up})`);
+  return [`limits   ${parts.join(" · ")}`];
+}
+
 /**
  * Its worktree (when isolated: branch, folder, what the branch changes and how to bring it
  * in) and its latest run's folder with the command that inspects it.
@@ -144,6 +154,7 @@ export function agentDetails(
   files: AgentFiles,
   isDirectChild: boolean,
   p: Painter = plain,
+  turnLimitMs: number = LIMITS.turnTimeoutMs,
 ): string[] {
   const { record } = agent;
   const lines = [
@@ -151,6 +162,7 @@ export function agentDetails(
     stateLine(agent, p),
     `model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`,
     usageLine(agent),
+    ...limitsLine(agent, turnLimitMs),
     ...placeLines(record, files, p),
     ...transcriptLines(record, files, p),
     ...reportLines(files, p),

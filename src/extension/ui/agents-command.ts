@@ -130,7 +130,7 @@ async function agentMenu(
   p: Painter,
 ): Promise<boolean> {
   const state = rt.children.get(agent.record.path);
-  const details = agentDetails(agent, await agentFiles(rt, agent), state !== undefined, p);
+  const details = agentDetails(agent, await agentFiles(rt, agent), state !== undefined, p, rt.limits.turnTimeoutMs);
   const actions = agentActions(agent.record, state !== undefined);
   const choice = (await ctx.ui.select(details.join("\n"), actions)) as AgentAction | undefined;
   if (choice === undefined) return false;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { addTotals, emptyTotals, emptyUsage, usageTotals } from "../../../../src/contracts/usage.js";
-import { budgetFromEnv, budgetRefusal } from "../../../../src/extension/progress/budget.js";
+import { budgetFromEnv, budgetLeftEnv, budgetRefusal } from "../../../../src/extension/progress/budget.js";
+import type { TreeProgress } from "../../../../src/extension/progress/progress.js";
 import { rollUp } from "../../../../src/extension/tree/usage-rollup.js";
 
 const spent = (total_tokens: number, cost: number) => ({ input: 0, output: 0, total_tokens, cost });
@@ -33,6 +34,36 @@ describe("tree budget", () => {
     expect(budgetRefusal({ tokens: 10 ** 6, cost: 0.5 }, spent(10, 0.52134))).toBe(
       "tree budget spent: this tree's agents have used $0.5213 of its $0.5000 budget (PI_SUBAGENTS_BUDGET_COST); no new turns start",
     );
+  });
+});
+
+describe("tree budget: what a starting turn is told is left (its wrapper wraps it up there)", () => {
+  const progressSpent = (totalTokens: number, cost: number) =>
+    ({
+      snapshot: async () => [{ usage: { ...emptyUsage(), totalTokens, cost: { ...emptyUsage().cost, total: cost } } }],
+    }) as unknown as TreeProgress;
+
+  it("the budget less the tree's spend, per budget set; nothing without a budget or with an invalid one", async () => {
+    expect(await budgetLeftEnv(progressSpent(400, 0.1), { PI_SUBAGENTS_BUDGET_TOKENS: "1000" })).toEqual({
+      PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "600",
+    });
+    expect(
+      await budgetLeftEnv(progressSpent(400, 0.1), {
+        PI_SUBAGENTS_BUDGET_TOKENS: "1000",
+        PI_SUBAGENTS_BUDGET_COST: "0.5",
+      }),
+    ).toEqual({ PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "600", PI_SUBAGENTS_BUDGET_LEFT_COST: "0.4" });
+    expect(await budgetLeftEnv(progressSpent(400, 0.1), {})).toEqual({});
+    expect(await budgetLeftEnv(progressSpent(400, 0.1), { PI_SUBAGENTS_BUDGET_TOKENS: "lots" })).toEqual({});
+  });
+
+  it("a budget already spent leaves the least amount: the turn wraps up at its first request", async () => {
+    expect(
+      await budgetLeftEnv(progressSpent(5000, 2), {
+        PI_SUBAGENTS_BUDGET_TOKENS: "1000",
+        PI_SUBAGENTS_BUDGET_COST: "1",
+      }),
+    ).toEqual({ PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "1", PI_SUBAGENTS_BUDGET_LEFT_COST: "0.000001" });
   });
 });
 

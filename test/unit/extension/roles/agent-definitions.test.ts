@@ -121,6 +121,27 @@ describe("parseAgentDefinition: isolation", () => {
   });
 });
 
+describe("parseAgentDefinition: limits", () => {
+  it("reads a `limits:` block (block or flow YAML) as the role's per-turn limits", () => {
+    const block = parse(doc("name: capped\ndescription: Capped.\nlimits:\n  max_turns: 40\n  max_cost: 2.5"));
+    expect(block.ok && block.definition.limits).toEqual({ max_turns: 40, max_cost: 2.5 });
+    const flow = parse(doc("name: capped\ndescription: Capped.\nlimits: { time_limit: 600, grace_seconds: 30 }"));
+    expect(flow.ok && flow.definition.limits).toEqual({ time_limit: 600, grace_seconds: 30 });
+  });
+
+  it("a bad `limits:` block is reported with the key, together with the file's other problems", () => {
+    const parsed = parse(
+      doc("name: capped\ndescription: Capped.\nreasoning: loud\nlimits:\n  max_turns: 0\n  speed: 3"),
+    );
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.rejected.filePath).toBe(FILE);
+    expect(parsed.rejected.problem).toContain("limits.max_turns must be a positive whole number, not 0");
+    expect(parsed.rejected.problem).toContain('limits: unknown key "speed"');
+    expect(parsed.rejected.problem).toMatch(/reasoning/);
+  });
+});
+
 describe("the documented examples", () => {
   it.each(["README.md", "docs/agents.md"])("the first markdown example in %s is a valid definition", (doc) => {
     const example = /```markdown\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(REPO_ROOT, doc), "utf8"))?.[1];
@@ -167,12 +188,12 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
     [
       "an unknown field (a typo of tools)",
       doc("name: r\ndescription: d\ntool: read"),
-      'unknown field "tool" (allowed: name, description, tools, model, reasoning, isolation)',
+      'unknown field "tool" (allowed: name, description, tools, model, reasoning, isolation, limits)',
     ],
     [
       "several unknown fields",
       doc("name: r\ndescription: d\ncolor: blue\nreasoning_effort: high"),
-      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning, isolation)',
+      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning, isolation, limits)',
     ],
     [
       "`tools:` with no value",

@@ -248,6 +248,7 @@ describe("validateSpawn: plans", () => {
       fork: { kind: "all" },
       message: "do it",
       isolation: "none",
+      limits: {},
     });
   });
 
@@ -268,6 +269,7 @@ describe("validateSpawn: plans", () => {
       fork: { kind: "none" },
       message: "look",
       isolation: "none",
+      limits: {},
     });
   });
 
@@ -545,5 +547,70 @@ describe("validateSpawn: isolation (rule 12; rule 13 needs git and is checked by
     expect(noRepositoryError("/home/u/notes")).toBe(
       'isolation "worktree" needs a git repository: /home/u/notes is not inside one',
     );
+  });
+});
+
+describe("validateSpawn: limits (SPEC 5.3, 5.7)", () => {
+  const limited: RoleCatalog = {
+    ...BUILTIN_CATALOG,
+    roles: [
+      ...BUILTIN_CATALOG.roles,
+      {
+        name: "capped",
+        description: "capped",
+        tools: "parent",
+        requiresForkNone: false,
+        source: "user",
+        limits: { max_turns: 10, max_cost: 1 },
+      },
+    ],
+  };
+  const withRole = (settingsLimits: NonNullable<SpawnEnv["settingsLimits"]> = {}) =>
+    env({ findRole: (name) => lookupRole(limited, name), settingsLimits });
+  const plan = (req: SpawnRequest, e: SpawnEnv = env()) => {
+    const result = validateSpawn(req, e);
+    if (!result.ok) throw new Error(result.error);
+    return result.plan;
+  };
+
+  it.each<[string, unknown, string]>([
+    [
+      "an unknown key",
+      { max_steps: 3 },
+      'limits: unknown key "max_steps" (known: max_turns, max_tokens, max_cost, time_limit, grace_turns, grace_seconds)',
+    ],
+    ["zero", { max_turns: 0 }, "limits.max_turns must be a positive whole number, not 0"],
+    ["a negative cost", { max_cost: -1 }, "limits.max_cost must be a positive number, not -1"],
+    ["a string", { time_limit: "60" }, 'limits.time_limit must be a positive number, not "60"'],
+    ["a fraction of a request", { grace_turns: 1.5 }, "limits.grace_turns must be a positive whole number, not 1.5"],
+    ["not an object", [3], "limits must be an object, not an array"],
+  ])("%s is a spawn error naming the key", (_label, limits, message) => {
+    expect(error({ ...base, limits })).toBe(message);
+  });
+
+  it("every bad key is named at once", () => {
+    expect(error({ ...base, limits: { max_turns: -2, max_tokens: "x" } })).toBe(
+      'limits.max_turns must be a positive whole number, not -2; limits.max_tokens must be a positive whole number, not "x"',
+    );
+  });
+
+  it("spawn beats definition beats settings, key by key; absent, null and {} give the lower layers", () => {
+    const settings = { max_turns: 99, max_tokens: 5000, time_limit: 600 };
+    expect(
+      plan({ ...base, agent_type: "capped", fork_turns: "none", limits: { max_turns: 3 } }, withRole(settings)).limits,
+    ).toEqual({
+      max_turns: 3,
+      max_cost: 1,
+      max_tokens: 5000,
+      time_limit: 600,
+    });
+    expect(plan({ ...base, agent_type: "capped", fork_turns: "none" }, withRole(settings)).limits).toEqual({
+      max_turns: 10,
+      max_cost: 1,
+      max_tokens: 5000,
+      time_limit: 600,
+    });
+    expect(plan({ ...base, limits: null }, withRole({ grace_turns: 1 })).limits).toEqual({ grace_turns: 1 });
+    expect(plan({ ...base, limits: {} }).limits).toEqual({});
   });
 });

@@ -60,7 +60,7 @@ describe("launcher", () => {
     ]);
   });
 
-  it("meta.json asks the wrapper for the agent's model, reasoning, tools, extensions, session and tree identity", () => {
+  it("meta.json asks the wrapper for the agent's model, reasoning, tools, extensions, session, limits and tree identity", () => {
     const meta = buildMeta(
       {
         record,
@@ -70,10 +70,12 @@ describe("launcher", () => {
         kind: "spawn",
         cwd: "/work",
         instructions: "",
-        timeoutMs: 1000,
+        limits: { max_turns: 5, time_limit: 1 },
       },
       "/tree/agents/worker/runs/0001-spawn",
     );
+    // The turn limit is time_limit's (the wrapper wraps the turn up): no hard timeoutMs any more.
+    expect(meta.timeoutMs).toBeUndefined();
     expect(meta).toMatchObject({
       task: "[NEW_TASK from /root · task worker]\ngo",
       cwd: "/work",
@@ -85,7 +87,7 @@ describe("launcher", () => {
       extensions: ["/pkg/dist/extension/index.js"],
       noExtensions: true,
       sessionPath: "/tree/agents/worker/session.jsonl",
-      timeoutMs: 1000,
+      limits: { max_turns: 5, time_limit: 1 },
       env: { PI_SUBAGENTS_TREE_DIR: "/tree", PI_SUBAGENTS_AGENT_PATH: "/root/worker" },
     });
   });

@@ -43,6 +43,30 @@ describe("notices", () => {
     });
   });
 
+  it("a wrapped-up turn's notice carries limit, answered (completed) or stopped (interrupted), and the user's line says so", () => {
+    const limit = { name: "max_turns", value: 5, used: 5 };
+    const answered = turnEndNotice(agentRecord({ status: "completed" }), {
+      outcome: "completed",
+      text: "done: A; left: B",
+      reportStored: true,
+      limit,
+    });
+    expect(answered).toMatchObject({ type: "completed", limit, report: "done: A; left: B" });
+    expect(answered).not.toHaveProperty("outcome");
+    const stopped = turnEndNotice(agentRecord({ status: "interrupted" }), {
+      outcome: "interrupted",
+      reason: "limit max_turns reached (5 of 5): no answer within the grace of 2 model requests",
+      text: "still digging",
+      reportStored: true,
+      limit,
+    });
+    expect(stopped).toMatchObject({ type: "interrupted", limit, report: "still digging" });
+    expect(describeNotice(answered)).toMatch(/completed \[wrap-up: max_turns 5\/5\]: done: A; left: B$/);
+    expect(
+      turnEndNotice(agentRecord({ status: "completed" }), { outcome: "completed", text: "x", reportStored: true }),
+    ).not.toHaveProperty("limit");
+  });
+
   it("an isolated agent's notices carry its worktree, bounded; others carry none", () => {
     const worktree = {
       path: "/t/worktrees/w",

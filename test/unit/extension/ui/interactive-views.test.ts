@@ -218,6 +218,8 @@ describe("/agents: one agent", () => {
       "status   running · healthy · turn 2 · 5s · in bash",
       "model    fake/fast · reasoning low · role default",
       "usage    1.5k tok total · $0.0000",
+      // A running turn's use against its limits: only the turn limit here (time_limit's default).
+      "limits   time_limit 5/1800",
       "run      /t/agents/worker/runs/0002-followup",
       "         subagent-wrapper inspect /t/agents/worker/runs/0002-followup",
       "live transcript (last lines):",

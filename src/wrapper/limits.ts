@@ -1,0 +1,170 @@
+/**
+ * A run's per-turn limits at work (meta.json `limits`, SPEC 5.3): the pure LimitTracker
+ * (limit-tracker.ts) fed the child's events and the run's clock, and the I/O around it:
+ * - the wrap-up message goes to the child through the run's live-message inbox (inbox.ts,
+ *   in-child/inbox-feeder.ts), as a steering message before its next model request. A run
+ *   whose meta.json names no `inboxPath` (a script) gets a private inbox in the system's temp
+ *   folder for this, removed when the run is over;
+ * - the message file is `limit-wrap-up.json`: it sorts after the numbered messages of a
+ *   sender, so what the parent sent first is read first. Not delivered by the run's end (the
+ *   child answered first), it is removed, so no later turn is handed it;
+ * - the tree's budget (env PI_SUBAGENTS_BUDGET_TOKENS / _COST with meta.json `env`
+ *   PI_SUBAGENTS_BUDGET_LEFT_TOKENS / _COST, what was left of it when the turn started) wraps
+ *   the turn up the same way, as `tree_budget_tokens` / `tree_budget_cost`.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ENV } from "../contracts/env.js";
+import type { LimitRecord } from "../contracts/events.js";
+import type { TurnLimits } from "../contracts/limits.js";
+import type { MetaV1 } from "../contracts/meta.js";
+import type { LimitReport } from "../contracts/result.js";
+import { errorText } from "../lib/values.js";
+import { type LimitStep, LimitTracker } from "./limit-tracker.js";
+import type { PiEvent } from "./normalize.js";
+import type { RunTimers } from "./run-timers.js";
+
+/** The wrap-up message's file name in the inbox. */
+export const WRAP_UP_FILE = "limit-wrap-up.json";
+
+/** What the run does for the limits. */
+export interface LimitHooks {
+  now(): number;
+  timers: RunTimers;
+  record(record: LimitRecord): void;
+  warn(line: string): void;
+  /** The grace is over without an answer: stop the child, the run `interrupted` with `reason`. */
+  stop(reason: string): void;
+}
+
+function positive(raw: string | undefined): number | undefined {
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+export class RunLimits {
+  private readonly tracker: LimitTracker;
+  private cancelCheck: (() => void) | undefined;
+  private inboxDir: string | undefined;
+  private privateInbox = false;
+  private over = false;
+  private readonly budgetTokens: number | undefined;
+  private readonly budgetCost: number | undefined;
+
+  private constructor(
+    limits: TurnLimits,
+    env: Record<string, string> | undefined,
+    private readonly hooks: LimitHooks,
+  ) {
+    this.tracker = new LimitTracker(limits, hooks.now);
+    this.budgetTokens = positive(env?.[ENV.budgetLeftTokens]);
+    this.budgetCost = positive(env?.[ENV.budgetLeftCost]);
+  }
+
+  /** The run's limits, or undefined when meta.json sets none (then nothing is counted). */
+  static open(meta: MetaV1, hooks: LimitHooks): RunLimits | undefined {
+    if (!meta.limits) return undefined;
+    const limits = new RunLimits(meta.limits, meta.env, hooks);
+    limits.schedule();
+    return limits;
+  }
+
+  /** The limit reached, if one was: result.json `limit`. */
+  get reached(): LimitReport | undefined {
+    return this.tracker.reached;
+  }
+
+  /** The latest assistant text that was not empty. */
+  get lastAssistantText(): string {
+    return this.tracker.lastAssistantText;
+  }
+
+  /**
+   * The inbox the wrap-up goes to: meta.json's own (`shared`), else a private one made now.
+   * Undefined when none can be made (a warning; the limits then only stop the run).
+   */
+  inbox(shared: string | undefined): string | undefined {
+    if (shared) {
+      this.inboxDir = shared;
+      return shared;
+    }
+    try {
+      this.inboxDir = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-inbox-"));
+      this.privateInbox = true;
+    } catch (err) {
+      this.hooks.warn(
+        `no inbox for the limits' wrap-up message (${errorText(err)}): a limit stops the run after its grace`,
+      );
+    }
+    return this.inboxDir;
+  }
+
+  observe(event: PiEvent): void {
+    if (this.over) return;
+    this.apply(this.tracker.observe(event));
+    if (this.budgetTokens !== undefined || this.budgetCost !== undefined) this.checkBudget();
+  }
+
+  /** The run is over: no more timers; an undelivered wrap-up and a private inbox are removed. */
+  close(): void {
+    this.over = true;
+    this.cancelCheck?.();
+    if (!this.inboxDir) return;
+    try {
+      if (this.privateInbox) fs.rmSync(this.inboxDir, { recursive: true, force: true });
+      else fs.rmSync(path.join(this.inboxDir, WRAP_UP_FILE), { force: true });
+    } catch {
+      // a temp folder left behind is not worth a warning in the result
+    }
+  }
+
+  private checkBudget(): void {
+    const used = this.tracker.used;
+    if (this.budgetTokens !== undefined && used.totalTokens >= this.budgetTokens) {
+      this.apply(this.tracker.reach("tree_budget_tokens", this.budgetTokens, used.totalTokens));
+    } else if (this.budgetCost !== undefined && used.cost >= this.budgetCost) {
+      this.apply(this.tracker.reach("tree_budget_cost", this.budgetCost, used.cost));
+    }
+  }
+
+  private apply(step: LimitStep): void {
+    if (step.kind === "none") return;
+    if (step.kind === "wrap_up") {
+      this.hooks.record({ type: "limit", phase: "reached", ...step.limit });
+      this.deliver(step.message);
+    } else {
+      this.hooks.record({ type: "limit", phase: "stopped", ...step.limit });
+      this.hooks.stop(step.reason);
+    }
+    this.schedule();
+  }
+
+  /** The wrap-up message, written whole (temp file + rename) into the inbox. */
+  private deliver(text: string): void {
+    if (!this.inboxDir) return;
+    const file = path.join(this.inboxDir, WRAP_UP_FILE);
+    const temp = path.join(this.inboxDir, `.${WRAP_UP_FILE}.tmp`);
+    try {
+      fs.writeFileSync(temp, JSON.stringify({ id: "limit-wrap-up", text }));
+      fs.renameSync(temp, file);
+    } catch (err) {
+      this.hooks.warn(`the limits' wrap-up message could not be written to ${file}: ${errorText(err)}`);
+    }
+  }
+
+  /** One timer at a time: the time limit, then the grace's seconds. */
+  private schedule(): void {
+    this.cancelCheck?.();
+    this.cancelCheck = undefined;
+    const at = this.tracker.nextCheckAt();
+    if (at === undefined || this.over) return;
+    this.cancelCheck = this.hooks.timers.after(Math.max(0, at - this.hooks.now()), () => {
+      this.cancelCheck = undefined;
+      const step = this.tracker.check();
+      // A timer that fired a moment early (the clock's granularity) waits for the rest.
+      if (step.kind === "none") this.schedule();
+      else this.apply(step);
+    });
+  }
+}

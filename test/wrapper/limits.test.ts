@@ -1,0 +1,190 @@
+/**
+ * subagent-wrapper with meta.json `limits` (SPEC 5.3), against the fake pi running the
+ * wrapper's real task extension: at a limit the wrapper writes the wrap-up message into the
+ * run's inbox (a private one when meta.json names none), the extension steers it into pi,
+ * and the run ends `completed` with an answer in the grace, else `interrupted` once the grace
+ * is over — result.json carrying `limit` either way.
+ */
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { killAll } from "../support/processes.js";
+import { cleanupWrapperCases, defaultMeta, type WrapperRunOutput, wrapperCase } from "../support/wrapper-harness.js";
+
+afterEach(async () => {
+  await killAll();
+  await cleanupWrapperCases();
+});
+
+const LOAD = { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js", PI_SUBAGENTS_PI_VERSION: "0.73.1" };
+
+const start = [{ agentStart: true }, { turnStart: true }, { user: true }];
+const answer = (text: string) => ({ assistant: { text, stopReason: "stop" } });
+const bashCall = (id: string, text = "") => ({
+  assistant: {
+    ...(text && { text }),
+    toolCalls: [{ id, name: "bash", arguments: { command: "true" } }],
+    stopReason: "toolUse",
+  },
+});
+/** pi runs the tool while the wrapper writes the wrap-up; the extension steers it; pi reads it before its next request. */
+const toolThenSteer = (id: string) => [
+  { awaitSteer: 5000 },
+  { tool: { id, name: "bash", output: "ok" } },
+  { turnEnd: true },
+  { turnStart: true },
+  { steer: true },
+];
+
+const types = (run: WrapperRunOutput) => run.events.map((e) => e.type);
+
+/** A case; its wrapper's TMPDIR (where a private inbox goes) is the case's `tmp/`, to see it is gone afterwards. */
+async function limitsCase(steps: object[], meta: Record<string, unknown>) {
+  const wrapper = await wrapperCase({ scenario: { steps }, meta: defaultMeta(meta) });
+  return { wrapper, run: () => wrapper.run({ env: LOAD }), tmp: path.join(wrapper.dir, "tmp") };
+}
+
+describe("subagent-wrapper with limits", () => {
+  it("max_turns reached → the wrap-up reaches the child before its next request (private inbox) → its answer ends the run completed, with limit", async () => {
+    const { run, tmp } = await limitsCase(
+      [...start, bashCall("c1", "looking"), ...toolThenSteer("c1"), answer("done: A; left: B; files: clean")],
+      { limits: { max_turns: 1 } },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "completed",
+      finalText: "done: A; left: B; files: clean",
+      limit: { name: "max_turns", value: 1, used: 1 },
+      forcedExit: false,
+    });
+    expect(types(out)).toEqual([
+      "run_start",
+      "assistant_text",
+      "limit",
+      "tool_call",
+      "tool_result",
+      "message_delivered",
+      "assistant_text",
+      "run_end",
+    ]);
+    const delivered = out.events.find((e) => e.type === "message_delivered") as { id: string; text: string };
+    expect(delivered.id).toBe("limit-wrap-up");
+    expect(delivered.text).toMatch(/^\[LIMIT max_turns\] .*1 of 1 model requests.*start nothing new/);
+    expect(out.events.find((e) => e.type === "limit")).toMatchObject({ phase: "reached", name: "max_turns" });
+    // The private inbox (and the task file) went with the run.
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it("a child that ignores the wrap-up is stopped after grace_turns requests: interrupted, its last text the report, limit kept, the process gone", async () => {
+    const { run } = await limitsCase(
+      [
+        ...start,
+        bashCall("c1", "first look"),
+        ...toolThenSteer("c1"),
+        bashCall("c2", "still digging"),
+        { tool: { id: "c2", name: "bash", output: "ok" } },
+        { linger: null },
+      ],
+      { limits: { max_turns: 1, grace_turns: 1 }, inboxPath: "inbox" },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "interrupted",
+      exitCode: 1,
+      finalText: "still digging",
+      limit: { name: "max_turns", value: 1, used: 1 },
+      forcedExit: true,
+      childSignal: null,
+      childExitCode: 143,
+    });
+    expect(out.result?.errorMessage).toBe(
+      "limit max_turns reached (1 of 1): no answer within the grace of 1 model request",
+    );
+    expect(out.events.filter((e) => e.type === "limit").map((e) => (e as { phase: string }).phase)).toEqual([
+      "reached",
+      "stopped",
+    ]);
+    // A shared inbox keeps what the child read in delivered/; nothing of the wrapper's is left in it.
+    expect((await readdir(path.join(out.dir, "inbox"))).sort()).toEqual(["delivered"]);
+  });
+
+  it("time_limit reached on a child that never reads the wrap-up: stopped grace_seconds later, interrupted with limit", async () => {
+    const { run } = await limitsCase([...start, bashCall("c1", "a long job"), { linger: null }], {
+      limits: { time_limit: 0.5, grace_seconds: 0.5 },
+    });
+    const began = Date.now();
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "interrupted",
+      finalText: "a long job",
+      limit: { name: "time_limit", value: 0.5 },
+      forcedExit: true,
+    });
+    expect(out.result?.limit?.used).toBeGreaterThanOrEqual(0.5);
+    expect(out.result?.errorMessage).toMatch(/^limit time_limit reached .*: no answer within the grace of 0\.5 s$/);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("max_tokens and max_cost count the child's usage: each reached once, answered within the grace", async () => {
+    // The fake's usage: 10 in + 5 out = 15 tokens and $0.001 a request.
+    for (const [limits, expected] of [
+      [{ max_tokens: 30 }, { name: "max_tokens", value: 30, used: 30 }],
+      [{ max_cost: 0.002 }, { name: "max_cost", value: 0.002, used: 0.002 }],
+    ] as const) {
+      const { run } = await limitsCase(
+        [
+          ...start,
+          bashCall("c1"),
+          { tool: { id: "c1", name: "bash" } },
+          { turnEnd: true },
+          { turnStart: true },
+          bashCall("c2"),
+          ...toolThenSteer("c2"),
+          answer("wrapped up"),
+        ],
+        { limits },
+      );
+      const out = await run();
+      expect(out.result).toMatchObject({ status: "completed", finalText: "wrapped up", limit: expected });
+    }
+  });
+
+  it("a meta.json with bad limits is a usage error naming each key", async () => {
+    const wrapper = await wrapperCase({
+      scenario: { steps: [...start, answer("x")] },
+      meta: defaultMeta({ limits: { max_turns: 0, speed: 3 } }),
+    });
+    const out = await wrapper.run({ env: LOAD });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("meta.json field limits.max_turns must be a positive whole number, not 0");
+    expect(out.stderr).toContain('meta.json field limits: unknown key "speed"');
+  });
+});
+
+describe("subagent-wrapper with the tree's budget", () => {
+  it("what is left of the tree's budget (meta env) wraps the turn up like a limit: tree_budget_tokens, stopped after the grace", async () => {
+    // The fake's usage: 15 tokens a request (totalTokens, cache included, as the budget counts them).
+    const { run } = await limitsCase(
+      [
+        ...start,
+        bashCall("c1", "spending"),
+        { tool: { id: "c1", name: "bash" } },
+        { turnEnd: true },
+        { turnStart: true },
+        bashCall("c2", "spending more"),
+        ...toolThenSteer("c2"),
+        bashCall("c3", "ignoring it"),
+        { linger: null },
+      ],
+      { limits: { grace_turns: 1 }, env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "20" } },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "interrupted",
+      finalText: "ignoring it",
+      limit: { name: "tree_budget_tokens", value: 20, used: 30 },
+    });
+    const delivered = out.events.find((e) => e.type === "message_delivered") as { text: string };
+    expect(delivered.text).toMatch(/^\[LIMIT tree_budget_tokens\] .*30 of 20 tokens of the tree's budget/);
+  });
+});
