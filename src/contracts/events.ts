@@ -84,6 +84,21 @@ export interface MessageDeliveredRecord {
   text: string;
 }
 
+/**
+ * The turn's model failed with a provider error that moves it on (SPEC 5.4): the same session
+ * goes on with the next fallback model, in a new pi (a `run_start` follows).
+ */
+export interface ModelSwitchRecord {
+  type: "model_switch";
+  /** The model that failed (`provider/id`), when known. */
+  from?: string;
+  /** The model the turn goes on with. */
+  to: string;
+  errorClass: string;
+  /** pi's error message, at most 300 characters. */
+  message: string;
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -100,6 +115,7 @@ export type EventRecordBody =
   | AbortRecord
   | SettledRecord
   | MessageDeliveredRecord
+  | ModelSwitchRecord
   | RunEndRecord;
 
 /**

@@ -2,6 +2,7 @@ import { errorValue } from "../lib/text.js";
 import { isRecord } from "../lib/values.js";
 import type { AbortSource, StopReason } from "./events.js";
 import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
+import type { AttemptErrorClass } from "./provider-errors.js";
 import type { Usage } from "./usage.js";
 
 export const RESULT_VERSION = 1 as const;
@@ -77,6 +78,37 @@ export interface ResultV1 {
   /** True when the wrapper had to signal the child to make it exit. */
   forcedExit: boolean;
   errorMessage?: string;
+  /** Each model that failed with a provider error, in order (SPEC 5.4): fallbacks and the last failure. */
+  attempts?: ModelAttempt[];
+}
+
+/** One model's failed attempt at a turn (result.json `attempts`). */
+export interface ModelAttempt {
+  /** `provider/id`. */
+  model: string;
+  error_class: AttemptErrorClass;
+  /** pi's error message, one line, at most 300 characters. */
+  message: string;
+  /** @format date-time */
+  at: string;
+  /**
+   * The retry delay the provider named, in ms (a rate limit's cool-down).
+   * @minimum 0
+   */
+  retry_after_ms?: number;
+}
+
+/** Whether a value is a well-formed `attempts` entry. */
+export function isModelAttempt(value: unknown): value is ModelAttempt {
+  if (!isRecord(value)) return false;
+  const retry = value.retry_after_ms;
+  return (
+    isString(value.model) &&
+    isString(value.error_class) &&
+    isString(value.message) &&
+    isString(value.at) &&
+    (retry === undefined || (typeof retry === "number" && retry >= 0))
+  );
 }
 
 export function exitCodeForStatus(status: RunStatus): number {
@@ -125,6 +157,7 @@ export function checkResult(raw: unknown): RecordCheck<ResultV1> {
     .check("childSignal", true, nullable(isString), "a signal name or null")
     .boolean("forcedExit")
     .string("errorMessage", false)
+    .list("attempts", isModelAttempt, "a list of {model, error_class, message, at}", false)
     .summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as ResultV1 };
 }

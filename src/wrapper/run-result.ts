@@ -1,6 +1,6 @@
 /** result.json of a finished run: what meta.json asked for, the outcome, and what the run saw. */
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
-import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { type ModelAttempt, RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
 import type { Usage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
@@ -27,6 +27,8 @@ export interface RunFacts {
   forcedExit: boolean;
   /** The run's warnings, after the outcome's own error in errorMessage. */
   warnings: readonly string[];
+  /** Each model that failed with a provider error (fallback.ts). */
+  attempts?: readonly ModelAttempt[];
 }
 
 export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, facts: RunFacts): ResultV1 {
@@ -57,6 +59,7 @@ export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, fa
     childSignal: facts.childExit?.signal ?? null,
     forcedExit: facts.forcedExit,
     ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
+    ...(facts.attempts && facts.attempts.length > 0 && { attempts: [...facts.attempts] }),
   };
 }
 

@@ -35,6 +35,8 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
       return `! aborted (${record.source}): ${record.reason}\n\n`;
     case "message_delivered":
       return `## message ${record.id} (read by the child)\n${record.text}\n\n`;
+    case "model_switch":
+      return `# ${record.from ?? "the model"} failed (${record.errorClass}): ${record.message}\n# going on with ${record.to}\n\n`;
     case "settled":
       return `# pi settled${record.aborted ? " (aborted)" : ""}\n\n`;
     case "run_end":
