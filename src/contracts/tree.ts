@@ -193,6 +193,25 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
   /** Set when the agent runs in its own git worktree (`isolation: "worktree"`). */
   worktree?: AgentWorktreeV1;
+  /**
+   * The models its turns move to, in order, when `model` fails with a provider error (SPEC
+   * 5.4), each with the reasoning level nearest to `reasoning` that it supports.
+   */
+  fallbacks?: FallbackModel[];
+}
+
+/** A fallback model of an agent, and the reasoning level it runs at. */
+export interface FallbackModel {
+  /** `provider/id`. */
+  model: string;
+  reasoning: ThinkingLevel;
+}
+
+/** A failed model of a turn, as its notice names it (result.json `attempts`, shortened). */
+export interface NoticeAttempt {
+  model: string;
+  error_class: string;
+  message: string;
 }
 
 /**
@@ -239,6 +258,8 @@ export interface Notice {
   report: string;
   /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
   worktree?: NoticeWorktree;
+  /** The models that failed this turn with a provider error before `model` finished it (SPEC 5.4). */
+  attempts?: NoticeAttempt[];
 }
 
 /** Maps a wrapper outcome to the agent status it leaves. */
@@ -356,7 +377,8 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
       false,
       isWorktree,
       "a worktree (absolute path, subagent/ branch, base commit sha, absolute gitDir, relative subdir)",
-    );
+    )
+    .list("fallbacks", isFallbackModel, "a list of {model, reasoning}", false);
   if (raw.parent !== parent)
     fields.problems.unshift(
       `field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`,
@@ -367,6 +389,10 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
     );
   const problem = fields.summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as AgentRecordV1 };
+}
+
+function isFallbackModel(value: unknown): boolean {
+  return isRecord(value) && isString(value.model) && THINKING_LEVELS.includes(value.reasoning as ThinkingLevel);
 }
 
 /** A notice read back from an inbox file (a child's send_message), checked against Notice; unknown fields kept. */

@@ -10,6 +10,7 @@ import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../co
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { headChars } from "../../lib/text.js";
 import { boundNotice } from "./bounds.js";
+import type { TurnModelReport } from "./fallback-turns.js";
 
 /** How a turn ended, as its notice tells it. */
 export interface TurnEnd {
@@ -25,6 +26,8 @@ export interface TurnEnd {
   unrecorded?: string | undefined;
   /** An isolated agent's worktree after the turn's commit. */
   worktree?: NoticeWorktree | undefined;
+  /** The model that finished the turn and those that failed it, when a fallback model ran (fallback-turns.ts). */
+  models?: TurnModelReport | undefined;
 }
 
 function agentNotice(
@@ -39,6 +42,7 @@ function agentNotice(
     /** Show outcome and reason even for a completed turn. */
     forceOutcome?: boolean;
     worktree?: NoticeWorktree | undefined;
+    models?: TurnModelReport | undefined;
   },
 ): Notice {
   const text = extra.text ?? "";
@@ -55,8 +59,9 @@ function agentNotice(
     type,
     agent_status: record.status,
     health: record.health,
-    model: record.model,
-    reasoning: record.reasoning,
+    model: extra.models?.model ?? record.model,
+    reasoning: extra.models?.reasoning ?? record.reasoning,
+    ...(extra.models && extra.models.attempts.length > 0 && { attempts: extra.models.attempts }),
     ...(failed && { outcome: extra.outcome }),
     ...(failed && extra.reason && { reason: extra.reason }),
     usage,
