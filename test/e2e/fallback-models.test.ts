@@ -5,7 +5,7 @@
  * carries the conversation so far.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { fakeModels, makePiHome } from "../support/pi-home.js";
+import { fakeModels, makePiHome, PI_LINE_NAME, type RetrySettings } from "../support/pi-home.js";
 import { killAll } from "../support/processes.js";
 import { type ChatRequest, type Reply, reply, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
@@ -27,10 +27,10 @@ function modelsWithFlaky(url: string): unknown {
 }
 
 /** flaky: a tool call, then `failure`; fast: the answer. */
-async function setup(failure: Reply) {
+async function setup(failure: Reply, retry?: RetrySettings) {
   const llm = await startScriptedLlm();
   cleanups.push(() => llm.close());
-  const home = await makePiHome({ llmUrl: llm.url, models: modelsWithFlaky(llm.url) });
+  const home = await makePiHome({ llmUrl: llm.url, models: modelsWithFlaky(llm.url), ...(retry && { retry }) });
   cleanups.push(() => home.cleanup());
   let flakyCalls = 0;
   llm.onRequest((req: ChatRequest) => {
@@ -84,6 +84,22 @@ describe("fallback models with the real pi", () => {
       // Nothing done was redone: one tool call in the whole run.
       expect(out.result?.toolCalls).toBe(1);
       expect(out.events.filter((e) => e.type === "run_start")).toHaveLength(2);
+    },
+  );
+
+  // pi 1.x relays a Retry-After longer than retry.provider.maxRetryDelayMs in its message
+  // ("Server requested 30s retry delay"); pi 0.73 never says it (docs/agents.md).
+  it.runIf(PI_LINE_NAME === "current")(
+    "pi 1.x: a 429's Retry-After, as pi relays it, is the failed model's cool-down",
+    async () => {
+      const failure = reply.error(429, "Rate limit reached", { headers: { "retry-after": "30" } });
+      const { run } = await setup(failure, { enabled: false, provider: { maxRetries: 1, maxRetryDelayMs: 1000 } });
+      const out = await run();
+      expect(out.result).toMatchObject({ status: "completed", finalText: "finished on fast" });
+      expect(out.result?.attempts).toEqual([
+        expect.objectContaining({ model: "fake/flaky", error_class: "rate_limit", retry_after_ms: 30_000 }),
+      ]);
+      expect(out.result?.attempts?.[0]?.message).toMatch(/Server requested 30s retry delay/);
     },
   );
 

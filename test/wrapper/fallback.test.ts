@@ -106,6 +106,61 @@ describe("subagent-wrapper: fallback models (SPEC 5.4)", () => {
     expect(await run.read("out/transcript.md")).toContain("going on with fake/b");
   });
 
+  it("pi's own retries come first: a retry that succeeds switches nothing; one that fails switches once", async () => {
+    const error = (n: number) => [
+      { agentStart: true },
+      { turnStart: true },
+      { assistant: { stopReason: "error", errorMessage: "503 Service Unavailable", usage } },
+      { turnEnd: true },
+      { agentEnd: true },
+      { retryStart: { attempt: n, maxAttempts: 1, delayMs: 10, errorMessage: "503 Service Unavailable" } },
+      { sleep: 10 },
+    ];
+    const retried = await runWith(
+      {
+        "fake/a": {
+          steps: [
+            ...error(1),
+            { agentStart: true },
+            { turnStart: true },
+            { assistant: { text: "recovered on a", stopReason: "stop", usage } },
+            { retryEnd: { attempt: 1, success: true } },
+            { turnEnd: true },
+            { agentEnd: true },
+            { exit: 0 },
+          ],
+        },
+        "fake/b": answering("never"),
+      },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(retried.run.result).toMatchObject({ status: "completed", finalText: "recovered on a" });
+    expect(retried.run.result?.attempts).toBeUndefined();
+    expect(retried.starts).toHaveLength(1);
+
+    const exhausted = await runWith(
+      {
+        "fake/a": {
+          steps: [
+            ...error(1),
+            { agentStart: true },
+            { turnStart: true },
+            { assistant: { stopReason: "error", errorMessage: "503 Service Unavailable", usage } },
+            { retryEnd: { attempt: 1, success: false, finalError: "503 Service Unavailable" } },
+            { turnEnd: true },
+            { agentEnd: true },
+            { exit: 0 },
+          ],
+        },
+        "fake/b": answering("done on b"),
+      },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(exhausted.run.result).toMatchObject({ status: "completed", finalText: "done on b" });
+    expect(exhausted.run.result?.attempts?.map((a) => a.model)).toEqual(["fake/a"]);
+    expect(exhausted.starts).toHaveLength(2);
+  });
+
   it("walks the list: 503 then 500 then an answer on the third model", async () => {
     const { run, starts: pis } = await runWith(
       {
