@@ -18,6 +18,7 @@ const SUITES = [
   "stream",
   "pi-run",
   "live-message",
+  "fallback",
   "fanout",
   "tree-fanout",
   "isolation-spawn",
