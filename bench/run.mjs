@@ -19,6 +19,7 @@ const SUITES = [
   "pi-run",
   "live-message",
   "limits",
+  "fallback",
   "fanout",
   "tree-fanout",
   "isolation-spawn",

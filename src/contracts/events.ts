@@ -97,6 +97,21 @@ export interface LimitRecord {
   used: number;
 }
 
+/**
+ * The turn's model failed with a provider error that moves it on (SPEC 5.4): the same session
+ * goes on with the next fallback model, in a new pi (a `run_start` follows).
+ */
+export interface ModelSwitchRecord {
+  type: "model_switch";
+  /** The model that failed (`provider/id`), when known. */
+  from?: string;
+  /** The model the turn goes on with. */
+  to: string;
+  errorClass: string;
+  /** pi's error message, at most 300 characters. */
+  message: string;
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -114,6 +129,7 @@ export type EventRecordBody =
   | SettledRecord
   | MessageDeliveredRecord
   | LimitRecord
+  | ModelSwitchRecord
   | RunEndRecord;
 
 /**

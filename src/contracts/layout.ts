@@ -58,6 +58,11 @@ export const TREE_FILES = {
   reports: "reports",
   /** One folder per turn. */
   runs: "runs",
+  /**
+   * Models the tree's later turns skip for a while (tree/cooldowns.ts): each that failed with
+   * a rate-limit or quota error, until when.
+   */
+  cooldowns: "model-cooldowns.json",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */

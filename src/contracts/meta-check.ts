@@ -120,7 +120,7 @@ const KIND_CHECKS: readonly KindCheck[] = [
     problem: (key, value) => `meta.json field "${key}" must be a boolean, not ${describe(value)}`,
   },
   {
-    keys: ["tools", "extensions"],
+    keys: ["tools", "extensions", "fallbackModels"],
     ok: (value) => Array.isArray(value) && value.every((item) => typeof item === "string" && item !== ""),
     problem: (key) => `meta.json field "${key}" must be an array of non-empty strings`,
   },
@@ -246,4 +246,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "graceMs",
   "env",
   "limits",
+  "fallbackModels",
 ];

@@ -97,6 +97,11 @@ export interface MetaV1 {
    * so the caller can leave heavy work until then.
    */
   cwdReadyPath?: string;
+  /**
+   * Models (`provider/id`) the turn moves to, in order, when its model fails with a provider
+   * error after pi's own retries (SPEC 5.4): the same session goes on with the next one.
+   */
+  fallbackModels?: NonEmptyString[];
 }
 
 /** The file the child creates once its start-up is over, beside meta.json `cwdReadyPath`. */

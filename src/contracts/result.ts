@@ -2,6 +2,7 @@ import { errorValue } from "../lib/text.js";
 import { isRecord } from "../lib/values.js";
 import type { AbortSource, StopReason } from "./events.js";
 import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
+import type { AttemptErrorClass } from "./provider-errors.js";
 import type { Usage } from "./usage.js";
 
 export const RESULT_VERSION = 1 as const;
@@ -90,6 +91,8 @@ export interface ResultV1 {
   errorMessage?: string;
   /** Set when a limit was reached and the child was told to wrap up (SPEC 5.3). */
   limit?: LimitReport;
+  /** Each model that failed with a provider error, in order (SPEC 5.4): fallbacks and the last failure. */
+  attempts?: ModelAttempt[];
 }
 
 function isLimitReport(value: unknown): boolean {
@@ -100,6 +103,35 @@ function isLimitReport(value: unknown): boolean {
     Number.isFinite(value.value) &&
     typeof value.used === "number" &&
     Number.isFinite(value.used)
+  );
+}
+
+/** One model's failed attempt at a turn (result.json `attempts`). */
+export interface ModelAttempt {
+  /** `provider/id`. */
+  model: string;
+  error_class: AttemptErrorClass;
+  /** pi's error message, one line, at most 300 characters. */
+  message: string;
+  /** @format date-time */
+  at: string;
+  /**
+   * The retry delay the provider named, in ms (a rate limit's cool-down).
+   * @minimum 0
+   */
+  retry_after_ms?: number;
+}
+
+/** Whether a value is a well-formed `attempts` entry. */
+export function isModelAttempt(value: unknown): value is ModelAttempt {
+  if (!isRecord(value)) return false;
+  const retry = value.retry_after_ms;
+  return (
+    isString(value.model) &&
+    isString(value.error_class) &&
+    isString(value.message) &&
+    isString(value.at) &&
+    (retry === undefined || (typeof retry === "number" && retry >= 0))
   );
 }
 
@@ -150,6 +182,7 @@ export function checkResult(raw: unknown): RecordCheck<ResultV1> {
     .boolean("forcedExit")
     .string("errorMessage", false)
     .check("limit", false, isLimitReport, "an object {name, value, used}")
+    .list("attempts", isModelAttempt, "a list of {model, error_class, message, at}", false)
     .summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as ResultV1 };
 }

@@ -196,6 +196,25 @@ export interface AgentRecordV1 {
   worktree?: AgentWorktreeV1;
   /** Per-turn limits from spawn_agent, the role and the settings, merged at spawn: every turn (follow-ups too) runs with them. */
   limits?: TurnLimits;
+  /**
+   * The models its turns move to, in order, when `model` fails with a provider error (SPEC
+   * 5.4), each with the reasoning level nearest to `reasoning` that it supports.
+   */
+  fallbacks?: FallbackModel[];
+}
+
+/** A fallback model of an agent, and the reasoning level it runs at. */
+export interface FallbackModel {
+  /** `provider/id`. */
+  model: string;
+  reasoning: ThinkingLevel;
+}
+
+/** A failed model of a turn, as its notice names it (result.json `attempts`, shortened). */
+export interface NoticeAttempt {
+  model: string;
+  error_class: string;
+  message: string;
 }
 
 /**
@@ -244,6 +263,8 @@ export interface Notice {
   worktree?: NoticeWorktree;
   /** The turn met a limit (SPEC 5.3) and was wrapped up: its report is partial work, not finished work. */
   limit?: LimitReport;
+  /** The models that failed this turn with a provider error before `model` finished it (SPEC 5.4). */
+  attempts?: NoticeAttempt[];
 }
 
 /** Maps a wrapper outcome to the agent status it leaves. */
@@ -367,7 +388,8 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
       false,
       (value) => parseLimits(value).problems.length === 0,
       "limits (positive numbers of known keys)",
-    );
+    )
+    .list("fallbacks", isFallbackModel, "a list of {model, reasoning}", false);
   if (raw.parent !== parent)
     fields.problems.unshift(
       `field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`,
@@ -378,6 +400,10 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
     );
   const problem = fields.summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as AgentRecordV1 };
+}
+
+function isFallbackModel(value: unknown): boolean {
+  return isRecord(value) && isString(value.model) && THINKING_LEVELS.includes(value.reasoning as ThinkingLevel);
 }
 
 /** A notice read back from an inbox file (a child's send_message), checked against Notice; unknown fields kept. */

@@ -1,6 +1,12 @@
 /** result.json of a finished run: what meta.json asked for, the outcome, and what the run saw. */
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
-import { type LimitReport, RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import {
+  type LimitReport,
+  type ModelAttempt,
+  RESULT_VERSION,
+  type ResultV1,
+  WRAPPER_EXIT,
+} from "../contracts/result.js";
 import type { Usage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
@@ -29,6 +35,8 @@ export interface RunFacts {
   warnings: readonly string[];
   /** The limit reached (meta.json `limits`), if one was. */
   limit?: LimitReport | undefined;
+  /** Each model that failed with a provider error (fallback.ts). */
+  attempts?: readonly ModelAttempt[];
 }
 
 export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, facts: RunFacts): ResultV1 {
@@ -60,6 +68,7 @@ export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, fa
     forcedExit: facts.forcedExit,
     ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
     ...(facts.limit && { limit: facts.limit }),
+    ...(facts.attempts && facts.attempts.length > 0 && { attempts: [...facts.attempts] }),
   };
 }
 

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { EventRecordBody } from "../contracts/events.js";
-import { DEFAULT_GRACE_MS, type MetaV1 } from "../contracts/meta.js";
+import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { exitCodeForStatus } from "../contracts/result.js";
 import { type Clock, systemClock } from "../lib/clock.js";
 import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 import { ResultReserve } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, findOnPath, nodeChildOperations } from "./child.js";
+import { FallbackChain, fallbackSessionPath, type ModelSwitch } from "./fallback.js";
 import { DeliveryLedger } from "./inbox.js";
 import { onStopSignals, watchParent } from "./interrupts.js";
 import { RunLimits } from "./limits.js";
@@ -51,7 +52,11 @@ export interface RunOptions {
  * outside (interrupts.ts), what its child leaves behind (stragglers.ts), its result (run-result.ts).
  */
 class WrapperRun {
-  private readonly tracker = new OutcomeTracker();
+  private tracker = new OutcomeTracker();
+  /** The models the turn may move to (fallback.ts), and what failed. */
+  private readonly fallbacks: FallbackChain;
+  /** meta.json as pi processes are started from it (the session fallbacks share: fallback.ts). */
+  private readonly runMeta: MetaV1;
   private readonly clock: Clock;
   private readonly processes: ChildOperations;
   private readonly timers: RunTimers;
@@ -89,6 +94,9 @@ class WrapperRun {
     this.processes = options.child ?? nodeChildOperations;
     this.timers = new RunTimers(this.clock);
     this.startedAt = this.clock.now();
+    const sessionPath = fallbackSessionPath(meta);
+    this.runMeta = sessionPath ? { ...meta, sessionPath } : meta;
+    this.fallbacks = new FallbackChain(effectiveModel(meta), meta.fallbackModels);
   }
 
   async run(): Promise<RunReport> {
@@ -158,14 +166,32 @@ class WrapperRun {
     this.identify(bin, childEnv);
     this.taskFile = taskFilePath();
     await this.prepareStart(this.taskFile);
-    // A signal during start-up is recorded without starting pi at all.
-    if (this.tracker.decided) return;
-    const args = buildChildArgs(this.meta);
     const inboxDir = this.openInbox();
+    let meta = this.runMeta;
+    for (;;) {
+      // A signal during start-up (or between two models) is recorded without starting pi at all.
+      if (this.tracker.decided) return;
+      await this.startPi(bin, buildChildArgs(meta), childEnv, inboxDir, artifactsOpen);
+      const next = this.nextModel();
+      if (!next) return;
+      meta = { ...this.runMeta, resolvedModel: next.to, task: next.prompt };
+      await removeTaskFile(this.taskFile);
+      await writeTaskFile(this.taskFile, next.prompt);
+    }
+  }
+
+  /** One pi process of the run, from its spawn to its exit. */
+  private async startPi(
+    bin: string,
+    args: string[],
+    childEnv: Record<string, string>,
+    inboxDir: string | undefined,
+    artifactsOpen: Promise<void>,
+  ): Promise<void> {
     const child = this.processes.spawn(bin, args, {
       cwd: this.meta.cwd,
       env: childEnv,
-      taskFile: this.taskFile,
+      taskFile: this.taskFile as string,
       runToken: this.runToken,
       ...(inboxDir && { inboxDir }),
       ...(this.meta.cwdReadyPath && { cwdReady: this.meta.cwdReadyPath }),
@@ -182,6 +208,41 @@ class WrapperRun {
     const [pid] = await Promise.all([this.started(child, bin), artifactsOpen]);
     this.record({ type: "run_start", runId: this.meta.runId, pid, argv: args });
     await this.supervise(child, exited);
+  }
+
+  /**
+   * After a pi process exited: the switch to the next fallback model when it failed with a
+   * provider error that moves the turn on (fallback.ts), with a fresh tracker for the next pi.
+   */
+  private nextModel(): ModelSwitch | undefined {
+    const exit = this.childExit ?? { exitCode: null, signal: null };
+    const outcome = this.tracker.finish({ ...exit, stderrTail: this.stderrTail });
+    const next = this.fallbacks.afterAttempt(
+      {
+        outcome,
+        model: this.fallbacks.model ?? this.tracker.resolvedModel,
+        exitCode: exit.exitCode,
+        stderrTail: this.stderrTail,
+        at: this.clock.now(),
+      },
+      { usage: this.tracker.usage, turns: this.tracker.turns, toolCalls: this.tracker.toolCalls },
+    );
+    if (!next) return undefined;
+    this.record({
+      type: "model_switch",
+      from: next.from.model,
+      to: next.to,
+      errorClass: next.from.error_class,
+      message: next.from.message,
+    });
+    this.tracker = new OutcomeTracker({ settles: this.tracker.emitsSettled });
+    this.childExit = undefined;
+    this.stderrTail = "";
+    this.forcedExit = false;
+    this.stopping = false;
+    this.cancelGrace?.();
+    this.cancelGrace = undefined;
+    return next;
   }
 
   /** The task file, the result's reserve and the orphan guard, all started at once. */
@@ -370,13 +431,13 @@ class WrapperRun {
     this.record({ type: "run_end", status: outcome.status, exitCode });
     await this.artifacts.close();
     this.collectArtifactErrors();
+    const totals = this.fallbacks.totals(this.tracker);
     const result = buildResult(this.meta, outcome, exitCode, {
       startedAt: this.startedAt,
       endedAt: this.clock.now(),
-      usage: this.tracker.usage,
-      turns: this.tracker.turns,
-      toolCalls: this.tracker.toolCalls,
-      resolvedModel: this.tracker.resolvedModel,
+      ...totals,
+      resolvedModel: this.tracker.resolvedModel ?? this.fallbacks.model,
+      attempts: this.fallbacks.attempts,
       childExit: this.childExit,
       forcedExit: this.forcedExit,
       warnings: this.warnings.all,

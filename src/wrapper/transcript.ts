@@ -12,6 +12,12 @@ function preview(value: unknown): string {
   return text.length > ARG_PREVIEW_CHARS ? `${text.slice(0, ARG_PREVIEW_CHARS)}… (${text.length} chars)` : text;
 }
 
+function retryLine(record: Extract<EventRecordBody, { type: "retry" }>): string {
+  return record.phase === "start"
+    ? `~ retry ${record.attempt}${record.maxAttempts ? `/${record.maxAttempts}` : ""} in ${record.delayMs ?? 0} ms: ${record.errorMessage ?? ""}\n\n`
+    : `~ retry ${record.attempt} ${record.success ? "succeeded" : `failed: ${record.finalError ?? ""}`}\n\n`;
+}
+
 /** The readable transcript lines for one events.jsonl record ("" when it has none). */
 export function formatTranscriptEntry(record: EventRecordBody): string {
   switch (record.type) {
@@ -28,13 +34,13 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
     case "tool_result":
       return `← ${record.toolName} ${record.isError ? "error" : "ok"}\n\n`;
     case "retry":
-      return record.phase === "start"
-        ? `~ retry ${record.attempt}${record.maxAttempts ? `/${record.maxAttempts}` : ""} in ${record.delayMs ?? 0} ms: ${record.errorMessage ?? ""}\n\n`
-        : `~ retry ${record.attempt} ${record.success ? "succeeded" : `failed: ${record.finalError ?? ""}`}\n\n`;
+      return retryLine(record);
     case "abort":
       return `! aborted (${record.source}): ${record.reason}\n\n`;
     case "message_delivered":
       return `## message ${record.id} (read by the child)\n${record.text}\n\n`;
+    case "model_switch":
+      return `# ${record.from ?? "the model"} failed (${record.errorClass}): ${record.message}\n# going on with ${record.to}\n\n`;
     case "settled":
       return `# pi settled${record.aborted ? " (aborted)" : ""}\n\n`;
     case "limit":

@@ -43,7 +43,8 @@ export interface StreamOptions {
 
 export type Reply =
   | ({ kind: "stream"; text: string; toolCalls: ToolCallSpec[] } & StreamOptions)
-  | { kind: "error"; status: number; message: string }
+  | { kind: "error"; status: number; message: string; headers?: Record<string, string>; type?: string }
+  | { kind: "close" }
   | { kind: "hang"; partialText?: string }
   | { kind: "disconnect"; partialText?: string };
 
@@ -70,9 +71,20 @@ export const reply = {
     const { text = "", ...rest } = opts;
     return { kind: "stream", text, toolCalls: calls, finishReason: "tool_calls", ...rest };
   },
-  /** An HTTP error with an OpenAI-style JSON body (pi sees a provider error). */
-  error(status: number, message = "scripted error"): Reply {
-    return { kind: "error", status, message };
+  /**
+   * An HTTP error with an OpenAI-style JSON body (pi sees a provider error); `headers` go with
+   * it (e.g. `{"retry-after": "30"}` on a 429), `type` is the body's error type.
+   */
+  error(
+    status: number,
+    message = "scripted error",
+    opts: { headers?: Record<string, string>; type?: string } = {},
+  ): Reply {
+    return { kind: "error", status, message, ...opts };
+  },
+  /** Closes the connection without answering (a lost connection before any byte). */
+  close(): Reply {
+    return { kind: "close" };
   },
   /** Never finishes. With `partialText`, headers and some text are sent first, then silence. */
   hang(partialText?: string): Reply {
@@ -249,7 +261,13 @@ function pieces(text: string): string[] {
 
 async function respond(res: http.ServerResponse, r: Reply, model: string, index: number): Promise<void> {
   if (r.kind === "error") {
-    return sendJson(res, r.status, { error: { message: r.message, type: "server_error", code: null } });
+    res.writeHead(r.status, { "content-type": "application/json", ...r.headers });
+    res.end(JSON.stringify({ error: { message: r.message, type: r.type ?? "server_error", code: null } }));
+    return;
+  }
+  if (r.kind === "close") {
+    res.socket?.destroy();
+    return;
   }
   if (r.kind === "hang" && r.partialText === undefined) return; // no headers at all; close() frees it
   if (r.kind === "stream" && r.waitFor) await r.waitFor.catch(() => undefined);

@@ -26,6 +26,8 @@ export interface RunProgress {
   retrying: boolean;
   /** The limit the run met (events.jsonl `limit`, SPEC 5.3): the child is wrapping up. */
   limitReached?: string;
+  /** The model the run's pi was started on (its latest `run_start`; a fallback after a `model_switch`). */
+  model?: string;
 }
 
 export function emptyRunProgress(): RunProgress {
@@ -37,6 +39,13 @@ export function currentTool(progress: RunProgress): string | undefined {
   return [...progress.openTools.values()].at(-1);
 }
 
+/** The `--model` value of a run_start's argv, when it has one. */
+function modelArgument(argv: unknown): string | undefined {
+  if (!Array.isArray(argv)) return undefined;
+  const value = argv[argv.indexOf("--model") + 1];
+  return argv.includes("--model") && typeof value === "string" ? value : undefined;
+}
+
 /** Folds one events.jsonl record into the run's progress. Unknown records change nothing. */
 export function applyRecord(progress: RunProgress, record: unknown): void {
   if (!isRecord(record)) return;
@@ -44,6 +53,10 @@ export function applyRecord(progress: RunProgress, record: unknown): void {
   switch (record.type) {
     case "run_start":
       progress.startedAt ??= ts;
+      progress.model = modelArgument(record.argv) ?? progress.model;
+      break;
+    case "model_switch":
+      if (typeof record.to === "string") progress.model = record.to;
       break;
     case "assistant_text":
       progress.turns += 1;

@@ -46,6 +46,8 @@ export interface AgentDefinition {
   isolation?: IsolationMode;
   /** Per-turn limits (`limits:`); spawn_agent's `limits` win key by key, settings' lose. */
   limits?: TurnLimits;
+  /** Default fallback models (`provider/id`, in order; spawn_agent's `fallback_models` wins). */
+  fallbackModels?: readonly string[];
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;
   source: DefinitionSource;
@@ -65,7 +67,16 @@ export interface RejectedDefinition {
 
 export type ParsedDefinition = { ok: true; definition: AgentDefinition } | { ok: false; rejected: RejectedDefinition };
 
-export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning", "isolation", "limits"] as const;
+export const DEFINITION_FIELDS = [
+  "name",
+  "description",
+  "tools",
+  "model",
+  "reasoning",
+  "isolation",
+  "limits",
+  "fallback_models",
+] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 /** Larger files are refused: the body goes into every turn's system prompt. */
@@ -119,6 +130,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   const reasoning = take(parseReasoning(fm));
   const isolation = take(parseIsolation(fm));
   const limits = take(parseLimitsField(fm));
+  const fallbackModels = take(parseFallbackModels(fm));
   if (problems.length > 0) return rejectDefinition(filePath, source, name ?? declaredName(fm, filePath), problems);
   return {
     ok: true,
@@ -130,6 +142,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
       ...(reasoning !== undefined && { reasoning }),
       ...(isolation !== undefined && { isolation }),
       ...(limits !== undefined && { limits }),
+      ...(fallbackModels !== undefined && { fallbackModels }),
       prompt: body.trim(),
       source,
       filePath,
@@ -209,6 +222,19 @@ export function parseReasoning(fm: Record<string, unknown>): ThinkingLevel | und
   if (!("reasoning" in fm)) return undefined;
   if (isThinkingLevel(fm.reasoning)) return fm.reasoning;
   return { problem: `reasoning ${JSON.stringify(fm.reasoning)} must be one of ${THINKING_LEVELS.join(", ")}` };
+}
+
+/** `fallback_models: a/x, b/y` or a YAML list of `provider/id` (known models are checked at spawn). */
+export function parseFallbackModels(fm: Record<string, unknown>): readonly string[] | undefined | Problem {
+  if (!("fallback_models" in fm)) return undefined;
+  const value = fm.fallback_models;
+  const items = typeof value === "string" ? value.split(",") : Array.isArray(value) ? value : undefined;
+  if (!items) return { problem: "fallback_models must be a comma-separated list or a YAML list of provider/id" };
+  const names = items.map((item) => (typeof item === "string" ? item.trim() : item));
+  const bad = names.find((name) => typeof name !== "string" || !parseModelRef(name));
+  if (bad !== undefined)
+    return { problem: `fallback_models holds ${JSON.stringify(bad)}, which is not written provider/id` };
+  return [...new Set(names as string[])];
 }
 
 export function parseIsolation(fm: Record<string, unknown>): IsolationMode | undefined | Problem {

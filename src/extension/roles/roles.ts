@@ -38,6 +38,8 @@ export interface Role {
   isolation?: IsolationMode;
   /** A user-defined role's per-turn limits (`limits:` in its file); spawn_agent's keys win, settings' lose. */
   limits?: TurnLimits;
+  /** A user-defined role's fallback models (`fallback_models:` in its file); spawn_agent's parameter wins. */
+  fallbackModels?: readonly string[];
   /** What of its file was left out (a Claude Code tool pi lacks, …), told to the user at session start. */
   notes?: readonly string[];
 }
@@ -130,6 +132,7 @@ function roleFromDefinition(def: AgentDefinition): Role {
     filePath: def.filePath,
     ...(def.isolation !== undefined && { isolation: def.isolation }),
     ...(def.limits !== undefined && { limits: def.limits }),
+    ...(def.fallbackModels !== undefined && { fallbackModels: def.fallbackModels }),
     ...(def.notes !== undefined && def.notes.length > 0 && { notes: def.notes }),
   };
 }

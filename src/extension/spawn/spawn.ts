@@ -10,7 +10,7 @@ import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
-import type { AgentRecordV1, AgentWorktreeV1 } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import type { Repository } from "../isolation/index.js";
@@ -19,9 +19,11 @@ import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
 import { COORDINATION_TOOLS } from "../roles/tool-names.js";
 import { readSubagentSettings } from "../settings.js";
+import { readCooldowns } from "../tree/cooldowns.js";
 import { pickNickname } from "../tree/paths.js";
 import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
+import { resolveFallbacks } from "./fallbacks.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type Rollback, withRollback } from "./rollback.js";
@@ -82,11 +84,11 @@ export async function spawnAgent(
   runtime: SpawnRuntime,
   pi: ExtensionAPI,
   ctx: ExtensionContext,
-  params: SpawnRequest,
+  params: SpawnRequest & { fallback_models?: unknown },
 ): Promise<SpawnResult> {
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
-  const plan = await checkRequest(runtime, pi, ctx, params, registry);
+  const plan = withFallbacks(runtime, ctx, params, await checkRequest(runtime, pi, ctx, params, registry));
   // 13, the last rule: it runs git, so it comes after every rule that does not.
   const repository = plan.isolation === "worktree" ? await repositoryFor(runtime.cwd) : undefined;
   return withRollback(async (rollback) => {
@@ -143,6 +145,31 @@ async function checkRequest(
   });
   if (!checked.ok) throw new Error(checked.error);
   return checked.plan;
+}
+
+/**
+ * The plan's fallback models (spawn/fallbacks.ts): the parameter, else the role's, else the
+ * settings'; the child starts on the first of its models that is not cooling down.
+ */
+function withFallbacks(
+  runtime: SpawnRuntime,
+  ctx: ExtensionContext,
+  params: { fallback_models?: unknown },
+  plan: SpawnPlan,
+): SpawnPlan & { fallbacks: FallbackModel[] } {
+  const chosen = resolveFallbacks({
+    param: params.fallback_models,
+    role: plan.roleInfo,
+    settings: readSubagentSettings({ cwd: runtime.cwd }).settings.fallbackModels,
+    model: plan.model,
+    reasoning: plan.reasoning,
+    findModel: modelFinder(ctx),
+    cooling: readCooldowns(runtime.tree.root, Date.now()),
+  });
+  if (!chosen.ok) throw new Error(chosen.error);
+  const { model, reasoning, fallbacks, note } = chosen.value;
+  const modelNote = [plan.modelNote, note].filter(Boolean).join("; ");
+  return { ...plan, model, reasoning, fallbacks, ...(modelNote && { modelNote }) };
 }
 
 /** The agent's folder: a spawn racing for the same path (another process of the tree) loses here. */
@@ -237,7 +264,11 @@ interface RecordParts {
 }
 
 /** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
-function newRecord(parent: string, plan: SpawnPlan, parts: RecordParts): AgentRecordV1 {
+function newRecord(
+  parent: string,
+  plan: SpawnPlan & { fallbacks: FallbackModel[] },
+  parts: RecordParts,
+): AgentRecordV1 {
   const now = new Date().toISOString();
   const { forkTranscript, worktree } = parts;
   return {
@@ -267,6 +298,7 @@ function newRecord(parent: string, plan: SpawnPlan, parts: RecordParts): AgentRe
     ...(forkTranscript !== undefined && { forkTranscript }),
     ...(worktree && { worktree }),
     ...(Object.keys(plan.limits).length > 0 && { limits: plan.limits }),
+    ...(plan.fallbacks.length > 0 && { fallbacks: plan.fallbacks }),
   };
 }
 

@@ -7,6 +7,7 @@ import { budgetState } from "../progress/budget.js";
 import { limitsUsed } from "../progress/limits-used.js";
 import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
+import { modelInUse } from "../turns/fallback-turns.js";
 import { pendingMessageCount } from "../turns/live-messages.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 
@@ -38,13 +39,14 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
         const usage = usageTotals(agent.usage);
         addTotals(totalUsage, usage);
         const pendingMessages = pendingMessageCount(record);
+        const inUse = modelInUse(record, agent.run?.model);
         return {
           agent_name: record.path,
           nickname: record.nickname,
           agent_status: record.status,
           role: record.role,
-          model: record.model,
-          reasoning: record.reasoning,
+          model: inUse.model,
+          reasoning: inUse.reasoning,
           health: record.health,
           ...(record.worktree && { branch: record.worktree.branch }),
           ...(agent.queuePosition !== undefined && { queue_position: agent.queuePosition }),

@@ -1,6 +1,8 @@
 import { getAgentDir, SettingsManager, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { systemClock } from "../../lib/clock.js";
 import { listModels, type ModelInfo, scopePatterns } from "../roles/models.js";
+import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({});
@@ -14,15 +16,31 @@ export function enabledModelsSetting(cwd: string): { enabledModels?: unknown } {
   return enabledModels === undefined ? {} : { enabledModels };
 }
 
-export function listModelsTool(_deps: ToolDeps): ToolDefinition<typeof parameters> {
+/** The tree's cooling models (tree/cooldowns.ts); none when this session has no tree yet. */
+function treeCooldowns(deps: ToolDeps): Cooldowns {
+  try {
+    return readCooldowns(deps.runtime().tree.root, (deps.clock ?? systemClock).now());
+  } catch {
+    return {};
+  }
+}
+
+export function listModelsTool(deps: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "list_models",
     label: "List models",
-    description: "Models for spawn_agent (provider/id), reasoning_levels; scoped: true if the session limits them.",
+    description:
+      "Models for spawn_agent (provider/id), reasoning_levels; scoped: true if the session limits them. cooling_until: spawn skips.",
     parameters,
     execute: async (_id, _params, _signal, _onUpdate, ctx) => {
       const available = ctx.modelRegistry.getAvailable() as ModelInfo[];
-      return jsonResult(listModels(available, scopePatterns(process.argv, enabledModelsSetting(ctx.cwd))));
+      const listed = listModels(available, scopePatterns(process.argv, enabledModelsSetting(ctx.cwd)));
+      const cooling = treeCooldowns(deps);
+      const models = listed.models.map((m) => {
+        const cooldown = cooling[m.model];
+        return cooldown ? { ...m, cooling_until: cooldown.until, cooling_reason: cooldown.error_class } : m;
+      });
+      return jsonResult({ ...listed, models });
     },
   };
 }

@@ -15,7 +15,9 @@ import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { processIdentity } from "../../lib/process.js";
 import { WRAPPER_BIN } from "../config.js";
+import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
 import { withRolePrompt } from "./envelope.js";
+import { turnModels } from "./fallback-turns.js";
 import { deliveredMessageIds, type RunRead, readRunResult, settledRunResults } from "./run-reads.js";
 
 export type { RunRead };
@@ -89,8 +91,9 @@ export function currentPiBinary(
   }
 }
 
-export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
+export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {}): MetaV1 {
   const { record } = spec;
+  const models = turnModels(record, cooling);
   return {
     runId: `${record.nickname.replace(/\W+/g, "-")}-${path.basename(runDir)}`,
     task: spec.prompt,
@@ -105,8 +108,9 @@ export function buildMeta(spec: TurnSpec, runDir: string): MetaV1 {
     agentSource: record.agentSource ?? "builtin",
     agentPath: record.path,
     requestedModel: record.model,
-    resolvedModel: record.model,
-    thinking: record.reasoning,
+    resolvedModel: models.model,
+    thinking: models.thinking,
+    ...(models.fallbackModels.length > 0 && { fallbackModels: models.fallbackModels }),
     tools: record.activeTools,
     extensions: record.extensions,
     noExtensions: true,
@@ -134,7 +138,7 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
     withRolePrompt(spec.instructions, spec.record.role, rolePrompt),
     "utf8",
   );
-  const meta = buildMeta(spec, runDir);
+  const meta = buildMeta(spec, runDir, readCooldowns(spec.treeDir, Date.now()));
   const metaPath = path.join(runDir, RUN_FILES.meta);
   await writeJsonAtomic(metaPath, meta);
 

@@ -10,6 +10,7 @@ import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../co
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { headChars } from "../../lib/text.js";
 import { boundNotice } from "./bounds.js";
+import type { TurnModelReport } from "./fallback-turns.js";
 
 /** How a turn ended, as its notice tells it. */
 export interface TurnEnd {
@@ -27,6 +28,8 @@ export interface TurnEnd {
   worktree?: NoticeWorktree | undefined;
   /** The limit the turn met (result.json `limit`): its report is a wrap-up. */
   limit?: LimitReport | undefined;
+  /** The model that finished the turn and those that failed it, when a fallback model ran (fallback-turns.ts). */
+  models?: TurnModelReport | undefined;
 }
 
 function agentNotice(
@@ -42,6 +45,7 @@ function agentNotice(
     forceOutcome?: boolean;
     worktree?: NoticeWorktree | undefined;
     limit?: LimitReport | undefined;
+    models?: TurnModelReport | undefined;
   },
 ): Notice {
   const text = extra.text ?? "";
@@ -58,8 +62,9 @@ function agentNotice(
     type,
     agent_status: record.status,
     health: record.health,
-    model: record.model,
-    reasoning: record.reasoning,
+    model: extra.models?.model ?? record.model,
+    reasoning: extra.models?.reasoning ?? record.reasoning,
+    ...(extra.models && extra.models.attempts.length > 0 && { attempts: extra.models.attempts }),
     ...(failed && { outcome: extra.outcome }),
     ...(failed && extra.reason && { reason: extra.reason }),
     usage,

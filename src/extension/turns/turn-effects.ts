@@ -11,10 +11,12 @@ import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
 import type { TreeLimits } from "../config.js";
+import { recordCooldowns } from "../tree/cooldowns.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import type { TurnSlots } from "./capacity.js";
 import type { ChildState } from "./child-state.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
+import { turnModelReport } from "./fallback-turns.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
 import {
   applyTurnEnd,
@@ -163,6 +165,11 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
   const { record } = state;
   record.runningParts = undefined;
   if (plan.result) addUsage(record.usage, plan.result.usage);
+  // A model that failed with a rate limit or quota is skipped by the tree's later turns for a while.
+  if (plan.result?.attempts)
+    await recordCooldowns(ctx.tree.root, plan.result.attempts, Date.now()).catch((err: unknown) =>
+      ctx.report(`could not record the model cool-downs of ${record.path}: ${errorText(err)}`),
+    );
   if (plan.returnParts) record.undelivered = [...plan.returnParts, ...record.undelivered];
   else if (plan.dropConfirmedOf && liveRuns(record).includes(plan.dropConfirmedOf)) {
     // The wrapper has exited: what its run confirmed is final. The live messages it did not
@@ -199,8 +206,9 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
     const subtreeUsage = plan.restored ? undefined : await ctx.subtreeUsageOf(record);
     const reportStored = stored !== undefined;
     const limit = plan.result?.limit;
+    const models = turnModelReport(record, plan.result);
     ctx.notify(
-      turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree, limit }),
+      turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree, limit, models }),
     );
     await ctx.dispatch(state, { type: "notice_given" });
   }

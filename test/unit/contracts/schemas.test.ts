@@ -92,6 +92,16 @@ describe("published schemas", () => {
     expect(checks.event({ type: "message_delivered", ...stamp, text: "no id" }).map(formatIssue)).toEqual([
       'missing required field "id"',
     ]);
+    expect(
+      checks.event({
+        type: "model_switch",
+        ...stamp,
+        from: "a/x",
+        to: "b/y",
+        errorClass: "rate_limit",
+        message: "429",
+      }),
+    ).toEqual([]);
     expect(checks.event({ type: "retry", ...stamp, phase: "end", attempt: 1 }).map(formatIssue)).toEqual([
       'missing required field "success"',
     ]);
@@ -105,7 +115,7 @@ describe("published schemas", () => {
       "/ts: must be integer",
     ]);
     expect(checks.event({ type: "progress", ...stamp }).map(formatIssue)).toEqual([
-      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, limit, run_end)',
+      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, limit, model_switch, run_end)',
     ]);
   });
 });
