@@ -58,6 +58,11 @@ export const ENV = {
    * shown to the user; by default its notice wakes the root's model.
    */
   wake: "PI_SUBAGENTS_WAKE",
+  /**
+   * `detach` or `stop`: what a deliberate exit of the root does with running turns (5.2);
+   * beats the `onExit` setting. Default: detach in interactive mode, stop in print/json/rpc.
+   */
+  onExit: "PI_SUBAGENTS_ON_EXIT",
 
   // --- the extension: isolated children (docs/isolation.md) ---------------------------------
   /** A shell command run in each new worktree before the child's first turn (link node_modules, …). */

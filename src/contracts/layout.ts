@@ -58,6 +58,17 @@ export const TREE_FILES = {
   reports: "reports",
   /** One folder per turn. */
   runs: "runs",
+  /**
+   * In a parent's folder: which turn-end notices it was given and which its model took, so
+   * each reaches its mailbox exactly once across restarts (extension/turns/deliveries.ts).
+   */
+  deliveries: "deliveries.json",
+  /**
+   * At the top of a tree directory: the owner leases, `owner.<generation>` — the process
+   * (pid and start time) that drives the tree; the highest generation is the current one
+   * (extension/turns/owner-lease.ts).
+   */
+  ownerPrefix: "owner.",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */
