@@ -179,7 +179,15 @@ async function giveUnnoticed(runtime: TreeRuntime, state: ChildState): Promise<v
   const { record } = state;
   const lastRun = record.runs.at(-1);
   if (record.parent !== runtime.self || !lastRun || record.notifiedRun === lastRun) return;
-  if (record.lastOutcome === undefined || runtime.deliveries.has(deliveryKey(record.path, lastRun))) return;
+  if (record.lastOutcome === undefined) return;
+  if (runtime.deliveries.has(deliveryKey(record.path, lastRun))) {
+    // Given, the record not yet told (killed in between): the record catches up.
+    record.notifiedRun = lastRun;
+    await runtime.tree.writeRecord(record).catch(() => {
+      state.unsaved = true;
+    });
+    return;
+  }
   const read = await readRunResult(runDirOf(runtime, record) ?? "").catch((): RunRead => ({}));
   try {
     await runtime.dispatch(state, {
