@@ -66,7 +66,7 @@ export const TREE_FILES = {
   /**
    * At the top of a tree directory: the owner leases, `owner.<generation>` — the process
    * (pid and start time) that drives the tree; the highest generation is the current one
-   * (extension/turns/owner-lease.ts).
+   * (lib/owner-lease.ts).
    */
   ownerPrefix: "owner.",
 } as const;

@@ -91,6 +91,8 @@ async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionSt
   state.ownership = undefined;
   if (!ending) return void (await lease?.release());
   const how = ending.readOnly !== undefined ? "detach" : exitHow(identity, state);
+  // The dying signal may have come after the session started: the last frame says what happens now.
+  if (ui) ui.exitHow = how;
   const active = identity.isRoot
     ? ((await ui?.beforeShutdown()) ?? activeAgents(await ending.tree.subtree(ending.self).catch(() => [])))
     : undefined;

@@ -5,9 +5,9 @@
  */
 
 import { treeIsTemporary } from "../../contracts/layout.js";
+import { type Ownership, takeOwnership } from "../../lib/owner-lease.js";
 import { errorText } from "../../lib/values.js";
 import { budgetFromEnv } from "../progress/budget.js";
-import { type Ownership, takeOwnership } from "../turns/owner-lease.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { type ActiveAgents, detachLines, exitLines, type OnExit } from "./exit.js";
 

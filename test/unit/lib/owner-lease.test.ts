@@ -8,8 +8,8 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { currentOwner, leaseFile, takeOwnership } from "../../../../src/extension/turns/owner-lease.js";
-import type { ProcessIdentity } from "../../../../src/lib/process.js";
+import { currentOwner, leaseFile, takeOwnership } from "../../../src/lib/owner-lease.js";
+import type { ProcessIdentity } from "../../../src/lib/process.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -103,5 +103,13 @@ describe("the owner lease", () => {
     const owner = await currentOwner(dir);
     expect(owner?.pid).toBe(process.pid);
     expect(owner?.startTicks).toMatch(/^\d+$/);
+  });
+});
+
+describe("the lease's name", () => {
+  it("is the one the layout names (TREE_FILES.ownerPrefix)", async () => {
+    const { TREE_FILES } = await import("../../../src/contracts/layout.js");
+    const { LEASE_PREFIX } = await import("../../../src/lib/owner-lease.js");
+    expect(LEASE_PREFIX).toBe(TREE_FILES.ownerPrefix);
   });
 });

@@ -14,10 +14,9 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { TREE_FILES } from "../../contracts/layout.js";
-import { type ProcessIdentity, processIdentity, processRunning, sameProcessAlive } from "../../lib/process.js";
-import { readRegularFile } from "../../lib/regular-file.js";
-import { errorText } from "../../lib/values.js";
+import { type ProcessIdentity, processIdentity, processRunning, sameProcessAlive } from "./process.js";
+import { readRegularFile } from "./regular-file.js";
+import { errorText } from "./values.js";
 
 export type Ownership =
   /** This process drives the tree; `release` gives the lease back (as the process leaves the tree). */
@@ -34,6 +33,8 @@ export interface LeaseDeps {
   report?: (line: string) => void;
 }
 
+/** The lease files' names: `owner.<generation>` (TREE_FILES.ownerPrefix, contracts/layout.ts). */
+export const LEASE_PREFIX = "owner.";
 const GENERATION = /^owner\.(\d{1,15})$/;
 const TRIES = 8;
 
@@ -56,7 +57,7 @@ async function generations(treeDir: string): Promise<number[]> {
 }
 
 export function leaseFile(treeDir: string, generation: number): string {
-  return path.join(treeDir, `${TREE_FILES.ownerPrefix}${generation}`);
+  return path.join(treeDir, `${LEASE_PREFIX}${generation}`);
 }
 
 /** The identity a lease file holds; a string saying why there is none when it is damaged. */
@@ -161,4 +162,33 @@ function held(treeDir: string, generation: number, self: ProcessIdentity): Owner
       }
     },
   };
+}
+
+/** currentOwner, read synchronously (the CLI's inspect). */
+export function currentOwnerSync(
+  treeDir: string,
+  alive: (owner: ProcessIdentity) => boolean = defaultAlive,
+): ProcessIdentity | undefined {
+  let names: string[];
+  try {
+    names = fs.readdirSync(treeDir);
+  } catch {
+    return undefined;
+  }
+  const [top] = names
+    .map((name) => GENERATION.exec(name)?.[1])
+    .filter((gen): gen is string => gen !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
+  if (top === undefined) return undefined;
+  try {
+    const file = leaseFile(treeDir, top);
+    if (!fs.statSync(file).isFile()) return undefined;
+    const value = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<ProcessIdentity> | null;
+    if (typeof value !== "object" || value === null || !Number.isSafeInteger(value.pid)) return undefined;
+    const owner = value as ProcessIdentity;
+    return alive(owner) ? owner : undefined;
+  } catch {
+    return undefined;
+  }
 }
