@@ -76,9 +76,6 @@ function noticesRead(req: ChatRequest): string[] {
   return read.sort();
 }
 
-/** How long each child works: past a restarted root's start when it is to find them still at work. */
-const childSeconds = (reattach: boolean) => (reattach ? 12 : 2);
-
 describe("durable children: the root dies, its children do not (real pi)", () => {
   it.each([
     ["SIGTERM", "restarted while they still run: re-attached"],
@@ -88,6 +85,13 @@ describe("durable children: the root dies, its children do not (real pi)", () =>
     "%s while two children run → they finish; %s; each notice read once; a second restart reads none; nothing left",
     async (signal, when) => {
       const reattach = when.includes("re-attached");
+      // The children's answers wait for this: past the restarted root's start when it is to
+      // find them still at work, at once otherwise.
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      if (!reattach) release();
       const h = await tree({
         scripts: {
           "/root": [
@@ -100,14 +104,8 @@ describe("durable children: the root dies, its children do not (real pi)", () =>
             reply.text("WOKEN"),
             reply.text("WOKEN AGAIN"),
           ],
-          "/root/alpha": [
-            reply.toolCall("bash", { command: `sleep ${childSeconds(reattach)}` }),
-            reply.text("alpha done"),
-          ],
-          "/root/beta": [
-            reply.toolCall("bash", { command: `sleep ${childSeconds(reattach)}` }),
-            reply.text("beta done"),
-          ],
+          "/root/alpha": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("alpha done", { waitFor: gate })],
+          "/root/beta": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("beta done", { waitFor: gate })],
         },
       });
       const first = startRpcRoot(h);
@@ -137,8 +135,10 @@ describe("durable children: the root dies, its children do not (real pi)", () =>
       const readyMs = Date.now() - started;
       // Re-attached: they were still at work when the restarted root was ready.
       if (reattach) expect(await resultsWritten(h)).toEqual([]);
-      if (reattach)
+      if (reattach) {
         await second.rpc.waitFor((line) => isUi("setStatus")(line) && /^agents: 2 running/.test(line.statusText ?? ""));
+        release();
+      }
       // The notices wake the idle root: once both are read, the model has them.
       await second.rpc.waitFor(() => {
         const last = h.requestsOf("/root").at(-1);
