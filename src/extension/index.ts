@@ -27,7 +27,7 @@ import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
 import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
 import { registerAgentsCommand } from "./ui/agents-command.js";
-import { dyingSignal, exitMessage, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
+import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
 import { activeAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { plain } from "./ui/paint.js";
 import { SessionUi } from "./ui/session-ui.js";
@@ -193,7 +193,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     state.interactive = interactiveMode(ctx.hasUI);
     if (identity.isRoot && treeIsTemporary(sessionFile)) state.temporary = (line) => console.error(line);
     let claimed = identity.isRoot && tree.onDisk();
+    const fault = identity.isRoot ? killAtStep() : undefined;
     const rt: TreeRuntime = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
+      ...(fault && { fault }),
       hooks: {
         problem,
         recorded: (record) => {

@@ -27,10 +27,14 @@ interface RpcRoot {
   kill(signal: NodeJS.Signals): Promise<number | null>;
 }
 
-function startRpcRoot(h: TreeHarness, args: string[] = []): RpcRoot {
+function startRpcRoot(
+  h: TreeHarness,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): RpcRoot & { exited: Promise<number | null> } {
   const child: ChildProcessWithoutNullStreams = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT, ...args], {
     cwd: h.home.cwd,
-    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
+    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir, ...env },
     stdio: ["pipe", "pipe", "pipe"],
     detached: true,
   });
@@ -46,6 +50,7 @@ function startRpcRoot(h: TreeHarness, args: string[] = []): RpcRoot {
     return code;
   };
   return {
+    exited,
     rpc: rpcLines(child),
     send: (command) => child.stdin.write(`${JSON.stringify(command)}\n`),
     stderr: () => stderr,
@@ -182,3 +187,55 @@ async function waitForResults(h: TreeHarness, count: number): Promise<void> {
   while ((await resultsWritten(h)).length < count && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 200));
 }
+
+describe("exactly once: the root killed at each step of a notice's delivery (real pi)", () => {
+  // PI_SUBAGENTS_TEST_KILL_AT makes the root SIGKILL itself at that step (ui/durable-exit.ts).
+  it.each(["end_recorded", "given", "pushed", "taking", "taken"] as const)(
+    "killed at %s: a restart reads the notice once (none after `taken`: it was handed on), and none is left to give",
+    async (step) => {
+      const h = await tree({
+        scripts: {
+          "/root": [
+            reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Report." }),
+            reply.text("Started a worker."),
+            reply.text("WOKEN"),
+            reply.text("WOKEN AGAIN"),
+          ],
+          "/root/worker": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("worker done")],
+        },
+      });
+      const first = startRpcRoot(h, [], { PI_SUBAGENTS_TEST_KILL_AT: step });
+      first.send({ type: "prompt", message: "start a worker" });
+      await first.rpc.waitFor((line) => line.type === "agent_end");
+      // The worker ends while the root is idle: its notice is delivered, then wakes the root.
+      const killed = await Promise.race([first.exited, new Promise((r) => setTimeout(() => r("alive"), 60_000))]);
+      expect(killed).not.toBe("alive");
+      const requestsBefore = h.requestsOf("/root").length;
+      expect(requestsBefore).toBe(2);
+
+      const second = startRpcRoot(h, ["-c"]);
+      second.send({ type: "get_state" });
+      await second.rpc.waitFor((line) => line.type === "response");
+      if (step !== "taken") {
+        await second.rpc.waitFor(() => agentEnds(second) >= 1, 60_000);
+        expect(noticesRead(h.requestsOf("/root").at(-1)!)).toEqual(["/root/worker"]);
+      } else {
+        // Recorded as taken before it was handed on: never given again.
+        await new Promise((r) => setTimeout(r, 2000));
+        expect(h.requestsOf("/root").length).toBe(requestsBefore);
+      }
+      const records = await h.readRecords();
+      expect(records.map((r) => [r.path, r.status, r.notifiedRun])).toEqual([
+        ["/root/worker", "completed", "0001-spawn"],
+      ]);
+      await second.close();
+
+      // Nothing is left to give: the delivery record holds the one notice, taken (a second
+      // restart giving none is the signal cases' to show).
+      const given = JSON.parse(fs.readFileSync(path.join(h.treeDir(), "deliveries.json"), "utf8")).given;
+      expect(given).toEqual([{ key: "/root/worker#0001-spawn", taken: true }]);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+});

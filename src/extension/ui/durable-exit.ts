@@ -4,10 +4,12 @@
  * lines for either choice, one owner per tree, and the tools a reading-only root refuses.
  */
 
+import { ENV } from "../../contracts/env.js";
 import { treeIsTemporary } from "../../contracts/layout.js";
 import { type Ownership, takeOwnership } from "../../lib/owner-lease.js";
 import { errorText } from "../../lib/values.js";
 import { budgetFromEnv } from "../progress/budget.js";
+import type { DeliveryStep } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { type ActiveAgents, detachLines, exitLines, type OnExit } from "./exit.js";
 
@@ -103,5 +105,19 @@ export function ownerOnly<T extends Tool>(tool: T, runtime: () => TreeRuntime | 
         );
       return execute(...args);
     },
+  };
+}
+
+const DELIVERY_STEPS: ReadonlySet<string> = new Set(["end_recorded", "given", "pushed", "taking", "taken"]);
+
+/**
+ * Testing only (PI_SUBAGENTS_TEST_KILL_AT): the fault hook that SIGKILLs this process at one
+ * step of a notice's delivery; undefined when the variable is not set to a step.
+ */
+export function killAtStep(env: NodeJS.ProcessEnv = process.env): ((step: DeliveryStep) => void) | undefined {
+  const at = env[ENV.faultAt];
+  if (!at || !DELIVERY_STEPS.has(at)) return undefined;
+  return (step) => {
+    if (step === at) process.kill(process.pid, "SIGKILL");
   };
 }
