@@ -7,7 +7,7 @@ export function closeAgentTool(deps: ToolDeps): ToolDefinition<StopToolParameter
     name: "close_agent",
     label: "Close agent",
     description:
-      "Shut down a child and its subtree for good, freeing slots. Worktrees go (leftovers committed); branches with commits stay.",
+      "Shut down a child and its subtree for good. Worktrees go (leftovers committed); branches with commits stay.",
     action: "a close",
     stop: (runtime, state) => runtime.close(state),
   });

@@ -6,7 +6,7 @@ import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "Direct child." }),
-  message: Type.String({ description: "The new task, non-empty, verbatim." }),
+  message: Type.String({ description: "The new task, verbatim." }),
 });
 
 export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -14,7 +14,7 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
     name: "followup_task",
     label: "Follow-up task",
     description:
-      "New turn for a child in its own conversation, after any running turn; queued messages and an interrupted task go first. Not for a shut-down child.",
+      "New turn for a child in its own conversation, after any running turn; queued messages and an interrupted task go first.",
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {

@@ -6,7 +6,7 @@ import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 
 const parameters = Type.Object({
   target: Type.String({ description: "Agent of your subtree." }),
-  offset: Type.Optional(Type.Number({ description: "Integer ≥ 0: the previous page's next_offset (default 0)." })),
+  offset: Type.Optional(Type.Number({ description: "The previous page's next_offset (default 0)." })),
   turn: Type.Optional(Type.Number({ description: "0 = latest (default), 1 = the one before…" })),
 });
 
@@ -14,7 +14,7 @@ export function getAgentReportTool({ runtime }: ToolDeps): ToolDefinition<typeof
   return {
     name: "get_agent_report",
     label: "Get agent report",
-    description: `An agent's full final answer in pages of ≤${LIMITS.reportPageChars} chars. Each turn's is kept (≤${LIMITS.reportChars} chars, newest ${LIMITS.reportsKept}); available: false if none.`,
+    description: `An agent's full final answer, ≤${LIMITS.reportPageChars} chars a page. Kept per turn (≤${LIMITS.reportChars} chars, newest ${LIMITS.reportsKept}); available: false if none.`,
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();

@@ -20,7 +20,7 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
   return {
     name: "list_agents",
     label: "List agents",
-    description: `Your subtree's agents: status, usage, progress, pending_messages (unread). ≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest. Agents in damaged cannot be acted on. To wait use wait_agent.`,
+    description: `Your subtree's agents: status, usage, progress, pending_messages (unread). ≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest. Agents in damaged cannot be acted on.`,
     parameters,
     execute: async (_id, params) => {
       const rt = runtime();

@@ -18,8 +18,7 @@ export function listModelsTool(_deps: ToolDeps): ToolDefinition<typeof parameter
   return {
     name: "list_models",
     label: "List models",
-    description:
-      "Models for spawn_agent (provider/id) and their reasoning_levels; scoped: true if the session limits them.",
+    description: "Models for spawn_agent (provider/id), reasoning_levels; scoped: true if the session limits them.",
     parameters,
     execute: async (_id, _params, _signal, _onUpdate, ctx) => {
       const available = ctx.modelRegistry.getAvailable() as ModelInfo[];

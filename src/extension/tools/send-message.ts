@@ -6,7 +6,7 @@ import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "Direct child, or your parent." }),
-  message: Type.String({ description: `Non-empty, ≤${LIMITS.maxMessageChars} chars, verbatim.` }),
+  message: Type.String({ description: `≤${LIMITS.maxMessageChars} chars, verbatim.` }),
 });
 
 export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -16,7 +16,6 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
     description: [
       "Message a child or your parent; starts no turn.",
       "A running child reads it live before its next model request, else queued for its next turn.",
-      "Each arrives once, in order.",
     ].join(" "),
     parameters,
     executionMode: "sequential",

@@ -19,25 +19,33 @@ import { jsonResult, type ToolDeps } from "./common.js";
  * base commit holds the parent's own uncommitted work, which a plain merge would bring in too.
  */
 const ISOLATION_TEXT =
-  "none (default or the role's) or worktree: own git worktree and branch from your files (not ignored ones), a commit per turn. Take its work by running the notice's merge_hint (keeps your uncommitted edits, names conflicts), not git merge: its base holds your uncommitted work.";
+  "none (default or the role's) or worktree: own git worktree and branch, a commit per turn. Take its work with the notice's merge_hint, not git merge.";
 
-const spawnParameters = (roles: RoleCatalog) =>
+/** Each limit once, with its default; a turn that met one ends in a wrap-up, which its notice's `limit` marks. */
+const limitsText = (turnLimitMs: number) =>
+  `Per turn: max_turns, max_tokens, max_cost (USD), time_limit (s, default ${describeDuration(turnLimitMs)}), grace_turns (2), grace_seconds (60). Reached: it wraps up (notice limit: partial work).`;
+
+const spawnParameters = (roles: RoleCatalog, turnLimitMs: number) =>
   Type.Object({
     task_name: Type.String({
-      description: `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children; an id, not a file.`,
+      description: `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children.`,
     }),
-    message: Type.String({ description: "The whole task, non-empty, verbatim." }),
+    message: Type.String({ description: "The whole task, verbatim." }),
     agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),
     fork_turns: Type.Optional(
       Type.Union([Type.String(), Type.Integer()], {
-        description: "none, all (default) or N of your latest turns for the child; any agent_type needs none or N.",
+        description: "none, all (default) or your N latest turns; any agent_type needs none or N.",
       }),
     ),
     model: Type.Optional(Type.String({ description: "provider/id (list_models); default: role's, else yours." })),
-    reasoning_effort: Type.Optional(
-      Type.String({ description: "A level the model supports; default: role's, else yours." }),
-    ),
+    reasoning_effort: Type.Optional(Type.String({ description: "A list_models level; default: role's, else yours." })),
     isolation: Type.Optional(Type.String({ description: ISOLATION_TEXT })),
+    // An object of numbers; its keys are checked by the spawn (a schema per key would cost ~200 characters).
+    limits: Type.Optional(
+      Type.Unsafe<Record<string, number>>({ type: "object", description: limitsText(turnLimitMs) }),
+    ),
+    fallback_models: Type.Optional(Type.Array(Type.String(), { description: "Tried in order if the provider fails." })),
+    runner: Type.Optional(Type.String({ description: "local (default) or a settings runner." })),
   });
 
 type SpawnParameters = ReturnType<typeof spawnParameters>;
@@ -59,13 +67,13 @@ export function spawnAgentTool(
   roles: RoleCatalog = BUILTIN_CATALOG,
   limits: TreeLimits = treeLimits(),
 ): ToolDefinition<SpawnParameters> {
-  const parameters = spawnParameters(roles);
+  const parameters = spawnParameters(roles, limits.turnTimeoutMs);
   return {
     name: "spawn_agent",
     label: "Spawn agent",
     description: [
-      "Start a child agent; returns at once.",
-      `Limits: ${limits.maxActiveChildTurns} running turns of your children (more queue), ${limits.maxDepth} levels below the root, ${limits.maxSpawns} spawns per tree (finished count), ${describeDuration(limits.turnTimeoutMs)} per turn.`,
+      "Start a child; returns at once.",
+      `Limits: ${limits.maxActiveChildTurns} running local turns of your children (more queue), depth ${limits.maxDepth}, ${limits.maxSpawns} spawns per tree.`,
       "No spawn or follow-up once the tree budget is spent.",
     ].join(" "),
     parameters,

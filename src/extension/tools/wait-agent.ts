@@ -13,8 +13,8 @@ const parameters = Type.Object({
   timeout_ms: Type.Optional(
     Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
   ),
-  target: Type.Optional(Type.String({ description: "Agent of your subtree; any child's notice returns." })),
-  all: Type.Optional(Type.Boolean({ description: "true: wait for every working child (or each of targets) to end." })),
+  target: Type.Optional(Type.String({ description: "Agent of your subtree (default: any child)." })),
+  all: Type.Optional(Type.Boolean({ description: "true: wait until every working child (or target) ends." })),
   targets: Type.Optional(Type.Array(Type.String(), { description: "Direct children." })),
 });
 
@@ -227,7 +227,7 @@ export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolD
     name: "wait_agent",
     label: "Wait for agents",
     description: [
-      `Children's notices, ≤${LIMITS.noticesPerWait} per call (pending counts the rest), ≤${LIMITS.maxMessageChars} chars each:`,
+      `Children's notices, ≤${LIMITS.noticesPerWait} per call (pending counts the rest):`,
       "pending ones at once, else the next; idle: true if none is working.",
       "user_message_pending: true (answer the user; notices stay).",
     ].join(" "),

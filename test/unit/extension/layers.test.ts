@@ -9,8 +9,20 @@ import { allRelativeImports, importedFile, SRC, sourceFiles } from "../../suppor
 
 const EXTENSION = path.join(SRC, "extension");
 
-/** Bottom first. `config` is src/extension/config.ts, `index` the entry that wires everything. */
-const LAYERS = ["roles", "tree", "config", "isolation", "turns", "progress", "spawn", "tools", "ui", "index"] as const;
+/** Bottom first. `settings` and `config` are the files of that name in src/extension, `index` the entry that wires everything. */
+const LAYERS = [
+  "settings",
+  "roles",
+  "tree",
+  "config",
+  "isolation",
+  "turns",
+  "progress",
+  "spawn",
+  "tools",
+  "ui",
+  "index",
+] as const;
 
 /** The layer of a file of src/extension (its folder, or its own name for a file directly in it). */
 function layerOf(file: string): string {

@@ -1,0 +1,103 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readSubagentSettings } from "../../../src/contracts/settings-file.js";
+
+let dir: string;
+let agentDir: string;
+let project: string;
+
+function write(file: string, json: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, typeof json === "string" ? json : JSON.stringify(json));
+}
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "settings-"));
+  agentDir = path.join(dir, "agent");
+  project = path.join(dir, "project");
+  fs.mkdirSync(project);
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const read = () => readSubagentSettings({ agentDir, cwd: project }, {});
+
+describe("readSubagentSettings", () => {
+  it("no files: no settings, no problems", () => {
+    expect(read()).toEqual({ settings: {}, problems: [] });
+  });
+
+  it("reads every key of the global settings", () => {
+    write(path.join(agentDir, "settings.json"), {
+      theme: "dark",
+      subagents: {
+        onExit: "stop",
+        limits: { max_turns: 4 },
+        fallback_models: ["a/b", "c/d"],
+        runner: "box",
+        runners: { box: { kind: "sandbox" } },
+      },
+    });
+    expect(read()).toEqual({
+      settings: {
+        onExit: "stop",
+        limits: { max_turns: 4 },
+        fallbackModels: ["a/b", "c/d"],
+        runner: "box",
+        runners: { box: { kind: "sandbox" } },
+      },
+      problems: [],
+    });
+  });
+
+  it("a project may set limits and fallback models, never runners, runner or onExit", () => {
+    write(path.join(agentDir, "settings.json"), {
+      subagents: { limits: { max_turns: 4, max_cost: 1 }, onExit: "detach" },
+    });
+    const projectFile = path.join(project, ".pi", "settings.json");
+    write(projectFile, {
+      subagents: {
+        limits: { max_turns: 9 },
+        fallback_models: ["x/y"],
+        runners: { evil: { kind: "sandbox" } },
+        onExit: "stop",
+      },
+    });
+    const { settings, problems } = read();
+    expect(settings).toEqual({ onExit: "detach", limits: { max_turns: 9, max_cost: 1 }, fallbackModels: ["x/y"] });
+    expect(problems).toEqual([
+      `${projectFile}: subagents.runners is ignored: only pi's global settings may set runners, runner, onExit`,
+      `${projectFile}: subagents.onExit is ignored: only pi's global settings may set runners, runner, onExit`,
+    ]);
+  });
+
+  it("bad values: one line naming each key, defaults for them", () => {
+    const file = path.join(agentDir, "settings.json");
+    write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1 } });
+    const { settings, problems } = read();
+    expect(settings).toEqual({});
+    expect(problems).toEqual([
+      `${file}: subagents.onExit must be "detach" or "stop"`,
+      `${file}: subagents.fallback_models must be a list of provider/id model names`,
+      `${file}: subagents: unknown key "extra" (known: onExit, limits, fallback_models, runner, runners)`,
+      "subagents.runner: unknown runner: gpu (known: local); using local",
+    ]);
+  });
+
+  it("a settings file that is not JSON, or not a file, is one line", () => {
+    const file = path.join(agentDir, "settings.json");
+    write(file, '{"subagents": {');
+    expect(read().problems).toEqual([
+      expect.stringMatching(/settings\.json: .* at line 1, column \d+; its settings are ignored$/),
+    ]);
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    expect(read().problems).toEqual([`${file}: not a regular file; its settings are ignored`]);
+  });
+
+  it("reads pi's agent dir from PI_CODING_AGENT_DIR by default", () => {
+    write(path.join(agentDir, "settings.json"), { subagents: { onExit: "stop" } });
+    expect(readSubagentSettings({}, { PI_CODING_AGENT_DIR: agentDir }).settings).toEqual({ onExit: "stop" });
+  });
+});
