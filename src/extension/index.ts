@@ -11,6 +11,7 @@ import { errorText } from "../lib/values.js";
 import { type Identity, identityFromEnv, treeLimits } from "./config.js";
 import { loadRoleCatalog } from "./roles/definition-files.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
+import { readSubagentSettings } from "./settings.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
 import { followupTaskTool } from "./tools/followup-task.js";
@@ -68,6 +69,8 @@ interface SessionState {
   ownership?: { release(): Promise<void> } | undefined;
   sessionFile?: string | undefined;
   interactive: boolean;
+  /** The `onExit` setting (settings.json `subagents.onExit`), when set. */
+  onExit?: OnExit | undefined;
 }
 
 /**
@@ -79,7 +82,7 @@ interface SessionState {
 function exitHow(identity: Identity, state: SessionState): OnExit {
   if (!identity.isRoot || treeIsTemporary(state.sessionFile)) return "stop";
   if (dyingSignal() !== undefined) return "detach";
-  return onExitChoice(state.interactive);
+  return onExitChoice(state.interactive, state.onExit);
 }
 
 /** session_shutdown (and the start of the next session): stop or leave the turns, say so, give the tree back. */
@@ -191,6 +194,8 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const { tree, sessionFile } = await sessionTree(identity, ctx, problem);
     state.sessionFile = sessionFile;
     state.interactive = interactiveMode(ctx.hasUI);
+    // The project's settings may not choose what outlives a session: the reader says so once.
+    if (identity.isRoot) state.onExit = readSubagentSettings({ cwd: ctx.cwd }, problem).settings.onExit;
     if (identity.isRoot && treeIsTemporary(sessionFile)) state.temporary = (line) => console.error(line);
     let claimed = identity.isRoot && tree.onDisk();
     const fault = identity.isRoot ? killAtStep() : undefined;

@@ -9,10 +9,11 @@
  * that writes it once the terminal is pi's no more (at process exit).
  */
 import { ENV } from "../../contracts/env.js";
+import type { OnExit } from "../../contracts/settings.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { type Painter, plain } from "./paint.js";
 
-export type OnExit = "detach" | "stop";
+export type { OnExit };
 
 /** The value of PI_SUBAGENTS_ON_EXIT or the setting, when it is one of the two. */
 function onExitValue(value: unknown): OnExit | undefined {
