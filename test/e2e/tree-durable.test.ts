@@ -11,10 +11,12 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { signalGroup } from "../../src/wrapper/child.js";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { runProcess } from "../support/processes.js";
 import { type RpcLine, rpcLines } from "../support/rpc-lines.js";
 import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import { expectNoSurvivors, type Json, toolResultFor, useTrees } from "../support/tree-harness-extra.js";
+import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
 const SCENARIO_MS = 150_000;
@@ -234,6 +236,50 @@ describe("exactly once: the root killed at each step of a notice's delivery (rea
       // restart giving none is the signal cases' to show).
       const given = JSON.parse(fs.readFileSync(path.join(h.treeDir(), "deliveries.json"), "utf8")).given;
       expect(given).toEqual([{ key: "/root/worker#0001-spawn", taken: true }]);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+});
+
+describe("a print-mode root that ends with children working (real pi)", () => {
+  const scripts = {
+    "/root": [
+      reply.toolCall("spawn_agent", { task_name: "worker", fork_turns: "none", message: "Work a long while." }),
+      reply.text("ROOT DONE without waiting"),
+    ],
+    "/root/worker": [reply.toolCall("bash", { command: "sleep 30" }), reply.text("worker done")],
+  };
+
+  it(
+    "stops them by default (onExit stop in print mode) and says so on stderr",
+    async () => {
+      const h = await tree({ scripts });
+      const run = await h.runRoot("start a worker and finish");
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      expect(run.stderr).toContain(
+        "pi-subagent-tree: stopped 1 running agent (/root/worker); it is interrupted, not lost.",
+      );
+      expect((await h.readRecords()).map((r) => r.status)).toEqual(["interrupted"]);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "PI_SUBAGENTS_ON_EXIT=detach leaves them running, says what bounds them and how to stop them; stop ends them interrupted",
+    async () => {
+      const h = await tree({ scripts });
+      const run = await h.runRoot("start a worker and finish", { env: { PI_SUBAGENTS_ON_EXIT: "detach" } });
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      expect(run.stderr).toContain("pi-subagent-tree: left 1 running agent (/root/worker).");
+      expect(run.stderr).toContain(
+        "the running one goes on to its own end, each bounded by its turn time limit (30 min)",
+      );
+      expect(run.stderr).toContain(`  stop:      subagent-wrapper stop ${h.treeDir()}`);
+      expect((await h.readRecords()).map((r) => r.status)).toEqual(["running"]);
+      const stopped = await runProcess(process.execPath, [WRAPPER_BIN, "stop", h.treeDir()], { timeoutMs: 40_000 });
+      expect(stopped.code, stopped.stderr).toBe(0);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,
