@@ -23,6 +23,7 @@ const SUITES = [
   "fanout",
   "tree-fanout",
   "isolation-spawn",
+  "durable",
 ];
 
 const args = process.argv.slice(2);

@@ -14,7 +14,7 @@
 // Options (env): RELIABILITY_KILL_TRIALS (default 240), RELIABILITY_TERM_TRIALS (100),
 // RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_ORPHAN_KIND_TRIALS (10 per kind),
 // RELIABILITY_PATH_TRIALS (3 per case), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
-// RELIABILITY_DISKFULL_TRIALS (10), RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial),
+// RELIABILITY_DISKFULL_TRIALS (10), RELIABILITY_ROOT_KILL_ROUNDS (5: 4 root kills each), RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial),
 // RELIABILITY_OUT=<file> (write the page there instead of docs/reliability.md, e.g. for a short trial run).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -37,6 +37,7 @@ const { loadRounds } = await import("./reliability/load.trial.mjs");
 const { fuzz } = await import("./reliability/fuzz.trial.mjs");
 const { diskFullTrials } = await import("./reliability/disk-full.trial.mjs");
 const { restoreTiming } = await import("./reliability/restore.trial.mjs");
+const { rootKillTrials } = await import("./reliability/root-kills.trial.mjs");
 const { allKept, renderReport } = await import("./reliability/report.mjs");
 
 const DOC = process.env.RELIABILITY_OUT
@@ -72,6 +73,8 @@ log(`the tree directory's disk fills while children finish × ${TRIALS.diskFull}
 const diskFull = await diskFullTrials(TRIALS.diskFull);
 log(`restore of ${RESTORE_AGENTS} agents whose wrapper.pid is a live non-wrapper …`);
 const restored = await restoreTiming(RESTORE_AGENTS);
+log(`the root killed while its children run × ${TRIALS.rootKills} rounds …`);
+const rootKills = await rootKillTrials(TRIALS.rootKills);
 fs.rmSync(scratch, { recursive: true, force: true });
 
 const results = {
@@ -92,6 +95,7 @@ const results = {
   fuzzed,
   diskFull,
   restored,
+  rootKills,
 };
 fs.writeFileSync(DOC, renderReport(results));
 log(`wrote ${path.relative(ROOT, DOC)}`);

@@ -40,7 +40,7 @@ export function tallies(r) {
 /** Whether every figure is what the documentation promises (the script's exit code). */
 export function allKept(r) {
   const t = tallies(r);
-  const { kills, terms, fuzzed, diskFull, restored } = r;
+  const { kills, terms, fuzzed, diskFull, restored, rootKills } = r;
   const bad =
     t.pathHung +
     t.pathWrong +
@@ -59,7 +59,8 @@ export function allKept(r) {
     (diskFull.hung ?? 0) +
     (diskFull.slotsLeft ?? 0) +
     (diskFull.skipped ? 0 : diskFull.turns - diskFull.notices) +
-    (restored.agents - restored.interrupted);
+    (restored.agents - restored.interrupted) +
+    (rootKills ? rootKills.resultsLost + rootKills.duplicated + rootKills.lost + rootKills.left : 0);
   return bad === 0 && r.suite.ok;
 }
 
@@ -109,8 +110,11 @@ function loadFigures({ load, fuzzed, trials, loadWrappers }) {
   };
 }
 
-function extensionFigures({ diskFull, restored }) {
+function extensionFigures({ diskFull, restored, rootKills }) {
   return {
+    rootKills: rootKills
+      ? `${rootKills.rounds} rounds × 3 children, the root SIGKILLed ${rootKills.kills} times in all while they ran: results lost ${rootKills.resultsLost}, notices duplicated ${rootKills.duplicated}, notices lost ${rootKills.lost} (read but killed before the trial saw the line: ${rootKills.takenUnprinted}), processes left after their turns ${rootKills.left}`
+      : "(not run)",
     diskFull: diskFull.skipped
       ? `skipped: ${diskFull.skipped}`
       : `${diskFull.trials} trials × 3 turns, the disk filled at moments spread over 0–2500 ms after the turns started: ${diskFull.notices}/${diskFull.turns} notices (errored ${diskFull.errored}, completed ${diskFull.completed}, other ${diskFull.other}), **${diskFull.unhandled} unhandled rejections**, ${diskFull.hung} hung, ${diskFull.slotsLeft} slots left taken, ${diskFull.lines} lines shown`,

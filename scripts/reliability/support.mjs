@@ -29,6 +29,7 @@ export const TRIALS = {
   loadRounds: num("RELIABILITY_LOAD_ROUNDS", 3),
   fuzz: num("RELIABILITY_FUZZ_CASES", 300),
   diskFull: num("RELIABILITY_DISKFULL_TRIALS", 10),
+  rootKills: num("RELIABILITY_ROOT_KILL_ROUNDS", 5),
 };
 export const LOAD_WRAPPERS = 50;
 export const RESTORE_AGENTS = 64;

@@ -1,5 +1,5 @@
 /**
- * The subcommands beside `run`: inspect, tail, doctor, bring, clean. Only their names, options and help
+ * The subcommands beside `run`: inspect, tail, doctor, bring, clean, stop. Only their names, options and help
  * live here; each one's code is imported when it is called, so `subagent-wrapper run`
  * never loads it (nor the schema validator that `inspect` uses).
  */
@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Every word the CLI reads as a command rather than as a meta file. */
-export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "bring", "clean", "help"] as const;
+export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "bring", "clean", "stop", "help"] as const;
 
 /** A repeatable option's values, in the order given. */
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -55,6 +55,30 @@ export function addInspectionCommands(program: Command, version: string, onExitC
   addDoctorCommand(program, version, onExitCode);
   addBringCommand(program, version, onExitCode);
   addCleanCommand(program, version, onExitCode);
+  addStopCommand(program, version, onExitCode);
+}
+
+function addStopCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
+  program
+    .command("stop <dir>")
+    .description("stop the turns running in a tree directory or a run directory (each ends interrupted, resumable)")
+    .version(version, "-v, --version")
+    .addHelpText(
+      "after",
+      `
+<dir> is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>) — every turn
+running in it, such as those a root left running when it quit (onExit detach) or died — or
+one run directory. Each wrapper is asked to stop (SIGTERM): it stops its pi and writes
+result.json \`interrupted\`; a follow-up resumes the agent.
+Exit codes: 0 none is left running
+            1 one is still running after 20 s (each is a line)
+            2 neither a tree directory nor a run directory there (one line on stderr)`,
+    )
+    .action(async (dir: string) => {
+      quietWhenStdoutCloses();
+      const { stopCommand } = await import("./stop.js");
+      onExitCode(await stopCommand(dir));
+    });
 }
 
 function addInspectCommand(program: Command, version: string, onExitCode: (code: number) => void): void {

@@ -11,6 +11,7 @@ import path from "node:path";
 import { recordBranchFacts } from "../contracts/bring.js";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { isRecord } from "../lib/values.js";
+import { detachedJson, formatDetached, readDetached } from "./inspect-detached.js";
 import { runState } from "./inspect-format.js";
 import {
   formatTreeInspection,
@@ -110,8 +111,12 @@ export function readTree(treeDir: string): TreeInspection {
 /** Prints the tree; exit 0, or 1 when an agent's record is unreadable. */
 export function inspectTree(treeDir: string, flags: { json?: boolean }): number {
   const tree = readTree(treeDir);
+  // Durable children (5.2): who owns the tree, and the turns that run without an owner.
+  const detached = readDetached(treeDir);
   process.stdout.write(
-    flags.json ? `${JSON.stringify(treeInspectionJson(tree), null, 2)}\n` : formatTreeInspection(tree),
+    flags.json
+      ? `${JSON.stringify({ ...treeInspectionJson(tree), detached: detachedJson(detached) }, null, 2)}\n`
+      : `${formatTreeInspection(tree)}${formatDetached(detached, treeDir)}`,
   );
   return tree.problems.length > 0 ? 1 : 0;
 }

@@ -66,6 +66,17 @@ export const ENV = {
    * shown to the user; by default its notice wakes the root's model.
    */
   wake: "PI_SUBAGENTS_WAKE",
+  /**
+   * `detach` or `stop`: what a deliberate exit of the root does with running turns (5.2);
+   * beats the `onExit` setting. Default: detach in interactive mode, stop in print/json/rpc.
+   */
+  onExit: "PI_SUBAGENTS_ON_EXIT",
+  /**
+   * Testing only: a step of a notice's delivery (`end_recorded`, `given`, `pushed`, `taking`,
+   * `taken`) at which the root SIGKILLs itself, to prove each notice is given exactly once
+   * whatever step a root dies at (test/e2e/tree-durable.test.ts).
+   */
+  faultAt: "PI_SUBAGENTS_TEST_KILL_AT",
 
   // --- the extension: isolated children (docs/isolation.md) ---------------------------------
   /** A shell command run in each new worktree before the child's first turn (link node_modules, …). */

@@ -63,6 +63,17 @@ export const TREE_FILES = {
    * a rate-limit or quota error, until when.
    */
   cooldowns: "model-cooldowns.json",
+  /**
+   * In a parent's folder: which turn-end notices it was given and which its model took, so
+   * each reaches its mailbox exactly once across restarts (extension/turns/deliveries.ts).
+   */
+  deliveries: "deliveries.json",
+  /**
+   * At the top of a tree directory: the owner leases, `owner.<generation>` — the process
+   * (pid and start time) that drives the tree; the highest generation is the current one
+   * (lib/owner-lease.ts).
+   */
+  ownerPrefix: "owner.",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */

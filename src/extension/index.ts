@@ -5,14 +5,15 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir, treeIsTemporary } from "../contracts/layout.js";
 import { errorText } from "../lib/values.js";
-import { identityFromEnv, treeLimits } from "./config.js";
+import { type Identity, identityFromEnv, treeLimits } from "./config.js";
 import { budgetLeftEnv } from "./progress/budget.js";
 import { progressOf } from "./progress/progress.js";
 import { loadRoleCatalog } from "./roles/definition-files.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
+import { readSubagentSettings } from "./settings.js";
 import { closeAgentTool } from "./tools/close-agent.js";
 import type { ToolDeps } from "./tools/common.js";
 import { followupTaskTool } from "./tools/followup-task.js";
@@ -29,6 +30,8 @@ import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
 import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
 import { registerAgentsCommand } from "./ui/agents-command.js";
+import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
+import { activeAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { plain } from "./ui/paint.js";
 import { SessionUi } from "./ui/session-ui.js";
 import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
@@ -58,21 +61,108 @@ async function removeTemporaryTree(rt: TreeRuntime, problem: (line: string) => v
 }
 type ToolDefinitionArg = Parameters<ExtensionAPI["registerTool"]>[0];
 
+/** What one pi process holds for the session it runs (replaced at each session_start). */
+interface SessionState {
+  runtime?: TreeRuntime | undefined;
+  session?: SessionUi | undefined;
+  /** Set while the root's tree is a temporary one (see removeTemporaryTree): how to report its removal's problems. */
+  temporary?: ((line: string) => void) | undefined;
+  /** This process's hold on its tree (owner-lease.ts); undefined when it holds none. */
+  ownership?: { release(): Promise<void> } | undefined;
+  sessionFile?: string | undefined;
+  interactive: boolean;
+  /** The `onExit` setting (settings.json `subagents.onExit`), when set. */
+  onExit?: OnExit | undefined;
+}
+
+/**
+ * What the root's deliberate exit does with running turns (5.2): a child's pi always stops
+ * its children (it ends with each of its turns); a root that is dying (SIGTERM, SIGHUP: pi
+ * still runs session_shutdown) leaves them; else onExit. A temporary tree (`--no-session`)
+ * cannot be re-attached: its turns are stopped.
+ */
+function exitHow(identity: Identity, state: SessionState): OnExit {
+  if (!identity.isRoot || treeIsTemporary(state.sessionFile)) return "stop";
+  if (dyingSignal() !== undefined) return "detach";
+  return onExitChoice(state.interactive, state.onExit);
+}
+
+/** session_shutdown (and the start of the next session): stop or leave the turns, say so, give the tree back. */
+async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionState, reason?: string): Promise<void> {
+  const { runtime: ending, session: ui, temporary: removal, ownership: lease } = state;
+  state.runtime = undefined;
+  state.session = undefined;
+  state.temporary = undefined;
+  state.ownership = undefined;
+  if (!ending) return void (await lease?.release());
+  const how = ending.readOnly !== undefined ? "detach" : exitHow(identity, state);
+  // The dying signal may have come after the session started: the last frame says what happens now.
+  if (ui) ui.exitHow = how;
+  const active = identity.isRoot
+    ? ((await ui?.beforeShutdown()) ?? activeAgents(await ending.tree.subtree(ending.self).catch(() => [])))
+    : undefined;
+  await ending.shutdown(how);
+  const lines =
+    active && countActive(active) > 0 && ending.readOnly === undefined
+      ? exitMessage(ending, active, how, state.sessionFile)
+      : undefined;
+  if (ui) ui.afterShutdown(lines, reason);
+  else if (lines) sayAtExit(lines);
+  if (identity.isRoot)
+    for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+  if (removal && !ending.isDetached) await removeTemporaryTree(ending, removal);
+  await lease?.release();
+}
+
+/** The tree directory of this session, prepared when it exists (a new one waits for the first spawn). */
+async function sessionTree(identity: Identity, ctx: ExtensionContext, problem: (line: string) => void) {
+  const sessionManager = ctx.sessionManager;
+  const sessionFile = sessionManager.getSessionFile();
+  const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionFile);
+  const tree = new TreeDir(treeDir);
+  tree.belongsTo(sessionFile ?? sessionManager.getSessionId());
+  // A tree made earlier (this session resumed, or a child's, made by its parent) is prepared
+  // now; a new one waits for the first spawn, so a session that never delegates leaves none.
+  // The session starts whatever the tree directory holds; the tools then say what fails.
+  if (!identity.isRoot || tree.onDisk()) {
+    try {
+      await tree.ensure();
+    } catch (err) {
+      problem(`pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${errorText(err)}`);
+    }
+  }
+  return { tree, sessionFile };
+}
+
+/**
+ * One owner per tree (5.2): the root takes its tree at the start, or — a new tree — once its
+ * first record is written; a root whose tree another live pi drives only reads it.
+ */
+async function claimTree(state: SessionState, rt: TreeRuntime, problem: (line: string) => void): Promise<void> {
+  const owner = await ownTree(rt.tree.root, problem);
+  if (owner?.held) state.ownership = owner;
+  else if (owner) {
+    rt.readOnly = owner.owner.pid;
+    problem(
+      `pi-subagent-tree: pid ${owner.owner.pid} drives the agent tree of this session; this pi only reads it (list_agents, /agents, reports)`,
+    );
+  }
+}
+
 export default function piSubagentTree(pi: ExtensionAPI): void {
   const identity = identityFromEnv();
-  let runtime: TreeRuntime | undefined;
-  let session: SessionUi | undefined;
-  /** Set while the root's tree is a temporary one (see removeTemporaryTree): how to report its removal's problems. */
-  let temporary: ((line: string) => void) | undefined;
+  if (identity.isRoot) watchDyingSignals();
+  const state: SessionState = { interactive: false };
 
   const deps: ToolDeps = {
     pi,
     runtime: () => {
-      if (!runtime) throw new Error("the agent tree is not ready: the session has not started");
-      return runtime;
+      if (!state.runtime) throw new Error("the agent tree is not ready: the session has not started");
+      return state.runtime;
     },
   };
-  const register = (tool: { name: string }) => pi.registerTool(withRenderers(tool) as unknown as ToolDefinitionArg);
+  const register = (tool: { name: string }) =>
+    pi.registerTool(withRenderers(ownerOnly(tool, () => state.runtime)) as unknown as ToolDefinitionArg);
   const makers: ToolMaker[] = [
     listModelsTool,
     spawnAgentTool,
@@ -87,28 +177,13 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   for (const make of makers) register(make(deps));
   pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, wakeMessageRenderer);
   registerAgentsCommand(pi, {
-    runtime: () => runtime,
-    painter: () => session?.painter() ?? plain,
-    refresh: () => session?.refresh(),
+    runtime: () => state.runtime,
+    painter: () => state.session?.painter() ?? plain,
+    refresh: () => state.session?.refresh(),
   });
 
-  const stop = async (reason?: string): Promise<void> => {
-    const ending = runtime;
-    const ui = session;
-    const removal = temporary;
-    runtime = undefined;
-    session = undefined;
-    temporary = undefined;
-    const stopped = await ui?.beforeShutdown();
-    if (ending) await ending.shutdown();
-    ui?.afterShutdown(stopped, reason);
-    if (ending && identity.isRoot)
-      for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
-    if (ending && removal) await removeTemporaryTree(ending, removal);
-  };
-
   pi.on("session_start", async (_event, ctx) => {
-    await stop("restart");
+    await endSession(pi, identity, state, "restart");
     // Every extension has registered its tools by now, so definition files' tool names can be
     // checked; spawn_agent is registered again so agent_type lists the roles of this cwd.
     const roles = loadRoleCatalog(ctx.cwd, describeRegistry(pi.getAllTools()));
@@ -116,47 +191,45 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     const warnings = definitionWarnings(roles);
     if (ctx.hasUI) for (const line of warnings) ctx.ui.notify(line, "warning");
     else if (identity.isRoot) for (const line of warnings) console.error(line);
-    const sessionManager = ctx.sessionManager;
-    const sessionFile = sessionManager.getSessionFile();
-    const treeDir = identity.treeDir ?? rootTreeDir(sessionManager.getSessionId(), sessionFile);
-    const tree = new TreeDir(treeDir);
-    tree.belongsTo(sessionFile ?? sessionManager.getSessionId());
     // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
     const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
-    // A tree made earlier (this session resumed, or a child's, made by its parent) is prepared
-    // now; a new one waits for the first spawn, so a session that never delegates leaves none.
-    // The session starts whatever the tree directory holds; the tools then say what fails.
-    if (!identity.isRoot || tree.onDisk()) {
-      try {
-        await tree.ensure();
-      } catch (err) {
-        problem(`pi-subagent-tree: the tree directory ${treeDir} cannot be prepared: ${errorText(err)}`);
-      }
-    }
-    if (identity.isRoot && treeIsTemporary(sessionFile)) temporary = (line) => console.error(line);
-    const rt = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
+    const { tree, sessionFile } = await sessionTree(identity, ctx, problem);
+    state.sessionFile = sessionFile;
+    state.interactive = interactiveMode(ctx.hasUI);
+    // The project's settings may not choose what outlives a session: the reader says so once.
+    if (identity.isRoot) state.onExit = readSubagentSettings({ cwd: ctx.cwd }, problem).settings.onExit;
+    if (identity.isRoot && treeIsTemporary(sessionFile)) state.temporary = (line) => console.error(line);
+    let claimed = identity.isRoot && tree.onDisk();
+    const fault = identity.isRoot ? killAtStep() : undefined;
+    const rt: TreeRuntime = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
+      ...(fault && { fault }),
       hooks: {
         problem,
         recorded: (record) => {
-          if (identity.isRoot) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+          if (!identity.isRoot) return;
+          pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+          if (!claimed && state.runtime === rt) void claimTree(state, rt, problem);
+          claimed = true;
         },
-        noticed: (notice) => session?.noticed(notice),
+        noticed: (notice) => state.session?.noticed(notice),
         // Each turn is told what is left of the tree's budget: its wrapper wraps it up there.
         turnEnv: () => budgetLeftEnv(progressOf(rt)),
       },
     });
-    // Notices a restore finds (turns that ended while the root was away) wait for wait_agent:
-    // the session's UI does not exist yet, so they neither show nor wake.
-    await restore(rt, sessionManager.getEntries());
-    runtime = rt;
+    if (claimed) await claimTree(state, rt, problem);
+    await restore(rt, ctx.sessionManager.getEntries(), { readOnly: rt.readOnly !== undefined });
+    state.runtime = rt;
     if (ctx.hasUI) {
-      session = new SessionUi(pi, ctx, rt, sessionFile);
-      session.start();
+      state.session = new SessionUi(pi, ctx, rt, sessionFile);
+      state.session.exitHow = exitHow(identity, state);
+      state.session.start();
+      // Turns that ended while no root was there (restore): shown, and they wake an idle root.
+      state.session.offerRestored();
     }
   });
 
   // After this, the extension holds no timer or handle, or pi would never exit.
   pi.on("session_shutdown", async (event) => {
-    await stop((event as { reason?: string }).reason);
+    await endSession(pi, identity, state, (event as { reason?: string }).reason);
   });
 }

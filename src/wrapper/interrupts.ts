@@ -1,6 +1,9 @@
 /**
- * What stops a run from outside: a signal to the wrapper, or the parent that started it going
- * away. Each calls the run's `interrupt` with the reason, which result.json then carries.
+ * What stops a run from outside: a signal to the wrapper (its owner asking: the parent that
+ * started it, `subagent-wrapper stop`), the parent named in PI_SUBAGENTS_PARENT_PID going away
+ * (set below a tree's root only: a root's turns outlive it, 5.2), or its result's folder
+ * removed under it (the tree directory deleted: nobody could read its end). Each calls the
+ * run's `interrupt` with the reason, which result.json then carries.
  */
 import { ENV } from "../contracts/env.js";
 import type { Clock } from "../lib/clock.js";
@@ -39,6 +42,31 @@ export function watchParent(
     if (canSignal(parentPid)) return;
     clock.clearInterval(timer);
     interrupt(`parent process ${parentPid} is gone`);
+  }, PARENT_CHECK_MS);
+  return () => clock.clearInterval(timer);
+}
+
+/**
+ * Looks every PARENT_CHECK_MS for the folder of the run's result.json and interrupts the run
+ * once it is gone, having been there (the tree directory was deleted under a detached turn): the run still ends,
+ * within its usual bounds, and leaves no process. The function returned stops the watch.
+ */
+export function watchResultFolder(
+  folder: string,
+  clock: Clock,
+  exists: (folder: string) => boolean,
+  interrupt: (reason: string) => void,
+): () => void {
+  // Only a folder that was there goes away: one the run has not made yet is not news.
+  let seen = false;
+  const timer = clock.setInterval(() => {
+    if (exists(folder)) {
+      seen = true;
+      return;
+    }
+    if (!seen) return;
+    clock.clearInterval(timer);
+    interrupt(`its run folder ${folder} was removed`);
   }, PARENT_CHECK_MS);
   return () => clock.clearInterval(timer);
 }

@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { ENV } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { exitCodeForStatus } from "../contracts/result.js";
@@ -9,7 +12,7 @@ import { ResultReserve } from "./artifacts.js";
 import { buildChildArgs, type ChildHandle, type ChildOperations, findOnPath, nodeChildOperations } from "./child.js";
 import { FallbackChain, fallbackSessionPath, type ModelSwitch } from "./fallback.js";
 import { DeliveryLedger } from "./inbox.js";
-import { onStopSignals, watchParent } from "./interrupts.js";
+import { onStopSignals, watchParent, watchResultFolder } from "./interrupts.js";
 import { RunLimits } from "./limits.js";
 import { PiLineReader } from "./line-reader.js";
 import type { PiEvent } from "./normalize.js";
@@ -414,6 +417,17 @@ class WrapperRun {
       (reason) => this.interruptBy(reason),
     );
     if (stop) this.cleanups.push(stop);
+    // A tree's turn (which may run detached, 5.2) whose tree directory is deleted still ends (interrupts.ts).
+    if (!this.meta.env?.[ENV.treeDir]) return;
+    const folder = path.dirname(this.meta.resultPath);
+    this.cleanups.push(
+      watchResultFolder(
+        folder,
+        this.clock,
+        (dir) => fs.existsSync(dir),
+        (reason) => this.interruptBy(reason),
+      ),
+    );
   }
 
   /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */

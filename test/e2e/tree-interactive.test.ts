@@ -3,17 +3,19 @@
  * terminal: its children keep working between prompts; one that ends while the root is idle
  * wakes the root's model with its notice (PI_SUBAGENTS_WAKE=0: only shown); wait_agent gives
  * way to a message the person typed and reports Esc (RPC `abort`) as cancelled with counts;
- * /agents works through the extension UI protocol; and leaving pi with children working
- * says what was stopped and how to resume.
+ * /agents works through the extension UI protocol; and a root killed with children working
+ * leaves them running (5.2) and says so, with the commands to look, stop and re-attach.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { signalGroup } from "../../src/wrapper/child.js";
 import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
+import { runProcess } from "../support/processes.js";
 import { type RpcLine, rpcLines } from "../support/rpc-lines.js";
 import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import { expectNoSurvivors, type Json, noticesIn, toolResultFor, useTrees } from "../support/tree-harness-extra.js";
+import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
 const SCENARIO_MS = 120_000;
@@ -316,7 +318,7 @@ describe("an interactive root", () => {
   );
 
   it(
-    "SIGTERM with children working: the last frame shows none running, and the terminal says what was stopped and how to resume",
+    "SIGTERM with children working: they go on (the root is dying, 5.2); the last frame and the terminal say so, with the commands to look, stop and re-attach",
     async () => {
       const h = await tree({
         scripts: {
@@ -337,21 +339,20 @@ describe("an interactive root", () => {
       await root.rpc.waitFor((line) => isUi("setStatus")(line) && /^agents: 2 running/.test(line.statusText ?? ""));
       const code = await root.kill("SIGTERM");
       expect(code).toBe(143);
-      const lines = root.stderr().trim().split("\n").slice(-3);
-      expect(lines[0]).toBe(
-        "pi-subagent-tree: stopped 2 running agents (/root/alpha, /root/beta); they are interrupted, not lost.",
-      );
-      expect(lines[1]).toMatch(
-        /^ {2}resume: pi --session \S+\.jsonl {2}\(or pi -c in this folder\), then ask to follow them up$/,
-      );
-      expect(lines[2]).toBe(`  their run folders: ${h.treeDir()}  (subagent-wrapper inspect ${h.treeDir()})`);
-      // The last frame: the widget gone, the status saying they are being stopped.
+      const lines = root.stderr().trim().split("\n").slice(-5);
+      expect(lines[0]).toBe("pi-subagent-tree: left 2 running agents (/root/alpha, /root/beta).");
+      expect(lines[1]).toMatch(/^ {2}the 2 running go on to their own end, each bounded by its turn time limit/);
+      expect(lines[2]).toBe(`  look:      subagent-wrapper inspect ${h.treeDir()}`);
+      expect(lines[3]).toBe(`  stop:      subagent-wrapper stop ${h.treeDir()}`);
+      expect(lines[4]).toMatch(/^ {2}re-attach: pi --session \S+\.jsonl {2}\(or pi -c in this folder\)/);
+      // The last frame: the widget gone, the status saying they are left running.
       const status = root.rpc.lines.filter(isUi("setStatus")).at(-1)!;
-      expect(status.statusText).toBe(
-        "agents: stopping 2 running (pi is exiting; they end interrupted and can be resumed)",
-      );
+      expect(status.statusText).toBe("agents: leaving 2 running (pi is exiting; they go on, pi -c takes them back)");
       expect(root.rpc.lines.filter(isUi("setWidget")).at(-1)!.widgetLines).toBeUndefined();
-      expect((await h.readRecords()).map((r) => r.status)).toEqual(["interrupted", "interrupted"]);
+      expect((await h.readRecords()).map((r) => r.status)).toEqual(["running", "running"]);
+      // They run on until stopped by the command the lines give.
+      const stopped = await runProcess(process.execPath, [WRAPPER_BIN, "stop", h.treeDir()], { timeoutMs: 40_000 });
+      expect(stopped.code, stopped.stderr).toBe(0);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

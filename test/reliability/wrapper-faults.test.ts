@@ -4,7 +4,9 @@
  * - SIGKILL: nothing in the wrapper runs, so pi's own orphan guard (the wrapper's task
  *   extension, run inside the fake pi here) ends pi's group within seconds; the extension
  *   marks the turn `errored`, saying how the wrapper died.
- * - The parent process exits (gracefully or killed): no wrapper or child keeps running.
+ * - The parent process exits gracefully: its turns are stopped. A child agent's process
+ *   killed: its children's wrappers notice and stop. The root killed: its turns go on to their
+ *   own end (5.2), and no process outlives them.
  */
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
@@ -138,11 +140,14 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
     }
   });
 
-  it("the parent process is SIGKILLed: its 3 wrappers notice, stop their children and record interrupted", async () => {
-    const rc = await runtimeCase(SLOW);
-    try {
-      // A stand-in parent: a separate node process that runs the real runtime and launcher.
-      const script = `
+  /**
+   * A stand-in parent: a separate node process that runs the real runtime and launcher, starts
+   * 3 turns and is then SIGKILLed. `nested`: it is a child agent's process (its environment
+   * says so), whose pi ends with each of its turns — its children's wrappers watch it.
+   */
+  async function killedParent(scenario: object, nested: boolean) {
+    const rc = await runtimeCase(scenario);
+    const script = `
         const { TreeDir } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/tree/tree-dir.js"))});
         const { TreeRuntime } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/extension/turns/runtime.js"))});
         const tree = new TreeDir(${JSON.stringify(rc.tree.root)});
@@ -157,25 +162,31 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
         console.log("started");
         setInterval(() => {}, 1000);
       `;
-      const template = rc.child("template").record;
-      rc.runtime.children.clear();
-      const parent = spawn(process.execPath, ["--input-type=module", "-e", script], {
-        stdio: ["ignore", "pipe", "inherit"],
-        env: { ...process.env, TEMPLATE_RECORD: JSON.stringify(template) },
-      });
-      await new Promise<void>((resolve, reject) => {
-        parent.stdout.on("data", (d: Buffer) => d.toString().includes("started") && resolve());
-        parent.once("exit", (code) => reject(new Error(`parent exited early (${code})`)));
-      });
-      const runDirs = ["a", "b", "c"].map((name) => path.join(rc.tree.agentDir(`/root/${name}`), "runs", "0001-spawn"));
-      for (const runDir of runDirs) {
-        await vi.waitFor(
-          async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"),
-          { timeout: 15_000 },
-        );
-      }
-      parent.kill("SIGKILL");
-      const killedAt = Date.now();
+    const template = rc.child("template").record;
+    rc.runtime.children.clear();
+    const place = nested ? { PI_SUBAGENTS_AGENT_PATH: "/root/mid", PI_SUBAGENTS_TREE_DIR: rc.tree.root } : {};
+    const parent = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, TEMPLATE_RECORD: JSON.stringify(template), ...place },
+    });
+    await new Promise<void>((resolve, reject) => {
+      parent.stdout.on("data", (d: Buffer) => d.toString().includes("started") && resolve());
+      parent.once("exit", (code) => reject(new Error(`parent exited early (${code})`)));
+    });
+    const runDirs = ["a", "b", "c"].map((name) => path.join(rc.tree.agentDir(`/root/${name}`), "runs", "0001-spawn"));
+    for (const runDir of runDirs) {
+      await vi.waitFor(
+        async () => expect(await readFile(path.join(runDir, "events.jsonl"), "utf8")).toContain("run_start"),
+        { timeout: 15_000 },
+      );
+    }
+    parent.kill("SIGKILL");
+    return { rc, runDirs, killedAt: Date.now() };
+  }
+
+  it("a child agent's process is SIGKILLed: its 3 wrappers notice, stop their children and record interrupted", async () => {
+    const { rc, runDirs, killedAt } = await killedParent(SLOW, true);
+    try {
       expect(await settleLeftovers(10_000)).toEqual([]);
       console.log(
         `[reliability] 3 wrappers and their children gone ${Date.now() - killedAt} ms after the parent was SIGKILLed`,
@@ -184,6 +195,20 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
         const result = JSON.parse(await readFile(path.join(runDir, "result.json"), "utf8"));
         expect(result).toMatchObject({ status: "interrupted" });
         expect(result.errorMessage).toMatch(/^parent process \d+ is gone$/);
+      }
+    } finally {
+      await rc.dispose();
+    }
+  });
+
+  it("the root process is SIGKILLed: its 3 turns go on to their own end (5.2), write their results, and leave no process", async () => {
+    const quick = { steps: [{ sleep: 2000 }, { echoTask: true }] };
+    const { rc, runDirs } = await killedParent(quick, false);
+    try {
+      expect(await settleLeftovers(20_000)).toEqual([]);
+      for (const runDir of runDirs) {
+        const result = JSON.parse(await readFile(path.join(runDir, "result.json"), "utf8"));
+        expect(result).toMatchObject({ status: "completed" });
       }
     } finally {
       await rc.dispose();

@@ -243,7 +243,10 @@ export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolD
         await rt.collectInbox();
         call.group = waitGroup(rt, targets);
       }
-      return waitForAnswer(call, clock, onUpdate);
+      const answer = await waitForAnswer(call, clock, onUpdate);
+      // The notices it returns are recorded as taken first: a restarted root never returns them again.
+      await rt.mailbox.settled();
+      return answer;
     },
   };
 }

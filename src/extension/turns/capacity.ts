@@ -26,6 +26,14 @@ export class TurnSlots {
     return false;
   }
 
+  /**
+   * Holds a slot for a turn that already runs (a re-attached one): counted like any active
+   * turn, even past the limit, since its wrapper is at work whatever the count.
+   */
+  occupy(key: string): void {
+    this.active.add(key);
+  }
+
   /** 1 = next to start; undefined when `key` is not queued. */
   position(key: string): number | undefined {
     const index = this.waiting.findIndex((entry) => entry.key === key);

@@ -4,6 +4,7 @@
  */
 import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import type { Clock } from "../../lib/clock.js";
+import type { DeliveryFiles, DeliveryStep } from "./deliveries.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
 import { IDLE, liveTurnOf, type StopReason, type TurnPhase } from "./lifecycle.js";
 import type { WorktreeOperations } from "./worktree-turns.js";
@@ -51,6 +52,10 @@ export interface RuntimeOptions {
   turns?: TurnOperations;
   /** How an isolated agent's worktree is used, committed and removed (default: git). */
   worktrees?: WorktreeOperations;
+  /** The delivery record's I/O (tests inject failures; default: atomic, fsynced files). */
+  deliveryFiles?: DeliveryFiles;
+  /** Fault injection at each step of a notice's delivery (tests): a hook that throws stops the process there. */
+  fault?: (step: DeliveryStep) => void;
   /** The time the runtime reads and waits on: its mailbox's waits and its stop waits (default: the system's). */
   clock?: Clock;
 }

@@ -14,10 +14,11 @@ import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { processIdentity } from "../../lib/process.js";
-import { WRAPPER_BIN } from "../config.js";
+import { identityFromEnv, WRAPPER_BIN } from "../config.js";
 import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
 import { withRolePrompt } from "./envelope.js";
 import { turnModels } from "./fallback-turns.js";
+import { reattachTurn } from "./reattach.js";
 import { deliveredMessageIds, type RunRead, readRunResult, settledRunResults } from "./run-reads.js";
 
 export type { RunRead };
@@ -51,6 +52,11 @@ export interface TurnOperations {
    * read as it stands.
    */
   settledResults(runDirs: readonly string[], waitMs: number): Promise<Map<string, RunRead>>;
+  /**
+   * A run whose wrapper a previous process started and that still runs: watched again as a
+   * running turn (undefined when its wrapper is gone or has written its result).
+   */
+  attach?(runDir: string): Promise<RunningTurn | undefined>;
   /** Writes a live message (whole) into a running turn's inbox, as the `seq`-th message of its agent. */
   postLive(runDir: string, seq: number, message: InboxMessageV1): Promise<void>;
   /** The ids of the live messages a run confirmed in its child's conversation (its events.jsonl). */
@@ -146,7 +152,7 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const wrapperLog = fs.openSync(path.join(runDir, RUN_FILES.wrapperLog), "a");
   const child = spawn(process.execPath, [WRAPPER_BIN, "run", metaPath], {
     cwd: spec.cwd,
-    env: { ...process.env, [ENV.parentPid]: String(process.pid), ...(piBinary && { [ENV.piBin]: piBinary }) },
+    env: wrapperEnv(piBinary),
     stdio: ["ignore", "ignore", wrapperLog],
     detached: true,
   });
@@ -194,6 +200,18 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   };
 }
 
+/**
+ * The wrapper's environment. A root's turns outlive it (5.2: its wrapper stops when its owner
+ * asks or its limits say so, never because the root went away); below the root a child's
+ * pi ends with each of its turns, so its children's wrappers watch it (PI_SUBAGENTS_PARENT_PID).
+ */
+export function wrapperEnv(piBinary: string | undefined, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, ...(piBinary && { [ENV.piBin]: piBinary }) };
+  if (!identityFromEnv(env).isRoot) out[ENV.parentPid] = String(process.pid);
+  else delete out[ENV.parentPid];
+  return out;
+}
+
 /** What wrapper.pid holds: the wrapper's pid and what identifies it (ProcessIdentity). */
 function writeWrapperPid(runDir: string, pid: number): void {
   try {
@@ -212,6 +230,7 @@ export async function postLiveMessage(runDir: string, seq: number, message: Inbo
 export const wrapperTurns: TurnOperations = {
   start: startTurn,
   settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs),
+  attach: reattachTurn,
   postLive: postLiveMessage,
   deliveredIds: deliveredMessageIds,
 };

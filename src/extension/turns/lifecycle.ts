@@ -6,8 +6,12 @@
  * rule of how a turn ends, whoever saw it end. Tested as tables in lifecycle.test.ts.
  *
  *   idle ─queued→ queued ─slot_granted→ starting ─wrapper_started→ running ─stop_asked→ stopping
- *     ▲                                     │ start_failed              │ wrapper_exited    │ wrapper_exited
- *     └──────────── recorded ─── settling ◄─┴───────────────────────────┴───────────────────┘
+ *     ▲ │                                   │ start_failed         ▲  │ wrapper_exited    │ wrapper_exited
+ *     │ └──────────── reattached ───────────┼──────────────────────┘  │                   │
+ *     └──────────── recorded ─── settling ◄─┴─────────────────────────┴───────────────────┘
+ *
+ * `reattached`: a restarted parent found the turn's wrapper still at work (its previous
+ * process went away, the turn did not): the turn is `running` again, its end watched as any.
  */
 import type { ResultV1, RunStatus } from "../../contracts/result.js";
 import type { AgentRecordV1, PendingPart } from "../../contracts/tree.js";
@@ -42,8 +46,13 @@ export const IDLE: TurnPhase = { name: "idle" };
 
 /** What a record says of a turn a previous process of the parent left behind. */
 export type FoundTurn =
-  /** `pending_init`: it was waiting for a slot. */
-  | { kind: "queued" }
+  /** `pending_init`: it was waiting for a slot; `turnKind` is the turn it waits to start. */
+  | { kind: "queued"; turnKind: TurnKind }
+  /**
+   * Not running any more, its end recorded, but the notice it owed never given (the previous
+   * process died between recording the end and giving it): `result` is its run's result.
+   */
+  | { kind: "unnoticed"; runName: string; result: ResultV1 | undefined }
   /** `running`: what its run directory holds now. */
   | {
       kind: "running";
@@ -67,7 +76,9 @@ export type TurnEvent =
   /** Recording the end of the turn of `runName` failed in a way nothing foresaw. */
   | { type: "recording_failed"; runName: string | undefined; error: string }
   /** A restarted parent found this turn in its child's record (restore). */
-  | { type: "restore_found"; found: FoundTurn; direct: boolean };
+  | { type: "restore_found"; found: FoundTurn; direct: boolean }
+  /** A restarted parent found the turn's wrapper still running and watches it again (restore). */
+  | { type: "reattached"; turn: RunningTurn; parts: PendingPart[] };
 
 /** How the end of a turn is recorded: the one rule, whoever saw the turn end. */
 export interface TurnEndPlan {
@@ -109,6 +120,14 @@ export type TurnEffect =
   | { type: "add_usage"; result: ResultV1 | undefined }
   | { type: "end_turn"; plan: TurnEndPlan }
   | { type: "request_followup" }
+  /** Hold a turn slot for a turn whose wrapper already runs (re-attached): no start. */
+  | { type: "occupy_slot" }
+  /** Watch the running turn's wrapper: its exit is the `wrapper_exited` event. */
+  | { type: "watch_end"; runName: string }
+  /** Queue the turn a previous process left queued, under the usual capacity rules. */
+  | { type: "requeue"; kind: TurnKind }
+  /** Give the notice of an ended turn that its record says ended (rebuilt from the record and its result). */
+  | { type: "give_notice"; runName: string; result: ResultV1 | undefined }
   /** Recording a turn's end failed unforeseen: report it, and give the owed notice as errored. */
   | { type: "report_lost"; runName: string | undefined; error: string; notify: boolean };
 
@@ -167,6 +186,13 @@ export function transition(phase: TurnPhase, event: TurnEvent): Transition {
       return recordingFailed(phase, event);
     case "restore_found":
       return restoreFound(phase, event.found, event.direct);
+    case "reattached":
+      return phase.name === "idle"
+        ? {
+            phase: { name: "running", turn: event.turn, parts: event.parts },
+            effects: [{ type: "occupy_slot" }, { type: "watch_end", runName: event.turn.runName }],
+          }
+        : stay(phase);
   }
 }
 
@@ -254,14 +280,22 @@ function recordingFailed(phase: TurnPhase, event: Extract<TurnEvent, { type: "re
 }
 
 /**
- * A turn a previous process of the parent left behind. One with a result it was never told
- * of ends as that result says, with its notice; one without (its wrapper left none, or it
- * was still queued) is interrupted, silently: its parent had gone away.
+ * A turn a previous process of the parent left behind. A queued one of this process's own
+ * child is queued again (a deeper one, whose parent is gone, is interrupted). One with a
+ * result it was never told of ends as that result says, with its notice; one without (its
+ * wrapper left none) is interrupted, silently. One whose end is recorded but whose notice was
+ * never given gets its notice. (A turn whose wrapper still runs is `reattached` instead.)
  */
 function restoreFound(phase: TurnPhase, found: FoundTurn, direct: boolean): Transition {
   if (phase.name !== "idle") return stay(phase);
   if (found.kind === "queued")
-    return { phase, effects: [{ type: "record_interrupted", what: "a queued turn", restored: true }] };
+    return direct
+      ? { phase, effects: [{ type: "requeue", kind: found.turnKind }] }
+      : { phase, effects: [{ type: "record_interrupted", what: "a queued turn", restored: true }] };
+  if (found.kind === "unnoticed")
+    return direct
+      ? { phase, effects: [{ type: "give_notice", runName: found.runName, result: found.result }] }
+      : stay(phase);
   const { result, runName } = found;
   const told = result !== undefined && !found.alreadyNotified ? result : undefined;
   // Its wrapper stopped it (the parent went away) when it says interrupted or left no result.

@@ -6,8 +6,37 @@ export class Mailbox {
   private readonly notices: Notice[] = [];
   private readonly waiters = new Set<() => void>();
 
-  /** `clock` times the waits (tests move a fake one). */
-  constructor(private readonly clock: Clock = systemClock) {}
+  /** Records of notices taken, not yet known to be on disk (see `settled`). */
+  private taking: Array<Promise<void>> = [];
+
+  /**
+   * `clock` times the waits (tests move a fake one). `ledger` hears every notice taken, so a
+   * restarted parent never gets it again (deliveries.ts); `settled` waits for it.
+   */
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly ledger?: (notices: Notice[]) => Promise<void>,
+  ) {}
+
+  private track(notices: Notice[]): Notice[] {
+    if (this.ledger && notices.length > 0) {
+      const recorded = this.ledger(notices);
+      // Whoever hands the notices on awaits `settled`; a take nobody settles raises nothing.
+      recorded.catch(() => undefined);
+      this.taking.push(recorded);
+    }
+    return notices;
+  }
+
+  /**
+   * Resolves once every notice taken so far is recorded as taken: what takes notices (wait_agent,
+   * a wake) awaits it before it hands them on. Rejects when the ledger did (an injected fault).
+   */
+  async settled(): Promise<void> {
+    const taking = this.taking;
+    this.taking = [];
+    await Promise.all(taking);
+  }
 
   push(notice: Notice): void {
     this.notices.push(notice);
@@ -18,6 +47,11 @@ export class Mailbox {
     return this.notices.length;
   }
 
+  /** The notices waiting to be taken, oldest first (a copy). */
+  list(): Notice[] {
+    return [...this.notices];
+  }
+
   /** Whether this notice is still waiting to be taken. */
   holds(notice: Notice): boolean {
     return this.notices.includes(notice);
@@ -25,7 +59,7 @@ export class Mailbox {
 
   /** Takes up to `max` notices, oldest first. */
   take(max: number): Notice[] {
-    return this.notices.splice(0, max);
+    return this.track(this.notices.splice(0, max));
   }
 
   /** The agents whose notices wait to be taken. */
@@ -43,7 +77,7 @@ export class Mailbox {
       if (agents.has(this.notices[i]!.agent_name)) taken.push(...this.notices.splice(i, 1));
       else i++;
     }
-    return taken;
+    return this.track(taken);
   }
 
   /** Resolves when a notice arrives, `ms` pass, or `signal` aborts; never holds the process open after. */

@@ -1,9 +1,11 @@
 /**
- * Restore on session_start: a restarted parent takes its direct children back. The tree
- * directory is the source of truth; the root's session entries are the fallback when it is
- * gone (tree/session-entries.ts). A turn a previous process left running or queued is one
- * event of the turn's lifecycle (`restore_found`, lifecycle.ts): it ends by the same rule as a
- * live turn's, its notice given once. A process ending never turns a finished agent into
+ * Restore on session_start: a restarted parent takes its direct children back, at once. The
+ * tree directory is the source of truth; the root's session entries are the fallback when it
+ * is gone (tree/session-entries.ts). A turn whose wrapper still runs is taken back
+ * (`reattached`, lifecycle.ts): running, its end watched as any. One that ended meanwhile, or
+ * was left queued, is one event of the turn's lifecycle (`restore_found`): it ends by the same
+ * rule as a live turn's, its notice given once (deliveries.ts), or is queued again. Restore
+ * never waits for a running turn. A process ending never turns a finished agent into
  * `shutdown`: only close_agent does, so a restarted parent can still follow up on its
  * children. An isolated agent's worktree is kept (recreated from its branch when it went
  * missing) unless the agent was closed.
@@ -19,9 +21,12 @@ import { errorText } from "../../lib/values.js";
 import { parentOf } from "../tree/paths.js";
 import { recordsFromEntries } from "../tree/session-entries.js";
 import { type ChildState, childState } from "./child-state.js";
+import { deliveryKey } from "./deliveries.js";
+import type { RunningTurn } from "./launcher.js";
 import type { FoundTurn } from "./lifecycle.js";
 import { dropConfirmed, liveRuns } from "./live-messages.js";
-import { ORPHAN_WRAPPER_WAIT_MS, type RunRead } from "./run-reads.js";
+import { wrapperAtWork } from "./reattach.js";
+import { type RunRead, readRunResult, readWrapperPid } from "./run-reads.js";
 import type { TreeRuntime } from "./runtime.js";
 
 /**
@@ -31,15 +36,19 @@ import type { TreeRuntime } from "./runtime.js";
  * record that cannot be settled or written is reported and kept as read, and the rest of
  * the tree restores.
  */
-export async function restore(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+export async function restore(
+  runtime: TreeRuntime,
+  sessionEntries: readonly unknown[],
+  options: { readOnly?: boolean } = {},
+): Promise<void> {
   try {
-    await restoreTree(runtime, sessionEntries);
+    await restoreTree(runtime, sessionEntries, options.readOnly === true);
   } catch (err) {
     runtime.report(`the agent tree of ${runtime.tree.root} could not be restored: ${errorText(err)}`);
   }
 }
 
-async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknown[], readOnly: boolean): Promise<void> {
   const tree = runtime.tree;
   const scan = await tree.scan(runtime.self);
   for (const damage of scan.damaged) {
@@ -47,30 +56,101 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
       runtime.damaged.set(damage.agentPath, damage.problem);
   }
   let records = scan.records;
-  if (records.length === 0 && scan.damaged.length === 0 && runtime.identity.isRoot)
+  if (records.length === 0 && scan.damaged.length === 0 && runtime.identity.isRoot && !readOnly)
     records = await fromSessionEntries(runtime, sessionEntries);
   // Deeper agents belong to processes that are gone when the root restarts; a child only settles its own.
   const mine = records.filter((record) => record.parent === runtime.self || runtime.identity.isRoot);
-  const unsettled = mine.filter((record) => record.status === "running" || record.status === "pending_init");
-  // Every wrapper that may still be finishing is waited for at once, to one deadline.
+  if (readOnly) {
+    // Another live process drives the tree: this one only reads it.
+    for (const record of mine)
+      if (record.parent === runtime.self) runtime.children.set(record.path, childState(record));
+    return;
+  }
+  // Notices given before and not read yet go back to the mailbox first, in their order.
+  for (const notice of await runtime.deliveries.load()) runtime.mailbox.push(notice);
+  const { attached, untouched } = await liveTurns(runtime, mine);
+  const settle = mine.filter((record) => !untouched.has(record.path));
+  const unsettled = settle.filter(
+    (record) => (record.status === "running" && !attached.has(record.path)) || record.status === "pending_init",
+  );
+  // What turns that ended while no parent was there left: read as it stands, never waited for.
   const runDirs = unsettled.flatMap((record) => {
     const runDir = runDirOf(runtime, record);
     return record.status === "running" && runDir ? [runDir] : [];
   });
-  const reads =
-    runDirs.length > 0
-      ? await runtime.turns.settledResults(runDirs, ORPHAN_WRAPPER_WAIT_MS)
-      : new Map<string, RunRead>();
-  for (const record of mine) {
+  const reads = runDirs.length > 0 ? await runtime.turns.settledResults(runDirs, 0) : new Map<string, RunRead>();
+  const queued: ChildState[] = [];
+  for (const record of settle) {
     const state = childState(record);
-    const read = reads.get(runDirOf(runtime, record) ?? "") ?? {};
-    const requeued = unsettled.includes(record) ? await settleLeftTurn(runtime, state, read) : undefined;
-    await reconcileRecord(runtime, state, requeued);
+    if (record.status === "pending_init" && record.parent === runtime.self) queued.push(state);
+    const keepRun = await settleRecord(runtime, state, attached.get(record.path), unsettled.includes(record), reads);
+    await reconcileRecord(runtime, state, keepRun);
     if (record.parent === runtime.self) {
       await restoreWorktree(runtime, record);
       runtime.children.set(record.path, state);
     }
   }
+  // Queued turns start under the usual capacity rules, once the turns still running hold their slots.
+  for (const state of queued) await settleLeftTurn(runtime, state, {});
+}
+
+/**
+ * One record as the previous process left it: its turn taken back (`turn`), settled (it was
+ * running, or a deeper agent's was queued), or its notice given if it never was. Returns the
+ * run whose live messages stay (a run still at work, or one that left no trace).
+ */
+async function settleRecord(
+  runtime: TreeRuntime,
+  state: ChildState,
+  turn: RunningTurn | undefined,
+  unsettled: boolean,
+  reads: Map<string, RunRead>,
+): Promise<string | undefined> {
+  const { record } = state;
+  if (turn) {
+    await runtime.dispatch(state, { type: "reattached", turn, parts: record.runningParts ?? [] });
+    return turn.runName;
+  }
+  if (record.status === "pending_init" && record.parent === runtime.self) return undefined;
+  if (unsettled) return settleLeftTurn(runtime, state, reads.get(runDirOf(runtime, record) ?? "") ?? {});
+  await giveUnnoticed(runtime, state);
+  return undefined;
+}
+
+/**
+ * The turns of `records` still at work (5.2): this process's own children's are taken back
+ * (`attached`); a deeper agent's, or any agent's below a turn still at work, belong to the
+ * process of that turn and are left as they are (`untouched`). Never waits for a turn.
+ */
+async function liveTurns(
+  runtime: TreeRuntime,
+  records: readonly AgentRecordV1[],
+): Promise<{ attached: Map<string, RunningTurn>; untouched: Set<string> }> {
+  const attached = new Map<string, RunningTurn>();
+  const busy = new Set<string>();
+  for (const record of records) {
+    if (record.status !== "running") continue;
+    const runDir = runDirOf(runtime, record);
+    if (!runDir) continue;
+    if (record.parent === runtime.self) {
+      const turn = await runtime.turns.attach?.(runDir).catch(() => undefined);
+      if (turn) {
+        attached.set(record.path, turn);
+        busy.add(record.path);
+      }
+    } else if (await wrapperStillRuns(runDir)) busy.add(record.path);
+  }
+  const untouched = new Set<string>();
+  for (const record of records) {
+    const below = [...busy].some((path) => record.path.startsWith(`${path}/`));
+    if (below || (busy.has(record.path) && !attached.has(record.path))) untouched.add(record.path);
+  }
+  return { attached, untouched };
+}
+
+async function wrapperStillRuns(runDir: string): Promise<boolean> {
+  const wrapper = await readWrapperPid(runDir);
+  return wrapper !== undefined && wrapperAtWork(wrapper, runDir);
 }
 
 /**
@@ -91,9 +171,38 @@ async function settleLeftTurn(runtime: TreeRuntime, state: ChildState, read: Run
   return found.kind === "running" ? found.runName : undefined;
 }
 
+/**
+ * A direct child whose last turn's end is recorded but whose notice was never given (the
+ * previous process died in between; deliveries.ts): the notice is given now.
+ */
+async function giveUnnoticed(runtime: TreeRuntime, state: ChildState): Promise<void> {
+  const { record } = state;
+  const lastRun = record.runs.at(-1);
+  if (record.parent !== runtime.self || !lastRun || record.notifiedRun === lastRun) return;
+  if (record.lastOutcome === undefined) return;
+  if (runtime.deliveries.has(deliveryKey(record.path, lastRun))) {
+    // Given, the record not yet told (killed in between): the record catches up.
+    record.notifiedRun = lastRun;
+    await runtime.tree.writeRecord(record).catch(() => {
+      state.unsaved = true;
+    });
+    return;
+  }
+  const read = await readRunResult(runDirOf(runtime, record) ?? "").catch((): RunRead => ({}));
+  try {
+    await runtime.dispatch(state, {
+      type: "restore_found",
+      found: { kind: "unnoticed", runName: lastRun, result: read.result },
+      direct: true,
+    });
+  } catch (err) {
+    runtime.report(`could not give the notice of ${record.path}'s turn ${lastRun}: ${errorText(err)}`);
+  }
+}
+
 /** What the record and its run directory say of a turn that was left behind. */
 function foundTurn(runtime: TreeRuntime, record: AgentRecordV1, read: RunRead): FoundTurn {
-  if (record.status !== "running") return { kind: "queued" };
+  if (record.status !== "running") return { kind: "queued", turnKind: record.runs.length === 0 ? "spawn" : "followup" };
   const lastRun = record.runs.at(-1);
   if (read.damaged) runtime.report(`${record.path}'s run ${lastRun}: ${read.damaged}; the turn is recorded errored`);
   // A damaged result.json is the run's end all the same: the wrapper wrote one, so the turn is
@@ -103,7 +212,9 @@ function foundTurn(runtime: TreeRuntime, record: AgentRecordV1, read: RunRead): 
     kind: "running",
     runName: lastRun,
     result,
-    alreadyNotified: record.notifiedRun === lastRun,
+    alreadyNotified:
+      record.notifiedRun === lastRun ||
+      (lastRun !== undefined && runtime.deliveries.has(deliveryKey(record.path, lastRun))),
     parts: record.runningParts ?? [],
   };
 }

@@ -3,6 +3,7 @@
  * slots and the mailbox. Every state change is written to the tree directory (the source
  * of truth shared with nested agents' processes) before anything is reported.
  */
+import { TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
@@ -20,6 +21,7 @@ import {
   runningTurn,
   type StopReason,
 } from "./child-state.js";
+import { DeliveryLog, type DeliveryStep } from "./deliveries.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
 import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
@@ -52,6 +54,20 @@ export class TreeRuntime implements StopContext, EffectContext {
   private queueToPublish: string[] | undefined;
   /** Turns taking their slot whose wrapper may not have started yet: shutdown waits for them, then stops what they started. */
   private readonly launching = new Set<Promise<void>>();
+  /** Which turn-end notices this agent was given and took, on disk (deliveries.ts). */
+  readonly deliveries: DeliveryLog;
+  /** Fault injection at each step of a delivery (tests): a hook that throws stops the process there. */
+  private readonly fault: ((step: DeliveryStep) => void) | undefined;
+  /**
+   * The process left with its turns detached (onExit `detach`): their ends belong to the next
+   * root that takes the tree, so nothing here moves a turn on any more.
+   */
+  private detached = false;
+  /**
+   * The pid of the live process that drives this tree, when it is not this one (one owner,
+   * 5.2): this process only reads the tree then — it starts, stops and waits on nothing.
+   */
+  readOnly: number | undefined;
 
   constructor(
     readonly identity: Identity,
@@ -62,7 +78,14 @@ export class TreeRuntime implements StopContext, EffectContext {
   ) {
     this.hooks = options.hooks ?? {};
     this.clock = options.clock ?? systemClock;
-    this.mailbox = new Mailbox(this.clock);
+    this.fault = options.fault;
+    this.deliveries = DeliveryLog.in(
+      tree.agentDir(identity.self),
+      TREE_FILES.deliveries,
+      options.deliveryFiles,
+      (line) => this.report(line),
+    );
+    this.mailbox = new Mailbox(this.clock, (notices) => this.recordTaken(notices));
     this.turns = options.turns ?? wrapperTurns;
     this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
@@ -148,6 +171,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    * its slot and stops its wrapper without a pause in between.
    */
   async dispatch(state: ChildState, event: TurnEvent): Promise<void> {
+    if (this.detached) return;
     const { phase, effects } = transition(state.phase, event);
     state.phase = phase;
     for (const effect of effects) {
@@ -194,8 +218,39 @@ export class TreeRuntime implements StopContext, EffectContext {
     this.hooks.noticed?.(notice);
   }
 
+  /**
+   * A turn's notice, given once across restarts: recorded as given (deliveries.ts) before it
+   * reaches the mailbox; a notice of `key` given before (by any process of this agent) is not
+   * given again. A record that cannot be written is reported, and the notice given all the
+   * same: better once unrecorded than never.
+   */
+  async deliver(key: string, notice: Notice): Promise<void> {
+    this.fault?.("end_recorded");
+    try {
+      if (!(await this.deliveries.give(key, notice))) return;
+    } catch (err) {
+      this.report(`could not record the notice of ${key} as given: ${errorText(err)}`);
+    }
+    this.fault?.("given");
+    this.notify(notice);
+    this.fault?.("pushed");
+  }
+
+  /** Notices taken from the mailbox, recorded as taken before they are handed on. */
+  private async recordTaken(notices: Notice[]): Promise<void> {
+    this.fault?.("taking");
+    try {
+      await this.deliveries.taken(notices);
+    } catch (err) {
+      this.report(`could not record that ${notices.length} notice(s) were read: ${errorText(err)}`);
+    }
+    this.fault?.("taken");
+  }
+
   /** Moves messages that children posted to this agent's inbox into the mailbox. */
   async collectInbox(): Promise<void> {
+    // The inbox is the owner's to drain.
+    if (this.readOnly !== undefined) return;
     for (const notice of await this.tree.drainInbox(this.self)) this.notify(notice);
   }
 
@@ -305,13 +360,40 @@ export class TreeRuntime implements StopContext, EffectContext {
   }
 
   /**
-   * session_shutdown: stop every running or queued turn. Finished agents keep their status:
-   * a parent that ends is no verdict on its children's work, and a restarted parent resumes them.
+   * session_shutdown. `stop`: stop every running or queued turn. Finished agents keep their
+   * status: a parent that ends is no verdict on its children's work, and a restarted parent
+   * resumes them. `detach` (onExit, 5.2): running turns go on to their own end and queued ones
+   * stay queued, for the next root on this session to take back; turns being started or
+   * recorded are let finish that first.
    */
-  async shutdown(): Promise<void> {
+  async shutdown(how: "stop" | "detach" = "stop"): Promise<void> {
     this.closing = true;
     // A turn whose wrapper is starting right now is running once its launch is done: stopped below like the others.
     await Promise.all([...this.launching].map((launch) => settledWithin(launch, STOP_WAIT_MS, this.clock)));
+    if (how === "detach") await this.detach();
+    else await this.stopAll();
+    // Records a failed write left newer in memory than on disk: one more try before leaving.
+    for (const state of this.children.values())
+      if (state.unsaved) await this.persistOrReport(state, "the latest state");
+    this.stopHearingDamage();
+    await this.writesSettled();
+    this.mailbox.wakeAll();
+  }
+
+  /** Whether this process left its turns running for the next root (shutdown `detach`). */
+  get isDetached(): boolean {
+    return this.detached;
+  }
+
+  private async detach(): Promise<void> {
+    const settling = [...this.children.values()].filter((state) => state.phase.name === "settling");
+    await Promise.all(
+      settling.map((state) => settledWithin(state.settled ?? Promise.resolve(), STOP_WAIT_MS, this.clock)),
+    );
+    this.detached = true;
+  }
+
+  private async stopAll(): Promise<void> {
     const waits: Array<Promise<unknown>> = [];
     for (const state of this.children.values()) {
       const running = state.phase.name === "running";
@@ -321,12 +403,6 @@ export class TreeRuntime implements StopContext, EffectContext {
       if (running) waits.push(settledWithin(state.settled, STOP_WAIT_MS, this.clock));
     }
     await Promise.all(waits);
-    // Records a failed write left newer in memory than on disk: one more try before leaving.
-    for (const state of this.children.values())
-      if (state.unsaved) await this.persistOrReport(state, "the latest state");
-    this.stopHearingDamage();
-    await this.writesSettled();
-    this.mailbox.wakeAll();
   }
 
   /** send_message to the parent: a `message` notice dropped in the parent's inbox. */

@@ -6,6 +6,7 @@
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { mergeLimits } from "../../contracts/limits.js";
+import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
@@ -15,6 +16,7 @@ import { recordCooldowns } from "../tree/cooldowns.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import type { TurnSlots } from "./capacity.js";
 import type { ChildState } from "./child-state.js";
+import { deliveryKey } from "./deliveries.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
 import { turnModelReport } from "./fallback-turns.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
@@ -47,6 +49,8 @@ export interface EffectContext {
   persistOrReport(state: ChildState, what: string): Promise<string | undefined>;
   report(line: string): void;
   notify(notice: Notice): void;
+  /** A turn's notice, given once across restarts (deliveries.ts). */
+  deliver(key: string, notice: Notice): Promise<void>;
   collectInbox(): Promise<void>;
   subtreeUsageOf(record: AgentRecordV1): Promise<UsageTotals | undefined>;
   requestTurn(state: ChildState, kind: TurnKind): Promise<void>;
@@ -91,6 +95,18 @@ export function perform(ctx: EffectContext, state: ChildState, effect: TurnEffec
     case "report_lost":
       reportLost(ctx, state, effect, effect.notify);
       return undefined;
+    case "occupy_slot":
+      ctx.slots.occupy(record.path);
+      return undefined;
+    case "watch_end":
+      watchEnd(ctx, state, effect.runName);
+      return undefined;
+    case "requeue":
+      return ctx
+        .requestTurn(state, effect.kind)
+        .catch((err: unknown) => ctx.report(`could not queue the turn of ${record.path} again: ${errorText(err)}`));
+    case "give_notice":
+      return giveUnnoticed(ctx, state, effect.runName, effect.result);
   }
 }
 
@@ -135,13 +151,18 @@ async function recordStart(
   parts: PendingPart[],
 ): Promise<void> {
   const { record } = state;
-  const turn = liveTurnOf(state.phase)?.turn;
   record.runningParts = parts;
   record.runs.push(runName);
   record.status = "running";
   // The wrapper is at work whether or not this write succeeds: failing the call would drop
   // an agent that runs. Its end is recorded (or reported) when it comes.
   await ctx.persistOrReport(state, "the start of a turn");
+  watchEnd(ctx, state, runName);
+}
+
+/** The turn's end, whenever its wrapper exits, is the next event (a launched or a re-attached turn). */
+function watchEnd(ctx: EffectContext, state: ChildState, runName: string): void {
+  const turn = liveTurnOf(state.phase)?.turn;
   if (!turn) return;
   state.settled = turn.finished
     .then((result) =>
@@ -177,7 +198,9 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
     const runDir = path.join(ctx.tree.agentDir(record.path), TREE_FILES.runs, plan.dropConfirmedOf);
     dropConfirmed(record, plan.dropConfirmedOf, await ctx.turns.deliveredIds(runDir).catch(() => new Set<string>()));
   }
-  if (plan.runName) record.notifiedRun = plan.runName;
+  // A notice owed is recorded as given (deliveries.ts) before notifiedRun says so: a parent
+  // killed in between finds the end unnoticed at restore and gives the notice then.
+  if (plan.runName && !plan.notify) record.notifiedRun = plan.runName;
   // Whatever the outcome, an isolated turn's work is committed (a follow-up's start waits for it).
   const worktree = plan.commitHow ? await finishWorktreeTurn(ctx.worktrees, record, plan.commitHow) : undefined;
   const { outcome, reason, text } = applyTurnEnd(record, plan);
@@ -207,12 +230,59 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
     const reportStored = stored !== undefined;
     const limit = plan.result?.limit;
     const models = turnModelReport(record, plan.result);
-    ctx.notify(
-      turnEndNotice(record, { outcome, reason, text, reportStored, subtreeUsage, unrecorded, worktree, limit, models }),
-    );
+    const notice = turnEndNotice(record, {
+      outcome,
+      reason,
+      text,
+      reportStored,
+      subtreeUsage,
+      unrecorded,
+      worktree,
+      limit,
+      models,
+    });
+    await giveOnce(ctx, state, plan.runName, notice, plan.restored);
     await ctx.dispatch(state, { type: "notice_given" });
   }
   await ctx.dispatch(state, { type: "recorded", followupQueued: plan.notify && record.followupQueued });
+}
+
+/** Gives a turn's notice once (a run's) or as it comes (no run: it never started), then records it given. */
+async function giveOnce(
+  ctx: EffectContext,
+  state: ChildState,
+  runName: string | undefined,
+  notice: Notice,
+  restored: boolean,
+): Promise<void> {
+  const { record } = state;
+  if (!runName) return ctx.notify(notice);
+  await ctx.deliver(deliveryKey(record.path, runName), notice);
+  record.notifiedRun = runName;
+  // The delivery record already says it was given: a failed write here is only retried later (shutdown).
+  await (restored ? ctx.tree.writeRecord(record) : ctx.persist(state)).catch(() => {
+    state.unsaved = true;
+  });
+}
+
+/**
+ * The notice of a turn whose end its record holds but that was never given (the previous
+ * process died between the two): rebuilt from the record and the run's result.
+ */
+async function giveUnnoticed(
+  ctx: EffectContext,
+  state: ChildState,
+  runName: string,
+  result: ResultV1 | undefined,
+): Promise<void> {
+  const { record } = state;
+  const notice = turnEndNotice(record, {
+    outcome: record.lastOutcome ?? result?.status ?? "failed",
+    reason: record.lastReason,
+    text: result?.finalText ?? "",
+    reportStored: result !== undefined,
+  });
+  await giveOnce(ctx, state, runName, notice, true);
 }
 
 /** A restore's write: a failure leaves the settled record in memory (shutdown writes it once more). */

@@ -5,13 +5,12 @@
  * the runtime is restored and stopped on session_shutdown, after which it holds no timer.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { treeIsTemporary } from "../../contracts/layout.js";
 import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
 import type { TreeRuntime } from "../turns/runtime.js";
-import { type ActiveAgents, activeAgents, countActive, exitLines, sayAtExit, stoppingStatus } from "./exit.js";
+import { type ActiveAgents, activeAgents, countActive, type OnExit, sayAtExit, stoppingStatus } from "./exit.js";
 import { noticeLevel, noticeLine } from "./notice-view.js";
 import { type Painter, plain, themePainter } from "./paint.js";
 import { watchForQuit } from "./quit-watch.js";
@@ -43,13 +42,15 @@ export class SessionUi {
   private readonly wake: IdleWake | undefined;
   private inboxTimer: TimerHandle | undefined;
   private unwatchQuit: (() => void) | undefined;
+  /** What a deliberate exit does with running turns (index.ts sets it from onExit). */
+  exitHow: OnExit = "stop";
 
   constructor(
     pi: ExtensionAPI,
     private readonly ctx: ExtensionContext,
     private readonly rt: TreeRuntime,
     /** The root's session file (the exit lines' resume hint); undefined when not saved. */
-    private readonly sessionFile: string | undefined,
+    readonly sessionFile: string | undefined,
     /** Times the display, the inbox poll, the wake and the quit keys (tests move a fake one). */
     private readonly clock: Clock = systemClock,
   ) {
@@ -67,16 +68,22 @@ export class SessionUi {
       ? new IdleWake({
           mailbox: rt.mailbox,
           isIdle: () => safely(() => ctx.isIdle(), false),
+          // Recorded as taken first (deliveries.ts): a restarted root never gives them again.
           send: (notices, pending) =>
-            pi.sendMessage(
-              {
-                customType: WAKE_MESSAGE_TYPE,
-                content: wakeText(notices, pending),
-                display: true,
-                details: { notices, pending },
-              },
-              { triggerTurn: true, deliverAs: "followUp" },
-            ),
+            void rt.mailbox
+              .settled()
+              .then(() =>
+                pi.sendMessage(
+                  {
+                    customType: WAKE_MESSAGE_TYPE,
+                    content: wakeText(notices, pending),
+                    display: true,
+                    details: { notices, pending },
+                  },
+                  { triggerTurn: true, deliverAs: "followUp" },
+                ),
+              )
+              .catch(() => undefined),
           clock,
         })
       : undefined;
@@ -101,6 +108,14 @@ export class SessionUi {
       this.unwatchQuit = watchForQuit(this.ctx.ui, () => this.freezeForExit(this.display.lastRecords()), this.clock);
   }
 
+  /**
+   * The notices a restore put in the mailbox (turns that ended while no root was there, and
+   * notices given but not read before): shown, and they wake the root when it is idle.
+   */
+  offerRestored(): void {
+    for (const notice of this.rt.mailbox.list()) this.noticed(notice);
+  }
+
   refresh(): void {
     void this.display.refresh();
   }
@@ -114,7 +129,7 @@ export class SessionUi {
   /** The last frame while pi exits says the agents are being stopped, not that they run. */
   private freezeForExit(records: readonly AgentRecordV1[]): ActiveAgents {
     const active = activeAgents(records);
-    if (countActive(active) > 0) this.display.freeze(stoppingStatus(active, this.painter()));
+    if (countActive(active) > 0) this.display.freeze(stoppingStatus(active, this.painter(), this.exitHow));
     return active;
   }
 
@@ -129,15 +144,10 @@ export class SessionUi {
     return this.freezeForExit(await this.rt.tree.subtree(this.rt.self).catch(() => []));
   }
 
-  /** Once the children are stopped: the display is gone, and the person is told what was stopped. */
-  afterShutdown(stopped: ActiveAgents | undefined, reason: string | undefined): void {
+  /** Once the children are stopped or left: the display is gone, and the person is told `lines` (exit.ts). */
+  afterShutdown(lines: string[] | undefined, reason: string | undefined): void {
     this.display.stop();
-    if (!stopped || countActive(stopped) === 0) return;
-    const lines = exitLines(stopped, {
-      sessionFile: this.sessionFile,
-      treeDir: this.rt.tree.root,
-      temporary: this.rt.identity.isRoot && treeIsTemporary(this.sessionFile),
-    });
+    if (!lines) return;
     // Quitting: pi restores the terminal before the process exits, so the lines go below its
     // last frame. Another session replacing this one (new, resume, fork, reload): pi stays.
     if (reason === undefined || reason === "quit") sayAtExit(lines);

@@ -203,10 +203,23 @@ describe("restore: a turn a previous process left behind", () => {
     return effect?.type === "end_turn" ? effect.plan : undefined;
   };
 
-  it("a queued one is interrupted, silently", () => {
-    expect(transition(IDLE, { type: "restore_found", direct: true, found: { kind: "queued" } }).effects).toEqual([
+  it("a queued one of its own child is queued again (usual capacity rules); a deeper one, its parent gone, is interrupted", () => {
+    const queued = { kind: "queued", turnKind: "followup" } as const;
+    expect(transition(IDLE, { type: "restore_found", direct: true, found: queued }).effects).toEqual([
+      { type: "requeue", kind: "followup" },
+    ]);
+    expect(transition(IDLE, { type: "restore_found", direct: false, found: queued }).effects).toEqual([
       { type: "record_interrupted", what: "a queued turn", restored: true },
     ]);
+  });
+
+  it("one whose end is recorded but whose notice was never given gets its notice (its own child only)", () => {
+    const result = turnResult({ status: "completed" });
+    const unnoticed = { kind: "unnoticed", runName: "0002-followup", result } as const;
+    expect(transition(IDLE, { type: "restore_found", direct: true, found: unnoticed }).effects).toEqual([
+      { type: "give_notice", runName: "0002-followup", result },
+    ]);
+    expect(transition(IDLE, { type: "restore_found", direct: false, found: unnoticed }).effects).toEqual([]);
   });
 
   it("one with a result never told ends as its result says, with its notice (to its own parent only)", () => {
@@ -267,5 +280,35 @@ describe("where a follow-up asked now goes", () => {
   it.each(Object.entries(phases))("%s", (name, phase) => {
     // Behind a turn that runs, is being stopped or waits for a slot; else a turn of its own.
     expect(followupWaits(phase)).toBe(["running", "stopping", "queued"].includes(name));
+  });
+});
+
+describe("re-attach: a restarted parent takes back a turn whose wrapper still runs (5.2)", () => {
+  const reattached: TurnEvent = { type: "reattached", turn: turn("0002-followup"), parts: [part] };
+  checkTable([
+    ["idle", reattached, "running", ["occupy_slot", "watch_end"]],
+    ["queued", reattached, "queued", []],
+    ["running", reattached, "running", []],
+    ["settling", reattached, "settling", []],
+  ]);
+
+  it("the re-attached turn is running with its wrapper and parts, and its end is watched by its run", () => {
+    const { phase, effects } = transition(IDLE, reattached);
+    expect(phase).toMatchObject({ name: "running", turn: { runName: "0002-followup" }, parts: [part] });
+    expect(effects).toContainEqual({ type: "watch_end", runName: "0002-followup" });
+  });
+
+  it("then it ends, is stopped and takes follow-ups as a turn this process started", () => {
+    const { phase } = transition(IDLE, reattached);
+    expect(followupWaits(phase)).toBe(true);
+    expect(transition(phase, { type: "stop_asked", by: "interrupt" }).phase.name).toBe("stopping");
+    const ended = transition(phase, {
+      type: "wrapper_exited",
+      runName: "0002-followup",
+      result: turnResult({ status: "completed" }),
+      lost: "",
+    });
+    expect(ended.phase).toMatchObject({ name: "settling", owesNotice: true });
+    expect(effectTypes(ended.effects)).toEqual(["release_slot", "end_turn"]);
   });
 });

@@ -9,7 +9,6 @@ import { TREE_FILES } from "../../../../src/contracts/layout.js";
 import type { AgentRecordV1, PendingPart } from "../../../../src/contracts/tree.js";
 import { readReportPage } from "../../../../src/extension/turns/reports.js";
 import { restore } from "../../../../src/extension/turns/restore.js";
-import { ORPHAN_WRAPPER_WAIT_MS } from "../../../../src/extension/turns/run-reads.js";
 import { FailingTree } from "../../../support/failing-tree.js";
 import { turnResult } from "../../../support/fake-turns.js";
 import { agentRecord } from "../../../support/records.js";
@@ -33,7 +32,7 @@ describe("restore", () => {
     const first = h.restarted();
     await restore(first, []);
 
-    expect(h.turns.settledCalls).toEqual([{ runDirs: [runDir], waitMs: ORPHAN_WRAPPER_WAIT_MS }]);
+    expect(h.turns.settledCalls).toEqual([{ runDirs: [runDir], waitMs: 0 }]);
     expect(first.children.get("/root/worker")?.record).toMatchObject({
       status: "completed",
       notifiedRun: "0001-spawn",
@@ -48,6 +47,8 @@ describe("restore", () => {
         report_stored: true,
       }),
     ]);
+    // As wait_agent does: the notices it returns are recorded as taken first.
+    await first.mailbox.settled();
     expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ text: "found it", turn_number: 1 });
 
     const second = h.restarted();
@@ -72,13 +73,15 @@ describe("restore", () => {
     expect((await h.tree.readRecord("/root/worker"))?.status).toBe("interrupted");
   });
 
-  it("a queued turn becomes interrupted without waiting for any wrapper", async () => {
+  it("a queued turn is queued again under the usual capacity rules (a slot is free: it starts), without waiting for any wrapper", async () => {
     const h = await runtimeHarness();
     await h.tree.writeRecord(agentRecord({ status: "pending_init", runs: [], inbox: [task] }));
     const rt = h.restarted();
     await restore(rt, []);
     expect(h.turns.settledCalls).toEqual([]);
-    expect(rt.children.get("/root/worker")?.record).toMatchObject({ status: "interrupted", inbox: [task] });
+    expect(rt.children.get("/root/worker")?.record).toMatchObject({ status: "running", inbox: [] });
+    expect(h.turns.last.spec).toMatchObject({ kind: "spawn" });
+    expect(h.turns.last.spec.prompt).toContain("the task");
   });
 
   it("a restored child takes a follow-up through the same launcher", async () => {

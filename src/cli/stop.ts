@@ -1,0 +1,75 @@
+/**
+ * `subagent-wrapper stop <tree dir | run dir>` (5.2): stops the turns that run there — most
+ * often ones a root left running when it went away (detached). Each wrapper gets SIGTERM, as
+ * the extension's own stop does: it stops its pi and writes result.json `interrupted` (the
+ * agent is resumable by a follow-up), within its own bounds. Exit 0 once none is left
+ * running, 1 when one is still running after the wait, 2 for a path that is neither a tree
+ * directory nor a run directory.
+ */
+import path from "node:path";
+import { sameProcessAlive } from "../lib/process.js";
+import { isTreeDirectory } from "./inspect-tree.js";
+import { isRunDirectory, type LiveRun, liveRunAt, liveRuns, liveWrapper } from "./live-runs.js";
+
+/** How long `stop` waits for the stopped wrappers to write their result and exit. */
+export const STOP_WAIT_MS = 20_000;
+const POLL_MS = 100;
+
+export interface StopDeps {
+  out(line: string): void;
+  err(line: string): void;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  signal(pid: number): void;
+}
+
+const systemDeps: StopDeps = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  signal: (pid) => process.kill(pid, "SIGTERM"),
+};
+
+export async function stopCommand(target: string, deps: StopDeps = systemDeps, waitMs = STOP_WAIT_MS): Promise<number> {
+  const dir = path.resolve(target);
+  let runs: LiveRun[];
+  if (isRunDirectory(dir)) {
+    const run = liveRunAt(dir, path.basename(dir));
+    runs = run ? [run] : [];
+  } else if (isTreeDirectory(dir)) runs = liveRuns(dir);
+  else {
+    deps.err(`subagent-wrapper stop: ${target} is neither a tree directory nor a run directory`);
+    return 2;
+  }
+  if (runs.length === 0) {
+    deps.out("nothing is running there");
+    return 0;
+  }
+  for (const run of runs) {
+    // Checked again just before: never a signal to a pid that now belongs to another process.
+    if (!sameProcessAlive(run.wrapper)) continue;
+    try {
+      deps.signal(run.wrapper.pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const deadline = deps.now() + waitMs;
+  let left = runs;
+  while (left.length > 0 && deps.now() < deadline) {
+    await deps.sleep(POLL_MS);
+    left = left.filter((run) => liveWrapper(run.runDir) !== undefined);
+  }
+  for (const run of runs) {
+    const still = left.includes(run);
+    deps.out(
+      `${still ? "still running" : "stopped"}: ${run.agent} (${path.basename(run.runDir)}, wrapper pid ${run.wrapper.pid})`,
+    );
+  }
+  if (left.length > 0) {
+    deps.err(`subagent-wrapper stop: ${left.length} still running after ${Math.round(waitMs / 1000)} s`);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,165 @@
+/**
+ * Exactly once (5.2): a turn's notice reaches the parent's mailbox once across any number of
+ * restarts, whatever step of its delivery the parent was killed at. The kill is injected: the
+ * runtime's fault hook throws at one step, and that process is dropped there (nothing it holds
+ * in memory counts; only what it wrote does). A new runtime over the same tree directory
+ * restores and reads its mailbox as wait_agent does (take, then the taken record on disk);
+ * a third one must find nothing more.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TREE_FILES } from "../../../../src/contracts/layout.js";
+import type { Notice } from "../../../../src/contracts/tree.js";
+import { TreeDir } from "../../../../src/extension/tree/tree-dir.js";
+import { childState } from "../../../../src/extension/turns/child-state.js";
+import { DeliveryLog, type DeliveryStep } from "../../../../src/extension/turns/deliveries.js";
+import { restore } from "../../../../src/extension/turns/restore.js";
+import { TreeRuntime } from "../../../../src/extension/turns/runtime.js";
+import { writeResultAtomic } from "../../../../src/wrapper/artifacts.js";
+import { FakeTurns, turnResult } from "../../../support/fake-turns.js";
+import { agentRecord } from "../../../support/records.js";
+
+const LIMITS = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 60_000 };
+const dirs: string[] = [];
+const runtimes: TreeRuntime[] = [];
+
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((rt) => rt.writesSettled()));
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+class Killed extends Error {}
+
+async function treeCase() {
+  const root = await mkdtemp(path.join(os.tmpdir(), "deliveries-test-"));
+  dirs.push(root);
+  const tree = new TreeDir(root);
+  await tree.init("session");
+  const turns = new FakeTurns();
+  const problems: string[] = [];
+  const process = (fault?: DeliveryStep) => {
+    const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: root }, tree, LIMITS, root, {
+      turns,
+      hooks: { problem: (line) => problems.push(line) },
+      ...(fault && {
+        fault: (step: DeliveryStep) => {
+          if (step === fault) throw new Killed(`killed at ${step}`);
+        },
+      }),
+    });
+    runtimes.push(rt);
+    return rt;
+  };
+  return { root, tree, turns, problems, process };
+}
+
+/** What wait_agent does: take the notices, record them taken, then return them. Undefined: killed meanwhile. */
+async function waitAgent(rt: TreeRuntime): Promise<Notice[] | undefined> {
+  const notices = rt.mailbox.take(10);
+  try {
+    await rt.mailbox.settled();
+  } catch (err) {
+    if (err instanceof Killed) return undefined;
+    throw err;
+  }
+  return notices;
+}
+
+/** Process A: one child's turn runs and completes; the process is killed at `fault` (if given). */
+async function firstProcess(c: Awaited<ReturnType<typeof treeCase>>, fault: DeliveryStep | undefined) {
+  const a = c.process(fault);
+  const record = agentRecord({
+    path: "/root/worker",
+    status: "pending_init",
+    inbox: [{ kind: "NEW_TASK", from: "/root", text: "the task", sentAt: new Date().toISOString() }],
+  });
+  const state = childState(record);
+  a.children.set(record.path, state);
+  await c.tree.writeRecord(record);
+  await a.requestTurn(state, "spawn");
+  const result = turnResult({ status: "completed", finalText: "the answer" });
+  await writeResultAtomic(path.join(c.turns.last.runDir, "result.json"), result);
+  c.turns.last.finish(result);
+  // The end is recorded (or the process is killed in it: its catch reports and gives up).
+  await state.settled;
+  // A kill before the mailbox: the rest of this process never ran.
+  if (fault === "end_recorded" || fault === "given" || fault === "pushed") return [];
+  const seen = await waitAgent(a);
+  return seen ?? [];
+}
+
+async function restartAndRead(c: Awaited<ReturnType<typeof treeCase>>): Promise<Notice[]> {
+  const rt = c.process();
+  await restore(rt, []);
+  await Promise.all([...rt.children.values()].map((state) => state.settled));
+  return (await waitAgent(rt)) ?? [];
+}
+
+async function deliveryEntries(root: string) {
+  const text = await readFile(path.join(root, TREE_FILES.deliveries), "utf8");
+  return (JSON.parse(text) as { given: Array<{ key: string; taken: boolean }> }).given;
+}
+
+describe("exactly once: the parent killed at each step of a notice's delivery", () => {
+  const steps: Array<DeliveryStep | undefined> = [undefined, "end_recorded", "given", "pushed", "taking", "taken"];
+  it.each(steps.map((step) => [step ?? "no kill", step] as const))(
+    "%s: one notice reaches the mailbox and the model, once; a second restart gives none",
+    async (_name, fault) => {
+      const c = await treeCase();
+      const seenA = await firstProcess(c, fault);
+      const seenB = await restartAndRead(c);
+      const seenC = await restartAndRead(c);
+      const seen = [...seenA, ...seenB, ...seenC].filter((n) => n.agent_name === "/root/worker");
+      // Killed after the taken record, before wait_agent returned: taken, so never returned again.
+      expect(seen.length).toBe(fault === "taken" ? 0 : 1);
+      if (seen[0]) expect(seen[0]).toMatchObject({ type: "completed", report: "the answer" });
+      expect(seenC).toEqual([]);
+      expect(await deliveryEntries(c.root)).toEqual([{ key: "/root/worker#0001-spawn", taken: true }]);
+      expect((await c.tree.readRecord("/root/worker"))?.notifiedRun).toBe("0001-spawn");
+    },
+  );
+});
+
+describe("a damaged delivery record", () => {
+  const damages: Array<[string, (file: string) => Promise<void>]> = [
+    ["not JSON", (file) => writeFile(file, "{ half")],
+    ["empty", (file) => writeFile(file, "")],
+    ["a FIFO", async (file) => void execFileSync("mkfifo", [file])],
+    ["another shape", (file) => writeFile(file, JSON.stringify({ version: 1, given: [{ key: 3 }] }))],
+  ];
+  it.each(damages)("%s: named once, the tree restores, no notice twice, no hang", async (_name, damage) => {
+    const c = await treeCase();
+    const seenA = await firstProcess(c, undefined);
+    expect(seenA).toHaveLength(1);
+    await rm(path.join(c.root, TREE_FILES.deliveries), { force: true });
+    await damage(path.join(c.root, TREE_FILES.deliveries));
+    const seenB = await restartAndRead(c);
+    expect(seenB).toEqual([]);
+    const named = c.problems.filter((line) => line.includes(TREE_FILES.deliveries));
+    expect(named).toHaveLength(1);
+    expect((await restartAndRead(c)).length).toBe(0);
+    expect(c.problems.filter((line) => line.includes(TREE_FILES.deliveries))).toHaveLength(1);
+  });
+});
+
+describe("DeliveryLog", () => {
+  it("gives a key once, keeps a notice until taken, and forgets its body once taken", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), "deliveries-log-"));
+    dirs.push(root);
+    const log = DeliveryLog.in(root, TREE_FILES.deliveries);
+    const notice = { agent_name: "/root/a" } as Notice;
+    expect(await log.give("/root/a#0001-spawn", notice)).toBe(true);
+    expect(await log.give("/root/a#0001-spawn", { ...notice })).toBe(false);
+    const again = DeliveryLog.in(root, TREE_FILES.deliveries);
+    const pending = await again.load();
+    expect(pending).toEqual([notice]);
+    await again.taken(pending);
+    const third = DeliveryLog.in(root, TREE_FILES.deliveries);
+    expect(await third.load()).toEqual([]);
+    expect(third.has("/root/a#0001-spawn")).toBe(true);
+    expect(await deliveryEntries(root)).toEqual([{ key: "/root/a#0001-spawn", taken: true }]);
+  });
+});
