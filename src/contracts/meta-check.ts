@@ -6,6 +6,7 @@
 import path from "node:path";
 import { nearestField } from "./field-suggestion.js";
 import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
+import { resolvedRunnerProblems } from "./runners.js";
 
 const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
 /** Optional file paths: they resolve against the folder holding meta.json. */
@@ -163,12 +164,21 @@ function checkEnv(check: FieldCheck): void {
   if (bad.length === 0) accept(check, "env");
 }
 
+function checkRunner(check: FieldCheck): void {
+  const runner = check.input.runner;
+  if (runner === undefined) return;
+  const problems = resolvedRunnerProblems(runner, 'meta.json field "runner"');
+  if (problems.length > 0) check.problems.push(...problems);
+  else accept(check, "runner");
+}
+
 const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkVersion,
   checkRequiredStrings,
   checkKinds,
   checkThinking,
   checkEnv,
+  checkRunner,
 ];
 
 /** Paths resolve against the folder holding meta.json; so do extension entries that are paths. */
@@ -235,4 +245,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "timeoutMs",
   "graceMs",
   "env",
+  "runner",
 ];

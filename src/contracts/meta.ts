@@ -1,3 +1,5 @@
+import type { ResolvedRunner } from "./runners.js";
+
 /** pi's thinking levels, lowest first. `max` is pi 1.x's (0.80.6 and later); pi 0.73.1 warns about it and keeps its default. */
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
@@ -88,6 +90,12 @@ export interface MetaV1 {
    * so the caller can leave heavy work until then.
    */
   cwdReadyPath?: string;
+  /**
+   * Where the child runs (SPEC 5.5): a runner's name and definition, resolved. Absent (or
+   * `local`) runs pi here; any other runs `<prefix> <remote_command…> serve` and speaks the
+   * runner protocol with it (docs/runners.md). `cwd` must then be inside a git repository.
+   */
+  runner?: ResolvedRunner;
 }
 
 /** The file the child creates once its start-up is over, beside meta.json `cwdReadyPath`. */

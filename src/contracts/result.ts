@@ -2,6 +2,7 @@ import { errorValue } from "../lib/text.js";
 import { isRecord } from "../lib/values.js";
 import type { AbortSource, StopReason } from "./events.js";
 import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
+import type { RunnerSummary } from "./runners.js";
 import type { Usage } from "./usage.js";
 
 export const RESULT_VERSION = 1 as const;
@@ -77,6 +78,8 @@ export interface ResultV1 {
   /** True when the wrapper had to signal the child to make it exit. */
   forcedExit: boolean;
   errorMessage?: string;
+  /** Where the child ran, when not here (SPEC 5.5): `{name, kind, host?}`. */
+  runner?: RunnerSummary;
 }
 
 export function exitCodeForStatus(status: RunStatus): number {
@@ -125,6 +128,12 @@ export function checkResult(raw: unknown): RecordCheck<ResultV1> {
     .check("childSignal", true, nullable(isString), "a signal name or null")
     .boolean("forcedExit")
     .string("errorMessage", false)
+    .check(
+      "runner",
+      false,
+      (value) => isRecord(value) && isString(value.name) && isString(value.kind),
+      "a runner summary",
+    )
     .summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as ResultV1 };
 }

@@ -1,6 +1,7 @@
 /** result.json of a finished run: what meta.json asked for, the outcome, and what the run saw. */
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { RESULT_VERSION, type ResultV1, WRAPPER_EXIT } from "../contracts/result.js";
+import { runnerSummary } from "../contracts/runners.js";
 import type { Usage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
@@ -57,6 +58,7 @@ export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, fa
     childSignal: facts.childExit?.signal ?? null,
     forcedExit: facts.forcedExit,
     ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
+    ...(meta.runner && meta.runner.kind !== undefined && { runner: runnerSummary(meta.runner) }),
   };
 }
 

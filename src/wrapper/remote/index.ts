@@ -1,0 +1,60 @@
+/**
+ * The hook of runners into a run: for meta.json `runner` other than `local`, the run's
+ * ChildOperations start the far side (`<prefix> <remote_command…> serve`, prefix.ts) and speak
+ * the runner protocol with it (remote-child.ts); for a local run, none.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { ENV } from "../../contracts/env.js";
+import type { MetaV1 } from "../../contracts/meta.js";
+import { git } from "../../lib/git.js";
+import { piAgentDir } from "../../lib/pi-agent-dir.js";
+import { type ChildOperations, nodeChildOperations } from "../child.js";
+import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
+import { remoteChildOperations } from "./remote-child.js";
+
+/** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
+async function repositoryPaths(cwd: string): Promise<string[]> {
+  const paths: string[] = [];
+  const top = (await git(["rev-parse", "--show-toplevel"], { cwd }).catch(() => "")).trim();
+  if (top) paths.push(top);
+  const common = (
+    await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd }).catch(() => "")
+  ).trim();
+  if (common) paths.push(path.basename(common) === ".git" ? path.dirname(common) : common);
+  return paths;
+}
+
+/** The node_modules folder that holds `file` (pi's own dependencies come with it), else its folder. */
+function installRoot(file: string): string {
+  let real = file;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    return path.dirname(file);
+  }
+  const at = real.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+  return at === -1 ? path.dirname(real) : real.slice(0, at + "/node_modules".length);
+}
+
+/** The ChildOperations of meta.json `runner`, or undefined for a local run. */
+export async function runnerOperations(
+  meta: MetaV1,
+  env: NodeJS.ProcessEnv,
+  base: ChildOperations = nodeChildOperations,
+): Promise<ChildOperations | undefined> {
+  const runner = meta.runner;
+  if (!runner) return undefined;
+  const childEnv = { ...env, ...meta.env };
+  const keepVisible = [piAgentDir(childEnv), PACKAGE_ROOT, path.dirname(process.execPath)];
+  try {
+    keepVisible.push(installRoot(base.resolvePi(childEnv, meta.cwd)));
+  } catch {
+    // no pi here: the run says so
+  }
+  for (const extension of meta.extensions ?? []) if (path.isAbsolute(extension)) keepVisible.push(extension);
+  const piBin = childEnv[ENV.piBin];
+  if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
+  const argv = runnerArgv(runner, { env: childEnv, hideAlso: await repositoryPaths(meta.cwd), keepVisible });
+  return remoteChildOperations(meta, runner, argv, base);
+}
