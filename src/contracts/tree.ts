@@ -9,6 +9,7 @@ import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
 import { RUN_NAME_PATTERN } from "./layout.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 import { RUN_STATUSES, type RunStatus } from "./result.js";
+import { type ResolvedRunner, type RunnerSummary, resolvedRunnerProblems } from "./runners.js";
 import type { Usage, UsageTotals } from "./usage.js";
 
 export type { RecordCheck };
@@ -193,6 +194,8 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
   /** Set when the agent runs in its own git worktree (`isolation: "worktree"`). */
   worktree?: AgentWorktreeV1;
+  /** Where the agent's turns run when not here (SPEC 5.5): the runner, resolved at spawn. */
+  runner?: ResolvedRunner;
 }
 
 /**
@@ -239,6 +242,8 @@ export interface Notice {
   report: string;
   /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
   worktree?: NoticeWorktree;
+  /** Where the child ran, when not here (SPEC 5.7). */
+  runner?: RunnerSummary;
 }
 
 /** Maps a wrapper outcome to the agent status it leaves. */
@@ -356,7 +361,8 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
       false,
       isWorktree,
       "a worktree (absolute path, subagent/ branch, base commit sha, absolute gitDir, relative subdir)",
-    );
+    )
+    .check("runner", false, (value) => resolvedRunnerProblems(value, "runner").length === 0, "a runner definition");
   if (raw.parent !== parent)
     fields.problems.unshift(
       `field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`,

@@ -20,9 +20,11 @@
  * session start and in spawn_agent's errors.
  * docs/agents.md is the user's guide to the format and to every choice made here.
  */
+
 import path from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
+import { LOCAL_RUNNER, RUNNER_NAME_PATTERN } from "../../contracts/runners.js";
 import { ISOLATION_MODES, type IsolationMode } from "../../contracts/tree.js";
 import { errorText, isRecord } from "../../lib/values.js";
 import { isThinkingLevel, parseModelRef } from "./models.js";
@@ -42,6 +44,8 @@ export interface AgentDefinition {
   reasoning?: ThinkingLevel;
   /** Default isolation; undefined = `none` (spawn_agent's `isolation` parameter wins either way). */
   isolation?: IsolationMode;
+  /** Default runner's name (SPEC 5.5; spawn_agent's `runner` parameter wins). */
+  runner?: string;
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;
   source: DefinitionSource;
@@ -61,7 +65,7 @@ export interface RejectedDefinition {
 
 export type ParsedDefinition = { ok: true; definition: AgentDefinition } | { ok: false; rejected: RejectedDefinition };
 
-export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning", "isolation"] as const;
+export const DEFINITION_FIELDS = ["name", "description", "tools", "model", "reasoning", "isolation", "runner"] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 /** Larger files are refused: the body goes into every turn's system prompt. */
@@ -114,6 +118,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   const model = take(parseModel(fm));
   const reasoning = take(parseReasoning(fm));
   const isolation = take(parseIsolation(fm));
+  const runner = take(parseRunnerName(fm));
   if (problems.length > 0) return rejectDefinition(filePath, source, name ?? declaredName(fm, filePath), problems);
   return {
     ok: true,
@@ -124,6 +129,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
       ...(model !== undefined && { model }),
       ...(reasoning !== undefined && { reasoning }),
       ...(isolation !== undefined && { isolation }),
+      ...(runner !== undefined && { runner }),
       prompt: body.trim(),
       source,
       filePath,
@@ -203,6 +209,14 @@ export function parseIsolation(fm: Record<string, unknown>): IsolationMode | und
   const value = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
   if ((ISOLATION_MODES as readonly unknown[]).includes(value)) return value as IsolationMode;
   return { problem: `isolation ${JSON.stringify(fm.isolation)} must be ${ISOLATION_MODES.join(" or ")}` };
+}
+
+/** `runner:` names a runner of the settings (checked at spawn, where the settings are read). */
+export function parseRunnerName(fm: Record<string, unknown>): string | undefined | Problem {
+  if (!("runner" in fm)) return undefined;
+  const value = typeof fm.runner === "string" ? fm.runner.trim() : fm.runner;
+  if (typeof value === "string" && (value === LOCAL_RUNNER || RUNNER_NAME_PATTERN.test(value))) return value;
+  return { problem: `runner ${JSON.stringify(fm.runner)} must be a runner name` };
 }
 
 export const TOOLS_EMPTY =

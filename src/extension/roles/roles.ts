@@ -35,6 +35,8 @@ export interface Role {
   filePath?: string;
   /** A user-defined role's default isolation (`isolation: worktree` in its file); spawn_agent's parameter wins. */
   isolation?: IsolationMode;
+  /** A user-defined role's default runner (`runner:` in its file); spawn_agent's parameter wins. */
+  runner?: string;
   /** What of its file was left out (a Claude Code tool pi lacks, …), told to the user at session start. */
   notes?: readonly string[];
 }
@@ -126,6 +128,7 @@ function roleFromDefinition(def: AgentDefinition): Role {
     ...(def.prompt !== "" && { prompt: def.prompt }),
     filePath: def.filePath,
     ...(def.isolation !== undefined && { isolation: def.isolation }),
+    ...(def.runner !== undefined && { runner: def.runner }),
     ...(def.notes !== undefined && def.notes.length > 0 && { notes: def.notes }),
   };
 }

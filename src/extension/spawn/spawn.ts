@@ -10,21 +10,25 @@ import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
+import type { ResolvedRunner } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentWorktreeV1 } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
+import { errorText } from "../../lib/values.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import type { Repository } from "../isolation/index.js";
 import { loadRoleCatalog } from "../roles/definition-files.js";
 import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
 import { COORDINATION_TOOLS } from "../roles/tool-names.js";
+import { readSubagentSettings } from "../settings.js";
 import { pickNickname } from "../tree/paths.js";
 import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type Rollback, withRollback } from "./rollback.js";
-import { type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
+import { chooseRunner, runnerNeedsGit } from "./runner.js";
+import { noRepositoryError, type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
 
 export interface SpawnResult {
   agent_name: string;
@@ -86,8 +90,11 @@ export async function spawnAgent(
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
   const plan = await checkRequest(runtime, pi, ctx, params, registry);
-  // 13, the last rule: it runs git, so it comes after every rule that does not.
-  const repository = plan.isolation === "worktree" ? await repositoryFor(runtime.cwd) : undefined;
+  const runner = pickRunner(runtime.cwd, params.runner, plan.roleInfo?.runner);
+  // 13, the last rule: it runs git, so it comes after every rule that does not. A child on a
+  // runner always works in a worktree of its own: its turns' commits land on its branch (5.5).
+  const repository =
+    plan.isolation === "worktree" || runner ? await runnerRepository(runtime.cwd, runner?.name) : undefined;
   return withRollback(async (rollback) => {
     await claimPath(runtime, plan.path, rollback);
     const spawnSeq = await claimSpawnSeq(runtime, plan.path, rollback);
@@ -109,6 +116,7 @@ export async function spawnAgent(
       extensions: childExtensions(tools.extensions, registry),
       forkTranscript,
       worktree: place.worktree,
+      runner,
     });
     const state = recordChild(runtime, record, place, rollback);
     const queuePosition = await startFirstTurn(runtime, state, place);
@@ -232,6 +240,7 @@ interface RecordParts {
   extensions: string[];
   forkTranscript: string | undefined;
   worktree: AgentWorktreeV1 | undefined;
+  runner: ResolvedRunner | undefined;
 }
 
 /** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
@@ -264,7 +273,25 @@ function newRecord(parent: string, plan: SpawnPlan, parts: RecordParts): AgentRe
     undelivered: [],
     ...(forkTranscript !== undefined && { forkTranscript }),
     ...(worktree && { worktree }),
+    ...(parts.runner && { runner: parts.runner }),
   };
+}
+
+/** The spawn's runner (runner.ts), from the settings in effect for `cwd`; throws the spawn error. */
+function pickRunner(cwd: string, requested: unknown, roleRunner: string | undefined): ResolvedRunner | undefined {
+  const choice = chooseRunner(requested, roleRunner, readSubagentSettings({ cwd }).settings);
+  if (!choice.ok) throw new Error(choice.error);
+  return choice.runner;
+}
+
+/** The repository a worktree comes from; a runner's child outside git is its own spawn error. */
+async function runnerRepository(cwd: string, runnerName: string | undefined): Promise<Repository> {
+  try {
+    return await repositoryFor(cwd);
+  } catch (err) {
+    if (runnerName && errorText(err) === noRepositoryError(cwd)) throw new Error(runnerNeedsGit(runnerName));
+    throw err;
+  }
 }
 
 /**

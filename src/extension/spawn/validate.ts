@@ -30,6 +30,8 @@ export interface SpawnRequest {
   model?: unknown;
   reasoning_effort?: unknown;
   isolation?: unknown;
+  /** Checked by spawn/runner.ts once the role is known (its `runner:` is the default). */
+  runner?: unknown;
 }
 
 export interface SpawnEnv {

@@ -3,6 +3,8 @@
  * slots and the mailbox. Every state change is written to the tree directory (the source
  * of truth shared with nested agents' processes) before anything is reported.
  */
+
+import { runnerCapacity } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
@@ -11,7 +13,7 @@ import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
-import { TurnSlots } from "./capacity.js";
+import { type SlotPool, TurnSlots } from "./capacity.js";
 import {
   type ChildState,
   type FollowupResult,
@@ -31,6 +33,10 @@ import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 export type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
+
+/** A runner's own pool of turn slots (its capacity); none for a local agent. */
+const runnerPool = (record: AgentRecordV1): SlotPool | undefined =>
+  record.runner && { name: record.runner.name, limit: runnerCapacity(record.runner) };
 
 export class TreeRuntime implements StopContext, EffectContext {
   readonly children = new Map<string, ChildState>();
@@ -163,14 +169,18 @@ export class TreeRuntime implements StopContext, EffectContext {
     let launched: Promise<void> | undefined;
     // A queued turn is started by a slot's release, where nobody awaits it: the launch
     // reports its own failures, and this catch keeps a bug from becoming an unhandled rejection.
-    const started = this.slots.request(record.path, () => {
-      const launch = this.dispatch(state, { type: "slot_granted", kind, closing: this.closing }).catch((err: unknown) =>
-        this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`),
-      );
-      this.launching.add(launch);
-      void launch.finally(() => this.launching.delete(launch));
-      launched = launch;
-    });
+    const started = this.slots.request(
+      record.path,
+      () => {
+        const launch = this.dispatch(state, { type: "slot_granted", kind, closing: this.closing }).catch(
+          (err: unknown) => this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`),
+        );
+        this.launching.add(launch);
+        void launch.finally(() => this.launching.delete(launch));
+        launched = launch;
+      },
+      runnerPool(record),
+    );
     if (started) await launched;
     else await this.dispatch(state, { type: "queued" });
   }

@@ -4,6 +4,7 @@
  * the runner protocol with it (remote-child.ts); for a local run, none.
  */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import type { MetaV1 } from "../../contracts/meta.js";
@@ -37,6 +38,29 @@ function installRoot(file: string): string {
   return at === -1 ? path.dirname(real) : real.slice(0, at + "/node_modules".length);
 }
 
+/**
+ * A private copy of the agent dir's top-level files (its folders are bound read-only, not
+ * copied): the sandbox's pi writes its locks there. Removed when the run's child is done.
+ */
+function agentDirCopy(agentDir: string): { path: string; copy: string; folders: string[] } | undefined {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(agentDir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-agent-dir-"));
+  const folders: string[] = [];
+  for (const entry of entries) {
+    const from = path.join(agentDir, entry.name);
+    if (entry.isDirectory()) {
+      fs.mkdirSync(path.join(copy, entry.name));
+      folders.push(entry.name);
+    } else if (entry.isFile()) fs.copyFileSync(from, path.join(copy, entry.name));
+  }
+  return { path: agentDir, copy, folders };
+}
+
 /** The ChildOperations of meta.json `runner`, or undefined for a local run. */
 export async function runnerOperations(
   meta: MetaV1,
@@ -46,7 +70,7 @@ export async function runnerOperations(
   const runner = meta.runner;
   if (!runner) return undefined;
   const childEnv = { ...env, ...meta.env };
-  const keepVisible = [piAgentDir(childEnv), PACKAGE_ROOT, path.dirname(process.execPath)];
+  const keepVisible = [PACKAGE_ROOT, path.dirname(process.execPath)];
   try {
     keepVisible.push(installRoot(base.resolvePi(childEnv, meta.cwd)));
   } catch {
@@ -55,6 +79,11 @@ export async function runnerOperations(
   for (const extension of meta.extensions ?? []) if (path.isAbsolute(extension)) keepVisible.push(extension);
   const piBin = childEnv[ENV.piBin];
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
-  const argv = runnerArgv(runner, { env: childEnv, hideAlso: await repositoryPaths(meta.cwd), keepVisible });
-  return remoteChildOperations(meta, runner, argv, base);
+  const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
+  const hideAlso = await repositoryPaths(meta.cwd);
+  const argv = runnerArgv(runner, { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) });
+  const cleanup = () => {
+    if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
+  };
+  return remoteChildOperations(meta, runner, argv, base, cleanup);
 }

@@ -9,8 +9,9 @@
  * - its own PID namespace, and it dies with the wrapper (`--die-with-parent`): when serve ends,
  *   every process of the sandbox ends with it;
  * - the network is shared: the child must reach its model provider (docs/runners.md).
- * What pi needs that lies below /tmp (its agent dir, the package, extensions) is bound back
- * read-only, since the private /tmp would otherwise hide it.
+ * What pi needs that lies below /tmp (the package, extensions) is bound back read-only, since
+ * the private /tmp would otherwise hide it; pi's agent dir is a private writable copy of its
+ * files (pi takes locks there) with its folders bound read-only.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -46,8 +47,14 @@ export interface PrefixContext {
   home?: string;
   /** Paths hidden besides the definition's (the parent's repository and the child's local checkout). */
   hideAlso: string[];
-  /** Paths that must stay readable although under /tmp (pi's agent dir, pi itself, extensions). */
+  /** Paths that must stay readable although under /tmp (pi itself, extensions). */
   keepVisible: string[];
+  /**
+   * pi's agent dir and a private copy of its top-level files: pi writes there (locks, trust,
+   * a refreshed login), so the sandbox sees the copy, writable, at the agent dir's place, with
+   * the agent dir's folders bound read-only into it. What it writes goes with the copy.
+   */
+  agentDir?: { path: string; copy: string; folders: string[] };
 }
 
 const expandHome = (entry: string, home: string): string =>
@@ -70,6 +77,13 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp");
   for (const keep of new Set(context.keepVisible.map((entry) => path.resolve(entry)))) {
     if (underTmp(keep) && statOf(keep)) args.push("--ro-bind", keep, keep);
+  }
+  const agent = context.agentDir;
+  if (agent) {
+    args.push("--bind", agent.copy, agent.path);
+    for (const folder of agent.folders) {
+      args.push("--ro-bind", path.join(agent.path, folder), path.join(agent.path, folder));
+    }
   }
   for (const entry of new Set([...hide, ...context.hideAlso].map((item) => path.resolve(expandHome(item, home))))) {
     const stat = statOf(entry);

@@ -373,6 +373,8 @@ export function remoteChildOperations(
   runner: ResolvedRunner,
   argv: string[],
   base: ChildOperations = nodeChildOperations,
+  /** Called once the child is done (what the runner's prefix needed: a sandbox's agent dir copy). */
+  cleanup: () => void = () => undefined,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
   return {
@@ -384,6 +386,7 @@ export function remoteChildOperations(
       if (child.pid) children.set(child.pid, child);
       child.once("exit", () => {
         if (child.pid) children.delete(child.pid);
+        cleanup();
       });
       return child;
     },
