@@ -55,7 +55,13 @@ function tokenProcesses(token: string): number[] {
 
 export class PiProcess {
   private child: ChildProcessByStdio<null, Readable, Readable> | undefined;
-  private readonly token = randomBytes(16).toString("hex");
+  /**
+   * The run's token: the local wrapper's when it came through the prefix's environment (same
+   * machine: its straggler sweep then finds what pi left too), else a fresh one.
+   */
+  private readonly token = /^[0-9a-f]{32}$/.test(process.env[ENV.runToken] ?? "")
+    ? process.env[ENV.runToken]!
+    : randomBytes(16).toString("hex");
   private killTimer: NodeJS.Timeout | undefined;
   private sessionPath: string | undefined;
   private inboxDir: string | undefined;
