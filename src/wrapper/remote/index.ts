@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import type { MetaV1 } from "../../contracts/meta.js";
+import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildOperations, nodeChildOperations } from "../child.js";
@@ -86,4 +87,9 @@ export async function runnerOperations(
     if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
   };
   return remoteChildOperations(meta, runner, argv, base, cleanup);
+}
+
+/** The argv that starts `runner`'s far side, for a check that only says hello (doctor --runner): nothing hidden, no agent dir. */
+export function runnerOperationsArgv(runner: ResolvedRunner, _cwd: string, env: NodeJS.ProcessEnv): string[] {
+  return runnerArgv(runner, { env, hideAlso: [], keepVisible: [PACKAGE_ROOT, path.dirname(process.execPath)] });
 }
