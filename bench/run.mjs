@@ -21,6 +21,7 @@ const SUITES = [
   "fanout",
   "tree-fanout",
   "isolation-spawn",
+  "runners",
 ];
 
 const args = process.argv.slice(2);

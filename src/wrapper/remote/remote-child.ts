@@ -157,21 +157,27 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     });
   }
 
-  /** Waits for meta.json `cwdReadyPath` (a checkout still being written), then bundles the workspace. */
+  /**
+   * The workspace's bundle. A checkout still being written (meta.json `cwdReadyPath`: a new
+   * isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go on
+   * (its `.started` file); the turn's commit lands once it is done (land()).
+   */
   private async prepareWorkspace(): Promise<WorkspaceBase> {
     const ready = this.options.cwdReady;
-    if (ready) {
-      // Nothing starts here before the checkout is whole: let it go on at once.
-      fs.writeFileSync(cwdStartedPath(ready), "");
-      for (;;) {
-        const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
-        if (text === "ready") break;
-        if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
-        if (this.finished || this.stopSignal) throw new Error("stopped before the working directory was ready");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+    if (ready) fs.writeFileSync(cwdStartedPath(ready), "");
+    return bundleWorkspace(this.meta.cwd, ready !== undefined);
+  }
+
+  /** Waits for meta.json `cwdReadyPath` to say `ready`; throws what it says otherwise. */
+  private async checkoutDone(): Promise<void> {
+    const ready = this.options.cwdReady;
+    if (!ready) return;
+    for (;;) {
+      const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
+      if (text === "ready") return;
+      if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    return bundleWorkspace(this.meta.cwd);
   }
 
   private sendStart(workspace: WorkspaceBase): void {
@@ -298,10 +304,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       return;
     }
     this.landing = this.landing.then(() =>
-      landTurn(workspace, bundle, this.meta.runId).then(
-        () => undefined,
-        (err: unknown) => void this.stderr.write(`${this.label}: ${errorText(err)}\n`),
-      ),
+      this.checkoutDone()
+        .then(() => landTurn(workspace, bundle, this.meta.runId))
+        .then(
+          () => undefined,
+          (err: unknown) => void this.stderr.write(`${this.label}: ${errorText(err)}\n`),
+        ),
     );
   }
 

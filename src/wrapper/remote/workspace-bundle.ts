@@ -27,8 +27,12 @@ export interface WorkspaceBase {
 
 const tempPath = (name: string): string => path.join(os.tmpdir(), `subagent-${name}-${randomBytes(6).toString("hex")}`);
 
-/** The workspace of `cwd` as a bundle; throws (a clear message) outside git. */
-export async function bundleWorkspace(cwd: string): Promise<WorkspaceBase> {
+/**
+ * The workspace of `cwd` as a bundle; throws (a clear message) outside git. `atHead`: the
+ * checkout is HEAD itself, still being written (a new isolated worktree, meta.json
+ * `cwdReadyPath`): HEAD's tree is taken as it is, without reading the files.
+ */
+export async function bundleWorkspace(cwd: string, atHead = false): Promise<WorkspaceBase> {
   const top = (await git(["rev-parse", "--show-toplevel"], { cwd }).catch(() => "")).trim();
   if (top === "") throw new Error(`${cwd} is not inside a git repository`);
   const relative = path.relative(fs.realpathSync(top), fs.realpathSync(cwd)).split(path.sep).join("/");
@@ -39,13 +43,23 @@ export async function bundleWorkspace(cwd: string): Promise<WorkspaceBase> {
   const ref = `refs/subagent-serve/${randomBytes(8).toString("hex")}`;
   const bundlePath = tempPath("bundle");
   try {
-    if (fs.existsSync(indexPath)) fs.copyFileSync(indexPath, index);
     const extraEnv = { GIT_INDEX_FILE: index, ...(await identityEnv(top)) };
-    await git(["add", "-A", "--", "."], { cwd: top, extraEnv });
-    const tree = (await git(["write-tree"], { cwd: top, extraEnv })).trim();
+    let tree: string;
+    if (atHead && head) tree = (await git(["rev-parse", `${head}^{tree}`], { cwd: top })).trim();
+    else {
+      if (fs.existsSync(indexPath)) fs.copyFileSync(indexPath, index);
+      await git(["add", "-A", "--", "."], { cwd: top, extraEnv });
+      tree = (await git(["write-tree"], { cwd: top, extraEnv })).trim();
+    }
     const base = (await git(["commit-tree", tree, "-m", "subagent base"], { cwd: top, extraEnv })).trim();
     await git(["update-ref", ref, base], { cwd: top });
-    await git(["bundle", "create", "--quiet", bundlePath, ref], { cwd: top });
+    // Light compression: the bundle goes over a pipe, and packing is most of its cost.
+    await git(
+      ["-c", "core.compression=1", "-c", "pack.compression=1", "bundle", "create", "--quiet", bundlePath, ref],
+      {
+        cwd: top,
+      },
+    );
     return { top, cwd: relative, head: head || undefined, base, bundle: fs.readFileSync(bundlePath) };
   } finally {
     await git(["update-ref", "-d", ref], { cwd: top }).catch(() => undefined);
