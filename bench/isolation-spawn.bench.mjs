@@ -29,12 +29,12 @@ const SIZES = (process.env.BENCH_ISOLATION_SIZES ?? "1000,10000,30000").split(",
 const PER_DIR = 100;
 const TARGET_MS = 1000;
 
-const agentOf = (body) =>
+export const agentOf = (body) =>
   /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
-const toolCount = (body) => (body.messages ?? []).filter((m) => m.role === "tool").length;
+export const toolCount = (body) => (body.messages ?? []).filter((m) => m.role === "tool").length;
 
 /** `base` without the caller's GIT_* variables, with a private git configuration. */
-const gitEnv = (home, base) => ({
+export const gitEnv = (home, base) => ({
   ...Object.fromEntries(Object.entries(base).filter(([name]) => !name.startsWith("GIT_"))),
   HOME: home,
   GIT_CONFIG_NOSYSTEM: "1",
@@ -48,7 +48,7 @@ const fileOf = (repo, i) =>
   );
 
 /** A committed repository of `files` small files (and a project's top-level files) with a dirty working tree. */
-function dirtyRepository(dir, files, env) {
+export function dirtyRepository(dir, files, env) {
   const git = (args) =>
     execFileSync("git", args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 * 1024 * 1024 });
   fs.mkdirSync(dir);

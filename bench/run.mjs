@@ -24,6 +24,7 @@ const SUITES = [
   "tree-fanout",
   "isolation-spawn",
   "durable",
+  "runners",
 ];
 
 const args = process.argv.slice(2);

@@ -33,6 +33,13 @@ that subcommand: a meta file named like one runs with: subagent-wrapper run <fil
     .command("run <meta.json>", { isDefault: true })
     .description("run the child described by meta.json (the default command)")
     .action(async (metaPath: string) => onExitCode(await runCommand(metaPath)));
+  program
+    .command("serve")
+    .description("the far side of a runner: speak the runner protocol on stdin/stdout (docs/runners.md)")
+    .action(async () => {
+      const { serve } = await import("./serve/serve.js");
+      onExitCode(await serve({ input: process.stdin, output: process.stdout, server: `subagent-wrapper ${version}` }));
+    });
   addInspectionCommands(program, version, onExitCode);
   return program;
 }

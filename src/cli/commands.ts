@@ -153,6 +153,7 @@ function addDoctorCommand(program: Command, version: string, onExitCode: (code: 
       "--tree <dir>",
       "instead: list the git worktrees of a tree directory's isolated agents and say which are stale",
     )
+    .option("--runner <name>", "instead: say whether that runner of the settings can work here, and what is missing")
     .addHelpText(
       "after",
       `
@@ -164,11 +165,18 @@ With --tree <dir> (a tree directory: <PI_SUBAGENTS_DIR or subagents/>/<root sess
 each isolated agent's worktree and branch, stale when its folder is missing or unknown to git
 for an agent not shut down, its branch is gone, a shut-down agent's worktree is still there,
 or a folder in worktrees/ belongs to no agent. Read-only: it repairs nothing.
+With --runner <name> (a runner of pi's settings, docs/runners.md): its prefix is there, the far
+side answers the protocol's hello, and for a sandbox: bwrap, user namespaces, git.
 Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree: some stale),
             2 usage error (--tree: no tree directory there)`,
     )
-    .action(async (flags: { json?: boolean; timeoutMs: number; tree?: string }) => {
+    .action(async (flags: { json?: boolean; timeoutMs: number; tree?: string; runner?: string }) => {
       quietWhenStdoutCloses();
+      if (flags.runner !== undefined) {
+        const { runnerDoctor } = await import("./doctor-runner.js");
+        onExitCode(await runnerDoctor(flags.runner, flags.json));
+        return;
+      }
       const { doctorCommand } = await import("./doctor.js");
       onExitCode(await doctorCommand(flags));
     });

@@ -11,6 +11,7 @@ import { emptyUsage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { writeResultAtomic } from "../wrapper/artifacts.js";
 import { loadMeta } from "../wrapper/load-meta.js";
+import { runnerOperations } from "../wrapper/remote/index.js";
 import { runWrapper } from "../wrapper/run.js";
 
 /**
@@ -73,7 +74,14 @@ export async function runCommand(metaPath: string): Promise<number> {
     return WRAPPER_EXIT.usage;
   }
   // runWrapper installs its own handlers before its first await, so none is missed.
-  const running = runWrapper(meta, { warn: say, handleSignals: true, ...(earlySignal && { earlySignal }) });
+  // A runner other than local: the child is the far side (wrapper/remote/).
+  const child = await runnerOperations(meta, process.env);
+  const running = runWrapper(meta, {
+    warn: say,
+    handleSignals: true,
+    ...(earlySignal && { earlySignal }),
+    ...(child && { child }),
+  });
   forget();
   const { result, exitCode } = await running;
   if (result.status !== "completed" && result.errorMessage)

@@ -7,6 +7,7 @@ import path from "node:path";
 import { nearestField } from "./field-suggestion.js";
 import { parseLimits } from "./limits.js";
 import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
+import { resolvedRunnerProblems } from "./runners.js";
 
 const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
 /** Optional file paths: they resolve against the folder holding meta.json. */
@@ -164,6 +165,14 @@ function checkEnv(check: FieldCheck): void {
   if (bad.length === 0) accept(check, "env");
 }
 
+function checkRunner(check: FieldCheck): void {
+  const runner = check.input.runner;
+  if (runner === undefined) return;
+  const problems = resolvedRunnerProblems(runner, 'meta.json field "runner"');
+  if (problems.length > 0) check.problems.push(...problems);
+  else accept(check, "runner");
+}
+
 /** `limits`: the keys and values of contracts/limits.ts; each bad key is a problem naming it. */
 function checkLimits(check: FieldCheck): void {
   if (check.input.limits === undefined) return;
@@ -179,6 +188,7 @@ const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkThinking,
   checkEnv,
   checkLimits,
+  checkRunner,
 ];
 
 /** Paths resolve against the folder holding meta.json; so do extension entries that are paths. */
@@ -247,4 +257,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "env",
   "limits",
   "fallbackModels",
+  "runner",
 ];

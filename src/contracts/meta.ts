@@ -1,4 +1,5 @@
 import type { TurnLimits } from "./limits.js";
+import type { ResolvedRunner } from "./runners.js";
 
 /** pi's thinking levels, lowest first. `max` is pi 1.x's (0.80.6 and later); pi 0.73.1 warns about it and keeps its default. */
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
@@ -97,6 +98,12 @@ export interface MetaV1 {
    * so the caller can leave heavy work until then.
    */
   cwdReadyPath?: string;
+  /**
+   * Where the child runs (SPEC 5.5): a runner's name and definition, resolved. Absent (or
+   * `local`) runs pi here; any other runs `<prefix> <remote_command…> serve` and speaks the
+   * runner protocol with it (docs/runners.md). `cwd` must then be inside a git repository.
+   */
+  runner?: ResolvedRunner;
   /**
    * Models (`provider/id`) the turn moves to, in order, when its model fails with a provider
    * error after pi's own retries (SPEC 5.4): the same session goes on with the next one.

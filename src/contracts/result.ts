@@ -3,6 +3,7 @@ import { isRecord } from "../lib/values.js";
 import type { AbortSource, StopReason } from "./events.js";
 import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
 import type { AttemptErrorClass } from "./provider-errors.js";
+import type { RunnerSummary } from "./runners.js";
 import type { Usage } from "./usage.js";
 
 export const RESULT_VERSION = 1 as const;
@@ -89,6 +90,8 @@ export interface ResultV1 {
   /** True when the wrapper had to signal the child to make it exit. */
   forcedExit: boolean;
   errorMessage?: string;
+  /** Where the child ran, when not here (SPEC 5.5): `{name, kind, host?}`. */
+  runner?: RunnerSummary;
   /** Set when a limit was reached and the child was told to wrap up (SPEC 5.3). */
   limit?: LimitReport;
   /** Each model that failed with a provider error, in order (SPEC 5.4): fallbacks and the last failure. */
@@ -183,6 +186,12 @@ export function checkResult(raw: unknown): RecordCheck<ResultV1> {
     .string("errorMessage", false)
     .check("limit", false, isLimitReport, "an object {name, value, used}")
     .list("attempts", isModelAttempt, "a list of {model, error_class, message, at}", false)
+    .check(
+      "runner",
+      false,
+      (value) => isRecord(value) && isString(value.name) && isString(value.kind),
+      "a runner summary",
+    )
     .summary();
   return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as ResultV1 };
 }

@@ -128,3 +128,26 @@ export function runnerCapacity(definition: RunnerDefinition): number {
 export function unknownRunnerMessage(name: string, runners: Record<string, RunnerDefinition>): string {
   return `unknown runner: ${name} (known: ${[LOCAL_RUNNER, ...Object.keys(runners)].join(", ")})`;
 }
+
+/** A runner as meta.json carries it (SPEC 5.7 `runner`): its name and its definition, resolved. */
+export type ResolvedRunner = RunnerDefinition & { name: string };
+
+/** The problems of meta.json's `runner`; none means it is valid. */
+export function resolvedRunnerProblems(value: unknown, where: string): string[] {
+  if (!isRecord(value)) return [`${where} must be an object, not ${kindOf(value)}`];
+  const { name, ...definition } = value;
+  const problems =
+    typeof name === "string" && RUNNER_NAME_PATTERN.test(name) ? [] : [`${where}.name must be a runner name`];
+  return [...problems, ...runnerProblems(definition, where)];
+}
+
+/** What result.json and notices say of the runner (SPEC 5.7): `{name, kind, host?}`. */
+export interface RunnerSummary {
+  name: string;
+  kind: RunnerKind;
+  host?: string;
+}
+
+export function runnerSummary(runner: ResolvedRunner): RunnerSummary {
+  return { name: runner.name, kind: runner.kind, ...(runner.kind === "ssh" && { host: runner.host }) };
+}

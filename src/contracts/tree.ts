@@ -10,6 +10,7 @@ import { RUN_NAME_PATTERN } from "./layout.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 import { type LimitReport, RUN_STATUSES, type RunStatus } from "./result.js";
+import { type ResolvedRunner, type RunnerSummary, resolvedRunnerProblems } from "./runners.js";
 import type { Usage, UsageTotals } from "./usage.js";
 
 export type { RecordCheck };
@@ -194,6 +195,8 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
   /** Set when the agent runs in its own git worktree (`isolation: "worktree"`). */
   worktree?: AgentWorktreeV1;
+  /** Where the agent's turns run when not here (SPEC 5.5): the runner, resolved at spawn. */
+  runner?: ResolvedRunner;
   /** Per-turn limits from spawn_agent, the role and the settings, merged at spawn: every turn (follow-ups too) runs with them. */
   limits?: TurnLimits;
   /**
@@ -261,6 +264,8 @@ export interface Notice {
   report: string;
   /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
   worktree?: NoticeWorktree;
+  /** Where the child ran, when not here (SPEC 5.7). */
+  runner?: RunnerSummary;
   /** The turn met a limit (SPEC 5.3) and was wrapped up: its report is partial work, not finished work. */
   limit?: LimitReport;
   /** The models that failed this turn with a provider error before `model` finished it (SPEC 5.4). */
@@ -389,7 +394,8 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
       (value) => parseLimits(value).problems.length === 0,
       "limits (positive numbers of known keys)",
     )
-    .list("fallbacks", isFallbackModel, "a list of {model, reasoning}", false);
+    .list("fallbacks", isFallbackModel, "a list of {model, reasoning}", false)
+    .check("runner", false, (value) => resolvedRunnerProblems(value, "runner").length === 0, "a runner definition");
   if (raw.parent !== parent)
     fields.problems.unshift(
       `field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`,

@@ -7,6 +7,7 @@ import {
   type ResultV1,
   WRAPPER_EXIT,
 } from "../contracts/result.js";
+import { runnerSummary } from "../contracts/runners.js";
 import type { Usage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
@@ -69,6 +70,7 @@ export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, fa
     ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
     ...(facts.limit && { limit: facts.limit }),
     ...(facts.attempts && facts.attempts.length > 0 && { attempts: [...facts.attempts] }),
+    ...(meta.runner && meta.runner.kind !== undefined && { runner: runnerSummary(meta.runner) }),
   };
 }
 

@@ -64,9 +64,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   contracts: ["lib"],
   wrapper: ["contracts", "lib"],
   "in-child": ["contracts"],
+  /** The far side of a runner (`subagent-wrapper serve`): runs from an installed package on a machine that never saw the parent. */
+  serve: ["contracts", "in-child"],
   extension: ["contracts", "lib"],
   cli: ["contracts", "lib", "wrapper"],
-  program: ["contracts", "lib", "wrapper", "cli"],
+  program: ["contracts", "lib", "wrapper", "cli", "serve"],
   index: ["contracts", "lib", "wrapper"],
 };
 

@@ -21,10 +21,12 @@
  * session start and in spawn_agent's errors.
  * docs/agents.md is the user's guide to the format and to every choice made here.
  */
+
 import path from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { parseLimits, type TurnLimits } from "../../contracts/limits.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
+import { LOCAL_RUNNER, RUNNER_NAME_PATTERN } from "../../contracts/runners.js";
 import { ISOLATION_MODES, type IsolationMode } from "../../contracts/tree.js";
 import { errorText, isRecord } from "../../lib/values.js";
 import { isThinkingLevel, parseModelRef } from "./models.js";
@@ -48,6 +50,8 @@ export interface AgentDefinition {
   limits?: TurnLimits;
   /** Default fallback models (`provider/id`, in order; spawn_agent's `fallback_models` wins). */
   fallbackModels?: readonly string[];
+  /** Default runner's name (SPEC 5.5; spawn_agent's `runner` parameter wins). */
+  runner?: string;
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;
   source: DefinitionSource;
@@ -76,6 +80,7 @@ export const DEFINITION_FIELDS = [
   "isolation",
   "limits",
   "fallback_models",
+  "runner",
 ] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -131,6 +136,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   const isolation = take(parseIsolation(fm));
   const limits = take(parseLimitsField(fm));
   const fallbackModels = take(parseFallbackModels(fm));
+  const runner = take(parseRunnerName(fm));
   if (problems.length > 0) return rejectDefinition(filePath, source, name ?? declaredName(fm, filePath), problems);
   return {
     ok: true,
@@ -143,6 +149,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
       ...(isolation !== undefined && { isolation }),
       ...(limits !== undefined && { limits }),
       ...(fallbackModels !== undefined && { fallbackModels }),
+      ...(runner !== undefined && { runner }),
       prompt: body.trim(),
       source,
       filePath,
@@ -242,6 +249,14 @@ export function parseIsolation(fm: Record<string, unknown>): IsolationMode | und
   const value = typeof fm.isolation === "string" ? fm.isolation.trim() : fm.isolation;
   if ((ISOLATION_MODES as readonly unknown[]).includes(value)) return value as IsolationMode;
   return { problem: `isolation ${JSON.stringify(fm.isolation)} must be ${ISOLATION_MODES.join(" or ")}` };
+}
+
+/** `runner:` names a runner of the settings (checked at spawn, where the settings are read). */
+export function parseRunnerName(fm: Record<string, unknown>): string | undefined | Problem {
+  if (!("runner" in fm)) return undefined;
+  const value = typeof fm.runner === "string" ? fm.runner.trim() : fm.runner;
+  if (typeof value === "string" && (value === LOCAL_RUNNER || RUNNER_NAME_PATTERN.test(value))) return value;
+  return { problem: `runner ${JSON.stringify(fm.runner)} must be a runner name` };
 }
 
 export const TOOLS_EMPTY =

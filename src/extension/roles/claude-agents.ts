@@ -25,9 +25,11 @@ import {
   type ParsedDefinition,
   type Problem,
   parseDescription,
+  parseFallbackModels,
   parseIsolation,
   parseLimitsField,
   parseReasoning,
+  parseRunnerName,
   problemList,
   readFrontmatter,
   rejectDefinition,
@@ -64,7 +66,7 @@ export const CLAUDE_UNSUPPORTED_FIELDS = [
   "background",
 ] as const;
 
-/** Every field a Claude Code file may hold here; pi's own `reasoning`, `isolation` and `limits` work too. */
+/** Every field a Claude Code file may hold here; pi's own `reasoning`, `isolation`, `limits`, `fallback_models` and `runner` work too. */
 export const CLAUDE_FIELDS: readonly string[] = [
   "name",
   "description",
@@ -74,6 +76,8 @@ export const CLAUDE_FIELDS: readonly string[] = [
   "reasoning",
   "isolation",
   "limits",
+  "fallback_models",
+  "runner",
   ...CLAUDE_PRESENTATION_FIELDS,
   ...CLAUDE_UNSUPPORTED_FIELDS,
 ];
@@ -97,6 +101,8 @@ export function parseClaudeAgentDefinition(
   const reasoning = take(parseReasoning(fm));
   const isolation = take(parseIsolation(fm));
   const limits = take(parseLimitsField(fm));
+  const fallbackModels = take(parseFallbackModels(fm));
+  const runner = take(parseRunnerName(fm));
   const unsupported = CLAUDE_UNSUPPORTED_FIELDS.filter((field) => field in fm);
   if (unsupported.length > 0) notes.push(`${unsupported.join(", ")}: Claude Code settings pi does not have, ignored`);
   if (problems.length > 0) {
@@ -110,6 +116,8 @@ export function parseClaudeAgentDefinition(
     ...(reasoning !== undefined && { reasoning }),
     ...(isolation !== undefined && { isolation }),
     ...(limits !== undefined && { limits }),
+    ...(fallbackModels !== undefined && { fallbackModels }),
+    ...(runner !== undefined && { runner }),
     prompt: body.trim(),
     source,
     filePath,

@@ -40,6 +40,8 @@ export interface Role {
   limits?: TurnLimits;
   /** A user-defined role's fallback models (`fallback_models:` in its file); spawn_agent's parameter wins. */
   fallbackModels?: readonly string[];
+  /** A user-defined role's default runner (`runner:` in its file); spawn_agent's parameter wins. */
+  runner?: string;
   /** What of its file was left out (a Claude Code tool pi lacks, …), told to the user at session start. */
   notes?: readonly string[];
 }
@@ -133,6 +135,7 @@ function roleFromDefinition(def: AgentDefinition): Role {
     ...(def.isolation !== undefined && { isolation: def.isolation }),
     ...(def.limits !== undefined && { limits: def.limits }),
     ...(def.fallbackModels !== undefined && { fallbackModels: def.fallbackModels }),
+    ...(def.runner !== undefined && { runner: def.runner }),
     ...(def.notes !== undefined && def.notes.length > 0 && { notes: def.notes }),
   };
 }

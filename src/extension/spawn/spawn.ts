@@ -10,8 +10,10 @@ import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
+import type { ResolvedRunner } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
+import { errorText } from "../../lib/values.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import type { Repository } from "../isolation/index.js";
 import { loadRoleCatalog } from "../roles/definition-files.js";
@@ -27,7 +29,8 @@ import { resolveFallbacks } from "./fallbacks.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type Rollback, withRollback } from "./rollback.js";
-import { type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
+import { chooseRunner, runnerNeedsGit } from "./runner.js";
+import { noRepositoryError, type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
 
 export interface SpawnResult {
   agent_name: string;
@@ -89,8 +92,11 @@ export async function spawnAgent(
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
   const plan = withFallbacks(runtime, ctx, params, await checkRequest(runtime, pi, ctx, params, registry));
-  // 13, the last rule: it runs git, so it comes after every rule that does not.
-  const repository = plan.isolation === "worktree" ? await repositoryFor(runtime.cwd) : undefined;
+  const runner = pickRunner(runtime.cwd, params.runner, plan.roleInfo?.runner);
+  // 13, the last rule: it runs git, so it comes after every rule that does not. A child on a
+  // runner always works in a worktree of its own: its turns' commits land on its branch (5.5).
+  const repository =
+    plan.isolation === "worktree" || runner ? await runnerRepository(runtime.cwd, runner?.name) : undefined;
   return withRollback(async (rollback) => {
     await claimPath(runtime, plan.path, rollback);
     const spawnSeq = await claimSpawnSeq(runtime, plan.path, rollback);
@@ -112,6 +118,7 @@ export async function spawnAgent(
       extensions: childExtensions(tools.extensions, registry),
       forkTranscript,
       worktree: place.worktree,
+      runner,
     });
     const state = recordChild(runtime, record, place, rollback);
     const queuePosition = await startFirstTurn(runtime, state, place);
@@ -261,6 +268,7 @@ interface RecordParts {
   extensions: string[];
   forkTranscript: string | undefined;
   worktree: AgentWorktreeV1 | undefined;
+  runner: ResolvedRunner | undefined;
 }
 
 /** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
@@ -299,7 +307,25 @@ function newRecord(
     ...(worktree && { worktree }),
     ...(Object.keys(plan.limits).length > 0 && { limits: plan.limits }),
     ...(plan.fallbacks.length > 0 && { fallbacks: plan.fallbacks }),
+    ...(parts.runner && { runner: parts.runner }),
   };
+}
+
+/** The spawn's runner (runner.ts), from the settings in effect for `cwd`; throws the spawn error. */
+function pickRunner(cwd: string, requested: unknown, roleRunner: string | undefined): ResolvedRunner | undefined {
+  const choice = chooseRunner(requested, roleRunner, readSubagentSettings({ cwd }).settings);
+  if (!choice.ok) throw new Error(choice.error);
+  return choice.runner;
+}
+
+/** The repository a worktree comes from; a runner's child outside git is its own spawn error. */
+async function runnerRepository(cwd: string, runnerName: string | undefined): Promise<Repository> {
+  try {
+    return await repositoryFor(cwd);
+  } catch (err) {
+    if (runnerName && errorText(err) === noRepositoryError(cwd)) throw new Error(runnerNeedsGit(runnerName));
+    throw err;
+  }
 }
 
 /**

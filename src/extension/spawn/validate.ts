@@ -32,6 +32,8 @@ export interface SpawnRequest {
   reasoning_effort?: unknown;
   isolation?: unknown;
   limits?: unknown;
+  /** Checked by spawn/runner.ts once the role is known (its `runner:` is the default). */
+  runner?: unknown;
 }
 
 export interface SpawnEnv {

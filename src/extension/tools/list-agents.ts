@@ -49,6 +49,7 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
           reasoning: inUse.reasoning,
           health: record.health,
           ...(record.worktree && { branch: record.worktree.branch }),
+          ...(record.runner && { runner: record.runner.name }),
           ...(agent.queuePosition !== undefined && { queue_position: agent.queuePosition }),
           ...(pendingMessages > 0 && { pending_messages: pendingMessages }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),

@@ -4,8 +4,10 @@
  * a shutdown, and a message a child sends up. Each is bounded to LIMITS.maxMessageChars, so
  * no notice can flood the parent's context. Pure functions, no I/O.
  */
+
 import { branchFactsText } from "../../contracts/bring.js";
 import type { LimitReport, RunStatus } from "../../contracts/result.js";
+import { runnerSummary } from "../../contracts/runners.js";
 import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../contracts/tree.js";
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { headChars } from "../../lib/text.js";
@@ -74,6 +76,7 @@ function agentNotice(
     report: text,
     ...(extra.worktree && { worktree: extra.worktree }),
     ...(extra.limit && { limit: extra.limit }),
+    ...(record.runner && { runner: runnerSummary(record.runner) }),
   });
 }
 

@@ -4,6 +4,7 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import { TREE_FILES } from "../../contracts/layout.js";
+
 import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
@@ -12,7 +13,7 @@ import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
-import { TurnSlots } from "./capacity.js";
+import { runnerPool, TurnSlots } from "./capacity.js";
 import {
   type ChildState,
   type FollowupResult,
@@ -187,14 +188,18 @@ export class TreeRuntime implements StopContext, EffectContext {
     let launched: Promise<void> | undefined;
     // A queued turn is started by a slot's release, where nobody awaits it: the launch
     // reports its own failures, and this catch keeps a bug from becoming an unhandled rejection.
-    const started = this.slots.request(record.path, () => {
-      const launch = this.dispatch(state, { type: "slot_granted", kind, closing: this.closing }).catch((err: unknown) =>
-        this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`),
-      );
-      this.launching.add(launch);
-      void launch.finally(() => this.launching.delete(launch));
-      launched = launch;
-    });
+    const started = this.slots.request(
+      record.path,
+      () => {
+        const launch = this.dispatch(state, { type: "slot_granted", kind, closing: this.closing }).catch(
+          (err: unknown) => this.report(`the turn of ${record.path} failed to start: ${errorText(err)}`),
+        );
+        this.launching.add(launch);
+        void launch.finally(() => this.launching.delete(launch));
+        launched = launch;
+      },
+      runnerPool(record),
+    );
     if (started) await launched;
     else await this.dispatch(state, { type: "queued" });
   }

@@ -14,7 +14,7 @@ import { errorText } from "../../lib/values.js";
 import type { TreeLimits } from "../config.js";
 import { recordCooldowns } from "../tree/cooldowns.js";
 import type { TreeDir } from "../tree/tree-dir.js";
-import type { TurnSlots } from "./capacity.js";
+import { runnerPool, type TurnSlots } from "./capacity.js";
 import type { ChildState } from "./child-state.js";
 import { deliveryKey } from "./deliveries.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
@@ -96,7 +96,7 @@ export function perform(ctx: EffectContext, state: ChildState, effect: TurnEffec
       reportLost(ctx, state, effect, effect.notify);
       return undefined;
     case "occupy_slot":
-      ctx.slots.occupy(record.path);
+      ctx.slots.occupy(record.path, runnerPool(record));
       return undefined;
     case "watch_end":
       watchEnd(ctx, state, effect.runName);

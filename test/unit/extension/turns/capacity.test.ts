@@ -50,3 +50,25 @@ describe("TurnSlots: at most N turns of one parent's children at once", () => {
     expect(changes).toEqual([["b"], ["b", "c"], ["c"], []]);
   });
 });
+
+describe("TurnSlots: a runner's own pool (SPEC 5.5)", () => {
+  it("runner turns count against the runner's capacity, not the local limit, and a full runner holds up no local turn", () => {
+    const slots = new TurnSlots(1);
+    const started: string[] = [];
+    const box = { name: "box", limit: 2 };
+    expect(slots.request("local-a", () => started.push("local-a"))).toBe(true);
+    expect(slots.request("box-a", () => started.push("box-a"), box)).toBe(true);
+    expect(slots.request("box-b", () => started.push("box-b"), box)).toBe(true);
+    expect(slots.request("box-c", () => started.push("box-c"), box)).toBe(false);
+    expect(slots.request("local-b", () => started.push("local-b"))).toBe(false);
+    expect(started).toEqual(["local-a", "box-a", "box-b"]);
+    expect(slots.queuedKeys()).toEqual(["box-c", "local-b"]);
+    // A local slot frees: the local turn starts although a runner turn queued before it.
+    slots.release("local-a");
+    expect(started).toEqual(["local-a", "box-a", "box-b", "local-b"]);
+    expect(slots.position("box-c")).toBe(1);
+    slots.release("box-a");
+    expect(started.at(-1)).toBe("box-c");
+    expect(slots.queuedCount).toBe(0);
+  });
+});

@@ -1,0 +1,230 @@
+/**
+ * The runner protocol (SPEC 5.5): how the local wrapper speaks with `subagent-wrapper serve`
+ * over the far side's stdin and stdout. JSON lines, one frame a line, each line at most
+ * MAX_FRAME_BYTES; a frame is an object whose `t` names its type. Files (the workspace bundle,
+ * the session, the turn's commit) travel as `blob` frames of base64 chunks closed by
+ * `blob_end`, each kind bounded in total. The first frame each way is `hello`, naming the
+ * protocol version; a side that does not speak the other's version answers `error` and ends.
+ * Pure: both sides (the far side imports only contracts and in-child) share this module.
+ */
+import { isRecord } from "../lib/values.js";
+
+export const SERVE_PROTOCOL_VERSION = 1;
+/** The longest line either side accepts (a 1 MiB blob chunk is ~1.4 MB of base64). */
+export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/** Raw bytes per blob chunk. */
+export const BLOB_CHUNK_BYTES = 1024 * 1024;
+/** Total bytes of each blob kind. */
+export const MAX_BLOB_BYTES: Record<BlobKind, number> = {
+  bundle: 1024 * 1024 * 1024,
+  session: 256 * 1024 * 1024,
+  system_prompt: 4 * 1024 * 1024,
+  task: 64 * 1024 * 1024,
+};
+/** A live message's text. */
+export const MAX_MESSAGE_CHARS = 1024 * 1024;
+
+export const BLOB_KINDS = ["bundle", "session", "system_prompt", "task"] as const;
+export type BlobKind = (typeof BLOB_KINDS)[number];
+
+/**
+ * Tokens the local side puts in pi's argv where a path lives on the far side: the far side
+ * puts its own paths there (its task extension, the system prompt and session it received).
+ */
+export const ARG_TOKENS = {
+  taskExtension: "@@subagent-task-extension@@",
+  systemPrompt: "@@subagent-system-prompt@@",
+  session: "@@subagent-session@@",
+} as const;
+
+/** What the far side needs to run one turn (the `start` frame). */
+export interface ServeStart {
+  t: "start";
+  runId: string;
+  /** pi's arguments, with ARG_TOKENS where far-side paths go. */
+  args: string[];
+  /** Extra environment for pi (meta.json `env`). */
+  env: Record<string, string>;
+  /** The child's cwd below the workspace's top ("" for the top itself), `/`-separated. */
+  cwd: string;
+  /** The commit the bundle carries as `refs/heads/base` (the turn's starting state). */
+  base: string;
+  /** Blobs that follow before the turn starts. */
+  blobs: BlobKind[];
+  /** The child gets live messages (an inbox folder on the far side). */
+  inbox: boolean;
+}
+
+/** A piece of a file, or its end (with its size): the same both ways. */
+export type BlobFrame = { t: "blob"; kind: BlobKind; data: string } | { t: "blob_end"; kind: BlobKind; bytes: number };
+
+export type ClientFrame =
+  | { t: "hello"; version: number }
+  | ServeStart
+  | BlobFrame
+  | { t: "message"; name: string; id: string; text: string }
+  | { t: "stop"; signal: "SIGTERM" | "SIGKILL" };
+
+export type ServerFrame =
+  | { t: "hello"; version: number; server: string }
+  | { t: "started"; pid: number }
+  | { t: "stdout"; data: string }
+  | { t: "stderr"; data: string }
+  | BlobFrame
+  /** The turn's commit (in the `bundle` blob just sent), or none when nothing changed. */
+  | { t: "commit"; head?: string; base: string }
+  | { t: "exit"; code: number | null; signal: string | null }
+  | { t: "error"; message: string };
+
+export type Frame = ClientFrame | ServerFrame;
+
+export const encodeFrame = (frame: Frame): string => `${JSON.stringify(frame)}\n`;
+
+const isString = (value: unknown): value is string => typeof value === "string";
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
+const isBlobKind = (value: unknown): value is BlobKind => (BLOB_KINDS as readonly unknown[]).includes(value);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isBase64 = (value: unknown): value is string => isString(value) && /^[A-Za-z0-9+/]*={0,2}$/.test(value);
+const isEnv = (value: unknown): value is Record<string, string> =>
+  isRecord(value) && Object.values(value).every(isString);
+const isSignal = (value: unknown): boolean => value === "SIGTERM" || value === "SIGKILL";
+const isCommit = (value: unknown): value is string => isString(value) && /^[0-9a-f]{40,64}$/.test(value);
+/** A relative path that stays below its folder: no `..`, no absolute start, no NUL. */
+export const isInsidePath = (value: unknown): boolean =>
+  isString(value) &&
+  !value.startsWith("/") &&
+  !value.includes("\0") &&
+  value.split("/").every((part) => part !== ".." && part !== ".git");
+
+type Check = (frame: Record<string, unknown>) => boolean;
+const CLIENT_CHECKS: Record<string, Check> = {
+  hello: (f) => isCount(f.version),
+  start: (f) =>
+    isString(f.runId) &&
+    isStringList(f.args) &&
+    isEnv(f.env) &&
+    isInsidePath(f.cwd) &&
+    isCommit(f.base) &&
+    Array.isArray(f.blobs) &&
+    f.blobs.every(isBlobKind) &&
+    typeof f.inbox === "boolean",
+  blob: (f) => isBlobKind(f.kind) && isBase64(f.data),
+  blob_end: (f) => isBlobKind(f.kind) && isCount(f.bytes),
+  message: (f) =>
+    isString(f.name) &&
+    /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/.test(f.name) &&
+    f.name.endsWith(".json") &&
+    isString(f.id) &&
+    f.id !== "" &&
+    isString(f.text) &&
+    f.text.length <= MAX_MESSAGE_CHARS,
+  stop: (f) => isSignal(f.signal),
+};
+const SERVER_CHECKS: Record<string, Check> = {
+  hello: (f) => isCount(f.version) && isString(f.server),
+  started: (f) => isCount(f.pid),
+  stdout: (f) => isBase64(f.data),
+  stderr: (f) => isBase64(f.data),
+  blob: CLIENT_CHECKS.blob!,
+  blob_end: CLIENT_CHECKS.blob_end!,
+  commit: (f) => isCommit(f.base) && (f.head === undefined || isCommit(f.head)),
+  exit: (f) => (f.code === null || Number.isInteger(f.code)) && (f.signal === null || isString(f.signal)),
+  error: (f) => isString(f.message),
+};
+
+/** One line parsed and checked against the frames `side` may receive; a string says what is wrong. */
+function parseWith<F>(line: string, checks: Record<string, Check>): F | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return `not JSON: ${line.slice(0, 60)}`;
+  }
+  if (!isRecord(value) || !isString(value.t)) return "a frame must be an object with a string `t`";
+  const check = checks[value.t];
+  if (!check) return `unknown frame type ${JSON.stringify(value.t.slice(0, 40))}`;
+  return check(value) ? (value as F) : `malformed ${value.t} frame`;
+}
+
+export const parseClientFrame = (line: string): ClientFrame | string => parseWith<ClientFrame>(line, CLIENT_CHECKS);
+export const parseServerFrame = (line: string): ServerFrame | string => parseWith<ServerFrame>(line, SERVER_CHECKS);
+
+/**
+ * Splits a byte stream into frame lines, never holding more than MAX_FRAME_BYTES of one line:
+ * a longer line is an error at once (not after reading it all). `end()` with a partial line
+ * left is a truncated frame.
+ */
+export class FrameSplitter {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private failed = false;
+
+  constructor(
+    private readonly onLine: (line: string) => void,
+    private readonly onError: (message: string) => void,
+    private readonly maxBytes = MAX_FRAME_BYTES,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (!this.failed && start < chunk.length) {
+      const newline = chunk.indexOf(10, start);
+      const end = newline === -1 ? chunk.length : newline;
+      this.size += end - start;
+      if (this.size > this.maxBytes) {
+        this.fail(`frame longer than ${this.maxBytes} bytes`);
+        return;
+      }
+      this.parts.push(chunk.subarray(start, end));
+      if (newline === -1) return;
+      const line = Buffer.concat(this.parts).toString("utf8");
+      this.parts = [];
+      this.size = 0;
+      start = newline + 1;
+      if (line.trim() !== "") this.onLine(line);
+    }
+  }
+
+  end(): void {
+    if (!this.failed && this.size > 0) this.fail("truncated frame at the end of the stream");
+  }
+
+  private fail(message: string): void {
+    this.failed = true;
+    this.parts = [];
+    this.onError(message);
+  }
+}
+
+/** Collects one blob's chunks, within its kind's bound; `end` checks the announced size. */
+export class BlobCollector {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(readonly kind: BlobKind) {}
+
+  /** Undefined, or what is wrong (past the bound). */
+  add(data: string): string | undefined {
+    const bytes = Buffer.from(data, "base64");
+    this.size += bytes.length;
+    if (this.size > MAX_BLOB_BYTES[this.kind])
+      return `${this.kind} larger than its bound of ${MAX_BLOB_BYTES[this.kind]} bytes`;
+    this.chunks.push(bytes);
+    return undefined;
+  }
+
+  end(bytes: number): Buffer | string {
+    if (bytes !== this.size) return `${this.kind} is ${this.size} bytes, its end frame says ${bytes}`;
+    return Buffer.concat(this.chunks);
+  }
+}
+
+/** The frames that carry `data` as a blob of `kind`. */
+export function blobFrames(kind: BlobKind, data: Buffer): BlobFrame[] {
+  const frames: BlobFrame[] = [];
+  for (let at = 0; at < data.length; at += BLOB_CHUNK_BYTES) {
+    frames.push({ t: "blob", kind, data: data.subarray(at, at + BLOB_CHUNK_BYTES).toString("base64") });
+  }
+  frames.push({ t: "blob_end", kind, bytes: data.length });
+  return frames;
+}

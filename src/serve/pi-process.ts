@@ -1,0 +1,169 @@
+/**
+ * The far side's pi: started in its own process group in the scratch workspace, never
+ * through a shell, with the task extension loaded (ARG_TOKENS in the argv become the far
+ * side's paths), the task, system prompt and session written into the run folder, and live
+ * messages renamed whole into an inbox folder the task extension watches. Stopping it is
+ * SIGTERM to its group, SIGKILL 3 s later; what left its group but carries the run's token
+ * (every process below pi inherits it) is ended when the run is over.
+ */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { ENV } from "../contracts/env.js";
+import { ARG_TOKENS, type BlobKind, type ServeStart } from "../contracts/serve-protocol.js";
+import type { Scratch } from "./workspace.js";
+
+const TASK_EXTENSION = fileURLToPath(new URL("../in-child/task-extension.js", import.meta.url));
+export const SERVE_KILL_AFTER_MS = 3000;
+
+export interface PiEvents {
+  started(pid: number): void;
+  stdout(data: Buffer): void;
+  stderr(data: Buffer): void;
+  exited(code: number | null, signal: string | null): void;
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // gone
+  }
+}
+
+/** Live pids whose environment holds `PI_SUBAGENT_RUN_TOKEN=<token>` (Linux /proc; none elsewhere). */
+function tokenProcesses(token: string): number[] {
+  const needle = `${ENV.runToken}=${token}`;
+  let entries: string[] = [];
+  try {
+    entries = fs.readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) => {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return [];
+    try {
+      return fs.readFileSync(`/proc/${entry}/environ`, "latin1").split("\0").includes(needle) ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+export class PiProcess {
+  private child: ChildProcessByStdio<null, Readable, Readable> | undefined;
+  /**
+   * The run's token: the local wrapper's when it came through the prefix's environment (same
+   * machine: its straggler sweep then finds what pi left too), else a fresh one.
+   */
+  private readonly token = /^[0-9a-f]{32}$/.test(process.env[ENV.runToken] ?? "")
+    ? process.env[ENV.runToken]!
+    : randomBytes(16).toString("hex");
+  private killTimer: NodeJS.Timeout | undefined;
+  private sessionPath: string | undefined;
+  private inboxDir: string | undefined;
+  running = false;
+
+  constructor(
+    private readonly scratch: Scratch,
+    private readonly start: ServeStart,
+    private readonly blobs: Map<BlobKind, Buffer>,
+    private readonly cwd: string,
+    private readonly events: PiEvents,
+  ) {}
+
+  spawn(): void {
+    const taskFile = this.scratch.writeRunFile("task.md", this.blobs.get("task")!);
+    const args = this.args();
+    if (this.start.inbox) {
+      this.inboxDir = this.scratch.runFile("inbox");
+      fs.mkdirSync(this.inboxDir, { mode: 0o700 });
+    }
+    const bin = process.env[ENV.piBin]?.trim() || "pi";
+    const child = spawn(bin, args, {
+      cwd: this.cwd,
+      env: {
+        ...process.env,
+        ...this.start.env,
+        [ENV.taskFile]: taskFile,
+        [ENV.wrapperPid]: String(process.pid),
+        [ENV.runToken]: this.token,
+        ...(this.inboxDir && { [ENV.inboxDir]: this.inboxDir }),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      shell: false,
+    });
+    this.child = child;
+    this.running = true;
+    child.stdout.on("data", (chunk: Buffer) => this.events.stdout(chunk));
+    child.stderr.on("data", (chunk: Buffer) => this.events.stderr(chunk));
+    child.once("spawn", () => this.events.started(child.pid ?? 0));
+    child.once("error", (err) => {
+      this.events.stderr(Buffer.from(`could not start pi (${bin}): ${err.message}\n`));
+      this.exited(127, null);
+    });
+    // `close`, not `exit`: every byte of pi's output is forwarded before the turn is committed.
+    child.once("close", (code, signal) => this.exited(code, signal));
+  }
+
+  /** pi's argv with the far side's paths where the tokens are. */
+  private args(): string[] {
+    const paths: Record<string, string> = { [ARG_TOKENS.taskExtension]: TASK_EXTENSION };
+    const prompt = this.blobs.get("system_prompt");
+    if (prompt) paths[ARG_TOKENS.systemPrompt] = this.scratch.writeRunFile("system-prompt.md", prompt);
+    const session = this.blobs.get("session");
+    this.sessionPath = this.scratch.runFile("session.jsonl");
+    if (session) fs.writeFileSync(this.sessionPath, session, { mode: 0o600, flag: "wx" });
+    paths[ARG_TOKENS.session] = this.sessionPath;
+    return this.start.args.map((arg) => paths[arg] ?? arg);
+  }
+
+  private exited(code: number | null, signal: string | null): void {
+    if (!this.running) return;
+    this.running = false;
+    // What is left in pi's group goes with it.
+    signalGroup(this.child?.pid, "SIGKILL");
+    this.events.exited(code, signal);
+  }
+
+  stop(signal: "SIGTERM" | "SIGKILL"): void {
+    if (!this.running) return;
+    signalGroup(this.child?.pid, signal);
+    if (signal === "SIGTERM" && !this.killTimer) {
+      this.killTimer = setTimeout(() => signalGroup(this.child?.pid, "SIGKILL"), SERVE_KILL_AFTER_MS);
+    }
+  }
+
+  /** Moves a written message file into the inbox under `name` (a checked name: never read half-written). */
+  deliver(temp: string, name: string): void {
+    if (!this.inboxDir) return;
+    fs.renameSync(temp, this.scratch.inside(this.inboxDir, name));
+  }
+
+  /** The session file pi wrote, if the argv named one and it exists. */
+  sessionFile(): Buffer | undefined {
+    if (!this.sessionPath || !this.start.args.includes(ARG_TOKENS.session)) return undefined;
+    try {
+      return fs.readFileSync(this.sessionPath);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The run is over: nothing pi started is left (its group, and what carries its token). */
+  dispose(): void {
+    if (this.killTimer) clearTimeout(this.killTimer);
+    signalGroup(this.child?.pid, "SIGKILL");
+    for (const pid of tokenProcesses(this.token)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+}

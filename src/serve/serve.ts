@@ -1,0 +1,248 @@
+/**
+ * `subagent-wrapper serve`: the far side of a runner (SPEC 5.5). It reads the runner protocol
+ * (contracts/serve-protocol.ts) on stdin and answers on stdout: after `hello` and `start` and
+ * the blobs `start` announces, it unpacks the workspace into a scratch folder of its own, runs
+ * pi there with the task extension (live messages go into an inbox folder it owns), forwards
+ * pi's stdout and stderr, commits the turn and sends its bundle back, then `exit`, and removes
+ * its scratch folder. It acts only on the protocol: no shell, no path outside its scratch, every
+ * frame and blob bounded; anything malformed ends the run with an `error` frame and exit 1.
+ * When stdin closes or a stop arrives, pi's group gets SIGTERM, then SIGKILL 3 s later: nothing
+ * it started outlives it by more than that. Imports only the contracts and the in-child code,
+ * so it runs from an installed package on a machine that never saw the parent.
+ */
+import type { Readable, Writable } from "node:stream";
+import {
+  BlobCollector,
+  type BlobKind,
+  blobFrames,
+  type ClientFrame,
+  encodeFrame,
+  FrameSplitter,
+  parseClientFrame,
+  SERVE_PROTOCOL_VERSION,
+  type ServerFrame,
+  type ServeStart,
+} from "../contracts/serve-protocol.js";
+import { PiProcess } from "./pi-process.js";
+import { Scratch } from "./workspace.js";
+
+export interface ServeIo {
+  input: Readable;
+  output: Writable;
+  /** What the far side calls itself in `hello` (package name and version). */
+  server: string;
+}
+
+type Phase = "hello" | "start" | "blobs" | "running" | "over";
+
+class ServeSession {
+  private phase: Phase = "hello";
+  private start: ServeStart | undefined;
+  private readonly blobs = new Map<BlobKind, Buffer>();
+  private collector: BlobCollector | undefined;
+  private scratch: Scratch | undefined;
+  private pi: PiProcess | undefined;
+  private exitCode = 0;
+  private finished!: () => void;
+  readonly done = new Promise<void>((resolve) => {
+    this.finished = resolve;
+  });
+  private messageCount = 0;
+
+  constructor(private readonly io: ServeIo) {}
+
+  begin(): void {
+    const splitter = new FrameSplitter(
+      (line) => this.onLine(line),
+      (message) => this.fail(message),
+    );
+    this.io.input.on("data", (chunk: Buffer) => splitter.push(chunk));
+    this.io.input.once("end", () => {
+      splitter.end();
+      this.inputClosed();
+    });
+    this.io.input.once("error", () => this.inputClosed());
+    this.io.output.on("error", () => this.inputClosed());
+  }
+
+  get code(): number {
+    return this.exitCode;
+  }
+
+  private send(frame: ServerFrame): void {
+    if (this.phase === "over" && frame.t !== "error" && frame.t !== "exit") return;
+    try {
+      this.io.output.write(encodeFrame(frame));
+    } catch {
+      // the reader is gone: inputClosed() ends the run
+    }
+  }
+
+  private onLine(line: string): void {
+    if (this.phase === "over") return;
+    const frame = parseClientFrame(line);
+    if (typeof frame === "string") this.fail(frame);
+    else this.onFrame(frame);
+  }
+
+  private onFrame(frame: ClientFrame): void {
+    if (this.phase === "hello") this.onHello(frame);
+    else if (this.phase === "start") {
+      if (frame.t === "start") this.onStart(frame);
+      else this.fail(`expected start, got ${frame.t}`);
+    } else if (this.phase === "blobs") this.onBlob(frame);
+    else if (this.phase === "running") this.onRunning(frame);
+  }
+
+  private onHello(frame: ClientFrame): void {
+    if (frame.t !== "hello") this.fail(`expected hello, got ${frame.t}`);
+    else if (frame.version !== SERVE_PROTOCOL_VERSION) {
+      this.fail(`protocol version ${frame.version} is not supported (this side speaks ${SERVE_PROTOCOL_VERSION})`);
+    } else {
+      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, server: this.io.server });
+      this.phase = "start";
+    }
+  }
+
+  private onStart(frame: ServeStart): void {
+    if (
+      !frame.blobs.includes("bundle") ||
+      !frame.blobs.includes("task") ||
+      new Set(frame.blobs).size !== frame.blobs.length
+    ) {
+      this.fail("start must announce the bundle and the task, each blob once");
+      return;
+    }
+    this.start = frame;
+    this.phase = "blobs";
+  }
+
+  private onBlob(frame: ClientFrame): void {
+    const expected = this.start!.blobs.filter((kind) => !this.blobs.has(kind));
+    if ((frame.t !== "blob" && frame.t !== "blob_end") || !expected.includes(frame.kind)) {
+      this.fail(`expected a blob of ${expected.join(" or ")}, got ${frame.t}`);
+      return;
+    }
+    if (this.collector && this.collector.kind !== frame.kind) {
+      this.fail(`blob ${frame.kind} inside ${this.collector.kind}`);
+      return;
+    }
+    this.collector ??= new BlobCollector(frame.kind);
+    if (frame.t === "blob") {
+      const problem = this.collector.add(frame.data);
+      if (problem) this.fail(problem);
+      return;
+    }
+    const data = this.collector.end(frame.bytes);
+    this.collector = undefined;
+    if (typeof data === "string") {
+      this.fail(data);
+      return;
+    }
+    this.blobs.set(frame.kind, data);
+    if (this.blobs.size === this.start!.blobs.length) void this.launch();
+  }
+
+  private onRunning(frame: ClientFrame): void {
+    if (frame.t === "stop") this.pi?.stop(frame.signal);
+    else if (frame.t === "message" && this.start?.inbox && this.scratch) this.deliver(frame.name, frame.id, frame.text);
+    else this.fail(`unexpected ${frame.t} frame while the child runs`);
+  }
+
+  /** A live message, written whole into the inbox folder the task extension watches (rename: never half-read). */
+  private deliver(name: string, id: string, text: string): void {
+    this.messageCount += 1;
+    try {
+      const temp = this.scratch!.writeRunFile(`message-${this.messageCount}.tmp`, JSON.stringify({ id, text }));
+      this.pi?.deliver(temp, name);
+    } catch (err) {
+      this.fail(`cannot deliver a live message: ${(err as Error).message}`);
+    }
+  }
+
+  private async launch(): Promise<void> {
+    this.phase = "running";
+    const start = this.start!;
+    try {
+      this.scratch = Scratch.create();
+      await this.scratch.unpack(this.blobs.get("bundle")!, start.base);
+      this.blobs.delete("bundle");
+      const cwd = this.scratch.childCwd(start.cwd);
+      if (this.phase !== "running") return;
+      this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, {
+        started: (pid) => this.send({ t: "started", pid }),
+        stdout: (data) => this.send({ t: "stdout", data: data.toString("base64") }),
+        stderr: (data) => this.send({ t: "stderr", data: data.toString("base64") }),
+        exited: (code, signal) => void this.afterExit(code, signal),
+      });
+      this.pi.spawn();
+    } catch (err) {
+      this.fail((err as Error).message);
+    }
+  }
+
+  /** pi is gone: its session and the turn's commit go back, then `exit`. */
+  private async afterExit(code: number | null, signal: string | null): Promise<void> {
+    if (this.phase !== "running") {
+      this.over();
+      return;
+    }
+    const start = this.start!;
+    try {
+      const session = this.pi?.sessionFile();
+      if (session) for (const frame of blobFrames("session", session)) this.send(frame);
+      const turn = await this.scratch!.commitTurn(start.base, `subagent turn (run ${start.runId})`);
+      if (turn) for (const frame of blobFrames("bundle", turn.bundle)) this.send(frame);
+      this.send({ t: "commit", base: start.base, ...(turn && { head: turn.head }) });
+    } catch (err) {
+      this.send({ t: "error", message: `cannot send the turn back: ${(err as Error).message}` });
+      this.exitCode = 1;
+    }
+    this.send({ t: "exit", code, signal });
+    this.over();
+  }
+
+  private fail(message: string): void {
+    if (this.phase === "over") return;
+    this.send({ t: "error", message });
+    this.exitCode = 1;
+    if (this.pi?.running) {
+      this.phase = "over";
+      this.pi.stop("SIGTERM");
+      return; // afterExit → over() once pi is gone
+    }
+    this.phase = "over";
+    this.over();
+  }
+
+  private inputClosed(): void {
+    if (this.pi?.running) {
+      // Nobody is listening: pi ends (SIGKILL 3 s after SIGTERM), then the scratch space goes.
+      this.phase = "over";
+      this.pi.stop("SIGTERM");
+      return;
+    }
+    if (this.phase !== "over") {
+      this.phase = "over";
+      this.over();
+    }
+  }
+
+  private over(): void {
+    this.phase = "over";
+    this.pi?.dispose();
+    this.scratch?.remove();
+    this.io.input.pause();
+    this.io.input.destroy();
+    this.finished();
+  }
+}
+
+/** Serves one run over `io`; resolves with the exit code (0, or 1 after an error frame). */
+export async function serve(io: ServeIo): Promise<number> {
+  const session = new ServeSession(io);
+  session.begin();
+  await session.done;
+  await new Promise<void>((resolve) => io.output.write("", () => resolve()));
+  return session.code;
+}

@@ -1,0 +1,95 @@
+/**
+ * The hook of runners into a run: for meta.json `runner` other than `local`, the run's
+ * ChildOperations start the far side (`<prefix> <remote_command…> serve`, prefix.ts) and speak
+ * the runner protocol with it (remote-child.ts); for a local run, none.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ENV } from "../../contracts/env.js";
+import type { MetaV1 } from "../../contracts/meta.js";
+import type { ResolvedRunner } from "../../contracts/runners.js";
+import { git } from "../../lib/git.js";
+import { piAgentDir } from "../../lib/pi-agent-dir.js";
+import { type ChildOperations, nodeChildOperations } from "../child.js";
+import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
+import { remoteChildOperations } from "./remote-child.js";
+
+/** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
+async function repositoryPaths(cwd: string): Promise<string[]> {
+  const paths: string[] = [];
+  const top = (await git(["rev-parse", "--show-toplevel"], { cwd }).catch(() => "")).trim();
+  if (top) paths.push(top);
+  const common = (
+    await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd }).catch(() => "")
+  ).trim();
+  if (common) paths.push(path.basename(common) === ".git" ? path.dirname(common) : common);
+  return paths;
+}
+
+/** The node_modules folder that holds `file` (pi's own dependencies come with it), else its folder. */
+function installRoot(file: string): string {
+  let real = file;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    return path.dirname(file);
+  }
+  const at = real.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+  return at === -1 ? path.dirname(real) : real.slice(0, at + "/node_modules".length);
+}
+
+/**
+ * A private copy of the agent dir's top-level files (its folders are bound read-only, not
+ * copied): the sandbox's pi writes its locks there. Removed when the run's child is done.
+ */
+function agentDirCopy(agentDir: string): { path: string; copy: string; folders: string[] } | undefined {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(agentDir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-agent-dir-"));
+  const folders: string[] = [];
+  for (const entry of entries) {
+    const from = path.join(agentDir, entry.name);
+    if (entry.isDirectory()) {
+      fs.mkdirSync(path.join(copy, entry.name));
+      folders.push(entry.name);
+    } else if (entry.isFile()) fs.copyFileSync(from, path.join(copy, entry.name));
+  }
+  return { path: agentDir, copy, folders };
+}
+
+/** The ChildOperations of meta.json `runner`, or undefined for a local run. */
+export async function runnerOperations(
+  meta: MetaV1,
+  env: NodeJS.ProcessEnv,
+  base: ChildOperations = nodeChildOperations,
+): Promise<ChildOperations | undefined> {
+  const runner = meta.runner;
+  if (!runner) return undefined;
+  const childEnv = { ...env, ...meta.env };
+  const keepVisible = [PACKAGE_ROOT, path.dirname(process.execPath)];
+  try {
+    keepVisible.push(installRoot(base.resolvePi(childEnv, meta.cwd)));
+  } catch {
+    // no pi here: the run says so
+  }
+  for (const extension of meta.extensions ?? []) if (path.isAbsolute(extension)) keepVisible.push(extension);
+  const piBin = childEnv[ENV.piBin];
+  if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
+  const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
+  const hideAlso = await repositoryPaths(meta.cwd);
+  const argv = runnerArgv(runner, { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) });
+  const cleanup = () => {
+    if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
+  };
+  return remoteChildOperations(meta, runner, argv, base, cleanup);
+}
+
+/** The argv that starts `runner`'s far side, for a check that only says hello (doctor --runner): nothing hidden, no agent dir. */
+export function runnerOperationsArgv(runner: ResolvedRunner, _cwd: string, env: NodeJS.ProcessEnv): string[] {
+  return runnerArgv(runner, { env, hideAlso: [], keepVisible: [PACKAGE_ROOT, path.dirname(process.execPath)] });
+}

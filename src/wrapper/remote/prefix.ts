@@ -1,0 +1,122 @@
+/**
+ * The argv that starts a runner's far side: `<prefix> <remote_command…> serve`, a plain argv
+ * built per runner kind (never a shell line). `sandbox` is bubblewrap on this machine, running
+ * this package's own `subagent-wrapper serve` under this Node:
+ * - everything read-only (`--ro-bind / /`), a private `/tmp` (the far side's scratch space and
+ *   the child's workspace live there: the only place it can write), own `/dev` and `/proc`;
+ * - the definition's `hide` paths (default DEFAULT_SANDBOX_HIDE) and the parent's repository
+ *   covered by an empty read-only folder (a file by /dev/null): not visible, not writable;
+ * - its own PID namespace, and it dies with the wrapper (`--die-with-parent`): when serve ends,
+ *   every process of the sandbox ends with it;
+ * - the network is shared: the child must reach its model provider (docs/runners.md).
+ * What pi needs that lies below /tmp (the package, extensions) is bound back read-only, since
+ * the private /tmp would otherwise hide it; pi's agent dir is a private writable copy of its
+ * files (pi takes locks there) with its folders bound read-only.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_REMOTE_COMMAND, DEFAULT_SANDBOX_HIDE, type RunnerDefinition } from "../../contracts/runners.js";
+
+/**
+ * The package's root: the nearest folder above this code that holds its package.json (the
+ * code runs from dist/wrapper/remote/ or bundled into dist/cli/).
+ */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown };
+      if (manifest.name === "pi-subagent-tree") return dir;
+    } catch {
+      // not here
+    }
+    const up = path.dirname(dir);
+    if (up === dir) return path.resolve(fileURLToPath(import.meta.url), "../../../..");
+    dir = up;
+  }
+}
+
+export const PACKAGE_ROOT = packageRoot();
+/** This package's CLI, run by this Node: what a sandbox runs on this machine. */
+export const LOCAL_SERVE_COMMAND = [process.execPath, path.join(PACKAGE_ROOT, "bin", "subagent-wrapper")];
+
+export interface PrefixContext {
+  env: NodeJS.ProcessEnv;
+  home?: string;
+  /** Paths hidden besides the definition's (the parent's repository and the child's local checkout). */
+  hideAlso: string[];
+  /** Paths that must stay readable although under /tmp (pi itself, extensions). */
+  keepVisible: string[];
+  /**
+   * pi's agent dir and a private copy of its top-level files: pi writes there (locks, trust,
+   * a refreshed login), so the sandbox sees the copy, writable, at the agent dir's place, with
+   * the agent dir's folders bound read-only into it. What it writes goes with the copy.
+   */
+  agentDir?: { path: string; copy: string; folders: string[] };
+}
+
+const expandHome = (entry: string, home: string): string =>
+  entry === "~" ? home : entry.startsWith("~/") ? path.join(home, entry.slice(2)) : entry;
+
+function statOf(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+const underTmp = (file: string): boolean => file === "/tmp" || file.startsWith("/tmp/");
+
+/** The bwrap argv of a sandbox, up to and including `--`. */
+export function sandboxPrefix(hide: readonly string[], context: PrefixContext): string[] {
+  const home = context.home ?? os.homedir();
+  const args = ["bwrap", "--die-with-parent", "--unshare-pid", "--new-session"];
+  args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp");
+  for (const keep of new Set(context.keepVisible.map((entry) => path.resolve(entry)))) {
+    if (underTmp(keep) && statOf(keep)) args.push("--ro-bind", keep, keep);
+  }
+  const agent = context.agentDir;
+  if (agent) {
+    args.push("--bind", agent.copy, agent.path);
+    for (const folder of agent.folders) {
+      args.push("--ro-bind", path.join(agent.path, folder), path.join(agent.path, folder));
+    }
+  }
+  for (const entry of new Set([...hide, ...context.hideAlso].map((item) => path.resolve(expandHome(item, home))))) {
+    const stat = statOf(entry);
+    if (!stat || underTmp(entry)) continue; // what lies under /tmp is hidden by the private /tmp already
+    // An empty, read-only folder in its place: nothing to read, and a write fails (EROFS).
+    if (stat.isDirectory()) args.push("--tmpfs", entry, "--remount-ro", entry);
+    else args.push("--ro-bind", "/dev/null", entry);
+  }
+  args.push("--chdir", "/", "--");
+  return args;
+}
+
+/** The whole argv that starts the far side of `runner`. */
+export function runnerArgv(runner: RunnerDefinition, context: PrefixContext): string[] {
+  switch (runner.kind) {
+    case "sandbox":
+      return [...sandboxPrefix(runner.hide ?? DEFAULT_SANDBOX_HIDE, context), ...LOCAL_SERVE_COMMAND, "serve"];
+    case "ssh": {
+      const ssh = ["ssh", "-T", "-o", "BatchMode=yes"];
+      if (runner.port) ssh.push("-p", String(runner.port));
+      if (runner.identity) ssh.push("-i", runner.identity);
+      ssh.push(...(runner.ssh_options ?? []), runner.host, "--");
+      return [...ssh, ...(runner.remote_command ?? DEFAULT_REMOTE_COMMAND), "serve"];
+    }
+    case "slurm":
+      return [
+        "srun",
+        "--quiet",
+        ...(runner.srun_options ?? []),
+        ...(runner.remote_command ?? DEFAULT_REMOTE_COMMAND),
+        "serve",
+      ];
+    case "command":
+      return [...runner.command, ...(runner.remote_command ?? DEFAULT_REMOTE_COMMAND), "serve"];
+  }
+}

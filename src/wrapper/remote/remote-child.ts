@@ -1,0 +1,407 @@
+/**
+ * A child that runs on a runner (SPEC 5.5), seen by the run as a local child: the run's
+ * ChildOperations start `<prefix> <remote_command…> serve` instead of pi and speak the runner
+ * protocol with it (contracts/serve-protocol.ts). pi's stdout and stderr come back as they were
+ * written, so the run normalizes, records and decides exactly as for a local pi; its exit
+ * comes after the turn's commit has landed in the local checkout (workspace-bundle.ts) and the
+ * session file was written back. Stops become `stop` frames; live messages in the run's inbox
+ * folder go over as `message` frames. Failures are answers: a prefix that cannot start ends
+ * with its own first line and stderr tail, a connection lost mid-turn with `runner_lost`.
+ */
+import { spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
+import fs from "node:fs";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
+import { cwdStartedPath, type MetaV1 } from "../../contracts/meta.js";
+import type { ResolvedRunner } from "../../contracts/runners.js";
+import {
+  ARG_TOKENS,
+  BlobCollector,
+  type BlobKind,
+  blobFrames,
+  type ClientFrame,
+  encodeFrame,
+  FrameSplitter,
+  parseServerFrame,
+  SERVE_PROTOCOL_VERSION,
+  type ServerFrame,
+} from "../../contracts/serve-protocol.js";
+import { errorText } from "../../lib/values.js";
+import {
+  type ChildHandle,
+  type ChildOperations,
+  nodeChildOperations,
+  type SpawnOptions,
+  TASK_EXTENSION_PATH,
+} from "../child.js";
+import { bundleWorkspace, landTurn, type WorkspaceBase } from "./workspace-bundle.js";
+
+/** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
+export const HELLO_TIMEOUT_MS = 60_000;
+/** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
+export const KILL_GRACE_MS = 2000;
+const INBOX_POLL_MS = 100;
+const STDERR_TAIL_BYTES = 1024;
+
+/** One line and a tail of at most 1 KB: what a runner that failed said. */
+export function failureText(stderr: string): string {
+  const text = stderr.trim();
+  if (text === "") return "";
+  const first = text.split("\n")[0]!;
+  const tail = Buffer.from(text).subarray(-STDERR_TAIL_BYTES).toString("utf8");
+  return tail.startsWith(first) ? tail : `${first}\n…${tail}`;
+}
+
+export class RemoteChild extends EventEmitter implements ChildHandle {
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  private prefix: ReturnType<typeof spawn> | undefined;
+  private helloSeen = false;
+  private exitFrame: { code: number | null; signal: string | null } | undefined;
+  private finished = false;
+  private stopSignal: NodeJS.Signals | undefined;
+  private prefixStderr = "";
+  private farError: string | undefined;
+  private collector: BlobCollector | undefined;
+  private readonly blobs = new Map<BlobKind, Buffer>();
+  private workspace: WorkspaceBase | undefined;
+  private landing: Promise<void> = Promise.resolve();
+  private inboxTimer: NodeJS.Timeout | undefined;
+  private readonly sent = new Set<string>();
+  private startSent = false;
+  private helloWaiter: (() => void) | undefined;
+
+  constructor(
+    private readonly argv: string[],
+    private readonly meta: MetaV1,
+    private readonly runner: ResolvedRunner,
+    private readonly args: string[],
+    private readonly options: SpawnOptions,
+  ) {
+    super();
+  }
+
+  get pid(): number | undefined {
+    return this.prefix?.pid;
+  }
+
+  private get label(): string {
+    return `runner ${this.runner.name} (${this.runner.kind})`;
+  }
+
+  start(): this {
+    const [bin, ...rest] = this.argv;
+    const prefix = spawn(bin!, rest, {
+      cwd: "/",
+      env: { ...this.options.env, PI_SUBAGENT_RUN_TOKEN: this.options.runToken },
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+      shell: false,
+    });
+    this.prefix = prefix;
+    process.nextTick(() => this.emit("spawn"));
+    prefix.once("error", (err) => {
+      this.prefixStderr += `${errorText(err)}\n`;
+    });
+    prefix.stdin?.on("error", () => undefined);
+    const splitter = new FrameSplitter(
+      (line) => this.onLine(line),
+      (message) => this.protocolError(message),
+    );
+    prefix.stdout?.on("data", (chunk: Buffer) => splitter.push(chunk));
+    prefix.stderr?.on("data", (chunk: Buffer) => {
+      this.prefixStderr = (this.prefixStderr + chunk.toString("utf8")).slice(-8 * STDERR_TAIL_BYTES);
+    });
+    prefix.once("close", (code, signal) => {
+      splitter.end();
+      void this.prefixClosed(code, signal);
+    });
+    void this.converse();
+    return this;
+  }
+
+  private send(frame: ClientFrame): void {
+    const stdin = this.prefix?.stdin;
+    if (stdin?.writable) stdin.write(encodeFrame(frame));
+  }
+
+  /** hello, then the start frame and its blobs once the cwd is ready; then the inbox. */
+  private async converse(): Promise<void> {
+    try {
+      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION });
+      const [workspace] = await Promise.all([this.prepareWorkspace(), this.hello()]);
+      if (this.finished || this.stopSignal) {
+        this.endPrefix();
+        return;
+      }
+      this.workspace = workspace;
+      this.sendStart(workspace);
+      this.watchInbox();
+    } catch (err) {
+      this.stderr.write(`${this.label}: ${errorText(err)}\n`);
+      this.endPrefix();
+    }
+  }
+
+  private hello(): Promise<void> {
+    if (this.helloSeen) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer within ${HELLO_TIMEOUT_MS} ms`)), HELLO_TIMEOUT_MS);
+      this.helloWaiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.prefix?.once("close", () => clearTimeout(timer));
+    });
+  }
+
+  /**
+   * The workspace's bundle. A checkout still being written (meta.json `cwdReadyPath`: a new
+   * isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go on
+   * (its `.started` file); the turn's commit lands once it is done (land()).
+   */
+  private async prepareWorkspace(): Promise<WorkspaceBase> {
+    const ready = this.options.cwdReady;
+    if (ready) fs.writeFileSync(cwdStartedPath(ready), "");
+    return bundleWorkspace(this.meta.cwd, ready !== undefined);
+  }
+
+  /** Waits for meta.json `cwdReadyPath` to say `ready`; throws what it says otherwise. */
+  private async checkoutDone(): Promise<void> {
+    const ready = this.options.cwdReady;
+    if (!ready) return;
+    for (;;) {
+      const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
+      if (text === "ready") return;
+      if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  private sendStart(workspace: WorkspaceBase): void {
+    const tokens = new Map<string, string>([[TASK_EXTENSION_PATH, ARG_TOKENS.taskExtension]]);
+    const blobs: Array<[BlobKind, Buffer]> = [
+      ["bundle", workspace.bundle],
+      ["task", fs.readFileSync(this.options.taskFile)],
+    ];
+    if (this.meta.systemPromptPath) {
+      tokens.set(this.meta.systemPromptPath, ARG_TOKENS.systemPrompt);
+      blobs.push(["system_prompt", fs.readFileSync(this.meta.systemPromptPath)]);
+    }
+    if (this.meta.sessionPath) {
+      tokens.set(this.meta.sessionPath, ARG_TOKENS.session);
+      if (fs.existsSync(this.meta.sessionPath)) blobs.push(["session", fs.readFileSync(this.meta.sessionPath)]);
+    }
+    this.send({
+      t: "start",
+      runId: this.meta.runId,
+      args: this.args.map((arg) => tokens.get(arg) ?? arg),
+      env: this.meta.env ?? {},
+      cwd: workspace.cwd,
+      base: workspace.base,
+      blobs: blobs.map(([kind]) => kind),
+      inbox: this.options.inboxDir !== undefined,
+    });
+    for (const [kind, data] of blobs) for (const frame of blobFrames(kind, data)) this.send(frame);
+    this.startSent = true;
+  }
+
+  /** New message files of the run's inbox go over once each, in name (send) order. */
+  private watchInbox(): void {
+    const dir = this.options.inboxDir;
+    if (!dir) return;
+    const scan = () => {
+      let names: string[] = [];
+      try {
+        names = fs.readdirSync(dir).filter(isInboxMessageName).sort();
+      } catch {
+        return;
+      }
+      for (const name of names) {
+        if (this.sent.has(name)) continue;
+        let message: ReturnType<typeof parseInboxMessage>;
+        try {
+          message = parseInboxMessage(fs.readFileSync(path.join(dir, name), "utf8"));
+        } catch {
+          continue;
+        }
+        if (!message) continue;
+        this.sent.add(name);
+        this.send({ t: "message", name, id: message.id, text: message.text });
+      }
+    };
+    scan();
+    this.inboxTimer = setInterval(scan, INBOX_POLL_MS);
+  }
+
+  private onLine(line: string): void {
+    const frame = parseServerFrame(line);
+    if (typeof frame === "string") this.protocolError(frame);
+    else this.onFrame(frame);
+  }
+
+  private onFrame(frame: ServerFrame): void {
+    switch (frame.t) {
+      case "hello":
+        if (frame.version !== SERVE_PROTOCOL_VERSION) {
+          this.protocolError(`the far side speaks protocol ${frame.version}, this side ${SERVE_PROTOCOL_VERSION}`);
+          return;
+        }
+        this.helloSeen = true;
+        this.helloWaiter?.();
+        return;
+      case "stdout":
+        this.stdout.write(Buffer.from(frame.data, "base64"));
+        return;
+      case "stderr":
+        this.stderr.write(Buffer.from(frame.data, "base64"));
+        return;
+      case "blob":
+      case "blob_end":
+        this.onBlob(frame);
+        return;
+      case "commit":
+        if (frame.head) this.land();
+        return;
+      case "exit":
+        this.exitFrame = { code: frame.code, signal: frame.signal };
+        return;
+      case "error":
+        this.farError = frame.message;
+        this.stderr.write(`${this.label}: ${frame.message}\n`);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onBlob(frame: Extract<ServerFrame, { t: "blob" | "blob_end" }>): void {
+    this.collector ??= new BlobCollector(frame.kind);
+    if (this.collector.kind !== frame.kind) {
+      this.protocolError(`blob ${frame.kind} inside ${this.collector.kind}`);
+      return;
+    }
+    if (frame.t === "blob") {
+      const problem = this.collector.add(frame.data);
+      if (problem) this.protocolError(problem);
+      return;
+    }
+    const data = this.collector.end(frame.bytes);
+    this.collector = undefined;
+    if (typeof data === "string") this.protocolError(data);
+    else this.blobs.set(frame.kind, data);
+  }
+
+  /** The turn's commit lands on the local branch; a failure is told on stderr (the run's warnings see it). */
+  private land(): void {
+    const bundle = this.blobs.get("bundle");
+    const workspace = this.workspace;
+    this.blobs.delete("bundle");
+    if (!bundle || !workspace) {
+      this.protocolError("a commit frame without its bundle");
+      return;
+    }
+    this.landing = this.landing.then(() =>
+      this.checkoutDone()
+        .then(() => landTurn(workspace, bundle, this.meta.runId))
+        .then(
+          () => undefined,
+          (err: unknown) => void this.stderr.write(`${this.label}: ${errorText(err)}\n`),
+        ),
+    );
+  }
+
+  private protocolError(message: string): void {
+    if (this.farError) return;
+    this.farError = `protocol error: ${message}`;
+    this.stderr.write(`${this.label}: protocol error: ${message}\n`);
+    this.endPrefix();
+  }
+
+  /** The far side is done or must be: its stdin closes (it stops what it started) and the prefix's group ends. */
+  private endPrefix(): void {
+    this.prefix?.stdin?.end();
+    const pid = this.prefix?.pid;
+    if (pid) setTimeout(() => nodeChildOperations.signalGroup(pid, "SIGKILL"), KILL_GRACE_MS).unref();
+  }
+
+  private async prefixClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    if (this.inboxTimer) clearInterval(this.inboxTimer);
+    await this.landing;
+    const session = this.blobs.get("session");
+    if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, session);
+    if (this.exitFrame) {
+      this.finish(this.exitFrame.code, this.exitFrame.signal);
+      return;
+    }
+    const said = failureText(this.prefixStderr);
+    const how = signal ? `killed by ${signal}` : `exit code ${code ?? "unknown"}`;
+    // A stop the run asked for: its outcome is decided already (interrupted, timed out).
+    if (this.stopSignal) {
+      this.finish(null, this.stopSignal);
+      return;
+    }
+    if (!this.helloSeen) {
+      this.stderr.write(`${this.label} could not start (${how})${said ? `: ${said}` : ""}\n`);
+    } else if (!this.farError) {
+      this.stderr.write(
+        `runner_lost: ${this.label}: the connection was lost mid-turn (${how})${said ? `: ${said}` : ""}\n`,
+      );
+    }
+    this.finish(1, null);
+  }
+
+  private finish(code: number | null, signal: string | null): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.stdout.end();
+    this.stderr.end();
+    this.emit("exit", code, signal);
+  }
+
+  /** A stop from the run: a `stop` frame while the far side runs the turn; the prefix itself otherwise. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.finished) return;
+    const first = !this.stopSignal;
+    this.stopSignal = signal === "SIGKILL" ? "SIGKILL" : (this.stopSignal ?? "SIGTERM");
+    if (!this.startSent) {
+      if (first || signal === "SIGKILL") this.endPrefix();
+      return;
+    }
+    this.send({ t: "stop", signal: signal === "SIGKILL" ? "SIGKILL" : "SIGTERM" });
+    if (signal === "SIGKILL") this.endPrefix();
+  }
+}
+
+/** The run's ChildOperations for `runner`: as the local ones, but the child is the far side. */
+export function remoteChildOperations(
+  meta: MetaV1,
+  runner: ResolvedRunner,
+  argv: string[],
+  base: ChildOperations = nodeChildOperations,
+  /** Called once the child is done (what the runner's prefix needed: a sandbox's agent dir copy). */
+  cleanup: () => void = () => undefined,
+): ChildOperations {
+  const children = new Map<number, RemoteChild>();
+  return {
+    ...base,
+    // The sandbox runs this machine's pi: found (and identified) as for a local run.
+    resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
+    spawn: (_bin, args, options) => {
+      const child = new RemoteChild(argv, meta, runner, args, options).start();
+      if (child.pid) children.set(child.pid, child);
+      child.once("exit", () => {
+        if (child.pid) children.delete(child.pid);
+        cleanup();
+      });
+      return child;
+    },
+    signalGroup: (pid, signal) => {
+      const child = pid === undefined ? undefined : children.get(pid);
+      if (child) child.signal(signal);
+      else base.signalGroup(pid, signal);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The local side of a runner's workspace (SPEC 5.5): what the child's cwd holds goes over as
+ * a git bundle of one parentless commit (HEAD plus uncommitted changes and untracked files
+ * git does not ignore, 4.4's starting state, made without touching the index or the working
+ * tree), and the turn's commit that comes back lands on the branch checked out there as one
+ * commit on top of HEAD (for an isolated child: the agent's `subagent/*` branch, so the
+ * notice's `worktree` fields are those of a local isolated turn). The base carries only its
+ * tree, not the history: what the far side lacks is always just that tree.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { git, identityEnv } from "../../lib/git.js";
+
+export interface WorkspaceBase {
+  /** The repository's top (the worktree holding the cwd). */
+  top: string;
+  /** The cwd below the top, `/`-separated ("" for the top). */
+  cwd: string;
+  /** HEAD when the run started (undefined in a repository with no commit yet). */
+  head: string | undefined;
+  /** The parentless commit sent over. */
+  base: string;
+  bundle: Buffer;
+}
+
+const tempPath = (name: string): string => path.join(os.tmpdir(), `subagent-${name}-${randomBytes(6).toString("hex")}`);
+
+/**
+ * The workspace of `cwd` as a bundle; throws (a clear message) outside git. `atHead`: the
+ * checkout is HEAD itself, still being written (a new isolated worktree, meta.json
+ * `cwdReadyPath`): HEAD's tree is taken as it is, without reading the files.
+ */
+export async function bundleWorkspace(cwd: string, atHead = false): Promise<WorkspaceBase> {
+  const top = (await git(["rev-parse", "--show-toplevel"], { cwd }).catch(() => "")).trim();
+  if (top === "") throw new Error(`${cwd} is not inside a git repository`);
+  const relative = path.relative(fs.realpathSync(top), fs.realpathSync(cwd)).split(path.sep).join("/");
+  const head = (await git(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: top }).catch(() => "")).trim();
+  // A copy of the index keeps git's file stat cache: only changed files are hashed again.
+  const indexPath = (await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: top })).trim();
+  const index = tempPath("index");
+  const ref = `refs/subagent-serve/${randomBytes(8).toString("hex")}`;
+  const bundlePath = tempPath("bundle");
+  try {
+    const extraEnv = { GIT_INDEX_FILE: index, ...(await identityEnv(top)) };
+    let tree: string;
+    if (atHead && head) tree = (await git(["rev-parse", `${head}^{tree}`], { cwd: top })).trim();
+    else {
+      if (fs.existsSync(indexPath)) fs.copyFileSync(indexPath, index);
+      await git(["add", "-A", "--", "."], { cwd: top, extraEnv });
+      tree = (await git(["write-tree"], { cwd: top, extraEnv })).trim();
+    }
+    const base = (await git(["commit-tree", tree, "-m", "subagent base"], { cwd: top, extraEnv })).trim();
+    await git(["update-ref", ref, base], { cwd: top });
+    // Light compression: the bundle goes over a pipe, and packing is most of its cost.
+    await git(
+      ["-c", "core.compression=1", "-c", "pack.compression=1", "bundle", "create", "--quiet", bundlePath, ref],
+      {
+        cwd: top,
+      },
+    );
+    return { top, cwd: relative, head: head || undefined, base, bundle: fs.readFileSync(bundlePath) };
+  } finally {
+    await git(["update-ref", "-d", ref], { cwd: top }).catch(() => undefined);
+    fs.rmSync(index, { force: true });
+    fs.rmSync(bundlePath, { force: true });
+  }
+}
+
+/**
+ * Lands the turn's commit (the bundle's HEAD, over `workspace.base`) as one commit on the
+ * branch checked out at `workspace.top`, with the far side's tree and message. Returns the
+ * new commit. When the branch cannot move (the checkout changed meanwhile) the commit is
+ * kept at `refs/subagent-runs/<runId>` and the error says so.
+ */
+export async function landTurn(workspace: WorkspaceBase, bundle: Buffer, runId: string): Promise<string> {
+  const { top } = workspace;
+  const bundlePath = tempPath("turn");
+  fs.writeFileSync(bundlePath, bundle, { mode: 0o600 });
+  try {
+    await git(["-c", "fetch.fsckObjects=true", "fetch", "--quiet", "--no-tags", bundlePath, "HEAD"], { cwd: top });
+    const far = (await git(["rev-parse", "FETCH_HEAD"], { cwd: top })).trim();
+    const tree = (await git(["rev-parse", `${far}^{tree}`], { cwd: top })).trim();
+    const message = await git(["log", "-1", "--format=%B", far], { cwd: top });
+    const extraEnv = await identityEnv(top);
+    const parents = workspace.head ? ["-p", workspace.head] : [];
+    const commit = (await git(["commit-tree", tree, ...parents, "-m", message.trim()], { cwd: top, extraEnv })).trim();
+    try {
+      await git(["merge", "--ff-only", "--quiet", commit], { cwd: top, extraEnv });
+    } catch (err) {
+      const keep = `refs/subagent-runs/${runId.replace(/[^\w.-]/g, "_")}`;
+      await git(["update-ref", keep, commit], { cwd: top });
+      throw new Error(
+        `the turn's commit ${commit} could not land on the checked-out branch (kept at ${keep}): ${(err as Error).message}`,
+      );
+    }
+    return commit;
+  } finally {
+    fs.rmSync(bundlePath, { force: true });
+  }
+}
