@@ -4,6 +4,7 @@
  * bash tool's grandchildren go together and nothing else on the machine is touched.
  */
 import { type StdioOptions, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { processAlive } from "../../src/lib/process.js";
 import { signalGroup } from "../../src/wrapper/child.js";
 
@@ -100,4 +101,14 @@ export async function waitForPidExit(pid: number, timeoutMs = 5_000): Promise<bo
     await new Promise((r) => setTimeout(r, 25));
   }
   return !pidAlive(pid);
+}
+
+/** True while `pid` runs: alive and not a zombie (an orphan waits for a busy init to reap it). */
+export function pidRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
 }
