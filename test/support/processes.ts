@@ -5,6 +5,7 @@
  */
 import { type StdioOptions, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import type { Readable } from "node:stream";
 import { processAlive } from "../../src/lib/process.js";
 import { signalGroup } from "../../src/wrapper/child.js";
 
@@ -34,6 +35,8 @@ export interface SpawnedProcess {
   /** Signals the whole process group (falls back to the pid alone). */
   kill(signal?: NodeJS.Signals): void;
   done: Promise<ProcessResult>;
+  /** The child's stdout (utf8) as it comes, when piped; `done` still collects all of it. */
+  stdout: Readable | null;
 }
 
 const live = new Map<number, SpawnedProcess>();
@@ -74,7 +77,7 @@ export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {
     });
   });
 
-  const handle: SpawnedProcess = { pid, kill, done };
+  const handle: SpawnedProcess = { pid, kill, done, stdout: child.stdout };
   if (pid > 0) live.set(pid, handle);
   return handle;
 }
