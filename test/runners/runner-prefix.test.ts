@@ -87,6 +87,16 @@ describe("the ssh prefix on a far host", () => {
     expect((await checkSshMaster(def, connection)).ok).toBe(false);
   });
 
+  it("lets four first connections race for one socket: every one of them runs", async (ctx) => {
+    skipOrFail(ctx, missing);
+    const host = far as SshHost;
+    const connection = prepareSshConnection({ tmpDir, uid: process.getuid?.() ?? 0 });
+    const def = definition(host, { remote_command: ["sh", "-c", "hostname", "sh"] });
+    const results = await Promise.all([1, 2, 3, 4].map(() => run(runnerArgv(def, connection))));
+    expect(results.map((r) => [r.code, r.stdout.trim()])).toEqual(results.map(() => [0, host.hostname]));
+    expect((await closeSshMaster(def, connection)).ok).toBe(true);
+  });
+
   it("ends with ssh's own message within seconds on a closed port or a key the host refuses", async (ctx) => {
     skipOrFail(ctx, missing);
     const host = far as SshHost;
