@@ -138,7 +138,10 @@ async function farSideChecks(
   label: string,
 ): Promise<DoctorCheck[]> {
   const remoteCommand = remoteWords(definition).slice(0, -1);
-  const prefix = runnerArgv({ ...definition, remote_command: ["sh", "-c"] }, opts.connection).slice(0, -1);
+  const prefix = runnerArgv({ ...definition, remote_command: ["sh", "-c"] }, { connection: opts.connection }).slice(
+    0,
+    -1,
+  );
   const argv = [
     ...prefix,
     definition.kind === "ssh" ? shellQuote(farCheckScript(remoteCommand)) : farCheckScript(remoteCommand),
@@ -155,7 +158,7 @@ export async function checkSshRunner(definition: SshRunner, opts: RemoteDoctorOp
   const run = opts.run ?? runArgv(opts.env ?? process.env);
   const name = `ssh ${definition.host}`;
   const connect = await run(
-    runnerArgv({ ...definition, remote_command: ["true"] }, opts.connection).slice(0, -1),
+    runnerArgv({ ...definition, remote_command: ["true"] }, { connection: opts.connection }).slice(0, -1),
     opts.timeoutMs,
   );
   if (connect.code !== 0) {

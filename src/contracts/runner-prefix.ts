@@ -13,9 +13,10 @@
  *   or choose its own socket. ssh joins the words after the host into one line that the far
  *   user's shell parses: each word is quoted for a POSIX shell, so a path with spaces or a `$`
  *   arrives as written and nothing in it runs.
- * - slurm: `srun [srun_options…] --ntasks=1 --quiet <remote words…>`: one task (the protocol
- *   has one far side; srun forwards its stdin to all tasks, here that one), no pty (a pty would
- *   mangle the stream), and `--quiet` so srun's own progress lines stay out of stderr's tail.
+ * - slurm: `srun [srun_options…] --ntasks=1 --quiet [--job-name=<name>] <remote words…>`: one
+ *   task (the protocol has one far side; srun forwards its stdin to all tasks, here that one),
+ *   no pty (a pty would mangle the stream), `--quiet` so srun's own progress lines stay out of
+ *   stderr's tail, and a job name for `scancel` as the last resort (scancelArgv).
  * - command: `<command…> <remote words…>`, as given.
  */
 import {
@@ -120,23 +121,41 @@ export function sshControlArgv(
   return ["ssh", ...target.slice(0, -1), "-O", operation, target.at(-1) as string];
 }
 
-/** `srun [srun_options…] --ntasks=1 --quiet <words…>`. */
-export function srunArgv(definition: SlurmRunner, words: readonly string[]): string[] {
-  return ["srun", ...(definition.srun_options ?? []), "--ntasks=1", "--quiet", ...words];
+/** `srun [srun_options…] --ntasks=1 --quiet [--job-name=<name>] <words…>`. */
+export function srunArgv(definition: SlurmRunner, words: readonly string[], jobName?: string): string[] {
+  const name = jobName === undefined ? [] : [`--job-name=${jobName}`];
+  return ["srun", ...(definition.srun_options ?? []), "--ntasks=1", "--quiet", ...name, ...words];
+}
+
+/**
+ * `scancel --name=<name>`: the last resort for a job whose srun is gone. A SIGKILLed srun
+ * leaves its job running (checked with Slurm 22.05: still RUNNING a second later, and with
+ * the default InactiveLimit=0 nothing ends it); SIGTERM to srun, or its stdin closing (the
+ * task reads EOF), ends the job. A job name unique to the run finds it without its id, which
+ * srun --quiet never prints.
+ */
+export function scancelArgv(jobName: string): string[] {
+  return ["scancel", `--name=${jobName}`];
+}
+
+export interface RunnerArgvOptions {
+  /** The ssh kind's shared connection; without one, ssh opens a connection of its own. */
+  connection?: SshConnection;
+  /** The slurm kind's job name (after srun_options, so it wins): unique per run, for scancelArgv. */
+  jobName?: string;
 }
 
 /**
  * The full argv that starts `<remote_command…> serve` on a runner: the program first, then
- * its arguments (spawn it directly, with no local shell). `connection` is the ssh kind's
- * shared connection; the other kinds ignore it.
+ * its arguments (spawn it directly, with no local shell).
  */
-export function runnerArgv(definition: RemoteRunner, connection?: SshConnection): string[] {
+export function runnerArgv(definition: RemoteRunner, options: RunnerArgvOptions = {}): string[] {
   const words = remoteWords(definition);
   switch (definition.kind) {
     case "ssh":
-      return sshArgv(definition, connection, words);
+      return sshArgv(definition, options.connection, words);
     case "slurm":
-      return srunArgv(definition, words);
+      return srunArgv(definition, words, options.jobName);
     case "command":
       return [...definition.command, ...words];
   }

@@ -54,7 +54,7 @@ describe("the ssh prefix on a far host", () => {
     const host = far as SshHost;
     const connection = prepareSshConnection({ tmpDir, uid: process.getuid?.() ?? 0 });
     const remote = ["node", "-e", ECHO_SCRIPT, ...TRICKY_WORDS];
-    const argv = runnerArgv(definition(host, { remote_command: remote }), connection);
+    const argv = runnerArgv(definition(host, { remote_command: remote }), { connection });
     const result = await run(argv, { input: "through ssh" });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`${[...TRICKY_WORDS, "serve"].map((w) => `${w}|`).join("")}THROUGH SSH\n`);
@@ -66,8 +66,8 @@ describe("the ssh prefix on a far host", () => {
     const host = far as SshHost;
     const connection = prepareSshConnection({ tmpDir, uid: process.getuid?.() ?? 0 });
     const def = definition(host, { remote_command: ["true"] });
-    const first = await run(runnerArgv(def, connection));
-    const second = await run(runnerArgv(def, connection));
+    const first = await run(runnerArgv(def, { connection }));
+    const second = await run(runnerArgv(def, { connection }));
     expect([first.code, second.code]).toEqual([0, 0]);
     console.log(`ssh runner prefix: first ${first.durationMs} ms, over the shared connection ${second.durationMs} ms`);
     const check = await checkSshMaster(def, connection);
@@ -92,7 +92,7 @@ describe("the ssh prefix on a far host", () => {
     const host = far as SshHost;
     const connection = prepareSshConnection({ tmpDir, uid: process.getuid?.() ?? 0 });
     const def = definition(host, { remote_command: ["sh", "-c", "hostname", "sh"] });
-    const results = await Promise.all([1, 2, 3, 4].map(() => run(runnerArgv(def, connection))));
+    const results = await Promise.all([1, 2, 3, 4].map(() => run(runnerArgv(def, { connection }))));
     expect(results.map((r) => [r.code, r.stdout.trim()])).toEqual(results.map(() => [0, host.hostname]));
     expect((await closeSshMaster(def, connection)).ok).toBe(true);
   });

@@ -4,6 +4,7 @@ import {
   type RemoteRunner,
   runnerArgv,
   SSH_CONTROL_PERSIST_SECONDS,
+  scancelArgv,
   shellQuote,
   sshControlArgv,
   sshControlDir,
@@ -78,7 +79,7 @@ describe("runnerArgv: `<prefix> <remote_command…> serve` per kind", () => {
     ],
   ];
   it.each(cases)("%s", (_name, definition, expected) => {
-    expect(runnerArgv(definition, connection)).toEqual(expected);
+    expect(runnerArgv(definition, { connection })).toEqual(expected);
   });
 
   it("ssh without a connection shares none: no ControlMaster options", () => {
@@ -89,15 +90,35 @@ describe("runnerArgv: `<prefix> <remote_command…> serve` per kind", () => {
   it("ssh keeps the definition's options before the sharing ones, so they win (ssh keeps the first value)", () => {
     const argv = runnerArgv(
       { kind: "ssh", host: "far", ssh_options: ["-o", "ControlMaster=no"], capacity: 1 },
-      connection,
+      { connection },
     );
     expect(argv.indexOf("ControlMaster=no")).toBeLessThan(argv.indexOf("ControlMaster=auto"));
     expect(argv.indexOf("BatchMode=yes")).toBe(2);
   });
 
+  it("slurm takes a job name after the definition's options (so it wins), for scancel by name", () => {
+    const argv = runnerArgv(
+      { kind: "slurm", srun_options: ["--job-name=theirs"], capacity: 1 },
+      { jobName: "pst-run-1", connection },
+    );
+    expect(argv).toEqual([
+      "srun",
+      "--job-name=theirs",
+      "--ntasks=1",
+      "--quiet",
+      "--job-name=pst-run-1",
+      "subagent-wrapper",
+      "serve",
+    ]);
+    expect(scancelArgv("pst-run-1")).toEqual(["scancel", "--name=pst-run-1"]);
+  });
+
   it("persistSeconds sets ControlPersist; the default is 60 s", () => {
     expect(SSH_CONTROL_PERSIST_SECONDS).toBe(60);
-    const argv = runnerArgv({ kind: "ssh", host: "far", capacity: 1 }, { ...connection, persistSeconds: 5 });
+    const argv = runnerArgv(
+      { kind: "ssh", host: "far", capacity: 1 },
+      { connection: { ...connection, persistSeconds: 5 } },
+    );
     expect(argv).toContain("ControlPersist=5");
   });
 });
