@@ -5,6 +5,7 @@
  * connection lives as src/wrapper/ssh-master.ts says, and a refusal (closed port, wrong key,
  * bad partition) is the tool's own message within seconds.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,6 +23,14 @@ const run = (argv: string[], opts?: SpawnOptions) => runProcess(argv[0] as strin
 const ECHO_SCRIPT =
   "process.stdout.write(process.argv.slice(1).map((a) => a + '|').join(''));" +
   "let s='';process.stdin.on('data',(d)=>s+=d).on('end',()=>console.log(s.toUpperCase()))";
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return check();
+}
 const TRICKY_WORDS = ["a b", "$HOME", "it's", "`id`", ";", "*", "-x", ""];
 
 describe("the ssh prefix on a far host", () => {
@@ -95,6 +104,41 @@ describe("the ssh prefix on a far host", () => {
     const results = await Promise.all([1, 2, 3, 4].map(() => run(runnerArgv(def, { connection }))));
     expect(results.map((r) => [r.code, r.stdout.trim()])).toEqual(results.map(() => [0, host.hostname]));
     expect((await closeSshMaster(def, connection)).ok).toBe(true);
+  });
+
+  it("a killed ssh client ends a far command that reads stdin (shared connection or not); one that ignores it runs on", async (ctx) => {
+    skipOrFail(ctx, missing);
+    const host = far as SshHost;
+    const reads = "console.log(process.pid);process.stdin.resume();process.stdin.on('end',()=>process.exit(0))";
+    const ignores = "console.log(process.pid);setInterval(()=>{},1000)";
+    const figures: string[] = [];
+    for (const shared of [false, true]) {
+      const connection = shared ? prepareSshConnection({ tmpDir, uid: process.getuid?.() ?? 0 }) : undefined;
+      for (const script of [reads, ignores]) {
+        const argv = runnerArgv(definition(host, { remote_command: ["node", "-e", script] }), { connection });
+        // Not processes.ts: with a shared connection the master holds this client's stdout
+        // (ssh passes its descriptors to the master), so the pipe outlives the killed client.
+        const client = spawn(argv[0] as string, argv.slice(1), { stdio: "pipe", detached: true });
+        const farPid = await new Promise<number>((resolve) =>
+          client.stdout.once("data", (d: Buffer) => resolve(Number(String(d).split("\n")[0]))),
+        );
+        const killed = Date.now();
+        process.kill(-(client.pid as number), "SIGKILL");
+        const gone = async () => !pidRunning(farPid);
+        const ended = await until(gone, script === reads ? 5_000 : 1_500);
+        figures.push(
+          `${shared ? "shared" : "own"} connection, ${script === reads ? "reads stdin" : "ignores stdin"}: ${ended ? `ended in ${Date.now() - killed} ms` : "still running"}`,
+        );
+        // A command that reads its stdin ends; one that ignores it runs on (serve must read it).
+        expect(ended).toBe(script === reads);
+        if (!ended) process.kill(farPid, "SIGKILL");
+        client.stdout.destroy();
+        client.stderr.destroy();
+        client.stdin.destroy();
+      }
+      if (connection) await closeSshMaster(definition(host), connection);
+    }
+    console.log(`ssh client killed: ${figures.join("; ")}`);
   });
 
   it("ends with ssh's own message within seconds on a closed port or a key the host refuses", async (ctx) => {
