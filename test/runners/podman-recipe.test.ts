@@ -11,14 +11,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runnerArgv } from "../../src/contracts/runner-prefix.js";
 import type { CommandRunner } from "../../src/contracts/runners.js";
-import { missingNeeds } from "../support/needs.js";
+import { missingNeeds, skipSaying } from "../support/needs.js";
 import { runProcess, spawnProcess } from "../support/processes.js";
 
 // An optional recipe, not a runner of this package: .ci/run does not install podman, so these
 // skip (with the reason) wherever it is missing, CI included.
 const missing = missingNeeds(["podman", "runc", "ldd"], { root: true });
 const skipIfMissing = (ctx: { skip: (note?: string) => void }) => {
-  if (missing !== undefined) ctx.skip(`${missing} (optional: the podman recipe)`);
+  if (missing !== undefined) skipSaying(ctx, `${missing} (optional: the podman recipe)`);
 };
 
 /** A rootfs folder holding `node` at /usr/bin/node and the libraries it links. */

@@ -33,9 +33,21 @@ export function missingNeeds(tools: readonly string[], opts: { root?: boolean } 
   return reasons.length > 0 ? reasons.join("; ") : undefined;
 }
 
+const said = new Set<string>();
+
 /** Skips the test with `reason`, or fails it when `CI` is set; does nothing when reason is undefined. */
 export function skipOrFail(ctx: { skip: (note?: string) => void }, reason: string | undefined): void {
   if (reason === undefined) return;
   if (process.env.CI) throw new Error(`CI is set, so this test fails instead of skipping: ${reason}`);
+  skipSaying(ctx, reason);
+}
+
+/** Skips the test with `reason`, CI or not (for optional checks, e.g. the podman recipe). */
+export function skipSaying(ctx: { skip: (note?: string) => void }, reason: string): void {
+  // vitest's default reporter counts skipped tests but does not show why: say it, once per reason.
+  if (!said.has(reason)) {
+    said.add(reason);
+    console.warn(`skipped: ${reason}`);
+  }
   ctx.skip(reason);
 }
