@@ -106,6 +106,24 @@ describe("the ssh prefix on a far host", () => {
     expect((await closeSshMaster(def, connection)).ok).toBe(true);
   });
 
+  it("carries 12 sessions at once over one shared connection (a fan-out of 12 on one host)", async (ctx) => {
+    skipOrFail(ctx, missing);
+    const host = far as SshHost;
+    const connection = prepareSshConnection({ tmpDir, uid: process.getuid?.() ?? 0 });
+    const def = definition(host, { remote_command: ["sh", "-c", "sleep 2; echo done", "sh"] });
+    const warm = await run(runnerArgv(def, { connection }));
+    expect(warm.code, warm.stderr).toBe(0);
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: 12 }, () => run(runnerArgv(def, { connection }))));
+    const wallMs = Date.now() - started;
+    expect(results.map((r) => `${r.code} ${r.stdout.trim()}`)).toEqual(results.map(() => "0 done"));
+    console.log(
+      `ssh: 12 sessions of 2 s at once over one connection took ${wallMs} ms (one alone ${warm.durationMs} ms)`,
+    );
+    expect(wallMs).toBeLessThan(2 * warm.durationMs + 1_000);
+    expect((await closeSshMaster(def, connection)).ok).toBe(true);
+  });
+
   it("a killed ssh client ends a far command that reads stdin (shared connection or not); one that ignores it runs on", async (ctx) => {
     skipOrFail(ctx, missing);
     const host = far as SshHost;
