@@ -198,7 +198,7 @@ describe("the slurm prefix on a one-node cluster", () => {
     expect(result.code, result.stderr).toBe(0);
     // One line: one task, despite the definition's -n 3 (the protocol has one far side).
     expect(result.stdout).toBe(`${[...TRICKY_WORDS, "serve"].map((w) => `${w}|`).join("")}THROUGH SRUN\n`);
-    expect(await cluster.squeue()).toEqual([]);
+    expect(await cluster.drained()).toEqual([]);
   });
 
   it("ends with the cluster's own refusal within seconds: a partition it does not have", async (ctx) => {
@@ -209,6 +209,6 @@ describe("the slurm prefix on a one-node cluster", () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/invalid partition/i);
     expect(result.durationMs).toBeLessThan(10_000);
-    expect(await cluster.squeue()).toEqual([]);
+    expect(await cluster.drained()).toEqual([]);
   });
 });

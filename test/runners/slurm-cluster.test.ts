@@ -48,7 +48,7 @@ describe("a one-node Slurm cluster on loopback", () => {
     console.log(
       `slurm: daemons idle after ${startMs} ms; srun true ${bare.durationMs} ms; srun node with stdin ${result.durationMs} ms`,
     );
-    expect(await cluster.squeue()).toEqual([]);
+    expect(await cluster.drained()).toEqual([]);
   });
 
   it("ends a running job on scancel: its process is gone and the queue empty within seconds", async (ctx) => {

@@ -9,11 +9,12 @@
  * slurmctld, slurmd, srun, squeue, sinfo and scancel.
  */
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { killNow, registerLastResort, unregisterLastResort } from "./last-resort.js";
 import { findTool } from "./needs.js";
 import { type ProcessResult, runProcess, type SpawnedProcess, type SpawnOptions, spawnProcess } from "./processes.js";
 
@@ -31,6 +32,11 @@ export interface SlurmCluster {
   spawnSrun(args: string[], opts?: SpawnOptions): SpawnedProcess;
   /** Job ids in the queue (pending or running). */
   squeue(): Promise<string[]>;
+  /**
+   * The queue once it is empty, or what is still in it after `timeoutMs` (default 5 s): a job
+   * whose srun has returned may stay a moment longer (COMPLETING) on a busy machine.
+   */
+  drained(timeoutMs?: number): Promise<string[]>;
   scancel(args: string[]): Promise<ProcessResult>;
   /** The pids of job steps still alive (slurmstepd and what it started). */
   stepPids(): number[];
@@ -139,12 +145,24 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
   await chmod(dir, 0o755); // munged (as munge) reaches its folder through this one
   const daemons: SpawnedProcess[] = [];
   const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: path.join(dir, "slurm.conf") };
+  const id = `slurm:${dir}`;
+  // The last resort has 500 ms (last-resort.ts): the daemons by pid, then the folder; a job
+  // step left behind is found only by stop() (scanning /proc is too slow for it).
+  registerLastResort(id, {
+    kill: () =>
+      killNow(
+        daemons.map((daemon) => daemon.pid),
+        true,
+      ),
+    clean: () => rmSync(dir, { recursive: true, force: true }),
+  });
   const stop = async () => {
     await runProcess("scancel", ["--full", "--state=RUNNING"], { env, timeoutMs: 5_000 }).catch(() => undefined);
     await runProcess("scancel", ["--state=PENDING"], { env, timeoutMs: 5_000 }).catch(() => undefined);
     for (const daemon of daemons.splice(0).reverse()) await stopDaemon(daemon);
-    killPids(processesUsing(dir));
+    killNow(processesUsing(dir));
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    unregisterLastResort(id);
   };
   try {
     const mungeDir = await makeMunge(dir);
@@ -168,6 +186,11 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
     daemons.forEach((daemon, i) => {
       void daemon.done.then((r) => exits.push(`${names[i]} exited ${r.code}: ${r.stderr.trim().slice(-400)}`));
     });
+    const squeue = async () => {
+      const result = await runProcess("squeue", ["-h", "-o", "%i"], { env, timeoutMs: 5_000 });
+      if (result.code !== 0) throw new Error(`squeue: ${result.stderr.trim()}`);
+      return result.stdout.split("\n").filter((line) => line.trim() !== "");
+    };
     await waitForIdle(env, () => exits.length === 0, 20_000).catch((error: unknown) => {
       throw new Error([String(error), ...exits, ...logTails(dir)].join("\n"));
     });
@@ -177,10 +200,14 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
       nodeName: node,
       srun: (args, opts) => runProcess("srun", args, { env, timeoutMs: 30_000, ...opts }),
       spawnSrun: (args, opts) => spawnProcess("srun", args, { env, timeoutMs: 60_000, ...opts }),
-      squeue: async () => {
-        const result = await runProcess("squeue", ["-h", "-o", "%i"], { env, timeoutMs: 5_000 });
-        if (result.code !== 0) throw new Error(`squeue: ${result.stderr.trim()}`);
-        return result.stdout.split("\n").filter((line) => line.trim() !== "");
+      squeue,
+      async drained(timeoutMs = 5_000) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const left = await squeue();
+          if (left.length === 0 || Date.now() > deadline) return left;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
       },
       scancel: (args) => runProcess("scancel", args, { env, timeoutMs: 5_000 }),
       stepPids: () => processesUsing(path.join(dir, "spool")),
@@ -201,14 +228,4 @@ function logTails(dir: string): string[] {
       return `${log}: (none)`;
     }
   });
-}
-
-function killPids(pids: number[]): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone already
-    }
-  }
 }

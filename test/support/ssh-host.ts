@@ -15,14 +15,16 @@
  * and undone by stop(): processes in the namespace (by pid), the namespace and its veth pair,
  * the user and <root>. Needs root, `ip`, `unshare`, `sshd`, `ssh`, `ssh-keygen`, `useradd`.
  */
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { killNow, type LastResort, registerLastResort, unregisterLastResort } from "./last-resort.js";
 import { findTool } from "./needs.js";
-import { type ProcessResult, runProcess, type SpawnOptions, spawnProcess } from "./processes.js";
+import { type ProcessResult, runProcess, type SpawnedProcess, type SpawnOptions, spawnProcess } from "./processes.js";
 
 /** The checkout: the nearest folder above this module that holds package.json. */
 const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
@@ -239,6 +241,31 @@ async function namespacePids(netns: string): Promise<number[]> {
     .filter((pid) => Number.isSafeInteger(pid) && pid > 0);
 }
 
+/** The last resort (last-resort.ts): everything startSshHost made, undone synchronously. */
+function lastResort(netns: string, user: string, root: string, sshdPid: () => number): LastResort {
+  return {
+    kill: () => {
+      killNow(
+        [sshdPid()].filter((pid) => pid > 0),
+        true,
+      );
+      const pids = spawnSync("ip", ["netns", "pids", netns], { encoding: "utf8" }).stdout ?? "";
+      killNow(
+        pids
+          .split("\n")
+          .map(Number)
+          .filter((pid) => pid > 0),
+      );
+    },
+    clean: () => spawnSync("ip", ["netns", "del", netns], { stdio: "ignore" }),
+    // Handed to a shell of its own, which outlives a worker that vitest SIGKILLs 500 ms on.
+    slow: () => {
+      const script = 'rm -rf -- "$1"; userdel "$2"';
+      spawn("sh", ["-c", script, "sh", root, user], { detached: true, stdio: "ignore" }).unref();
+    },
+  };
+}
+
 /** SIGKILLs every process in the namespace, by pid, until none is left (at most 5 s). */
 async function killNamespace(netns: string): Promise<void> {
   const deadline = Date.now() + 5_000;
@@ -262,9 +289,15 @@ export async function startSshHost(opts: SshHostOptions = {}): Promise<SshHost> 
   const netns = `pst-far-${id}`;
   const port = 20_000 + (randomBytes(2).readUInt16BE() % 40_000);
   const undo: Undo[] = [];
+  let sshdPid = 0;
+  undo.push(async () => unregisterLastResort(netns));
   try {
     const root = await mkdtemp("/var/tmp/pst-far-");
     undo.push(() => rm(root, { recursive: true, force: true, maxRetries: 3 }));
+    registerLastResort(
+      netns,
+      lastResort(netns, user, root, () => sshdPid),
+    );
     await chmod(root, 0o755);
     const sshdDir = path.join(root, "sshd");
     const clientDir = path.join(root, "client");
@@ -302,9 +335,14 @@ export async function startSshHost(opts: SshHostOptions = {}): Promise<SshHost> 
       path.join(sshdDir, "sshd_config"),
     ];
     const unshare = ["unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", NAMESPACE_SCRIPT, "sh"];
-    const daemon = spawnProcess("ip", ["netns", "exec", netns, ...unshare, ...scriptArgs, ...hiddenFolders(modules)], {
-      timeoutMs: 3_600_000,
-    });
+    const daemon: SpawnedProcess = spawnProcess(
+      "ip",
+      ["netns", "exec", netns, ...unshare, ...scriptArgs, ...hiddenFolders(modules)],
+      {
+        timeoutMs: 3_600_000,
+      },
+    );
+    sshdPid = daemon.pid;
     let exited = false;
     undo.push(async () => {
       await killNamespace(netns);
