@@ -20,15 +20,15 @@ describe("missingNeeds and skipOrFail", () => {
   it("skips with the reason when CI is not set", () => {
     delete process.env.CI;
     const notes: Array<string | undefined> = [];
-    skipOrFail({ skip: (note) => void notes.push(note) }, "missing: sshd");
-    expect(notes).toEqual(["missing: sshd"]);
+    skipOrFail({ skip: (note) => void notes.push(note) }, "missing: example-tool (a made-up reason)");
+    expect(notes).toEqual(["missing: example-tool (a made-up reason)"]);
   });
 
   it("fails with the reason when CI is set", () => {
     process.env.CI = "true";
     const notes: Array<string | undefined> = [];
-    expect(() => skipOrFail({ skip: (note) => void notes.push(note) }, "missing: srun")).toThrow(
-      "CI is set, so this test fails instead of skipping: missing: srun",
+    expect(() => skipOrFail({ skip: (note) => void notes.push(note) }, "missing: other-tool (a made-up reason)")).toThrow(
+      "CI is set, so this test fails instead of skipping: missing: other-tool (a made-up reason)",
     );
     expect(notes).toEqual([]);
   });
