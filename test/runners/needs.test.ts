@@ -27,9 +27,9 @@ describe("missingNeeds and skipOrFail", () => {
   it("fails with the reason when CI is set", () => {
     process.env.CI = "true";
     const notes: Array<string | undefined> = [];
-    expect(() => skipOrFail({ skip: (note) => void notes.push(note) }, "missing: other-tool (a made-up reason)")).toThrow(
-      "CI is set, so this test fails instead of skipping: missing: other-tool (a made-up reason)",
-    );
+    expect(() =>
+      skipOrFail({ skip: (note) => void notes.push(note) }, "missing: other-tool (a made-up reason)"),
+    ).toThrow("CI is set, so this test fails instead of skipping: missing: other-tool (a made-up reason)");
     expect(notes).toEqual([]);
   });
 
