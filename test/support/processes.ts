@@ -4,6 +4,8 @@
  * bash tool's grandchildren go together and nothing else on the machine is touched.
  */
 import { type StdioOptions, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import type { Readable } from "node:stream";
 import { processAlive } from "../../src/lib/process.js";
 import { signalGroup } from "../../src/wrapper/child.js";
 
@@ -33,6 +35,8 @@ export interface SpawnedProcess {
   /** Signals the whole process group (falls back to the pid alone). */
   kill(signal?: NodeJS.Signals): void;
   done: Promise<ProcessResult>;
+  /** The child's stdout (utf8) as it comes, when piped; `done` still collects all of it. */
+  stdout: Readable | null;
 }
 
 const live = new Map<number, SpawnedProcess>();
@@ -73,7 +77,7 @@ export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {
     });
   });
 
-  const handle: SpawnedProcess = { pid, kill, done };
+  const handle: SpawnedProcess = { pid, kill, done, stdout: child.stdout };
   if (pid > 0) live.set(pid, handle);
   return handle;
 }
@@ -100,4 +104,14 @@ export async function waitForPidExit(pid: number, timeoutMs = 5_000): Promise<bo
     await new Promise((r) => setTimeout(r, 25));
   }
   return !pidAlive(pid);
+}
+
+/** True while `pid` runs: alive and not a zombie (an orphan waits for a busy init to reap it). */
+export function pidRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
 }

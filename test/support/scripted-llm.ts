@@ -135,7 +135,17 @@ export interface ScriptedLlm {
   close(): Promise<void>;
 }
 
-export async function startScriptedLlm(opts: { defaultReply?: Reply } = {}): Promise<ScriptedLlm> {
+export interface ScriptedLlmOptions {
+  defaultReply?: Reply;
+  /**
+   * The address to listen on (default 127.0.0.1), e.g. the host's side of a veth pair, so that
+   * a pi on a test's "far" host in a network namespace (test/support/ssh-host.ts) reaches it.
+   */
+  host?: string;
+}
+
+export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
+  const host = opts.host ?? "127.0.0.1";
   const defaultReply = opts.defaultReply ?? reply.text("(no scripted reply)");
   const queue: Reply[] = [];
   const requests: ChatRequest[] = [];
@@ -184,11 +194,11 @@ export async function startScriptedLlm(opts: { defaultReply?: Reply } = {}): Pro
     s.on("close", () => sockets.delete(s));
   });
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${host}:${port}/v1`,
     port,
     requests,
     allRequests,
