@@ -193,6 +193,24 @@ describe("subagent-wrapper: fallback models (SPEC 5.4)", () => {
     ]);
   });
 
+  it("a pi that cannot start for a missing key moves on; one that cannot start for another reason does not", async () => {
+    const noKey = { steps: [{ stderr: 'No API key found for "fake".' }, { exit: 1 }] };
+    const moved = await runWith(
+      { "fake/a": noKey, "fake/b": answering("done on b") },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(moved.run.result).toMatchObject({ status: "completed", finalText: "done on b" });
+    expect(moved.run.result?.attempts?.map((a) => [a.model, a.error_class])).toEqual([["fake/a", "auth"]]);
+
+    const crash = { steps: [{ stderr: "TypeError: boom" }, { exit: 1 }] };
+    const stayed = await runWith(
+      { "fake/a": crash, "fake/b": answering("never") },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(stayed.run.result?.status).toBe("failed");
+    expect(stayed.starts).toHaveLength(1);
+  });
+
   it("a 400 or a context overflow never switches: the turn fails on its own model", async () => {
     for (const message of [
       "400 Invalid request: bad tool schema",

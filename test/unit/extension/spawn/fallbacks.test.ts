@@ -44,6 +44,14 @@ describe("spawn's fallback models (SPEC 5.4)", () => {
     // The child's own model and repeats are left out.
     expect(settings.ok && settings.value.fallbacks).toEqual([{ model: "fake/deep", reasoning: "high" }]);
     expect(resolveFallbacks(input()).ok && resolveFallbacks(input())).toMatchObject({ value: { fallbacks: [] } });
+    // [] is "none" over the role's and the settings'; null and "" are "not given".
+    expect(resolveFallbacks(input({ param: [], role, settings: ["fake/deep"] }))).toMatchObject({
+      value: { fallbacks: [] },
+    });
+    for (const param of [null, ""])
+      expect(resolveFallbacks(input({ param, settings: ["fake/deep"] }))).toMatchObject({
+        value: { fallbacks: [{ model: "fake/deep" }] },
+      });
   });
 
   it("an unknown model is a spawn error naming it and where it came from", () => {
