@@ -10,6 +10,7 @@ import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { currentTool } from "../progress/events-tail.js";
 import type { AgentProgress } from "../progress/progress.js";
+import { modelInUse } from "../turns/fallback-turns.js";
 import { mergeHint } from "../turns/worktree-turns.js";
 import { type Painter, paintStatus, plain } from "./paint.js";
 import { formatElapsed, formatUsage } from "./widget.js";
@@ -146,10 +147,11 @@ export function agentDetails(
   p: Painter = plain,
 ): string[] {
   const { record } = agent;
+  const inUse = modelInUse(record, agent.run?.model);
   const lines = [
     `${record.taskName} (${record.nickname}) · ${record.path}`,
     stateLine(agent, p),
-    `model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`,
+    `model    ${inUse.model} · reasoning ${inUse.reasoning} · role ${record.role}`,
     usageLine(agent),
     ...placeLines(record, files, p),
     ...transcriptLines(record, files, p),
