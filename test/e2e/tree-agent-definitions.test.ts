@@ -105,7 +105,7 @@ describe("agent definitions", () => {
       reasoning: "high",
     });
     expect(rootText(h, "spawn_agent", { task_name: "aud" })).toBe(
-      `unknown agent_type: auditor — agent definition ${broken} was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation)`,
+      `unknown agent_type: auditor — agent definition ${broken} was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation, fallback_models)`,
     );
     expect(run.stderr).toContain(`pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour"`);
 
@@ -281,7 +281,7 @@ describe("agent definitions in an interactive session", () => {
       });
       expect(shown).toMatchObject({
         notifyType: "warning",
-        message: `pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation)`,
+        message: `pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation, fallback_models)`,
       });
     } finally {
       root.stdin.end();
