@@ -247,6 +247,35 @@ describe("subagent-wrapper: fallback models (SPEC 5.4)", () => {
     expect(await starts(c.dir)).toHaveLength(1);
   });
 
+  it("a tool's error never switches: it is the model's to handle", async () => {
+    const { run, starts: pis } = await runWith(
+      {
+        "fake/a": {
+          steps: [
+            { agentStart: true },
+            {
+              assistant: {
+                text: "",
+                toolCalls: [{ id: "t1", name: "bash", arguments: {} }],
+                stopReason: "toolUse",
+                usage,
+              },
+            },
+            { tool: { id: "t1", name: "bash", isError: true, output: "503 Service Unavailable" } },
+            { assistant: { text: "the tool failed; done anyway", stopReason: "stop", usage } },
+            { agentEnd: true },
+            { exit: 0 },
+          ],
+        },
+        "fake/b": answering("never"),
+      },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(run.result).toMatchObject({ status: "completed", finalText: "the tool failed; done anyway" });
+    expect(run.result?.attempts).toBeUndefined();
+    expect(pis).toHaveLength(1);
+  });
+
   it("a turn ended by [ABORT] never switches", async () => {
     const { run, starts: pis } = await runWith(
       {
