@@ -6,6 +6,7 @@
  * pi processes of one run; run.ts starts the processes.
  */
 import path from "node:path";
+import type { ModelSwitchRecord } from "../contracts/events.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import {
   attemptMessage,
@@ -16,7 +17,7 @@ import {
 } from "../contracts/provider-errors.js";
 import type { ModelAttempt } from "../contracts/result.js";
 import { addUsage, emptyUsage, type Usage } from "../contracts/usage.js";
-import type { Outcome } from "./outcome.js";
+import type { ChildExit, Outcome } from "./outcome.js";
 
 /** What one pi process of the run counted (an OutcomeTracker's totals). */
 export interface AttemptTotals {
@@ -42,6 +43,14 @@ export interface ModelSwitch {
   to: string;
   /** The prompt that tells the child to go on. */
   prompt: string;
+  /** The events.jsonl record of the switch. */
+  record: ModelSwitchRecord;
+}
+
+/** What afterExit reads of the pi process that ended (its OutcomeTracker). */
+export interface EndedPi extends AttemptTotals {
+  readonly resolvedModel: string | undefined;
+  finish(exit: ChildExit): Outcome;
 }
 
 /** The error of an attempt that ended as an error, with its class; undefined for any other end. */
@@ -110,7 +119,30 @@ export class FallbackChain {
     if (to === undefined) return undefined;
     this.carry(totals);
     this.current = to;
-    return { from: attempt, to, prompt: continuePrompt(attempt.model, to, attempt.error_class) };
+    return {
+      from: attempt,
+      to,
+      prompt: continuePrompt(attempt.model, to, attempt.error_class),
+      record: {
+        type: "model_switch",
+        from: attempt.model,
+        to,
+        errorClass: attempt.error_class,
+        message: attempt.message,
+      },
+    };
+  }
+
+  /** afterAttempt for a pi that exited, as its tracker saw it. */
+  afterExit(pi: EndedPi, exit: ChildExit, at: number): ModelSwitch | undefined {
+    const end = {
+      outcome: pi.finish(exit),
+      model: this.current ?? pi.resolvedModel,
+      exitCode: exit.exitCode,
+      stderrTail: exit.stderrTail,
+      at,
+    };
+    return this.afterAttempt(end, { usage: pi.usage, turns: pi.turns, toolCalls: pi.toolCalls });
   }
 
   /** The run's totals: the earlier pi processes' and the current one's. */

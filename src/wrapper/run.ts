@@ -218,31 +218,14 @@ class WrapperRun {
    * provider error that moves the turn on (fallback.ts), with a fresh tracker for the next pi.
    */
   private nextModel(): ModelSwitch | undefined {
-    const exit = this.childExit ?? { exitCode: null, signal: null };
-    const outcome = this.tracker.finish({ ...exit, stderrTail: this.stderrTail });
-    const next = this.fallbacks.afterAttempt(
-      {
-        outcome,
-        model: this.fallbacks.model ?? this.tracker.resolvedModel,
-        exitCode: exit.exitCode,
-        stderrTail: this.stderrTail,
-        at: this.clock.now(),
-      },
-      { usage: this.tracker.usage, turns: this.tracker.turns, toolCalls: this.tracker.toolCalls },
-    );
+    const exit = { ...(this.childExit ?? { exitCode: null, signal: null }), stderrTail: this.stderrTail };
+    const next = this.fallbacks.afterExit(this.tracker, exit, this.clock.now());
     if (!next) return undefined;
-    this.record({
-      type: "model_switch",
-      from: next.from.model,
-      to: next.to,
-      errorClass: next.from.error_class,
-      message: next.from.message,
-    });
+    this.record(next.record);
     this.tracker = new OutcomeTracker({ settles: this.tracker.emitsSettled });
     this.childExit = undefined;
     this.stderrTail = "";
-    this.forcedExit = false;
-    this.stopping = false;
+    this.forcedExit = this.stopping = false;
     this.cancelGrace?.();
     this.cancelGrace = undefined;
     return next;

@@ -27,6 +27,8 @@ export interface StartOptions {
   args?: string[];
   /** The wrapper's stdio (default: stdin ignored, stdout and stderr captured). */
   stdio?: StdioOptions;
+  /** Hard limit of the wrapper run (default 25 s). */
+  timeoutMs?: number;
 }
 
 export interface WrapperCase {
@@ -93,7 +95,7 @@ export async function wrapperCase(
       cwd: dir,
       env: { ...baseEnv(), ...opts.env },
       ...(opts.stdio && { stdio: opts.stdio }),
-      timeoutMs: 25_000,
+      timeoutMs: opts.timeoutMs ?? 25_000,
     });
   const collect = async (processResult: ProcessResult): Promise<WrapperRunOutput> => {
     const read = (name: string) => readFile(path.join(dir, name), "utf8");

@@ -193,6 +193,24 @@ describe("subagent-wrapper: fallback models (SPEC 5.4)", () => {
     ]);
   });
 
+  it("a pi that cannot start for a missing key moves on; one that cannot start for another reason does not", async () => {
+    const noKey = { steps: [{ stderr: 'No API key found for "fake".' }, { exit: 1 }] };
+    const moved = await runWith(
+      { "fake/a": noKey, "fake/b": answering("done on b") },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(moved.run.result).toMatchObject({ status: "completed", finalText: "done on b" });
+    expect(moved.run.result?.attempts?.map((a) => [a.model, a.error_class])).toEqual([["fake/a", "auth"]]);
+
+    const crash = { steps: [{ stderr: "TypeError: boom" }, { exit: 1 }] };
+    const stayed = await runWith(
+      { "fake/a": crash, "fake/b": answering("never") },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(stayed.run.result?.status).toBe("failed");
+    expect(stayed.starts).toHaveLength(1);
+  });
+
   it("a 400 or a context overflow never switches: the turn fails on its own model", async () => {
     for (const message of [
       "400 Invalid request: bad tool schema",
@@ -227,6 +245,35 @@ describe("subagent-wrapper: fallback models (SPEC 5.4)", () => {
     expect(run.result?.status).toBe("interrupted");
     expect(run.result?.attempts).toBeUndefined();
     expect(await starts(c.dir)).toHaveLength(1);
+  });
+
+  it("a tool's error never switches: it is the model's to handle", async () => {
+    const { run, starts: pis } = await runWith(
+      {
+        "fake/a": {
+          steps: [
+            { agentStart: true },
+            {
+              assistant: {
+                text: "",
+                toolCalls: [{ id: "t1", name: "bash", arguments: {} }],
+                stopReason: "toolUse",
+                usage,
+              },
+            },
+            { tool: { id: "t1", name: "bash", isError: true, output: "503 Service Unavailable" } },
+            { assistant: { text: "the tool failed; done anyway", stopReason: "stop", usage } },
+            { agentEnd: true },
+            { exit: 0 },
+          ],
+        },
+        "fake/b": answering("never"),
+      },
+      { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+    );
+    expect(run.result).toMatchObject({ status: "completed", finalText: "the tool failed; done anyway" });
+    expect(run.result?.attempts).toBeUndefined();
+    expect(pis).toHaveLength(1);
   });
 
   it("a turn ended by [ABORT] never switches", async () => {

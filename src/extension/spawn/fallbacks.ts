@@ -41,7 +41,8 @@ export type FallbackResult = { ok: true; value: FallbackChoice } | { ok: false; 
 
 /** The list in effect and where it comes from (named in an error). */
 function chosenList(input: FallbackInput): { names: unknown; from: string } | undefined {
-  const given = input.param !== undefined && input.param !== null;
+  // Absent, null and "" mean "not given", as for every optional spawn field; [] means none.
+  const given = input.param !== undefined && input.param !== null && input.param !== "";
   if (given) return { names: input.param, from: "fallback_models" };
   if (input.role?.fallbackModels) {
     return { names: input.role.fallbackModels, from: `fallback_models of ${input.role.filePath ?? input.role.name}` };

@@ -27,6 +27,10 @@ export function turnModels(record: AgentRecordV1, cooling: Cooldowns): TurnModel
   };
 }
 
+/** The latest failed attempts a notice names, and how much of each message. */
+export const NOTICE_ATTEMPTS = 8;
+export const NOTICE_ATTEMPT_CHARS = 160;
+
 /** What a turn's notice says of its models: the one that finished (at its level) and those that failed. */
 export interface TurnModelReport {
   model: string;
@@ -43,7 +47,12 @@ export function turnModelReport(record: AgentRecordV1, result: ResultV1 | undefi
   return {
     model: finished,
     reasoning: level,
-    attempts: attempts.map(({ model, error_class, message }) => ({ model, error_class, message })),
+    // Bounded so a long list cannot crowd the report out of the notice (result.json keeps them whole).
+    attempts: attempts.slice(-NOTICE_ATTEMPTS).map(({ model, error_class, message }) => ({
+      model,
+      error_class,
+      message: message.length > NOTICE_ATTEMPT_CHARS ? `${message.slice(0, NOTICE_ATTEMPT_CHARS - 1)}…` : message,
+    })),
   };
 }
 

@@ -11,6 +11,7 @@ import { usageTotals } from "../../contracts/usage.js";
 import { currentTool } from "../progress/events-tail.js";
 import { limitsUsed } from "../progress/limits-used.js";
 import type { AgentProgress } from "../progress/progress.js";
+import { modelInUse } from "../turns/fallback-turns.js";
 import { mergeHint } from "../turns/worktree-turns.js";
 import { type Painter, paintStatus, plain } from "./paint.js";
 import { formatElapsed, formatUsage } from "./widget.js";
@@ -157,10 +158,11 @@ export function agentDetails(
   turnLimitMs: number = LIMITS.turnTimeoutMs,
 ): string[] {
   const { record } = agent;
+  const inUse = modelInUse(record, agent.run?.model);
   const lines = [
     `${record.taskName} (${record.nickname}) · ${record.path}`,
     stateLine(agent, p),
-    `model    ${record.model} · reasoning ${record.reasoning} · role ${record.role}`,
+    `model    ${inUse.model} · reasoning ${inUse.reasoning} · role ${record.role}`,
     usageLine(agent),
     ...limitsLine(agent, turnLimitMs),
     ...placeLines(record, files, p),

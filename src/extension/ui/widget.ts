@@ -12,6 +12,7 @@ import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import type { TreeBudget } from "../progress/budget.js";
 import { currentTool } from "../progress/events-tail.js";
 import type { AgentProgress } from "../progress/progress.js";
+import { modelInUse } from "../turns/fallback-turns.js";
 import { type Painter, paintStatus, plain, STATUS_ORDER, statusWord } from "./paint.js";
 
 export const DISPLAY_KEY = "pi-subagents";
@@ -55,7 +56,8 @@ export function describeAgent(agent: AgentProgress, p: Painter = plain): string 
   const { record } = agent;
   const running = record.status === "running";
   const status = agent.queuePosition !== undefined ? `queued #${agent.queuePosition}` : statusWord(record.status);
-  const parts = [`${record.taskName} (${record.nickname})`, paintStatus(p, record.status, status), record.model];
+  const model = modelInUse(record, agent.run?.model).model;
+  const parts = [`${record.taskName} (${record.nickname})`, paintStatus(p, record.status, status), model];
   if (agent.elapsedMs !== undefined) parts.push(formatElapsed(agent.elapsedMs));
   const tool = agent.run && running ? currentTool(agent.run) : undefined;
   if (agent.run?.retrying && running) parts.push(p.fg("warning", "retrying"));

@@ -21,6 +21,33 @@ const usage = (input: number, output: number, cost: number) => ({
 const line = (record: object) => `${JSON.stringify(record)}\n`;
 
 describe("applyRecord", () => {
+  it("knows the model in use: the run_start's --model, then each model_switch's", () => {
+    const p = emptyRunProgress();
+    applyRecord(p, {
+      type: "run_start",
+      seq: 1,
+      ts: 1000,
+      runId: "r",
+      pid: 1,
+      argv: ["--mode", "json", "--model", "a/x"],
+    });
+    expect(p.model).toBe("a/x");
+    applyRecord(p, {
+      type: "model_switch",
+      seq: 2,
+      ts: 1100,
+      from: "a/x",
+      to: "b/y",
+      errorClass: "rate_limit",
+      message: "429",
+    });
+    expect(p.model).toBe("b/y");
+    applyRecord(p, { type: "run_start", seq: 3, ts: 1200, runId: "r", pid: 2, argv: ["--model", "b/y"] });
+    expect(p.model).toBe("b/y");
+    // The first run_start's time stays the run's start.
+    expect(p.startedAt).toBe(1000);
+  });
+
   it("folds a run: start, turns with usage, open tools, retries, end", () => {
     const p = emptyRunProgress();
     applyRecord(p, { type: "run_start", seq: 1, ts: 1000, runId: "r", pid: 1, argv: [] });

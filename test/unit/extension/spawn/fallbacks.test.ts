@@ -44,6 +44,14 @@ describe("spawn's fallback models (SPEC 5.4)", () => {
     // The child's own model and repeats are left out.
     expect(settings.ok && settings.value.fallbacks).toEqual([{ model: "fake/deep", reasoning: "high" }]);
     expect(resolveFallbacks(input()).ok && resolveFallbacks(input())).toMatchObject({ value: { fallbacks: [] } });
+    // [] is "none" over the role's and the settings'; null and "" are "not given".
+    expect(resolveFallbacks(input({ param: [], role, settings: ["fake/deep"] }))).toMatchObject({
+      value: { fallbacks: [] },
+    });
+    for (const param of [null, ""])
+      expect(resolveFallbacks(input({ param, settings: ["fake/deep"] }))).toMatchObject({
+        value: { fallbacks: [{ model: "fake/deep" }] },
+      });
   });
 
   it("an unknown model is a spawn error naming it and where it came from", () => {
@@ -139,6 +147,15 @@ describe("a turn's models", () => {
       attempts: [{ model: "fake/fast", error_class: "overloaded", message: "503" }],
     });
     expect(turnModelReport(record(), { resolvedModel: "fake/fast" } as ResultV1)).toBeUndefined();
+    const many = Array.from({ length: 12 }, (_, i) => ({
+      model: `p/m${i}`,
+      error_class: "connection",
+      message: "x".repeat(300),
+      at: "2026-01-01T00:00:00Z",
+    }));
+    const bounded = turnModelReport(record(), { resolvedModel: "fake/deep", attempts: many } as ResultV1);
+    expect(bounded?.attempts.map((a) => a.model)).toEqual(many.slice(-8).map((a) => a.model));
+    expect(bounded?.attempts[0]?.message).toHaveLength(160);
     expect(modelInUse(record(), "fake/dumb")).toEqual({ model: "fake/dumb", reasoning: "off" });
     expect(modelInUse(record(), undefined)).toEqual({ model: "fake/fast", reasoning: "medium" });
   });
