@@ -10,11 +10,10 @@
  * `both` (what `npm test` runs): the tests that depend on the line (test/e2e and any test that
  * uses the line's pi or node: lineDependentTests) on pi 1.x, and every test on pi 0.73.1 —
  * so a test that does not depend on the line runs once, on the oldest Node the package
- * supports. The two runs go at once, each line of their output tagged with its line: most of
- * a test's time is spent waiting for the processes it started, so two runs fill two cores
- * better than one (the pi 1.x run ends well before the longer 0.73.1 one). The tests with a
- * time promise hold under that load (the orphan guard waits by the clock, not by counting its
- * sleeps). PI_SUBAGENTS_TEST_SEQUENTIAL=1 runs them one after the other instead.
+ * supports. The two runs go one after the other, each line of their output tagged with its
+ * line. PI_SUBAGENTS_TEST_AT_ONCE=1 runs them at once: faster where the machine has cores to
+ * spare, but four test files at a time on two cores that others use too made e2e tests with
+ * time-outs fail on pi 0.73.1 (a wait_agent that timed out, an rpc line not seen within 30 s).
  * `current` or `0.73`: every test, on that line only.
  *
  * Exits non-zero if a run fails. The last line sums the runs: `total: N passed, N failed, N skipped`.
@@ -32,7 +31,7 @@ import { describeLine, ensureLineBin, LINE_ENV, LINE_NAMES, linePath, resolveLin
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VITEST = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
 const REPORTS_ENV = "PI_SUBAGENTS_TEST_REPORTS";
-const SEQUENTIAL_ENV = "PI_SUBAGENTS_TEST_SEQUENTIAL";
+const AT_ONCE_ENV = "PI_SUBAGENTS_TEST_AT_ONCE";
 
 const args = process.argv.slice(2);
 const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift() : "both";
@@ -185,10 +184,10 @@ if (passes.length > 1) {
 }
 /** @type {Awaited<ReturnType<typeof runPass>>[]} */
 let results = [];
-if (process.env[SEQUENTIAL_ENV] === "1") {
-  for (const pass of passes) results.push(await runPass(pass));
-} else {
+if (process.env[AT_ONCE_ENV] === "1") {
   results = await Promise.all(passes.map(runPass));
+} else {
+  for (const pass of passes) results.push(await runPass(pass));
 }
 
 process.stdout.write("\n━━ pi lines ━━\n");
