@@ -93,9 +93,7 @@ export class RunLimits {
       this.inboxDir = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-inbox-"));
       this.privateInbox = true;
     } catch (err) {
-      this.hooks.warn(
-        `no inbox for the limits' wrap-up message (${errorText(err)}): a limit stops the run after its grace`,
-      );
+      this.hooks.warn(`no inbox for the limits' wrap-up message (${errorText(err)}): a limit stops the run at once`);
     }
     return this.inboxDir;
   }
@@ -132,7 +130,12 @@ export class RunLimits {
     if (step.kind === "none") return;
     if (step.kind === "wrap_up") {
       this.hooks.record({ type: "limit", phase: "reached", ...step.limit });
-      this.deliver(step.message);
+      const problem = this.deliver(step.message);
+      // A child that cannot be told gets no grace: waiting it out would only hold the run.
+      if (problem) {
+        this.apply(this.tracker.undeliverable(problem));
+        return;
+      }
     } else {
       this.hooks.record({ type: "limit", phase: "stopped", ...step.limit });
       this.hooks.stop(step.reason);
@@ -140,16 +143,18 @@ export class RunLimits {
     this.schedule();
   }
 
-  /** The wrap-up message, written whole (temp file + rename) into the inbox. */
-  private deliver(text: string): void {
-    if (!this.inboxDir) return;
+  /** The wrap-up message, written whole (temp file + rename) into the inbox; the problem when it cannot be. */
+  private deliver(text: string): string | undefined {
+    if (!this.inboxDir) return "the run has no inbox";
     const file = path.join(this.inboxDir, WRAP_UP_FILE);
     const temp = path.join(this.inboxDir, `.${WRAP_UP_FILE}.tmp`);
     try {
       fs.writeFileSync(temp, JSON.stringify({ id: "limit-wrap-up", text }));
       fs.renameSync(temp, file);
+      return undefined;
     } catch (err) {
-      this.hooks.warn(`the limits' wrap-up message could not be written to ${file}: ${errorText(err)}`);
+      fs.rm(temp, { force: true }, () => undefined);
+      return `${file}: ${errorText(err)}`;
     }
   }
 
