@@ -36,6 +36,8 @@ export interface LimitHooks {
   warn(line: string): void;
   /** The grace is over without an answer: stop the child, the run `interrupted` with `reason`. */
   stop(reason: string): void;
+  /** The child has given its answer (the run's outcome is known or pending pi's settling): time no longer wraps it up. */
+  answered(): boolean;
 }
 
 function positive(raw: string | undefined): number | undefined {
@@ -166,6 +168,8 @@ export class RunLimits {
     if (at === undefined || this.over) return;
     this.cancelCheck = this.hooks.timers.after(Math.max(0, at - this.hooks.now()), () => {
       this.cancelCheck = undefined;
+      // A time limit that runs out while the child lingers after its answer changes nothing.
+      if (this.hooks.answered()) return;
       const step = this.tracker.check();
       // A timer that fired a moment early (the clock's granularity) waits for the rest.
       if (step.kind === "none") this.schedule();
