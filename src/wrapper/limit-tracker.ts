@@ -167,6 +167,12 @@ export class LimitTracker {
     return { kind: "wrap_up", limit: this.limit, message: this.message };
   }
 
+  /** The wrap-up cannot reach the child (its message could not be written): nothing to wait for, the run stops now. */
+  undeliverable(why: string): LimitStep {
+    if (this.phase !== "wrapping") return NONE;
+    return this.stop(`the wrap-up message could not be given to the child (${why})`);
+  }
+
   private countedOver(): LimitStep | undefined {
     const { max_turns, max_tokens, max_cost } = this.limits;
     if (max_turns !== undefined && this.turns >= max_turns) return this.reach("max_turns", max_turns, this.turns);

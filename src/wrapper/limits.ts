@@ -36,6 +36,8 @@ export interface LimitHooks {
   warn(line: string): void;
   /** The grace is over without an answer: stop the child, the run `interrupted` with `reason`. */
   stop(reason: string): void;
+  /** The child has given its answer (the run's outcome is known or pending pi's settling): time no longer wraps it up. */
+  answered(): boolean;
 }
 
 function positive(raw: string | undefined): number | undefined {
@@ -93,9 +95,7 @@ export class RunLimits {
       this.inboxDir = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-inbox-"));
       this.privateInbox = true;
     } catch (err) {
-      this.hooks.warn(
-        `no inbox for the limits' wrap-up message (${errorText(err)}): a limit stops the run after its grace`,
-      );
+      this.hooks.warn(`no inbox for the limits' wrap-up message (${errorText(err)}): a limit stops the run at once`);
     }
     return this.inboxDir;
   }
@@ -132,7 +132,12 @@ export class RunLimits {
     if (step.kind === "none") return;
     if (step.kind === "wrap_up") {
       this.hooks.record({ type: "limit", phase: "reached", ...step.limit });
-      this.deliver(step.message);
+      const problem = this.deliver(step.message);
+      // A child that cannot be told gets no grace: waiting it out would only hold the run.
+      if (problem) {
+        this.apply(this.tracker.undeliverable(problem));
+        return;
+      }
     } else {
       this.hooks.record({ type: "limit", phase: "stopped", ...step.limit });
       this.hooks.stop(step.reason);
@@ -140,16 +145,18 @@ export class RunLimits {
     this.schedule();
   }
 
-  /** The wrap-up message, written whole (temp file + rename) into the inbox. */
-  private deliver(text: string): void {
-    if (!this.inboxDir) return;
+  /** The wrap-up message, written whole (temp file + rename) into the inbox; the problem when it cannot be. */
+  private deliver(text: string): string | undefined {
+    if (!this.inboxDir) return "the run has no inbox";
     const file = path.join(this.inboxDir, WRAP_UP_FILE);
     const temp = path.join(this.inboxDir, `.${WRAP_UP_FILE}.tmp`);
     try {
       fs.writeFileSync(temp, JSON.stringify({ id: "limit-wrap-up", text }));
       fs.renameSync(temp, file);
+      return undefined;
     } catch (err) {
-      this.hooks.warn(`the limits' wrap-up message could not be written to ${file}: ${errorText(err)}`);
+      fs.rm(temp, { force: true }, () => undefined);
+      return `${file}: ${errorText(err)}`;
     }
   }
 
@@ -161,6 +168,8 @@ export class RunLimits {
     if (at === undefined || this.over) return;
     this.cancelCheck = this.hooks.timers.after(Math.max(0, at - this.hooks.now()), () => {
       this.cancelCheck = undefined;
+      // A time limit that runs out while the child lingers after its answer changes nothing.
+      if (this.hooks.answered()) return;
       const step = this.tracker.check();
       // A timer that fired a moment early (the clock's granularity) waits for the rest.
       if (step.kind === "none") this.schedule();

@@ -5,7 +5,7 @@
  * and the run ends `completed` with an answer in the grace, else `interrupted` once the grace
  * is over — result.json carrying `limit` either way.
  */
-import { readdir } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll } from "../support/processes.js";
@@ -147,6 +147,25 @@ describe("subagent-wrapper with limits", () => {
       const out = await run();
       expect(out.result).toMatchObject({ status: "completed", finalText: "wrapped up", limit: expected });
     }
+  });
+
+  it("a wrap-up that cannot be written (the inbox is a file) stops the run at once: interrupted, saying why", async () => {
+    const { wrapper, run } = await limitsCase([...start, bashCall("c1", "busy"), { linger: null }], {
+      limits: { max_turns: 1 },
+      inboxPath: "not-a-folder",
+    });
+    await writeFile(path.join(wrapper.dir, "not-a-folder"), "");
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "interrupted",
+      finalText: "busy",
+      limit: { name: "max_turns", value: 1, used: 1 },
+      forcedExit: true,
+    });
+    expect(out.result?.errorMessage).toMatch(
+      /^limit max_turns reached \(1 of 1\): the wrap-up message could not be given to the child \(.*not-a-folder\/limit-wrap-up\.json: ENOTDIR/,
+    );
+    expect(out.durationMs).toBeLessThan(10_000);
   });
 
   it("a meta.json with bad limits is a usage error naming each key", async () => {

@@ -14,6 +14,7 @@
  * name, a bad value, a misspelt field) is refused with all its problems at once, as a pi
  * file is. docs/agents.md ("Claude Code agent files") is the user's guide.
  */
+import { parseLimits, type TurnLimits } from "../../contracts/limits.js";
 import {
   type AgentDefinition,
   checkKnownFields,
@@ -58,7 +59,6 @@ export const CLAUDE_PRESENTATION_FIELDS = ["color"] as const;
  */
 export const CLAUDE_UNSUPPORTED_FIELDS = [
   "permissionMode",
-  "maxTurns",
   "skills",
   "mcpServers",
   "hooks",
@@ -78,6 +78,7 @@ export const CLAUDE_FIELDS: readonly string[] = [
   "limits",
   "fallback_models",
   "runner",
+  "maxTurns",
   ...CLAUDE_PRESENTATION_FIELDS,
   ...CLAUDE_UNSUPPORTED_FIELDS,
 ];
@@ -100,7 +101,7 @@ export function parseClaudeAgentDefinition(
   const model = take(claudeModel(fm));
   const reasoning = take(parseReasoning(fm));
   const isolation = take(parseIsolation(fm));
-  const limits = take(parseLimitsField(fm));
+  const limits = take(claudeLimits(fm));
   const fallbackModels = take(parseFallbackModels(fm));
   const runner = take(parseRunnerName(fm));
   const unsupported = CLAUDE_UNSUPPORTED_FIELDS.filter((field) => field in fm);
@@ -124,6 +125,19 @@ export function parseClaudeAgentDefinition(
     ...(notes.length > 0 && { notes }),
   };
   return { ok: true, definition };
+}
+
+/**
+ * pi's `limits:` with Claude Code's `maxTurns` (the agentic turns a subagent may take) as its
+ * `max_turns`, unless `limits:` sets that itself.
+ */
+function claudeLimits(fm: Record<string, unknown>): TurnLimits | undefined | Problem {
+  const limits = parseLimitsField(fm);
+  if (!("maxTurns" in fm) || isProblem(limits)) return limits;
+  const turns = parseLimits({ max_turns: fm.maxTurns }, "maxTurns").limits.max_turns;
+  if (turns === undefined)
+    return { problem: `maxTurns must be a positive whole number, not ${JSON.stringify(fm.maxTurns)}` };
+  return { max_turns: turns, ...limits };
 }
 
 /**

@@ -68,7 +68,8 @@ function childExtensions(extensions: string[], registry: ReturnType<typeof descr
 export type SpawnRuntime = Pick<
   TreeRuntime,
   "tree" | "self" | "cwd" | "children" | "limits" | "worktrees" | "requestTurn" | "queuePosition"
->;
+> &
+  Partial<Pick<TreeRuntime, "report">>;
 
 /** Where the child works: the parent's cwd, or a worktree of its own whose files may still be coming. */
 interface Workplace {
@@ -148,7 +149,8 @@ async function checkRequest(
     spawnCount: await tree.spawnCount(),
     maxDepth: runtime.limits.maxDepth,
     maxSpawns: runtime.limits.maxSpawns,
-    settingsLimits: readSubagentSettings({ cwd: runtime.cwd }).settings.limits,
+    // A bad settings key is said once per process (to the user), and its default holds.
+    settingsLimits: readSubagentSettings({ cwd: runtime.cwd }, (line) => runtime.report?.(line)).settings.limits,
   });
   if (!checked.ok) throw new Error(checked.error);
   return checked.plan;

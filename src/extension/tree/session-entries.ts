@@ -35,6 +35,8 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
     notifiedRun: record.notifiedRun,
     // Where an isolated agent works: with the tree directory gone, restore recreates it from its branch.
     worktree: record.worktree,
+    // Its limits: a follow-up after a restore from these entries runs with the same ones.
+    limits: record.limits,
   };
 }
 

@@ -73,6 +73,21 @@ describe("checkMeta: every problem at once", () => {
     );
   });
 
+  it("limits: valid keys are kept; each bad key is a problem naming it, the field left out", () => {
+    expect(checkMeta({ ...base, limits: { max_turns: 5, max_cost: 0.5 } }, "/b")).toMatchObject({
+      problems: [],
+      fields: { limits: { max_turns: 5, max_cost: 0.5 } },
+    });
+    const bad = checkMeta({ ...base, limits: { max_turns: 1.5, colour: 1 } }, "/b");
+    expect(bad.problems).toEqual([
+      "meta.json field limits.max_turns must be a positive whole number, not 1.5",
+      'meta.json field limits: unknown key "colour" (known: max_turns, max_tokens, max_cost, time_limit, grace_turns, grace_seconds)',
+    ]);
+    expect(bad.fields).not.toHaveProperty("limits");
+    // An older meta.json with only timeoutMs stays valid.
+    expect(checkMeta({ ...base, timeoutMs: 1000 }, "/b").problems).toEqual([]);
+  });
+
   it("reports each bad field once, keeps the valid ones (paths resolved), and parseMeta's error holds them all", () => {
     const raw = { ...base, runId: 3, tools: "x", timeoutMs: 0, env: { A: 1, B: "ok", C: null }, stdoutPath: "o.log" };
     const { problems, fields } = checkMeta(raw, "/b");

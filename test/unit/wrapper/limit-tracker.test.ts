@@ -195,3 +195,17 @@ describe("LimitTracker: when a turn is told to wrap up, and when it is stopped",
     expect(tracker.nextCheckAt()).toBe(30 * 60 * 1000);
   });
 });
+
+describe("LimitTracker: a wrap-up that cannot reach the child", () => {
+  it("stops the run at once, saying why; nothing before a limit", () => {
+    const tracker = new LimitTracker({ max_turns: 1 }, () => 0);
+    expect(tracker.undeliverable("disk full").kind).toBe("none");
+    tracker.observe(work());
+    expect(tracker.undeliverable("disk full")).toEqual({
+      kind: "stop",
+      limit: { name: "max_turns", value: 1, used: 1 },
+      reason: "limit max_turns reached (1 of 1): the wrap-up message could not be given to the child (disk full)",
+    });
+    expect(tracker.nextCheckAt()).toBeUndefined();
+  });
+});

@@ -98,6 +98,19 @@ describe("parseClaudeAgentDefinition: a Claude Code file loads as a role", () =>
     });
   });
 
+  it("maxTurns is the role's limits.max_turns (pi's own limits: wins); a bad one is refused with the key", () => {
+    const turns = parse(doc("name: r\ndescription: d\nmaxTurns: 25"));
+    expect(turns).toMatchObject({ ok: true, definition: { limits: { max_turns: 25 } } });
+    expect(turns.ok && turns.definition.notes).toBeUndefined();
+    const both = parse(doc("name: r\ndescription: d\nmaxTurns: 25\nlimits:\n  max_turns: 5\n  max_cost: 1"));
+    expect(both).toMatchObject({ ok: true, definition: { limits: { max_turns: 5, max_cost: 1 } } });
+    const bad = parse(doc("name: r\ndescription: d\nmaxTurns: lots"));
+    expect(bad).toMatchObject({
+      ok: false,
+      rejected: { problem: 'maxTurns must be a positive whole number, not "lots"' },
+    });
+  });
+
   it("no tools = the parent's; `tools: []` = none; pi's reasoning and isolation work too", () => {
     expect(parse(doc("name: r\ndescription: d"))).toMatchObject({ ok: true, definition: { tools: "parent" } });
     expect(parse(doc("name: r\ndescription: d\ntools: []\nreasoning: high\nisolation: worktree"))).toMatchObject({
@@ -128,7 +141,7 @@ describe("parseClaudeAgentDefinition: every problem of a file at once", () => {
         source: "user",
         name: "Code Reviewer",
         problem: [
-          'unknown field "tool" (allowed: name, description, tools, disallowedTools, model, reasoning, isolation, limits, fallback_models, runner, color, permissionMode, maxTurns, skills, mcpServers, hooks, memory, background)',
+          'unknown field "tool" (allowed: name, description, tools, disallowedTools, model, reasoning, isolation, limits, fallback_models, runner, maxTurns, color, permissionMode, skills, mcpServers, hooks, memory, background)',
           'name "Code Reviewer" must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter',
           "missing `description:` in the frontmatter",
           "model 3 must be sonnet, opus, haiku, inherit, a model id or provider/id",

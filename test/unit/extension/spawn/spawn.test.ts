@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { TREE_FILES } from "../../../../src/contracts/layout.js";
 import type { ModelInfo } from "../../../../src/extension/roles/models.js";
 import { type SpawnResult, type SpawnRuntime, spawnAgent } from "../../../../src/extension/spawn/spawn.js";
@@ -208,5 +208,33 @@ describe("spawnAgent: a failed step undoes the steps before it, newest first", (
     expect(sh(s.box, repo, ["branch", "--list", "subagent/*"])).toBe("");
     expect(sh(s.box, repo, ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
     expect(fs.existsSync(path.join(s.tree.root, "worktrees", "worker"))).toBe(false);
+  });
+});
+
+describe("spawnAgent: limits from the settings", () => {
+  it("the settings' limits are the lowest layer; a bad settings key is said once to the user and its default holds", async () => {
+    const s = await setup();
+    const agentDir = path.join(s.box.dir, "pi-agent");
+    fs.mkdirSync(agentDir);
+    vi.stubEnv("PI_CODING_AGENT_DIR", agentDir);
+    try {
+      fs.mkdirSync(path.join(s.box.dir, ".pi"));
+      fs.writeFileSync(
+        path.join(s.box.dir, ".pi", "settings.json"),
+        JSON.stringify({ subagents: { limits: { max_turns: 4, max_cost: 2, limit_speed_spawn_test: 1 } } }),
+      );
+      const said: string[] = [];
+      s.runtime.report = (line) => said.push(line);
+      await s.spawn({ task_name: "worker", message: "do it", fork_turns: "none", limits: { max_cost: 0.5 } });
+      const record = s.runtime.children.get("/root/worker")!.record;
+      expect(record.limits).toEqual({ max_turns: 4, max_cost: 0.5 });
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain('unknown key "limit_speed_spawn_test"');
+      await s.spawn({ task_name: "other", message: "do it", fork_turns: "none" });
+      expect(s.runtime.children.get("/root/other")!.record.limits).toEqual({ max_turns: 4, max_cost: 2 });
+      expect(said).toHaveLength(1);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

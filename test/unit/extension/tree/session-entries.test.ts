@@ -49,6 +49,14 @@ describe("session records", () => {
       undelivered: [],
     });
   });
+
+  it("an agent's limits survive a rebuild from entries (its follow-ups keep them)", () => {
+    const limited = { ...record, limits: { max_turns: 9, time_limit: 120 } };
+    const { records: rebuilt } = recordsFromEntries([
+      { type: "custom", customType: ENTRY_TYPE, data: agentEntry(limited) },
+    ]);
+    expect(rebuilt[0]?.limits).toEqual({ max_turns: 9, time_limit: 120 });
+  });
 });
 
 describe("launcher", () => {

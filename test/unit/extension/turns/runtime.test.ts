@@ -283,3 +283,28 @@ describe("followup_task and send_message", () => {
     expect(h.turns.last).toMatchObject({ runName: "0002-followup" });
   });
 });
+
+describe("TreeRuntime: a turn's limits", () => {
+  it("every turn, follow-ups included, runs with the agent's stored limits and the turn limit as time_limit's default", async () => {
+    const h = await runtimeHarness({ turnTimeoutMs: 90_000 });
+    const worker = await h.child("worker", "task", { limits: { max_turns: 7, grace_seconds: 5 } });
+    await h.runtime.requestTurn(worker, "spawn");
+    expect(h.turns.last.spec.limits).toEqual({ max_turns: 7, grace_seconds: 5, time_limit: 90 });
+    h.turns.last.finish(turnResult({ finalText: "first" }));
+    await settled(worker);
+    await h.runtime.followup(worker, "and now this");
+    expect(h.turns.started).toHaveLength(2);
+    expect(h.turns.last.spec.kind).toBe("followup");
+    expect(h.turns.last.spec.limits).toEqual({ max_turns: 7, grace_seconds: 5, time_limit: 90 });
+  });
+
+  it("an agent's own time_limit wins over the turn limit; an agent without limits gets only the turn limit", async () => {
+    const h = await runtimeHarness({ turnTimeoutMs: 90_000 });
+    const capped = await h.child("capped", "task", { limits: { time_limit: 20 } });
+    const plain = await h.child("plain");
+    await h.runtime.requestTurn(capped, "spawn");
+    expect(h.turns.last.spec.limits).toEqual({ time_limit: 20 });
+    await h.runtime.requestTurn(plain, "spawn");
+    expect(h.turns.last.spec.limits).toEqual({ time_limit: 90 });
+  });
+});
