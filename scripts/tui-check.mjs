@@ -9,8 +9,11 @@
 //   3. /agents: the tree, one agent's details (run folder, live transcript), interrupt it;
 //   4. the other children end while the root is idle: their notices wake the model, and the
 //      widget folds away to the status line;
-//   5. start one more child and quit with ctrl+d: the last frame shows it stopping, not
-//      running, and the terminal says what was stopped and how to resume.
+//   5. start one more child and quit with ctrl+d (onExit detach, the interactive default): the
+//      last frame says it is left running, and the terminal says how to look, stop or re-attach;
+//   6. pi again on the session in a new tmux session: the child is taken back, running; the
+//      tmux session is killed (the terminal closed): the child still runs; `subagent-wrapper
+//      stop` on the tree ends it interrupted and leaves no process.
 // Each step's pane is printed under a `--- <step> ---` header.
 //
 //   node scripts/tui-check.mjs          exit 0 = every step as expected, 1 = not, 2 = set-up
@@ -182,7 +185,7 @@ const env = {
 };
 
 const tmux = (...args) => spawnSync(tmuxBin, ["-S", socket, ...args], { env, encoding: "utf8" });
-const capture = () => tmux("capture-pane", "-p", "-t", "check").stdout ?? "";
+const capture = (target = "check") => tmux("capture-pane", "-p", "-t", target).stdout ?? "";
 /** The whole pane history (the start-up listing scrolls away). */
 const history = () => tmux("capture-pane", "-p", "-S", "-2000", "-t", "check").stdout ?? "";
 const type = async (words) => {
@@ -227,9 +230,9 @@ const failures = [];
 const panes = {};
 const deadline = Date.now() + timeoutMs;
 /** Polls the pane until `check(pane)` holds; records the pane under `name`, or a failure. */
-async function step(name, failure, check, pollMs = 300) {
+async function step(name, failure, check, pollMs = 300, target = "check") {
   while (Date.now() < deadline) {
-    const pane = capture();
+    const pane = capture(target);
     if (check(pane)) {
       panes[name] = pane;
       return true;
@@ -238,6 +241,52 @@ async function step(name, failure, check, pollMs = 300) {
   }
   failures.push(failure);
   return false;
+}
+
+/**
+ * 6. pi again on the session, in a tmux session of its own: delta is taken back, running;
+ * then the tmux session is killed (the terminal closed: pi gets SIGHUP) — delta still runs;
+ * `subagent-wrapper stop <tree>` ends it `interrupted`.
+ */
+async function reattachAndCloseTerminal() {
+  const again = tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "again",
+    "-x",
+    "160",
+    "-y",
+    "50",
+    "-c",
+    path.join(home, "work"),
+    pi,
+    "--session",
+    sessionFile,
+    "-e",
+    root,
+  );
+  if (again.status !== 0) return void failures.push(`tmux new-session failed: ${again.stderr.trim()}`);
+  await step(
+    "re-attached",
+    "the restarted pi never showed the child running",
+    (pane) => {
+      const delta = recordOf("delta");
+      return delta !== undefined && widgetLineOf(pane, delta)?.includes("running") === true;
+    },
+    300,
+    "again",
+  );
+  tmux("kill-session", "-t", "again");
+  await sleep(2000);
+  if (recordOf("delta")?.status !== "running")
+    failures.push("the child did not keep running after its terminal closed");
+  const tree = readdirSync(treesDir).map((name) => path.join(treesDir, name))[0];
+  const stopped = spawnSync(process.execPath, [path.join(root, "bin", "subagent-wrapper"), "stop", tree], {
+    env,
+    encoding: "utf8",
+  });
+  if (stopped.status !== 0) failures.push(`subagent-wrapper stop failed (${stopped.status}): ${stopped.stderr.trim()}`);
 }
 
 let piPid;
@@ -368,8 +417,8 @@ try {
     );
   }
 
-  // 5. One more child, then ctrl+d: the last frame does not show it running; the terminal
-  //    says what was stopped and how to resume.
+  // 5. One more child, then ctrl+d: the last frame says it is left running (onExit detach);
+  //    the terminal says how to look, stop or re-attach.
   if (panes["woken, the widget folded"]) {
     await type(ONE_MORE);
     const busy = await step("one more child", "the new child never showed running", (pane) => {
@@ -384,18 +433,17 @@ try {
       press("C-d");
       await step(
         "after ctrl+d",
-        "pi did not say, on exit, what it stopped and how to resume",
+        "pi did not say, on exit, what it left running and how to stop or re-attach",
         (pane) =>
-          pane.includes("pi-subagent-tree: stopped 1 running agent (/root/delta)") &&
-          pane.includes(`resume: pi --session ${sessionFile}`),
+          pane.includes("pi-subagent-tree: left 1 running agent (/root/delta)") &&
+          pane.includes(`re-attach: pi --session ${sessionFile}`) &&
+          pane.includes("stop:      subagent-wrapper stop"),
       );
       const last = panes["after ctrl+d"];
-      if (last) {
-        if (!last.includes("agents: stopping 1 running"))
-          failures.push("the last frame's status line does not say the child is being stopped");
-        if (treeLinesIn(last, "delta").some((line) => line.includes("running")))
-          failures.push("the last frame still shows the child running");
-      }
+      if (last && !last.includes("agents: leaving 1 running"))
+        failures.push("the last frame's status line does not say the child is left running");
+      if (recordOf("delta")?.status !== "running") failures.push("the child did not keep running after ctrl+d");
+      await reattachAndCloseTerminal();
     }
   }
 } catch (err) {
@@ -438,6 +486,7 @@ for (const name of [
   "woken, the widget folded",
   "one more child",
   "after ctrl+d",
+  "re-attached",
 ]) {
   console.log(`--- ${name} ---`);
   console.log(panes[name]?.trimEnd() || "(not captured)");
@@ -447,5 +496,5 @@ if (failures.length > 0) {
   process.exit(1);
 }
 console.log(
-  "tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget and an honest exit",
+  "tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget and an honest exit that leaves the child running, re-attach, and a closed terminal that takes no work with it",
 );

@@ -31,7 +31,7 @@ import { TreeRuntime } from "./turns/runtime.js";
 import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
 import { registerAgentsCommand } from "./ui/agents-command.js";
 import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
-import { activeAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
+import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { plain } from "./ui/paint.js";
 import { SessionUi } from "./ui/session-ui.js";
 import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
@@ -98,9 +98,9 @@ async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionSt
   const how = ending.readOnly !== undefined ? "detach" : exitHow(identity, state);
   // The dying signal may have come after the session started: the last frame says what happens now.
   if (ui) ui.exitHow = how;
-  const active = identity.isRoot
-    ? ((await ui?.beforeShutdown()) ?? activeAgents(await ending.tree.subtree(ending.self).catch(() => [])))
-    : undefined;
+  await ui?.beforeShutdown();
+  // What this process knows of its turns, not a record on disk that a failed write left stale.
+  const active = identity.isRoot ? turnsUnderWay(ending) : undefined;
   await ending.shutdown(how);
   const lines =
     active && countActive(active) > 0 && ending.readOnly === undefined
@@ -112,6 +112,16 @@ async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionSt
     for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
   if (removal && !ending.isDetached) await removeTemporaryTree(ending, removal);
   await lease?.release();
+}
+
+/** The root's direct children with a turn running or queued, as this process holds them. */
+function turnsUnderWay(rt: TreeRuntime): ActiveAgents {
+  const states = [...rt.children.values()];
+  const running = ["starting", "running", "stopping"];
+  return {
+    running: states.filter((s) => running.includes(s.phase.name)).map((s) => s.record),
+    queued: states.filter((s) => s.phase.name === "queued").map((s) => s.record),
+  };
 }
 
 /** The tree directory of this session, prepared when it exists (a new one waits for the first spawn). */

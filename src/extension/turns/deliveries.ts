@@ -162,3 +162,44 @@ export class DeliveryLog {
     return write;
   }
 }
+
+/** What a delivery step needs of its process: the fault hook (tests) and where problems go. */
+export interface DeliverySteps {
+  fault: ((step: DeliveryStep) => void) | undefined;
+  report(line: string): void;
+}
+
+/**
+ * A turn's notice, given once across restarts: recorded as given before `push` puts it in the
+ * mailbox; a notice of `key` given before (by any process of this agent) is not given again.
+ * A record that cannot be written is reported, and the notice given all the same: better once
+ * unrecorded than never.
+ */
+export async function deliverOnce(
+  log: DeliveryLog,
+  key: string,
+  notice: Notice,
+  steps: DeliverySteps,
+  push: () => void,
+): Promise<void> {
+  steps.fault?.("end_recorded");
+  try {
+    if (!(await log.give(key, notice))) return;
+  } catch (err) {
+    steps.report(`could not record the notice of ${key} as given: ${errorText(err)}`);
+  }
+  steps.fault?.("given");
+  push();
+  steps.fault?.("pushed");
+}
+
+/** Notices taken from the mailbox, recorded as taken before they are handed on (a failure is reported). */
+export async function recordTaken(log: DeliveryLog, notices: readonly Notice[], steps: DeliverySteps): Promise<void> {
+  steps.fault?.("taking");
+  try {
+    await log.taken(notices);
+  } catch (err) {
+    steps.report(`could not record that ${notices.length} notice(s) were read: ${errorText(err)}`);
+  }
+  steps.fault?.("taken");
+}

@@ -22,7 +22,7 @@ import {
   runningTurn,
   type StopReason,
 } from "./child-state.js";
-import { DeliveryLog, type DeliveryStep } from "./deliveries.js";
+import { DeliveryLog, type DeliveryStep, deliverOnce, recordTaken } from "./deliveries.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
 import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
@@ -91,6 +91,14 @@ export class TreeRuntime implements StopContext, EffectContext {
     this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
     this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
+  }
+
+  /** Refuses what would start, stop or message a turn while another process drives the tree (one owner, 5.2). */
+  private assertDriver(): void {
+    if (this.readOnly !== undefined)
+      throw new Error(
+        `pid ${this.readOnly} drives this agent tree; this pi only reads it (list_agents, get_agent_report, /agents)`,
+      );
   }
 
   /** Shows the user one line (prefixed with the package's name). */
@@ -183,6 +191,7 @@ export class TreeRuntime implements StopContext, EffectContext {
 
   /** Queue the record's pending parts as its next turn; starts it when a slot is free. */
   async requestTurn(state: ChildState, kind: TurnKind): Promise<void> {
+    this.assertDriver();
     const { record } = state;
     record.followupQueued = false;
     let launched: Promise<void> | undefined;
@@ -230,26 +239,14 @@ export class TreeRuntime implements StopContext, EffectContext {
    * same: better once unrecorded than never.
    */
   async deliver(key: string, notice: Notice): Promise<void> {
-    this.fault?.("end_recorded");
-    try {
-      if (!(await this.deliveries.give(key, notice))) return;
-    } catch (err) {
-      this.report(`could not record the notice of ${key} as given: ${errorText(err)}`);
-    }
-    this.fault?.("given");
-    this.notify(notice);
-    this.fault?.("pushed");
+    await deliverOnce(this.deliveries, key, notice, { fault: this.fault, report: (line) => this.report(line) }, () =>
+      this.notify(notice),
+    );
   }
 
   /** Notices taken from the mailbox, recorded as taken before they are handed on. */
-  private async recordTaken(notices: Notice[]): Promise<void> {
-    this.fault?.("taking");
-    try {
-      await this.deliveries.taken(notices);
-    } catch (err) {
-      this.report(`could not record that ${notices.length} notice(s) were read: ${errorText(err)}`);
-    }
-    this.fault?.("taken");
+  private recordTaken(notices: Notice[]): Promise<void> {
+    return recordTaken(this.deliveries, notices, { fault: this.fault, report: (line) => this.report(line) });
   }
 
   /** Moves messages that children posted to this agent's inbox into the mailbox. */
@@ -294,6 +291,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    * throwing (the tree's budget).
    */
   async followup(state: ChildState, text: string, admit?: () => Promise<void>): Promise<FollowupResult> {
+    this.assertDriver();
     const { record } = state;
     if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
     await admit?.();
@@ -316,6 +314,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    * (finishTurn, restore), so a crash of either process loses nothing (live-messages.ts).
    */
   async queueMessage(state: ChildState, text: string): Promise<MessageDelivery> {
+    this.assertDriver();
     const { record } = state;
     if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no messages`);
     const { id, seq } = nextMessageId(record);
@@ -355,12 +354,14 @@ export class TreeRuntime implements StopContext, EffectContext {
    * interrupt_agent: stop the running turn or drop the queued one; the agent stays resumable
    * (stopping.ts). `orderedBy` "user": the person did it (/agents), and the notice says so.
    */
-  interrupt(state: ChildState, orderedBy: StopOrderedBy = "parent"): Promise<AgentStatus> {
+  async interrupt(state: ChildState, orderedBy: StopOrderedBy = "parent"): Promise<AgentStatus> {
+    this.assertDriver();
     return interruptTurn(this, state, orderedBy);
   }
 
   /** close_agent: stop the agent and its whole subtree; every agent in it becomes shutdown (stopping.ts). */
-  close(state: ChildState, orderedBy: StopOrderedBy = "parent"): Promise<AgentStatus> {
+  async close(state: ChildState, orderedBy: StopOrderedBy = "parent"): Promise<AgentStatus> {
+    this.assertDriver();
     return closeAgent(this, state, orderedBy);
   }
 

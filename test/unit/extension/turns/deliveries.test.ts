@@ -163,3 +163,27 @@ describe("DeliveryLog", () => {
     expect(await deliveryEntries(root)).toEqual([{ key: "/root/a#0001-spawn", taken: true }]);
   });
 });
+
+describe("one owner: a runtime that only reads the tree", () => {
+  it("restores without settling, re-attaching or re-queueing anything, and refuses to act, naming the owner's pid", async () => {
+    const c = await treeCase();
+    const running = agentRecord({ path: "/root/busy", status: "running", runs: ["0001-spawn"] });
+    const queued = agentRecord({ path: "/root/waiting", nickname: "W", status: "pending_init" });
+    await c.tree.writeRecord(running);
+    await c.tree.writeRecord(queued);
+    const reader = c.process();
+    reader.readOnly = 4242;
+    await restore(reader, [], { readOnly: true });
+    expect([...reader.children.values()].map((s) => [s.record.path, s.record.status, s.phase.name])).toEqual([
+      ["/root/busy", "running", "idle"],
+      ["/root/waiting", "pending_init", "idle"],
+    ]);
+    expect(c.turns.started).toHaveLength(0);
+    expect((await c.tree.readRecord("/root/busy"))?.status).toBe("running");
+    const state = reader.children.get("/root/busy")!;
+    await expect(reader.followup(state, "more")).rejects.toThrow("pid 4242 drives this agent tree");
+    await expect(reader.queueMessage(state, "hi")).rejects.toThrow("pid 4242");
+    await expect(reader.interrupt(state)).rejects.toThrow("pid 4242");
+    await expect(reader.close(state)).rejects.toThrow("pid 4242");
+  });
+});
