@@ -72,6 +72,8 @@ export class PiProcess {
     private readonly start: ServeStart,
     private readonly blobs: Map<BlobKind, Buffer>,
     private readonly cwd: string,
+    /** The file that says when the rest of the workspace is written (the task extension holds tool calls until then). */
+    private readonly readyFile: string,
     private readonly events: PiEvents,
   ) {}
 
@@ -91,6 +93,7 @@ export class PiProcess {
         [ENV.taskFile]: taskFile,
         [ENV.wrapperPid]: String(process.pid),
         [ENV.runToken]: this.token,
+        [ENV.cwdReady]: this.readyFile,
         ...(this.inboxDir && { [ENV.inboxDir]: this.inboxDir }),
       },
       stdio: ["ignore", "pipe", "pipe"],
