@@ -53,6 +53,27 @@ function tokenProcesses(token: string): number[] {
   });
 }
 
+/**
+ * The session with its header's `cwd` set to this workspace: pi (1.x) refuses to continue a
+ * session whose stored working directory does not exist, and each turn's scratch is new.
+ */
+export function sessionHere(session: Buffer, cwd: string): Buffer {
+  const text = session.toString("utf8");
+  const end = text.indexOf("\n");
+  const first = end === -1 ? text : text.slice(0, end);
+  let header: unknown;
+  try {
+    header = JSON.parse(first);
+  } catch {
+    return session;
+  }
+  if (typeof header !== "object" || header === null || typeof (header as { cwd?: unknown }).cwd !== "string") {
+    return session;
+  }
+  const rewritten = JSON.stringify({ ...header, cwd });
+  return Buffer.from(end === -1 ? rewritten : `${rewritten}${text.slice(end)}`, "utf8");
+}
+
 export class PiProcess {
   private child: ChildProcessByStdio<null, Readable, Readable> | undefined;
   /**
@@ -72,6 +93,8 @@ export class PiProcess {
     private readonly start: ServeStart,
     private readonly blobs: Map<BlobKind, Buffer>,
     private readonly cwd: string,
+    /** The file that says when the rest of the workspace is written (the task extension holds tool calls until then). */
+    private readonly readyFile: string,
     private readonly events: PiEvents,
   ) {}
 
@@ -91,6 +114,7 @@ export class PiProcess {
         [ENV.taskFile]: taskFile,
         [ENV.wrapperPid]: String(process.pid),
         [ENV.runToken]: this.token,
+        [ENV.cwdReady]: this.readyFile,
         ...(this.inboxDir && { [ENV.inboxDir]: this.inboxDir }),
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -117,7 +141,7 @@ export class PiProcess {
     if (prompt) paths[ARG_TOKENS.systemPrompt] = this.scratch.writeRunFile("system-prompt.md", prompt);
     const session = this.blobs.get("session");
     this.sessionPath = this.scratch.runFile("session.jsonl");
-    if (session) fs.writeFileSync(this.sessionPath, session, { mode: 0o600, flag: "wx" });
+    if (session) fs.writeFileSync(this.sessionPath, sessionHere(session, this.cwd), { mode: 0o600, flag: "wx" });
     paths[ARG_TOKENS.session] = this.sessionPath;
     return this.start.args.map((arg) => paths[arg] ?? arg);
   }

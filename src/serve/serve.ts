@@ -10,6 +10,7 @@
  * it started outlives it by more than that. Imports only the contracts and the in-child code,
  * so it runs from an installed package on a machine that never saw the parent.
  */
+import fs from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import {
   BlobCollector,
@@ -48,6 +49,8 @@ class ServeSession {
     this.finished = resolve;
   });
   private messageCount = 0;
+  /** The rest of the checkout, written while pi starts; the turn's commit waits for it. */
+  private checkout: Promise<void> = Promise.resolve();
 
   constructor(private readonly io: ServeIo) {}
 
@@ -165,30 +168,47 @@ class ServeSession {
     const start = this.start!;
     try {
       this.scratch = Scratch.create();
-      await this.scratch.unpack(this.blobs.get("bundle")!, start.base);
+      await this.scratch.unpack(this.blobs.get("bundle")!, start.base, start.cwd);
       this.blobs.delete("bundle");
       const cwd = this.scratch.childCwd(start.cwd);
       if (this.phase !== "running") return;
-      this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, {
+      const readyFile = this.scratch.runFile("cwd-ready");
+      this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, readyFile, {
         started: (pid) => this.send({ t: "started", pid }),
         stdout: (data) => this.send({ t: "stdout", data: data.toString("base64") }),
         stderr: (data) => this.send({ t: "stderr", data: data.toString("base64") }),
         exited: (code, signal) => void this.afterExit(code, signal),
       });
       this.pi.spawn();
+      // The rest of the files while pi starts; its tool calls wait for `ready`.
+      this.checkout = this.finishCheckout(readyFile);
     } catch (err) {
       this.fail((err as Error).message);
     }
   }
 
+  /** Writes the rest of the checkout, then says so in the ready file (whole: temp file + rename). */
+  private async finishCheckout(readyFile: string): Promise<void> {
+    let word = "ready";
+    try {
+      await this.scratch!.finishCheckout();
+    } catch (err) {
+      word = `the workspace could not be checked out: ${(err as Error).message}`;
+    }
+    const temp = this.scratch!.writeRunFile("cwd-ready.tmp", word);
+    fs.renameSync(temp, readyFile);
+  }
+
   /** pi is gone: its session and the turn's commit go back, then `exit`. */
   private async afterExit(code: number | null, signal: string | null): Promise<void> {
     if (this.phase !== "running") {
-      this.over();
+      // A checkout still writing goes first: the scratch space is removed after it.
+      void this.checkout.finally(() => this.over());
       return;
     }
     const start = this.start!;
     try {
+      await this.checkout;
       const session = this.pi?.sessionFile();
       if (session) for (const frame of blobFrames("session", session)) this.send(frame);
       const turn = await this.scratch!.commitTurn(start.base, `subagent turn (run ${start.runId})`);

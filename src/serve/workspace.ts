@@ -33,6 +33,19 @@ const BASE_BRANCH = "base";
 
 export class WorkspaceError extends Error {}
 
+const CONTEXT_FILES = ["AGENTS.md", "CLAUDE.md"];
+
+/** Whether pi may read `name` before its first tool call in `cwd` (so it is written first). */
+function startsEarly(name: string, cwd: string): boolean {
+  if (!name.includes("/")) return true;
+  const prefixes = [".pi/", ".agents/"];
+  if (cwd !== "") prefixes.push(`${cwd}/.pi/`, `${cwd}/.agents/`);
+  if (prefixes.some((prefix) => name.startsWith(prefix))) return true;
+  const slash = name.lastIndexOf("/");
+  const dir = name.slice(0, slash);
+  return CONTEXT_FILES.includes(name.slice(slash + 1)) && (cwd === dir || cwd.startsWith(`${dir}/`));
+}
+
 /** Runs git with `args` in `cwd`; resolves with stdout, rejects with its stderr's last line. */
 export function git(cwd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -98,8 +111,13 @@ export class Scratch {
     return file;
   }
 
-  /** Unpacks the bundle's `refs/heads/base` (which must be `base`) into the workspace and checks it out. */
-  async unpack(bundle: Buffer, base: string): Promise<void> {
+  /**
+   * Unpacks the bundle's base into the workspace, in two steps like an isolated child's
+   * worktree: here the index and the files pi reads before its first tool call (the top's
+   * files, `.pi/` and `.agents/` at the top and in the cwd, context files along the cwd);
+   * `finishCheckout` writes the rest while pi starts (its tool calls wait for it).
+   */
+  async unpack(bundle: Buffer, base: string, cwd: string): Promise<void> {
     const file = this.writeRunFile("base.bundle", bundle);
     await git(this.work, ["init", "--quiet"]);
     // The bundle's ref that holds the base (its name is the sender's; only its commit counts).
@@ -109,13 +127,21 @@ export class Scratch {
       .find(([sha, name]) => sha === base && /^refs\/[\w./-]+$/.test(name ?? ""));
     if (!ref) throw new WorkspaceError(`the bundle holds no ref at the announced base ${base}`);
     await git(this.work, ["fetch", "--quiet", "--no-tags", file, `${ref[1]}:refs/heads/${BASE_BRANCH}`]);
-    const head = (await git(this.work, ["rev-parse", `refs/heads/${BASE_BRANCH}`])).trim();
-    if (head !== base) throw new WorkspaceError(`the bundle holds ${head}, not the announced base ${base}`);
-    const names = (await git(this.work, ["ls-tree", "-r", "-z", "--name-only", base])).split("\0");
-    const bad = names.find((name) => name !== "" && !isInsidePath(name));
-    if (bad !== undefined) throw new WorkspaceError(`the bundle holds a path outside the workspace: ${bad}`);
-    await git(this.work, ["checkout", "--quiet", "-f", BASE_BRANCH]);
     fs.rmSync(file, { force: true });
+    const names = (await git(this.work, ["ls-tree", "-r", "-z", "--name-only", base])).split("\0").filter(Boolean);
+    const bad = names.find((name) => !isInsidePath(name));
+    if (bad !== undefined) throw new WorkspaceError(`the bundle holds a path outside the workspace: ${bad}`);
+    await git(this.work, ["symbolic-ref", "HEAD", `refs/heads/${BASE_BRANCH}`]);
+    await git(this.work, ["read-tree", base]);
+    const first = names.filter((name) => startsEarly(name, cwd));
+    for (let at = 0; at < first.length; at += 1000) {
+      await git(this.work, ["checkout-index", "-f", "-u", "--", ...first.slice(at, at + 1000)]);
+    }
+  }
+
+  /** The rest of the checkout (every file of the index). */
+  async finishCheckout(): Promise<void> {
+    await git(this.work, ["checkout-index", "-a", "-f", "-u"]);
   }
 
   /** The child's cwd: `relative` below the workspace, which must be a folder inside it (symlinks resolved). */

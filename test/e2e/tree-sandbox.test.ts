@@ -14,9 +14,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { processAlive } from "../../src/lib/process.js";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
-import { diag, noticesOf, ROOT_RUN } from "../support/stress-scenarios.js";
+import { diag, noticesOf, ROOT_RUN, scenarioProcs } from "../support/stress-scenarios.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import {
   expectCleanExit,
@@ -180,6 +181,62 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
       expect(result).toMatchObject({ status: "completed", runner: { name: "box", kind: "sandbox" } });
       const listed = (rootResult(h, "list_agents").agents as Json[]).find((a) => a.agent_name === "/root/boxed");
       expect(listed).toMatchObject({ runner: "box" });
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "an interrupt reaches the sandboxed child (its sleep ends, nothing of it is left) and a follow-up resumes its conversation",
+    async () => {
+      let phase = 0;
+      let sleepPids: number[] = [];
+      const h: TreeHarness = await tree({
+        scripts: {
+          "/root/slow": [reply.toolCall("bash", { command: "echo begun > begun.txt; sleep 60" }), reply.text("BACK")],
+        },
+        extraSettings: settings,
+      });
+      const drive = () => {
+        switch (phase) {
+          case 0:
+            phase = 1;
+            return spawn({ task_name: "slow", message: "Run sleep 60", fork_turns: "none", runner: "box" });
+          case 1:
+            sleepPids = scenarioProcs(h, "sleep 60");
+            if (sleepPids.length === 0) return reply.toolCall("wait_agent", { timeout_ms: 250 });
+            phase = 2;
+            return reply.toolCall("interrupt_agent", { target: "slow" });
+          case 2:
+            phase = 3;
+            return reply.toolCall("followup_task", { target: "slow", message: "Are you back?" });
+          case 3:
+          case 4:
+            // The interrupted turn's notice first, then the follow-up's.
+            phase += 1;
+            return reply.toolCall("wait_agent", { timeout_ms: 60_000 });
+          default:
+            return reply.text("ROOT DONE");
+        }
+      };
+      h.tree.add("/root", ...Array.from({ length: 400 }, () => drive));
+      dirtyRepository(h);
+      expectCleanExit(await h.runRoot("go", ROOT_RUN));
+      expect(phase, diag(h)).toBe(5);
+      expect(sleepPids.length).toBeGreaterThan(0);
+      for (const pid of sleepPids) expect(processAlive(pid)).toBe(false);
+      const notices = noticesOf(h).filter((n) => n.agent_name === "/root/slow");
+      expect(
+        notices.map((n) => n.type),
+        diag(h),
+      ).toEqual(["interrupted", "completed"]);
+      expect(notices[1]!.report).toBe("BACK");
+      // The follow-up continued the same conversation: its request holds the first turn's bash call.
+      const followup = h.requestsOf("/root/slow").at(-1)!;
+      expect(JSON.stringify(followup.messages)).toContain("sleep 60");
+      // What the interrupted turn wrote came back too (commits that came back stay).
+      const worktree = notices[0]!.worktree as Json;
+      expect(worktree.changed_files).toContain("begun.txt");
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

@@ -13,7 +13,7 @@ import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildOperations, nodeChildOperations } from "../child.js";
 import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
-import { remoteChildOperations } from "./remote-child.js";
+import { RemoteChild } from "./remote-child.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
 async function repositoryPaths(cwd: string): Promise<string[]> {
@@ -92,4 +92,35 @@ export async function runnerOperations(
 /** The argv that starts `runner`'s far side, for a check that only says hello (doctor --runner): nothing hidden, no agent dir. */
 export function runnerOperationsArgv(runner: ResolvedRunner, _cwd: string, env: NodeJS.ProcessEnv): string[] {
   return runnerArgv(runner, { env, hideAlso: [], keepVisible: [PACKAGE_ROOT, path.dirname(process.execPath)] });
+}
+
+/** The run's ChildOperations for `runner`: as the local ones, but the child is the far side. */
+export function remoteChildOperations(
+  meta: MetaV1,
+  runner: ResolvedRunner,
+  argv: string[],
+  base: ChildOperations = nodeChildOperations,
+  /** Called once the child is done (what the runner's prefix needed: a sandbox's agent dir copy). */
+  cleanup: () => void = () => undefined,
+): ChildOperations {
+  const children = new Map<number, RemoteChild>();
+  return {
+    ...base,
+    // The sandbox runs this machine's pi: found (and identified) as for a local run.
+    resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
+    spawn: (_bin, args, options) => {
+      const child = new RemoteChild(argv, meta, runner, args, options).start();
+      if (child.pid) children.set(child.pid, child);
+      child.once("exit", () => {
+        if (child.pid) children.delete(child.pid);
+        cleanup();
+      });
+      return child;
+    },
+    signalGroup: (pid, signal) => {
+      const child = pid === undefined ? undefined : children.get(pid);
+      if (child) child.signal(signal);
+      else base.signalGroup(pid, signal);
+    },
+  };
 }

@@ -29,13 +29,7 @@ import {
   type ServerFrame,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
-import {
-  type ChildHandle,
-  type ChildOperations,
-  nodeChildOperations,
-  type SpawnOptions,
-  TASK_EXTENSION_PATH,
-} from "../child.js";
+import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
 import { bundleWorkspace, landTurn, type WorkspaceBase } from "./workspace-bundle.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
@@ -373,35 +367,4 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     this.send({ t: "stop", signal: signal === "SIGKILL" ? "SIGKILL" : "SIGTERM" });
     if (signal === "SIGKILL") this.endPrefix();
   }
-}
-
-/** The run's ChildOperations for `runner`: as the local ones, but the child is the far side. */
-export function remoteChildOperations(
-  meta: MetaV1,
-  runner: ResolvedRunner,
-  argv: string[],
-  base: ChildOperations = nodeChildOperations,
-  /** Called once the child is done (what the runner's prefix needed: a sandbox's agent dir copy). */
-  cleanup: () => void = () => undefined,
-): ChildOperations {
-  const children = new Map<number, RemoteChild>();
-  return {
-    ...base,
-    // The sandbox runs this machine's pi: found (and identified) as for a local run.
-    resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
-    spawn: (_bin, args, options) => {
-      const child = new RemoteChild(argv, meta, runner, args, options).start();
-      if (child.pid) children.set(child.pid, child);
-      child.once("exit", () => {
-        if (child.pid) children.delete(child.pid);
-        cleanup();
-      });
-      return child;
-    },
-    signalGroup: (pid, signal) => {
-      const child = pid === undefined ? undefined : children.get(pid);
-      if (child) child.signal(signal);
-      else base.signalGroup(pid, signal);
-    },
-  };
 }

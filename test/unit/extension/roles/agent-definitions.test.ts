@@ -85,6 +85,16 @@ describe("parseAgentDefinition: files that work", () => {
   });
 });
 
+describe("parseAgentDefinition: runner", () => {
+  it("reads `runner:` as the role's default runner's name; a bad name refuses the file", () => {
+    const parsed = parse(doc("name: boxed\ndescription: Runs boxed.\nrunner: box"));
+    expect(parsed).toMatchObject({ ok: true, definition: { runner: "box" } });
+    const bad = parse(doc("name: boxed\ndescription: Runs boxed.\nrunner: two words"));
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.rejected.problem).toBe('runner "two words" must be a runner name');
+  });
+});
+
 describe("parseAgentDefinition: isolation", () => {
   it("reads `isolation: worktree` as the role's default; `none` and no field mean none", () => {
     const isolation = (value: string | undefined) => {
