@@ -1,5 +1,5 @@
 /**
- * The subcommands beside `run`: inspect, tail, doctor, bring, clean, stop. Only their names, options and help
+ * The subcommands beside `run` and `serve`: inspect, tail, doctor, bring, clean, stop. Only their names, options and help
  * live here; each one's code is imported when it is called, so `subagent-wrapper run`
  * never loads it (nor the schema validator that `inspect` uses).
  */
@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Every word the CLI reads as a command rather than as a meta file. */
-export const COMMAND_WORDS = ["run", "inspect", "tail", "doctor", "bring", "clean", "stop", "help"] as const;
+export const COMMAND_WORDS = ["run", "serve", "inspect", "tail", "doctor", "bring", "clean", "stop", "help"] as const;
 
 /** A repeatable option's values, in the order given. */
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];

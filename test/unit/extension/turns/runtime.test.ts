@@ -3,7 +3,7 @@
  * directory is real (a temp folder), so every record, report and notice is what a parent
  * process would write and give.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Notice } from "../../../../src/contracts/tree.js";
 import { readReportPage } from "../../../../src/extension/turns/reports.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
@@ -255,9 +255,11 @@ describe("followup_task and send_message", () => {
     const first = h.turns.last;
     first.finish(turnResult({ finalText: "first done" }));
     await settled(worker);
+    // The follow-up is requested once the first turn's end is recorded, which takes file writes
+    // (the delivery record among them): under load its start can come after `settled`.
+    await vi.waitFor(() => expect(h.turns.started).toHaveLength(2));
     noticed.push(...h.runtime.mailbox.take(5));
     expect(noticed.map((n) => [n.type, n.report])).toEqual([["completed", "first done"]]);
-    expect(h.turns.started).toHaveLength(2);
     expect(h.turns.last).toMatchObject({ runName: "0002-followup", spec: { kind: "followup" } });
     expect(h.turns.last.spec.prompt).toBe(
       "[MESSAGE from /root · task worker · id msg-1]\nnote this\n\n[FOLLOWUP_TASK from /root · task worker]\nthen do that",
