@@ -219,6 +219,34 @@ export class BlobCollector {
   }
 }
 
+/** What one blob frame did: nothing yet (a chunk), a whole blob, or a problem that ends the run. */
+export interface BlobStep {
+  /** The whole blob, once its end frame came. */
+  done?: { kind: BlobKind; data: Buffer };
+  /** What is wrong (past the bound, sizes that disagree, a blob inside another). */
+  problem?: string;
+}
+
+/**
+ * Puts blobs back together from their frames, one blob at a time, each checked against its
+ * bound and its end frame's size: both sides of the protocol receive blobs through this.
+ */
+export class BlobReceiver {
+  private collector: BlobCollector | undefined;
+
+  take(frame: BlobFrame): BlobStep {
+    this.collector ??= new BlobCollector(frame.kind);
+    if (this.collector.kind !== frame.kind) return { problem: `blob ${frame.kind} inside ${this.collector.kind}` };
+    if (frame.t === "blob") {
+      const problem = this.collector.add(frame.data);
+      return problem ? { problem } : {};
+    }
+    const data = this.collector.end(frame.bytes);
+    this.collector = undefined;
+    return typeof data === "string" ? { problem: data } : { done: { kind: frame.kind, data } };
+  }
+}
+
 /** The frames that carry `data` as a blob of `kind`. */
 export function blobFrames(kind: BlobKind, data: Buffer): BlobFrame[] {
   const frames: BlobFrame[] = [];

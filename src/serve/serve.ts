@@ -13,8 +13,8 @@
 import fs from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import {
-  BlobCollector,
   type BlobKind,
+  BlobReceiver,
   blobFrames,
   type ClientFrame,
   encodeFrame,
@@ -40,7 +40,7 @@ class ServeSession {
   private phase: Phase = "hello";
   private start: ServeStart | undefined;
   private readonly blobs = new Map<BlobKind, Buffer>();
-  private collector: BlobCollector | undefined;
+  private readonly receiver = new BlobReceiver();
   private scratch: Scratch | undefined;
   private pi: PiProcess | undefined;
   private exitCode = 0;
@@ -51,6 +51,8 @@ class ServeSession {
   private messageCount = 0;
   /** The rest of the checkout, written while pi starts; the turn's commit waits for it. */
   private checkout: Promise<void> = Promise.resolve();
+  /** The unpacking and start of pi: the scratch space is removed only once it is over. */
+  private launched: Promise<void> = Promise.resolve();
 
   constructor(private readonly io: ServeIo) {}
 
@@ -126,24 +128,11 @@ class ServeSession {
       this.fail(`expected a blob of ${expected.join(" or ")}, got ${frame.t}`);
       return;
     }
-    if (this.collector && this.collector.kind !== frame.kind) {
-      this.fail(`blob ${frame.kind} inside ${this.collector.kind}`);
-      return;
-    }
-    this.collector ??= new BlobCollector(frame.kind);
-    if (frame.t === "blob") {
-      const problem = this.collector.add(frame.data);
-      if (problem) this.fail(problem);
-      return;
-    }
-    const data = this.collector.end(frame.bytes);
-    this.collector = undefined;
-    if (typeof data === "string") {
-      this.fail(data);
-      return;
-    }
-    this.blobs.set(frame.kind, data);
-    if (this.blobs.size === this.start!.blobs.length) void this.launch();
+    const step = this.receiver.take(frame);
+    if (step.problem !== undefined) this.fail(step.problem);
+    if (!step.done) return;
+    this.blobs.set(step.done.kind, step.done.data);
+    if (this.blobs.size === this.start!.blobs.length) this.launched = this.launch();
   }
 
   private onRunning(frame: ClientFrame): void {
@@ -251,10 +240,15 @@ class ServeSession {
   private over(): void {
     this.phase = "over";
     this.pi?.dispose();
-    this.scratch?.remove();
     this.io.input.pause();
     this.io.input.destroy();
-    this.finished();
+    // An error can come while the workspace is still being unpacked (garbage after the last
+    // blob): the unpacking ends first, sees the run is over, and only then is the scratch space
+    // removed, so nothing is written into it after its removal.
+    void this.launched.finally(() => {
+      this.scratch?.remove();
+      this.finished();
+    });
   }
 }
 

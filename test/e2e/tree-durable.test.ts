@@ -5,14 +5,12 @@
  * once (re-attached while they still run, or finding their ends), and each child's notice
  * reaches its model exactly once; a second restart gives none; no process is left.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { signalGroup } from "../../src/wrapper/child.js";
-import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { runProcess } from "../support/processes.js";
-import { type RpcLine, rpcLines } from "../support/rpc-lines.js";
+import type { RpcLine } from "../support/rpc-lines.js";
+import { type RpcRoot, startRpcRoot } from "../support/rpc-root.js";
 import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import { expectNoSurvivors, type Json, toolResultFor, useTrees } from "../support/tree-harness-extra.js";
@@ -20,53 +18,6 @@ import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
 const SCENARIO_MS = 150_000;
-
-interface RpcRoot {
-  rpc: ReturnType<typeof rpcLines>;
-  send(command: Json): void;
-  stderr(): string;
-  close(): Promise<number | null>;
-  kill(signal: NodeJS.Signals): Promise<number | null>;
-}
-
-function startRpcRoot(
-  h: TreeHarness,
-  args: string[] = [],
-  env: Record<string, string> = {},
-): RpcRoot & { exited: Promise<number | null> } {
-  const child: ChildProcessWithoutNullStreams = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT, ...args], {
-    cwd: h.home.cwd,
-    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const waitExit = async () => {
-    const timer = setTimeout(() => signalGroup(child.pid, "SIGKILL"), 15_000);
-    const code = await exited;
-    clearTimeout(timer);
-    return code;
-  };
-  return {
-    exited,
-    rpc: rpcLines(child),
-    send: (command) => child.stdin.write(`${JSON.stringify(command)}\n`),
-    stderr: () => stderr,
-    close: async () => {
-      child.stdin.end();
-      return waitExit();
-    },
-    kill: async (signal) => {
-      // The root alone, as a terminal's hang-up or a crash would: never its children's groups.
-      child.kill(signal);
-      return waitExit();
-    },
-  };
-}
 
 const isUi = (method: string) => (line: RpcLine) => line.type === "extension_ui_request" && line.method === method;
 const agentEnds = (root: RpcRoot) => root.rpc.lines.filter((line) => line.type === "agent_end").length;
@@ -135,7 +86,7 @@ describe("durable children: the root dies, its children do not (real pi)", () =>
       }
 
       const started = Date.now();
-      const second = startRpcRoot(h, ["-c"]);
+      const second = startRpcRoot(h, { args: ["-c"] });
       // The tree is taken back at once: a prompt-free session reports the state.
       second.send({ type: "get_state" });
       await second.rpc.waitFor((line) => line.type === "response");
@@ -161,7 +112,7 @@ describe("durable children: the root dies, its children do not (real pi)", () =>
 
       // A second restart: nothing more to read.
       const requestsBefore = h.requestsOf("/root").length;
-      const third = startRpcRoot(h, ["-c"]);
+      const third = startRpcRoot(h, { args: ["-c"] });
       third.send({ type: "get_state" });
       await third.rpc.waitFor((line) => line.type === "response");
       await new Promise((r) => setTimeout(r, 1500));
@@ -206,7 +157,7 @@ describe("exactly once: the root killed at each step of a notice's delivery (rea
           "/root/worker": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("worker done")],
         },
       });
-      const first = startRpcRoot(h, [], { PI_SUBAGENTS_TEST_KILL_AT: step });
+      const first = startRpcRoot(h, { env: { PI_SUBAGENTS_TEST_KILL_AT: step } });
       first.send({ type: "prompt", message: "start a worker" });
       await first.rpc.waitFor((line) => line.type === "agent_end");
       // The worker ends while the root is idle: its notice is delivered, then wakes the root.
@@ -215,7 +166,7 @@ describe("exactly once: the root killed at each step of a notice's delivery (rea
       const requestsBefore = h.requestsOf("/root").length;
       expect(requestsBefore).toBe(2);
 
-      const second = startRpcRoot(h, ["-c"]);
+      const second = startRpcRoot(h, { args: ["-c"] });
       second.send({ type: "get_state" });
       await second.rpc.waitFor((line) => line.type === "response");
       if (step !== "taken") {

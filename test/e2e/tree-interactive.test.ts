@@ -6,64 +6,16 @@
  * /agents works through the extension UI protocol; and a root killed with children working
  * leaves them running (5.2) and says so, with the commands to look, stop and re-attach.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { signalGroup } from "../../src/wrapper/child.js";
-import { REAL_PI, REPO_ROOT } from "../support/pi-home.js";
 import { runProcess } from "../support/processes.js";
-import { type RpcLine, rpcLines } from "../support/rpc-lines.js";
+import type { RpcLine } from "../support/rpc-lines.js";
+import { type RpcRoot, startRpcRoot } from "../support/rpc-root.js";
 import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
-import type { TreeHarness } from "../support/tree-harness.js";
 import { expectNoSurvivors, type Json, noticesIn, toolResultFor, useTrees } from "../support/tree-harness-extra.js";
 import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
 const SCENARIO_MS = 120_000;
-
-interface RpcRoot {
-  child: ChildProcessWithoutNullStreams;
-  rpc: ReturnType<typeof rpcLines>;
-  send(command: Json): void;
-  stderr(): string;
-  /** Ends stdin (pi's RPC loop exits on EOF) and waits for the exit; SIGKILL after 15 s. */
-  close(): Promise<number | null>;
-  /** Sends `signal` and waits for the exit; SIGKILL after 15 s. */
-  kill(signal: NodeJS.Signals): Promise<number | null>;
-}
-
-function startRpcRoot(h: TreeHarness, env: Record<string, string> = {}): RpcRoot {
-  const child = spawn(REAL_PI, ["--mode", "rpc", "-np", "-e", REPO_ROOT], {
-    cwd: h.home.cwd,
-    env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const waitExit = async () => {
-    const timer = setTimeout(() => signalGroup(child.pid, "SIGKILL"), 15_000);
-    const code = await exited;
-    clearTimeout(timer);
-    return code;
-  };
-  return {
-    child,
-    rpc: rpcLines(child),
-    send: (command) => child.stdin.write(`${JSON.stringify(command)}\n`),
-    stderr: () => stderr,
-    close: async () => {
-      child.stdin.end();
-      return waitExit();
-    },
-    kill: async (signal) => {
-      child.kill(signal);
-      return waitExit();
-    },
-  };
-}
 
 const isUi = (method: string) => (line: RpcLine) => line.type === "extension_ui_request" && line.method === method;
 const count = (root: RpcRoot, match: (line: RpcLine) => boolean) => root.rpc.lines.filter(match).length;
@@ -137,7 +89,7 @@ describe("an interactive root", () => {
           "/root/worker": [reply.toolCall("bash", { command: "sleep 3" }), reply.text("worker finished its job")],
         },
       });
-      const root = startRpcRoot(h, { PI_SUBAGENTS_WAKE: "0" });
+      const root = startRpcRoot(h, { env: { PI_SUBAGENTS_WAKE: "0" } });
       const state = async (id: string) => {
         root.send({ id, type: "get_state" });
         return (await root.rpc.waitFor((line) => line.type === "response" && line.id === id)).data as Json;
@@ -192,7 +144,7 @@ describe("an interactive root", () => {
           "/root/worker": [reply.toolCall("bash", { command: "sleep 8" }), reply.text("worker done")],
         },
       });
-      const root = startRpcRoot(h, { PI_SUBAGENTS_WAKE: "0" });
+      const root = startRpcRoot(h, { env: { PI_SUBAGENTS_WAKE: "0" } });
       try {
         root.send({ type: "prompt", message: "start a worker and wait" });
         await root.rpc.waitFor((line) => line.type === "tool_execution_start" && line.toolName === "wait_agent");
@@ -237,7 +189,7 @@ describe("an interactive root", () => {
           "/root/beta": [reply.toolCall("bash", { command: "sleep 30" }), reply.text("beta done")],
         },
       });
-      const root = startRpcRoot(h, { PI_SUBAGENTS_WAKE: "0" });
+      const root = startRpcRoot(h, { env: { PI_SUBAGENTS_WAKE: "0" } });
       try {
         root.send({ type: "prompt", message: "start two workers and wait" });
         await root.rpc.waitFor((line) => line.type === "tool_execution_start" && line.toolName === "wait_agent");

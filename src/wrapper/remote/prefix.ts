@@ -17,7 +17,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_REMOTE_COMMAND, DEFAULT_SANDBOX_HIDE, type RunnerDefinition } from "../../contracts/runners.js";
+import { type RunnerArgvOptions, runnerArgv as remoteRunnerArgv } from "../../contracts/runner-prefix.js";
+import { DEFAULT_SANDBOX_HIDE, type RunnerDefinition } from "../../contracts/runners.js";
 
 /**
  * The package's root: the nearest folder above this code that holds its package.json (the
@@ -96,27 +97,18 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
   return args;
 }
 
-/** The whole argv that starts the far side of `runner`. */
-export function runnerArgv(runner: RunnerDefinition, context: PrefixContext): string[] {
-  switch (runner.kind) {
-    case "sandbox":
-      return [...sandboxPrefix(runner.hide ?? DEFAULT_SANDBOX_HIDE, context), ...LOCAL_SERVE_COMMAND, "serve"];
-    case "ssh": {
-      const ssh = ["ssh", "-T", "-o", "BatchMode=yes"];
-      if (runner.port) ssh.push("-p", String(runner.port));
-      if (runner.identity) ssh.push("-i", runner.identity);
-      ssh.push(...(runner.ssh_options ?? []), runner.host, "--");
-      return [...ssh, ...(runner.remote_command ?? DEFAULT_REMOTE_COMMAND), "serve"];
-    }
-    case "slurm":
-      return [
-        "srun",
-        "--quiet",
-        ...(runner.srun_options ?? []),
-        ...(runner.remote_command ?? DEFAULT_REMOTE_COMMAND),
-        "serve",
-      ];
-    case "command":
-      return [...runner.command, ...(runner.remote_command ?? DEFAULT_REMOTE_COMMAND), "serve"];
+/**
+ * The whole argv that starts the far side of `runner`. The sandbox is built here (it binds this
+ * machine's paths); the other kinds' prefixes are one pure table in contracts/runner-prefix.ts,
+ * which quotes every remote word for ssh's far shell.
+ */
+export function runnerArgv(
+  runner: RunnerDefinition,
+  context: PrefixContext,
+  options: RunnerArgvOptions = {},
+): string[] {
+  if (runner.kind === "sandbox") {
+    return [...sandboxPrefix(runner.hide ?? DEFAULT_SANDBOX_HIDE, context), ...LOCAL_SERVE_COMMAND, "serve"];
   }
+  return remoteRunnerArgv(runner, options);
 }

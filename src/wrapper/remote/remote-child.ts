@@ -18,8 +18,8 @@ import { cwdStartedPath, type MetaV1 } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import {
   ARG_TOKENS,
-  BlobCollector,
   type BlobKind,
+  BlobReceiver,
   blobFrames,
   type ClientFrame,
   encodeFrame,
@@ -58,7 +58,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private stopSignal: NodeJS.Signals | undefined;
   private prefixStderr = "";
   private farError: string | undefined;
-  private collector: BlobCollector | undefined;
+  private readonly receiver = new BlobReceiver();
   private readonly blobs = new Map<BlobKind, Buffer>();
   private workspace: WorkspaceBase | undefined;
   private landing: Promise<void> = Promise.resolve();
@@ -272,20 +272,9 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   }
 
   private onBlob(frame: Extract<ServerFrame, { t: "blob" | "blob_end" }>): void {
-    this.collector ??= new BlobCollector(frame.kind);
-    if (this.collector.kind !== frame.kind) {
-      this.protocolError(`blob ${frame.kind} inside ${this.collector.kind}`);
-      return;
-    }
-    if (frame.t === "blob") {
-      const problem = this.collector.add(frame.data);
-      if (problem) this.protocolError(problem);
-      return;
-    }
-    const data = this.collector.end(frame.bytes);
-    this.collector = undefined;
-    if (typeof data === "string") this.protocolError(data);
-    else this.blobs.set(frame.kind, data);
+    const step = this.receiver.take(frame);
+    if (step.problem !== undefined) this.protocolError(step.problem);
+    else if (step.done) this.blobs.set(step.done.kind, step.done.data);
   }
 
   /** The turn's commit lands on the local branch; a failure is told on stderr (the run's warnings see it). */
