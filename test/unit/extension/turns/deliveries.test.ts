@@ -27,7 +27,12 @@ const dirs: string[] = [];
 const runtimes: TreeRuntime[] = [];
 
 afterEach(async () => {
-  await Promise.all(runtimes.splice(0).map((rt) => rt.writesSettled()));
+  await Promise.all(
+    runtimes.splice(0).map(async (rt) => {
+      await rt.writesSettled();
+      await rt.mailbox.settled().catch(() => undefined);
+    }),
+  );
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
