@@ -9,47 +9,22 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { agentRecord } from "../scripts/reliability/extension-support.mjs";
 import { fmt, median, now, REPO_ROOT, rounds, row, tempDir } from "./support.mjs";
 
 const dist = (file) => import(path.join(REPO_ROOT, "dist", file));
 const LIMITS = { maxActiveChildTurns: 3, maxDepth: 3, maxSpawns: 64, turnTimeoutMs: 1_800_000 };
 const DETACHED = 20;
 
+/** A record of a turn running detached: the reliability trials' record, with its run under way. */
 function record(name, seq) {
   const at = new Date().toISOString();
-  const usage = {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-  return {
-    version: 1,
-    kind: "agent",
-    path: `/root/${name}`,
-    parent: "/root",
-    taskName: name,
-    nickname: `N${seq}`,
-    role: "default",
-    model: "fake/fast",
-    reasoning: "medium",
-    activeTools: [],
-    extensions: [],
+  return agentRecord(name, seq, {
     status: "running",
-    health: "healthy",
-    sessionPath: "",
     runs: ["0001-spawn"],
-    usage,
-    spawnSeq: seq,
-    spawnedAt: at,
-    updatedAt: at,
     inbox: [],
-    followupQueued: false,
-    undelivered: [],
     runningParts: [{ kind: "NEW_TASK", from: "/root", text: `task ${name}`, sentAt: at }],
-  };
+  });
 }
 
 function result() {

@@ -7,11 +7,10 @@ import { symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkSlurmRunner, checkSshRunner } from "../../src/cli/doctor-runner-remote.js";
-import type { SshRunner } from "../../src/contracts/runners.js";
 import { packageVersion } from "../../src/lib/package-info.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
 import { SLURM_TOOLS, type SlurmCluster, startSlurmCluster } from "../support/slurm-cluster.js";
-import { SSH_HOST_TOOLS, type SshHost, startSshHost } from "../support/ssh-host.js";
+import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../support/ssh-host.js";
 
 const REPO_ROOT = path.resolve(import.meta.dirname, "..", "..");
 const summary = (checks: Array<{ name: string; ok: boolean }>) =>
@@ -26,15 +25,7 @@ describe("doctor --runner for an ssh runner", () => {
   afterAll(async () => {
     await far?.stop();
   });
-  const definition = (host: SshHost, extra: Partial<SshRunner> = {}): SshRunner => ({
-    kind: "ssh",
-    host: host.destination,
-    port: host.port,
-    identity: host.identityFile,
-    ssh_options: host.sshOptions,
-    capacity: 2,
-    ...extra,
-  });
+  const definition = sshRunnerFor;
 
   it("connects, finds git, Node and the package, and names pi as missing; then passes once pi is there", async (ctx) => {
     skipOrFail(ctx, missing);

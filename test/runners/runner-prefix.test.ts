@@ -11,12 +11,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runnerArgv } from "../../src/contracts/runner-prefix.js";
-import type { SlurmRunner, SshRunner } from "../../src/contracts/runners.js";
+import type { SlurmRunner } from "../../src/contracts/runners.js";
 import { checkSshMaster, closeSshMaster, prepareSshConnection } from "../../src/wrapper/ssh-master.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
 import { pidRunning, runProcess, type SpawnOptions } from "../support/processes.js";
 import { SLURM_TOOLS, type SlurmCluster, startSlurmCluster } from "../support/slurm-cluster.js";
-import { SSH_HOST_TOOLS, type SshHost, startSshHost } from "../support/ssh-host.js";
+import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../support/ssh-host.js";
 
 const run = (argv: string[], opts?: SpawnOptions) => runProcess(argv[0] as string, argv.slice(1), opts);
 /** Prints each argument it gets after a `|`, then stdin in capitals. */
@@ -48,15 +48,7 @@ describe("the ssh prefix on a far host", () => {
     await far?.stop();
     if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
   });
-  const definition = (host: SshHost, extra: Partial<SshRunner> = {}): SshRunner => ({
-    kind: "ssh",
-    host: host.destination,
-    port: host.port,
-    identity: host.identityFile,
-    ssh_options: host.sshOptions,
-    capacity: 2,
-    ...extra,
-  });
+  const definition = sshRunnerFor;
 
   it("passes every remote word through the far shell as written, streams stdin in and stdout back", async (ctx) => {
     skipOrFail(ctx, missing);

@@ -22,6 +22,7 @@ import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "nod
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { SshRunner } from "../../src/contracts/runners.js";
 import { killNow, type LastResort, registerLastResort, unregisterLastResort } from "./last-resort.js";
 import { findTool } from "./needs.js";
 import { type ProcessResult, runProcess, type SpawnedProcess, type SpawnOptions, spawnProcess } from "./processes.js";
@@ -280,6 +281,19 @@ async function killNamespace(netns: string): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** An ssh runner definition that reaches `host` (its user, port, key and options). */
+export function sshRunnerFor(host: SshHost, extra: Partial<SshRunner> = {}): SshRunner {
+  return {
+    kind: "ssh",
+    host: host.destination,
+    port: host.port,
+    identity: host.identityFile,
+    ssh_options: host.sshOptions,
+    capacity: 2,
+    ...extra,
+  };
 }
 
 export async function startSshHost(opts: SshHostOptions = {}): Promise<SshHost> {

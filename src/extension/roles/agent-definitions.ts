@@ -104,6 +104,35 @@ export function problemList(): { problems: string[]; take<T>(value: T | Problem)
   };
 }
 
+/** The optional fields a pi file and a Claude Code file share. */
+export type SharedFields = Partial<
+  Pick<AgentDefinition, "reasoning" | "isolation" | "limits" | "fallbackModels" | "runner">
+>;
+
+/**
+ * pi's own optional fields, read the same way from both kinds of file: each problem goes to
+ * `take`, and only the fields a file sets are kept. `limitsOf` reads the limits (a Claude Code
+ * file also maps its `maxTurns`).
+ */
+export function parseSharedFields(
+  fm: Record<string, unknown>,
+  take: ReturnType<typeof problemList>["take"],
+  limitsOf: (fm: Record<string, unknown>) => TurnLimits | undefined | Problem = parseLimitsField,
+): SharedFields {
+  const reasoning = take(parseReasoning(fm));
+  const isolation = take(parseIsolation(fm));
+  const limits = take(limitsOf(fm));
+  const fallbackModels = take(parseFallbackModels(fm));
+  const runner = take(parseRunnerName(fm));
+  return {
+    ...(reasoning !== undefined && { reasoning }),
+    ...(isolation !== undefined && { isolation }),
+    ...(limits !== undefined && { limits }),
+    ...(fallbackModels !== undefined && { fallbackModels }),
+    ...(runner !== undefined && { runner }),
+  };
+}
+
 /** The file name without `.md`: the name a refused file is matched by when it declares none. */
 export const fileStem = (filePath: string): string => path.basename(filePath).replace(/\.md$/i, "");
 
@@ -132,11 +161,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
   const description = take(parseDescription(fm));
   const tools = take(parseTools(fm));
   const model = take(parseModel(fm));
-  const reasoning = take(parseReasoning(fm));
-  const isolation = take(parseIsolation(fm));
-  const limits = take(parseLimitsField(fm));
-  const fallbackModels = take(parseFallbackModels(fm));
-  const runner = take(parseRunnerName(fm));
+  const shared = parseSharedFields(fm, take);
   if (problems.length > 0) return rejectDefinition(filePath, source, name ?? declaredName(fm, filePath), problems);
   return {
     ok: true,
@@ -145,11 +170,7 @@ export function parseAgentDefinition(content: string, filePath: string, source: 
       description: description!,
       tools: tools!,
       ...(model !== undefined && { model }),
-      ...(reasoning !== undefined && { reasoning }),
-      ...(isolation !== undefined && { isolation }),
-      ...(limits !== undefined && { limits }),
-      ...(fallbackModels !== undefined && { fallbackModels }),
-      ...(runner !== undefined && { runner }),
+      ...shared,
       prompt: body.trim(),
       source,
       filePath,

@@ -26,11 +26,8 @@ import {
   type ParsedDefinition,
   type Problem,
   parseDescription,
-  parseFallbackModels,
-  parseIsolation,
   parseLimitsField,
-  parseReasoning,
-  parseRunnerName,
+  parseSharedFields,
   problemList,
   readFrontmatter,
   rejectDefinition,
@@ -99,11 +96,7 @@ export function parseClaudeAgentDefinition(
   const description = take(parseDescription(fm));
   const tools = take(claudeTools(fm, notes));
   const model = take(claudeModel(fm));
-  const reasoning = take(parseReasoning(fm));
-  const isolation = take(parseIsolation(fm));
-  const limits = take(claudeLimits(fm));
-  const fallbackModels = take(parseFallbackModels(fm));
-  const runner = take(parseRunnerName(fm));
+  const shared = parseSharedFields(fm, take, claudeLimits);
   const unsupported = CLAUDE_UNSUPPORTED_FIELDS.filter((field) => field in fm);
   if (unsupported.length > 0) notes.push(`${unsupported.join(", ")}: Claude Code settings pi does not have, ignored`);
   if (problems.length > 0) {
@@ -114,11 +107,7 @@ export function parseClaudeAgentDefinition(
     description: description!,
     tools: tools!,
     ...model,
-    ...(reasoning !== undefined && { reasoning }),
-    ...(isolation !== undefined && { isolation }),
-    ...(limits !== undefined && { limits }),
-    ...(fallbackModels !== undefined && { fallbackModels }),
-    ...(runner !== undefined && { runner }),
+    ...shared,
     prompt: body.trim(),
     source,
     filePath,
