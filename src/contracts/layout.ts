@@ -74,6 +74,12 @@ export const TREE_FILES = {
    * (lib/owner-lease.ts).
    */
   ownerPrefix: "owner.",
+  /**
+   * At the top of a tree directory: `runners/<runner name>/slot.<n>.<generation>`, the leases
+   * of each runner's turn slots across the whole tree (its capacity, SPEC 5.5): each names the
+   * process that holds it, the turn's wrapper (lib/slot-lease.ts, extension/turns/runner-slots.ts).
+   */
+  runners: "runners",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */

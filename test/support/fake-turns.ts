@@ -63,6 +63,8 @@ export class FakeTurns implements TurnOperations {
   readonly delivered = new Map<string, Set<string>>();
   /** When set, the next postLive throws it (a run directory that cannot be written). */
   failNextPost: Error | undefined;
+  /** When set, the next turn's wrapper "runs" as this pid (a real process the test started). */
+  nextPid: number | undefined;
 
   async start(spec: TurnSpec): Promise<RunningTurn> {
     const hold = this.holdNextStart;
@@ -79,6 +81,8 @@ export class FakeTurns implements TurnOperations {
     let ended = false;
     const damaged = this.damageNextResult;
     this.damageNextResult = undefined;
+    const pid = this.nextPid;
+    this.nextPid = undefined;
     const turn: FakeTurn = {
       spec,
       runName: name,
@@ -94,7 +98,7 @@ export class FakeTurns implements TurnOperations {
     return {
       runDir: turn.runDir,
       runName: name,
-      pid: undefined,
+      pid,
       finished,
       howExited: () => (ended ? "exit code 1" : undefined),
       ...(damaged !== undefined && { damagedResult: () => (ended ? damaged : undefined) }),

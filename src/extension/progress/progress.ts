@@ -13,6 +13,7 @@ import { type Clock, systemClock } from "../../lib/clock.js";
 import { parentOf } from "../tree/paths.js";
 import type { TreeDamage, TreeDir } from "../tree/tree-dir.js";
 import { rollUp } from "../tree/usage-rollup.js";
+import type { RunnerWait } from "../turns/capacity.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { currentTool, EventsTail, type RunProgress } from "./events-tail.js";
 
@@ -28,6 +29,8 @@ export interface AgentProgress {
   elapsedMs?: number;
   /** 1 = next, while queued for capacity (known only for this process's direct children). */
   queuePosition?: number;
+  /** While queued because its runner is full across the tree: `runner box (3/3 in use)` (this process's children only). */
+  waitingFor?: string;
 }
 
 /** The fields tools return for an agent's live progress (wait_agent updates, list_agents). */
@@ -76,6 +79,7 @@ export class TreeProgress {
     private readonly tree: TreeDir,
     private readonly queuePosition: (agentPath: string) => number | undefined = () => undefined,
     private readonly held: () => Iterable<AgentRecordV1> = () => [],
+    private readonly runnerWait: (agentPath: string) => RunnerWait | undefined = () => undefined,
   ) {}
 
   /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
@@ -90,6 +94,7 @@ export class TreeProgress {
     return agents.map(({ record, usage, run }) => {
       const elapsedMs = elapsedOf(record, run, at);
       const queuePosition = this.queuePosition(record.path) ?? sharedPosition(queues, record);
+      const wait = queuePosition !== undefined ? this.runnerWait(record.path) : undefined;
       return {
         record,
         usage,
@@ -97,6 +102,7 @@ export class TreeProgress {
         ...(run && { run }),
         ...(elapsedMs !== undefined && { elapsedMs }),
         ...(queuePosition !== undefined && { queuePosition }),
+        ...(wait && { waitingFor: `runner ${wait.runner} (${wait.inUse}/${wait.capacity} in use)` }),
       };
     });
   }
@@ -153,6 +159,7 @@ export function progressOf(runtime: TreeRuntime): TreeProgress {
       runtime.tree,
       (agentPath) => runtime.queuePosition(agentPath),
       () => [...runtime.children.values()].map((state) => state.record),
+      (agentPath) => runtime.runnerWait(agentPath),
     );
     trackers.set(runtime, tracker);
   }

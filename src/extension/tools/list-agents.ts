@@ -51,6 +51,7 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
           ...(record.worktree && { branch: record.worktree.branch }),
           ...(record.runner && { runner: record.runner.name }),
           ...(agent.queuePosition !== undefined && { queue_position: agent.queuePosition }),
+          ...(agent.waitingFor && { waiting_for: agent.waitingFor }),
           ...(pendingMessages > 0 && { pending_messages: pendingMessages }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
           ...(record.status === "running" && progressFields(agent)),

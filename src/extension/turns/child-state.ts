@@ -7,6 +7,7 @@ import type { Clock } from "../../lib/clock.js";
 import type { DeliveryFiles, DeliveryStep } from "./deliveries.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
 import { IDLE, liveTurnOf, type StopReason, type TurnPhase } from "./lifecycle.js";
+import type { RunnerGate } from "./runner-slots.js";
 import type { WorktreeOperations } from "./worktree-turns.js";
 
 export type { StopReason };
@@ -58,6 +59,8 @@ export interface RuntimeOptions {
   fault?: (step: DeliveryStep) => void;
   /** The time the runtime reads and waits on: its mailbox's waits and its stop waits (default: the system's). */
   clock?: Clock;
+  /** The runners' tree-wide slots (default: leases in the tree directory, runner-slots.ts). */
+  runnerGate?: RunnerGate;
 }
 
 /** What followup_task tells the model. */

@@ -13,7 +13,7 @@ import type { Identity, TreeLimits } from "../config.js";
 import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
-import { runnerPool, TurnSlots } from "./capacity.js";
+import { type RunnerWait, runnerPool, TurnSlots } from "./capacity.js";
 import {
   type ChildState,
   type FollowupResult,
@@ -29,6 +29,7 @@ import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } fr
 import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
+import { treeRunnerGate } from "./runner-slots.js";
 import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./stopping.js";
 import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
@@ -89,7 +90,11 @@ export class TreeRuntime implements StopContext, EffectContext {
     this.mailbox = new Mailbox(this.clock, (notices) => this.recordTaken(notices));
     this.turns = options.turns ?? wrapperTurns;
     this.worktrees = options.worktrees ?? gitWorktrees;
-    this.slots = new TurnSlots(limits.maxActiveChildTurns, (queued) => this.publishQueue(queued));
+    this.slots = new TurnSlots(
+      limits.maxActiveChildTurns,
+      (queued) => this.publishQueue(queued),
+      options.runnerGate ?? treeRunnerGate(tree.root, { clock: this.clock, report: (line) => this.report(line) }),
+    );
     this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
   }
 
@@ -215,6 +220,11 @@ export class TreeRuntime implements StopContext, EffectContext {
 
   queuePosition(agentPath: string): number | undefined {
     return this.slots.position(agentPath);
+  }
+
+  /** When a queued turn waits because its runner is full across the tree: the runner and its slots in use. */
+  runnerWait(agentPath: string): RunnerWait | undefined {
+    return this.slots.runnerWait(agentPath);
   }
 
   /** Extra meta.json `env` for a turn that starts now: the hook's (the tree's budget left), else none. */
@@ -374,6 +384,8 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   async shutdown(how: "stop" | "detach" = "stop"): Promise<void> {
     this.closing = true;
+    // Queued runner turns are no longer retried from here: they stay queued for the next root.
+    this.slots.close();
     // A turn whose wrapper is starting right now is running once its launch is done: stopped below like the others.
     await Promise.all([...this.launching].map((launch) => settledWithin(launch, STOP_WAIT_MS, this.clock)));
     if (how === "detach") await this.detach();

@@ -140,6 +140,8 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
   } catch (err) {
     return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
   }
+  // A runner's tree-wide slot is the wrapper's from now on: it outlives this process if need be.
+  if (turn.pid !== undefined) ctx.slots.handOver(record.path, turn.pid);
   return ctx.dispatch(state, { type: "wrapper_started", turn, parts });
 }
 

@@ -70,6 +70,7 @@ function stateLine(agent: AgentProgress, p: Painter): string {
   const { record } = agent;
   const state = [paintStatus(p, record.status), record.health === "unhealthy" ? p.fg("error", "unhealthy") : "healthy"];
   if (agent.queuePosition !== undefined) state.push(`queued #${agent.queuePosition}`);
+  if (agent.waitingFor) state.push(`waiting for ${agent.waitingFor}`);
   if (record.runs.length > 0) state.push(`turn ${record.runs.length}`);
   if (agent.elapsedMs !== undefined) state.push(formatElapsed(agent.elapsedMs));
   const tool = agent.run && record.status === "running" ? currentTool(agent.run) : undefined;

@@ -55,7 +55,10 @@ export function isActive(status: AgentStatus): boolean {
 export function describeAgent(agent: AgentProgress, p: Painter = plain): string {
   const { record } = agent;
   const running = record.status === "running";
-  const status = agent.queuePosition !== undefined ? `queued #${agent.queuePosition}` : statusWord(record.status);
+  const queued = agent.waitingFor
+    ? `queued #${agent.queuePosition} for ${agent.waitingFor}`
+    : `queued #${agent.queuePosition}`;
+  const status = agent.queuePosition !== undefined ? queued : statusWord(record.status);
   const model = modelInUse(record, agent.run?.model).model;
   const parts = [`${record.taskName} (${record.nickname})`, paintStatus(p, record.status, status), model];
   if (agent.elapsedMs !== undefined) parts.push(formatElapsed(agent.elapsedMs));
