@@ -39,6 +39,12 @@ export const ENV = {
   treeDir: "PI_SUBAGENTS_TREE_DIR",
   /** The child's canonical path (`/root/a/b`); set for every child by its parent's launcher. */
   agentPath: "PI_SUBAGENTS_AGENT_PATH",
+  /**
+   * Set by the extension in the meta.json `env` of a child on a runner other than local:
+   * `<name> (<kind>)`. Such a child is away from the tree directory (a sandbox sees it
+   * read-only; ssh, slurm and command runners not at all), so its spawn_agent refuses.
+   */
+  runner: "PI_SUBAGENTS_RUNNER",
   /** The folder that holds tree directories (default: `subagents/` beside the root's session file). */
   baseDir: "PI_SUBAGENTS_DIR",
 

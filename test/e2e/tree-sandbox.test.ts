@@ -5,7 +5,7 @@
  * a file of the parent's checkout or of the package, cannot read a hidden path (each tried
  * through its bash tool), sees its own PID namespace; its edits land on its `subagent/*`
  * branch with the notice's `worktree` fields; a live message reaches it through `serve`, an
- * interrupt stops it; no process of it is left after its turn.
+ * interrupt stops it; its spawn_agent is refused with the reason; no process of it is left after its turn.
  *
  * Needs `bwrap`: without it the tests are skipped with a plain line, and fail when CI is set.
  */
@@ -15,6 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { processAlive } from "../../src/lib/process.js";
+import { slotHolders } from "../../src/lib/slot-lease.js";
 import { REPO_ROOT } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import { diag, noticesOf, ROOT_RUN, scenarioProcs } from "../support/stress-scenarios.js";
@@ -128,6 +129,8 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
               return reply.toolCall("bash", { command: probe(h.home.cwd, h.home.home) });
             },
             reply.toolCall("bash", { command: "echo noted > note.txt" }),
+            // Away from the tree's folder, it cannot delegate: one clear tool error.
+            reply.toolCall("spawn_agent", { task_name: "sub", message: "x", fork_turns: "none" }),
             reply.text("BOXED DONE"),
           ],
         },
@@ -160,6 +163,15 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
         userTexts(h.requestsOf("/root/boxed")[1]!).some((text) => text.includes(NOTE)),
         diag(h),
       ).toBe(true);
+
+      expect(outputOf(h, "/root/boxed", 3)).toContain(
+        "spawn_agent does not work on runner box (sandbox): this agent runs away from the agent tree's folder",
+      );
+      expect(fs.existsSync(path.join(h.treeDir(), "agents", "boxed", "sub"))).toBe(false);
+      // Its turn held one of the runner's slots in the tree directory, free again once it ended.
+      const slots = path.join(h.treeDir(), "runners", "box");
+      expect(fs.readdirSync(slots).filter((name) => name.startsWith("slot."))).toEqual(["slot.1.1"]);
+      expect(slotHolders(slots).size).toBe(0);
 
       // The parent's checkout is as it was; the child's work is on its branch.
       expect(snapshot(repo)).toBe(before);

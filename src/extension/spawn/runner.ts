@@ -5,6 +5,8 @@
  * sandbox's default hide list and capacity filled in) and kept in the agent's record, so every
  * turn of the agent runs on the runner it was spawned on.
  */
+
+import { ENV } from "../../contracts/env.js";
 import {
   DEFAULT_SANDBOX_HIDE,
   LOCAL_RUNNER,
@@ -51,3 +53,15 @@ export function chooseRunner(
 
 /** The message when a non-local runner is asked for where no git repository holds the cwd. */
 export const runnerNeedsGit = (name: string): string => `runner ${name} needs a git repository`;
+
+/**
+ * Why this process may not spawn: it is a child on a runner other than local (its parent set
+ * PI_SUBAGENTS_RUNNER). Such a child runs away from the tree directory — a sandbox sees it
+ * read-only, an ssh host, a Slurm node or a container not at all — so it could record no child,
+ * claim no slot and hear no child's end. Undefined where spawning works.
+ */
+export function delegationRefusal(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const runner = env[ENV.runner]?.trim();
+  if (!runner) return undefined;
+  return `spawn_agent does not work on runner ${runner}: this agent runs away from the agent tree's folder, so it cannot have children of its own (only agents on the local runner delegate). Do the work yourself, or say in your report what should be delegated.`;
+}

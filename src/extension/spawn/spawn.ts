@@ -29,7 +29,7 @@ import { resolveFallbacks } from "./fallbacks.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type Rollback, withRollback } from "./rollback.js";
-import { chooseRunner, runnerNeedsGit } from "./runner.js";
+import { chooseRunner, delegationRefusal, runnerNeedsGit } from "./runner.js";
 import { noRepositoryError, type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
 
 export interface SpawnResult {
@@ -90,6 +90,8 @@ export async function spawnAgent(
   ctx: ExtensionContext,
   params: SpawnRequest & { fallback_models?: unknown },
 ): Promise<SpawnResult> {
+  const refusal = delegationRefusal();
+  if (refusal) throw new Error(refusal);
   if (!ctx.model) throw new Error("spawn_agent needs a model: this session has none selected");
   const registry = describeRegistry(pi.getAllTools());
   const plan = withFallbacks(runtime, ctx, params, await checkRequest(runtime, pi, ctx, params, registry));

@@ -124,7 +124,12 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
     sessionPath: record.sessionPath,
     startedAt: new Date().toISOString(),
     limits: spec.limits,
-    env: { ...spec.env, [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
+    env: {
+      ...spec.env,
+      [ENV.treeDir]: spec.treeDir,
+      [ENV.agentPath]: record.path,
+      ...(record.runner && { [ENV.runner]: `${record.runner.name} (${record.runner.kind})` }),
+    },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
     ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
     ...(record.runner && { runner: record.runner }),

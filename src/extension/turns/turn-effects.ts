@@ -132,7 +132,8 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       kind,
       cwd: place.cwd,
       ...(place.readyPath && { cwdReadyPath: place.readyPath }),
-      instructions: childInstructions(record, record.activeTools.includes("spawn_agent")),
+      // A child on a runner cannot delegate (spawn/runner.ts, delegationRefusal): not offered.
+      instructions: childInstructions(record, record.activeTools.includes("spawn_agent") && !record.runner),
       // The agent's limits; the turn limit (PI_SUBAGENTS_TURN_TIMEOUT_MS, 30 minutes) is time_limit's default.
       limits: mergeLimits(record.limits, { time_limit: ctx.limits.turnTimeoutMs / 1000 }),
       env,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_HIDE } from "../../../../src/contracts/runners.js";
-import { chooseRunner, runnerNeedsGit } from "../../../../src/extension/spawn/runner.js";
+import { DEFAULT_SANDBOX_HIDE, type ResolvedRunner } from "../../../../src/contracts/runners.js";
+import { chooseRunner, delegationRefusal, runnerNeedsGit } from "../../../../src/extension/spawn/runner.js";
+import { buildMeta } from "../../../../src/extension/turns/launcher.js";
+import { agentRecord } from "../../../support/records.js";
 
 const settings = {
   runner: "box",
@@ -39,5 +41,35 @@ describe("chooseRunner: the parameter, else the role's, else the settings' defau
     });
     expect(chooseRunner(7, undefined, settings)).toEqual({ ok: false, error: "runner must be a runner name, not 7" });
     expect(runnerNeedsGit("box")).toBe("runner box needs a git repository");
+  });
+});
+
+describe("a child on a runner does not delegate", () => {
+  it("its meta.json env names its runner; a local child's does not", () => {
+    const spec = (runner?: ResolvedRunner) => ({
+      record: agentRecord({ path: "/root/w", ...(runner && { runner }) }),
+      agentDir: "/tree/agents/w",
+      treeDir: "/tree",
+      prompt: "go",
+      kind: "spawn" as const,
+      cwd: "/work",
+      instructions: "",
+      limits: {},
+    });
+    const box: ResolvedRunner = { name: "box", kind: "sandbox", capacity: 3, hide: [] };
+    expect(buildMeta(spec(box), "/tree/agents/w/runs/0001-spawn").env).toEqual({
+      PI_SUBAGENTS_TREE_DIR: "/tree",
+      PI_SUBAGENTS_AGENT_PATH: "/root/w",
+      PI_SUBAGENTS_RUNNER: "box (sandbox)",
+    });
+    expect(buildMeta(spec(), "/tree/agents/w/runs/0001-spawn").env).not.toHaveProperty("PI_SUBAGENTS_RUNNER");
+  });
+
+  it("spawn_agent's refusal there says which runner and why, in one line; none where the variable is unset", () => {
+    const refusal = delegationRefusal({ PI_SUBAGENTS_RUNNER: "gpu (ssh)" });
+    expect(refusal).toMatch(/^spawn_agent does not work on runner gpu \(ssh\): .*agent tree's folder/);
+    expect(refusal).not.toContain("\n");
+    expect(delegationRefusal({})).toBeUndefined();
+    expect(delegationRefusal({ PI_SUBAGENTS_RUNNER: " " })).toBeUndefined();
   });
 });

@@ -149,6 +149,18 @@ describe("spawnAgent: a failed step undoes the steps before it, newest first", (
     expect(fs.readdirSync(path.join(s.tree.root, TREE_FILES.spawns))).toHaveLength(1);
   });
 
+  it("a child on a runner (PI_SUBAGENTS_RUNNER set) is refused with the reason, before anything is claimed", async () => {
+    const s = await setup();
+    vi.stubEnv("PI_SUBAGENTS_RUNNER", "box (sandbox)");
+    try {
+      await expect(s.spawn()).rejects.toThrow(/^spawn_agent does not work on runner box \(sandbox\): /);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expectNothingLeft(s);
+    expect(s.log).toEqual([]);
+  });
+
   it("a path another spawn claimed first: nothing was taken, so nothing is undone", async () => {
     const s = await setup();
     expect(await s.tree.claimPath("/root/worker")).toBe(true);
