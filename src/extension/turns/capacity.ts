@@ -88,15 +88,18 @@ export class TurnSlots {
   request(key: string, start: () => void, pool?: SlotPool): boolean {
     const name = pool ? `runner:${pool.name}` : LOCAL_POOL;
     if (pool) this.limits.set(name, pool.limit);
-    if (this.hasRoom(name) && !this.active.has(key) && this.takeTreeSlot(key, pool)) {
+    // Turns of its pool that wait for their runner go first: a slot that has just freed is theirs.
+    const behind = this.waiting.some((entry) => entry.pool === name);
+    if (!behind && this.hasRoom(name) && !this.active.has(key) && this.takeTreeSlot(key, pool)) {
       this.active.set(key, name);
       start();
       return true;
     }
     this.waiting.push({ key, start, pool: name, ...(pool && { runner: pool }) });
     this.onQueueChange(this.queuedKeys());
-    this.updateWatches();
-    return false;
+    if (behind) this.startWaiting();
+    else this.updateWatches();
+    return !this.waiting.some((entry) => entry.key === key) && this.active.has(key);
   }
 
   /**

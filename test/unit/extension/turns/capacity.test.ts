@@ -156,6 +156,18 @@ describe("TurnSlots: a runner's capacity across the tree (the gate)", () => {
     expect(started).toEqual(["local"]);
   });
 
+  it("a new runner turn does not jump ahead of one already waiting for that runner", () => {
+    const gate = new FakeGate();
+    const slots = new TurnSlots(3, () => undefined, gate);
+    const started: string[] = [];
+    expect(slots.request("a", () => started.push("a"), box)).toBe(false);
+    // A slot frees elsewhere; before the watch says so, another turn asks for the runner.
+    gate.free.set("box", 1);
+    expect(slots.request("b", () => started.push("b"), box)).toBe(false);
+    expect(started).toEqual(["a"]);
+    expect(slots.queuedKeys()).toEqual(["b"]);
+  });
+
   it("a dequeued waiting turn is no longer watched for; after close nothing is watched or retried", () => {
     const gate = new FakeGate();
     const slots = new TurnSlots(3, () => undefined, gate);

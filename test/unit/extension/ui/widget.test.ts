@@ -76,6 +76,14 @@ describe("the widget and the status line", () => {
     ]);
   });
 
+  it("a turn queued because its runner is full across the tree says which runner and how full", () => {
+    const queued = agent(
+      { path: "/root/boxed", nickname: "Noether", status: "pending_init", spawnSeq: 1 },
+      { queuePosition: 1, waitingFor: "runner box (3/3 in use)" },
+    );
+    expect(describeAgent(queued)).toContain("queued #1 for runner box (3/3 in use)");
+  });
+
   it("draws ├─ for every sibling but the last, └─ for the last, and │ below a parent that has later siblings", () => {
     const paths = ["/root/a", "/root/a/x", "/root/a/x/deep", "/root/a/y", "/root/b", "/root/b/z"];
     const agents = paths.map((p, i) => agent({ path: p, nickname: `N${i}`, status: "running", spawnSeq: i + 1 }));
