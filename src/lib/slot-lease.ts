@@ -7,7 +7,7 @@
  *
  * Files: `slot.<n>.<generation>` for slot n = 1…capacity. The highest generation of slot n is
  * its current lease; the slot is free when there is none, or its holder is gone, or it says
- * `released`, or it is damaged. Taking slot n creates the next generation by link(2) of a
+ * `released`, or it is damaged (a release is written in place). Taking slot n creates the next generation by link(2) of a
  * complete temp file, which fails when the name exists: of takers racing for one slot exactly
  * one wins, and the others try the next slot. A lease file is never removed while it is the
  * current one (a release rewrites it to `released`; a holder hands it over by rewriting it), so
@@ -32,6 +32,11 @@ export interface SlotFileOperations {
   create(file: string, text: string): boolean;
   /** Replaces `file`'s content by `text` at once (a rename over it). */
   replace(file: string, text: string): void;
+  /**
+   * Writes `text` over `file` in place, never creating it: false when it is gone. A reader may
+   * see it half written, which reads as a free slot — right only for a release.
+   */
+  overwrite(file: string, text: string): boolean;
   remove(file: string): void;
   makeDir(dir: string): void;
 }
@@ -128,6 +133,22 @@ export const nodeSlotFiles: SlotFileOperations = {
       throw err;
     }
   },
+  overwrite: (file, text) => {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, "r+");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw err;
+    }
+    try {
+      fs.ftruncateSync(fd, 0);
+      fs.writeSync(fd, text, 0);
+      return true;
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
   remove: (file) => fs.rmSync(file, { force: true, recursive: true }),
   makeDir: (dir) => fs.mkdirSync(dir, { recursive: true }),
 };
@@ -220,12 +241,12 @@ function heldLease(
 ): SlotLease {
   let handedTo: ProcessIdentity | undefined;
   let released = false;
-  const stillThere = () => ops.read(file) !== undefined;
   return {
     slot,
     file,
     handOver(holder) {
-      if (released || !stillThere()) return;
+      // While this process holds the slot its lease stays the newest: nobody removes it.
+      if (released || ops.read(file) === undefined) return;
       ops.replace(file, `${JSON.stringify(holder)}\n`);
       handedTo = holder;
     },
@@ -233,7 +254,9 @@ function heldLease(
       if (released) return;
       if (handedTo && alive(handedTo)) return;
       released = true;
-      if (stillThere()) ops.replace(file, RELEASED);
+      // In place: a newer taker may have dropped this lease already (its holder gone), and a
+      // rename would make it again.
+      ops.overwrite(file, RELEASED);
     },
   };
 }

@@ -113,6 +113,22 @@ describe("runner slot leases", () => {
     expect(takeSlot(dir, 1, { self: B, alive })?.slot).toBe(1);
   });
 
+  it("a release after a newer taker dropped the lease (its wrapper gone) does not make the file again", () => {
+    const dir = slotsDir();
+    const wrapper = id(2001);
+    let live = [A, wrapper];
+    const alive = (holder: ProcessIdentity) => world(...live)(holder);
+    const lease = takeSlot(dir, 1, { self: A, alive })!;
+    lease.handOver(wrapper);
+    // The wrapper ended; another process takes the slot before this one writes the release.
+    live = [A, B];
+    expect(takeSlot(dir, 1, { self: B, alive })?.slot).toBe(1);
+    expect(leaseFiles(dir)).toEqual(["slot.1.2"]);
+    lease.release();
+    expect(leaseFiles(dir)).toEqual(["slot.1.2"]);
+    expect([...slotHolders(dir, { alive }).values()]).toEqual([B]);
+  });
+
   it.each([
     ["not JSON", (file: string) => writeFileSync(file, "{ pid")],
     ["empty", (file: string) => writeFileSync(file, "")],
