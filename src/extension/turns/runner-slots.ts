@@ -101,7 +101,14 @@ export function treeRunnerGate(treeDir: string, options: TreeGateOptions): Runne
         },
       };
     },
-    inUse: (pool) => slotHolders(dirOf(pool), options.deps).size,
+    inUse(pool) {
+      try {
+        return slotHolders(dirOf(pool), options.deps).size;
+      } catch {
+        // unreadable just now: the count is for display only
+        return pool.limit;
+      }
+    },
     watch(pool, changed) {
       const dir = dirOf(pool);
       // Many events for one release (its temp file, the rename): one look for all of them.
