@@ -84,6 +84,8 @@ function slurmConf(o: { dir: string; node: string; ctldPort: number; slurmdPort:
     "KillWait=2",
     `NodeName=${o.node} NodeAddr=127.0.0.1 CPUs=${os.availableParallelism()} RealMemory=1000 State=UNKNOWN`,
     `PartitionName=debug Nodes=${o.node} Default=YES MaxTime=INFINITE State=UP`,
+    // A partition with a time limit of one minute: a longer `--time` there is a refusal.
+    `PartitionName=short Nodes=${o.node} MaxTime=1 State=UP`,
     "",
   ].join("\n");
 }
