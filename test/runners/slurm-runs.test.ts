@@ -174,4 +174,20 @@ describe("a run on a slurm runner (one-node Slurm, fake pi)", () => {
     expect(await until(() => !processAlive(pid), 10_000)).toBe(true);
     await expectNothingLeft();
   });
+
+  it("a SIGKILLed wrapper: its orphan guard's SIGTERM to srun ends the job, and nothing of it is left", async (ctx) => {
+    skipOrFail(ctx, missing);
+    const { c, env } = await slurmCase({}, sleeping);
+    const run = c.start({ env, timeoutMs: 60_000 });
+    const recordFile = path.join(c.dir, "fake-pi-record.json");
+    expect(await until(() => fs.existsSync(recordFile), 30_000)).toBe(true);
+    const { pid } = await fakePiRecord(c.dir);
+    expect(await (slurm as SlurmCluster).squeue()).toHaveLength(1);
+    run.kill("SIGKILL");
+    const killed = Date.now();
+    await run.done;
+    expect(await until(() => !processAlive(pid), 10_000)).toBe(true);
+    await expectNothingLeft();
+    console.log(`slurm: a SIGKILLed wrapper's job was gone ${Date.now() - killed} ms later`);
+  });
 });
