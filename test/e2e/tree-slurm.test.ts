@@ -5,8 +5,8 @@
  * its bash sees the job's SLURM_JOB_ID and the job name the wrapper gave it; a live message
  * reaches it mid-turn; its commit lands on its `subagent/*` branch with the notice's `worktree`
  * fields; the notice and result.json say `runner: {name: "hpc", kind: "slurm"}`. An interrupt
- * ends the job: its sleep is gone and `squeue` is empty afterwards, and no process of the tree
- * is left.
+ * ends the job (its sleep is gone), a follow-up resumes the conversation in a new job, and
+ * afterwards `squeue` is empty and no process of the tree is left.
  *
  * The job runs on this machine (slurmd runs it here), so it reaches the scripted LLM on
  * loopback. It is hermetic because srun hands its whole environment to the job (Slurm's
@@ -171,7 +171,7 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
   );
 
   it(
-    "an interrupt ends the child's job: its sleep is gone, the turn is interrupted, and squeue is empty afterwards",
+    "an interrupt ends the child's job (its sleep is gone, the turn interrupted), a follow-up resumes it as a new job, and squeue is empty afterwards",
     async (ctx) => {
       skipOrFail(ctx, missing);
       let phase = 0;
@@ -179,7 +179,9 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
       let queued: string[] = [];
       const cluster = slurm as SlurmCluster;
       const h: TreeHarness = await tree({
-        scripts: { "/root/slow": [reply.toolCall("bash", { command: "echo begun > begun.txt; sleep 60" })] },
+        scripts: {
+          "/root/slow": [reply.toolCall("bash", { command: "echo begun > begun.txt; sleep 60" }), reply.text("BACK")],
+        },
         extraSettings: settings,
         env: clusterEnv(),
       });
@@ -198,6 +200,11 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
             return reply.toolCall("interrupt_agent", { target: "slow" });
           case 2:
             phase = 3;
+            return reply.toolCall("followup_task", { target: "slow", message: "Are you back?" });
+          case 3:
+          case 4:
+            // The interrupted turn's notice first, then the follow-up's (a second job).
+            phase += 1;
             return reply.toolCall("wait_agent", { timeout_ms: 60_000 });
           default:
             return reply.text("ROOT DONE");
@@ -206,7 +213,7 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
       h.tree.add("/root", ...Array.from({ length: 400 }, () => drive));
       repository(h);
       expectCleanExit(await h.runRoot("go", ROOT_RUN));
-      expect(phase, diag(h)).toBe(3);
+      expect(phase, diag(h)).toBe(5);
       expect(sleepPids.length).toBeGreaterThan(0);
       // The job ran under the name the wrapper gave it.
       expect(queued).toHaveLength(1);
@@ -217,8 +224,11 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
       expect(
         notices.map((n) => n.type),
         diag(h),
-      ).toEqual(["interrupted"]);
+      ).toEqual(["interrupted", "completed"]);
       expect(notices[0]).toMatchObject({ runner: { name: "hpc", kind: "slurm" } });
+      expect(notices[1]).toMatchObject({ report: "BACK", runner: { name: "hpc", kind: "slurm" } });
+      // The follow-up continued the same conversation on the cluster: its request holds the first turn's bash call.
+      expect(JSON.stringify(h.requestsOf("/root/slow").at(-1)!.messages)).toContain("sleep 60");
       // What the interrupted turn wrote came back too.
       expect((notices[0]!.worktree as Json).changed_files).toContain("begun.txt");
       expect(await cluster.drained(10_000)).toEqual([]);

@@ -215,8 +215,12 @@ export const HOPELESS_REASONS: ReadonlySet<string> = new Set([
   "QOSMinNode",
   "MaxMemPerLimit",
 ]);
-/** Between two looks at a job that has not started yet. */
+/** Between two looks at a job that has not started yet, for its first PENDING_QUICK_LOOKS looks. */
 export const PENDING_POLL_MS = 1_000;
+/** A hopeless reason shows in the scheduler's first passes: after these looks, the watch slows down. */
+export const PENDING_QUICK_LOOKS = 10;
+/** Between two looks later on (many children pending for hours must not keep the controller busy). */
+export const PENDING_SLOW_POLL_MS = 15_000;
 /** squeue failures in a row after which the watch stops (the last resort still runs at the end). */
 const PENDING_LOOK_FAILURES = 3;
 
@@ -236,7 +240,7 @@ export async function watchPending(
   stopped: () => boolean,
 ): Promise<string | undefined> {
   let failures = 0;
-  while (!stopped()) {
+  for (let looks = 1; !stopped(); looks++) {
     const result = await call(ops, squeueReasonArgv(jobName), SLURM_CALL_TIMEOUT_MS);
     if (result instanceof Error || result.timedOut || result.code !== 0) {
       if (++failures >= PENDING_LOOK_FAILURES) return undefined;
@@ -259,7 +263,8 @@ export async function watchPending(
     }
     if (stopped()) return undefined;
     // Not held: the watch never keeps the wrapper from exiting.
-    await new Promise<void>((resolve) => ops.clock.setTimeout(() => resolve(), PENDING_POLL_MS, { unref: true }));
+    const delay = looks < PENDING_QUICK_LOOKS ? PENDING_POLL_MS : PENDING_SLOW_POLL_MS;
+    await new Promise<void>((resolve) => ops.clock.setTimeout(() => resolve(), delay, { unref: true }));
   }
   return undefined;
 }

@@ -13,6 +13,8 @@ import {
   JOB_SETTLE_MS,
   type JobGoneReport,
   PENDING_POLL_MS,
+  PENDING_QUICK_LOOKS,
+  PENDING_SLOW_POLL_MS,
   parseSqueue,
   SLURM_CALL_TIMEOUT_MS,
   type SlurmCallResult,
@@ -262,6 +264,24 @@ describe("watchPending", () => {
       ),
     ).toBeUndefined();
     expect(failing.calls).toHaveLength(3);
+  });
+
+  it("looks once a second for its first PENDING_QUICK_LOOKS looks, then every PENDING_SLOW_POLL_MS", async () => {
+    const { clock, calls, ops } = fakeSlurm({ squeue: [{ stdout: "5 PENDING Priority\n" }] });
+    let stopped = false;
+    const started = clock.now();
+    const watch = watchPending(JOB, ops, () => stopped);
+    await settle();
+    await clock.advance(PENDING_POLL_MS * (PENDING_QUICK_LOOKS - 1));
+    expect(calls).toHaveLength(PENDING_QUICK_LOOKS);
+    await clock.advance(PENDING_SLOW_POLL_MS - 1);
+    expect(calls).toHaveLength(PENDING_QUICK_LOOKS);
+    await clock.advance(1);
+    expect(calls).toHaveLength(PENDING_QUICK_LOOKS + 1);
+    expect(calls.at(-1)!.at - started).toBe(PENDING_POLL_MS * (PENDING_QUICK_LOOKS - 1) + PENDING_SLOW_POLL_MS);
+    stopped = true;
+    await clock.advance(PENDING_SLOW_POLL_MS);
+    expect(await watch).toBeUndefined();
   });
 
   it("says a scancel that failed instead of claiming the job was cancelled", async () => {
