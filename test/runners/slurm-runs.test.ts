@@ -15,8 +15,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { processAlive } from "../../src/lib/process.js";
+import { startSlurmGuard } from "../../src/wrapper/remote/slurm-guard.js";
 import { slurmJobName } from "../../src/wrapper/remote/slurm-job.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
+import { runProcess } from "../support/processes.js";
 import { SLURM_TOOLS, type SlurmCluster, startSlurmCluster } from "../support/slurm-cluster.js";
 import {
   cleanupWrapperCases,
@@ -189,5 +191,37 @@ describe("a run on a slurm runner (one-node Slurm, fake pi)", () => {
     expect(await until(() => !processAlive(pid), 10_000)).toBe(true);
     await expectNothingLeft();
     console.log(`slurm: a SIGKILLed wrapper's job was gone ${Date.now() - killed} ms later`);
+  });
+
+  it("the slurm guard: once the wrapper's pipe closes without `exit`, scancel --name ends a job its SIGKILLed srun left", async (ctx) => {
+    skipOrFail(ctx, missing);
+    const cluster = slurm as SlurmCluster;
+    const jobName = `pst-guard-test-${process.pid}`;
+    // As test/runners/slurm-cluster.test.ts shows: a silent job outlives its SIGKILLed srun.
+    const job = cluster.spawnSrun([
+      "--ntasks=1",
+      "--quiet",
+      `--job-name=${jobName}`,
+      "sh",
+      "-c",
+      "echo $$; exec sleep 300",
+    ]);
+    const farPid = await new Promise<number>((resolve) =>
+      job.stdout?.once("data", (d) => resolve(Number(String(d).trim()))),
+    );
+    const released = startSlurmGuard(jobName, cluster.env);
+    const guard = startSlurmGuard(jobName, cluster.env);
+    job.kill("SIGKILL");
+    await job.done;
+    released.release();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(processAlive(farPid)).toBe(true);
+    const listed = await runProcess("squeue", ["-h", "-o", "%j %T"], { env: cluster.env });
+    expect(listed.stdout.trim()).toBe(`${jobName} RUNNING`);
+    const closed = Date.now();
+    guard.close();
+    expect(await until(() => !processAlive(farPid), 10_000)).toBe(true);
+    await expectNothingLeft();
+    console.log(`slurm: the slurm guard's scancel ended the job ${Date.now() - closed} ms after its pipe closed`);
   });
 });

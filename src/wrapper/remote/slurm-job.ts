@@ -25,6 +25,7 @@ import { type Clock, sleep, systemClock } from "../../lib/clock.js";
 import { runProcess, tail } from "../../lib/run-process.js";
 import { errorText } from "../../lib/values.js";
 import type { RemoteChild } from "./remote-child.js";
+import { startSlurmGuard } from "./slurm-guard.js";
 
 /** The longest run id part of a job name (Slurm keeps names of any length, squeue shows 8 by default). */
 const RUN_ID_CHARS = 40;
@@ -286,20 +287,26 @@ export function slurmSpawnOptions<T extends { runToken: string }>(options: T): T
 
 /**
  * The slurm parts of a run's child (remote/index.ts calls this once per spawn): the pending
- * watch while the job waits, and the last resort once srun has ended. Their lines go to the
+ * watch while the job waits, the last resort once srun has ended, and the slurm guard
+ * (slurm-guard.ts) for a wrapper that dies before that. Their lines go to the
  * run's log through the child's stderr.
  */
 export function attachSlurmJob(child: RemoteChild, runnerName: string, jobName: string, env: NodeJS.ProcessEnv): void {
   const ops = nodeSlurmJobOperations(env);
   let exited = false;
+  // Before srun: a wrapper killed while srun starts leaves no job either.
+  const guard = startSlurmGuard(jobName, env);
   child.once("exit", () => {
     exited = true;
+    guard.release();
   });
   child.afterPrefix = async (say) => {
     // Only a srun that started can have left a job.
-    if (child.pid === undefined) return;
-    const report = await ensureJobGone(jobName, ops);
-    for (const line of report.lines) say(line);
+    if (child.pid !== undefined) {
+      const report = await ensureJobGone(jobName, ops);
+      for (const line of report.lines) say(line);
+    }
+    guard.release();
   };
   child.once("spawn", () => {
     if (child.pid === undefined) return;
