@@ -3,7 +3,7 @@
  * turn): the job's name, and the last resort once srun has ended.
  *
  * - The name (`srun --job-name`): `pst-<run id>-<hash>`, the run id in safe characters (it
- *   holds the agent's name and the turn, `scout-0002-followup`) and 8 hex digits of the run
+ *   holds the child's nickname and its run, `Euclid-0002-followup`) and 8 hex digits of the run
  *   folder's path (which holds the tree), so two trees' runs of the same agent and turn never
  *   share a name. srun --quiet never prints the job's id: the name is how the run finds it.
  * - The last resort (ensureJobGone): srun normally takes its job with it — its task's exit,
@@ -36,9 +36,9 @@ export const JOB_GONE_TIMEOUT_MS = 15_000;
 /** Between two looks at the queue after srun ended (or after scancel). */
 export const JOB_POLL_MS = 250;
 /**
- * How long a job still listed after its srun ended gets to leave by itself before scancel:
- * right after a srun that ended normally the controller may list its job RUNNING a moment
- * longer (seen on a loaded machine).
+ * How long a job still listed after its srun ended gets to leave by itself before scancel
+ * (srun's own end of its job may reach the controller a moment after srun has exited); only
+ * a job that is left behind pays it.
  */
 export const JOB_SETTLE_MS = 2_000;
 
