@@ -16,7 +16,8 @@
  * - slurm: `srun [srun_options…] --ntasks=1 --quiet [--job-name=<name>] <remote words…>`: one
  *   task (the protocol has one far side; srun forwards its stdin to all tasks, here that one),
  *   no pty (a pty would mangle the stream), `--quiet` so srun's own progress lines stay out of
- *   stderr's tail, and a job name for `scancel` as the last resort (scancelArgv).
+ *   stderr's tail, and a job name for `scancel` as the last resort (scancelArgv; the wrapper's
+ *   name per run and its last resort: src/wrapper/remote/slurm-job.ts).
  * - command: `<command…> <remote words…>`, as given.
  */
 import {

@@ -8,6 +8,7 @@
  * daemons, and removes the folder. Needs root (slurmd runs jobs as their user), munged,
  * slurmctld, slurmd, srun, squeue, sinfo and scancel.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -84,6 +85,8 @@ function slurmConf(o: { dir: string; node: string; ctldPort: number; slurmdPort:
     "KillWait=2",
     `NodeName=${o.node} NodeAddr=127.0.0.1 CPUs=${os.availableParallelism()} RealMemory=1000 State=UNKNOWN`,
     `PartitionName=debug Nodes=${o.node} Default=YES MaxTime=INFINITE State=UP`,
+    // A partition with a time limit of one minute: a longer `--time` there is a refusal.
+    `PartitionName=short Nodes=${o.node} MaxTime=1 State=UP`,
     "",
   ].join("\n");
 }
@@ -110,6 +113,42 @@ function safeReadlink(link: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * A daemon of the cluster, in a process group of its own. Not through processes.ts's
+ * spawnProcess: its killAll(), which a tree test's cleanup calls after each test, would end
+ * the cluster that the file's other tests still use. Ended by stop() (and the last resort).
+ */
+function spawnDaemon(cmd: string, args: string[]): SpawnedProcess {
+  const started = Date.now();
+  const child = spawn(cmd, args, { detached: true, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+  });
+  const pid = child.pid ?? -1;
+  const done = new Promise<ProcessResult>((resolve) => {
+    const end = (code: number | null, signal: NodeJS.Signals | null) =>
+      resolve({ pid, code, signal, stdout: "", stderr, timedOut: false, durationMs: Date.now() - started });
+    child.once("error", (err) => {
+      stderr += String(err);
+      end(null, null);
+    });
+    child.once("close", end);
+  });
+  const kill = (signal: NodeJS.Signals = "SIGTERM") => {
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // gone
+      }
+    }
+  };
+  return { pid, kill, done, stdout: null };
 }
 
 async function stopDaemon(daemon: SpawnedProcess): Promise<void> {
@@ -171,16 +210,15 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
     const cluster = `pst${randomBytes(3).toString("hex")}`;
     await Promise.all(["state", "spool"].map((sub) => mkdir(path.join(dir, sub))));
     await writeFile(env.SLURM_CONF as string, slurmConf({ dir, node, ctldPort, slurmdPort, cluster }));
-    const long = { timeoutMs: 3_600_000 };
     const munged = findTool("munged") ?? "/usr/sbin/munged";
     const mungeArgs = [`--socket=${mungeDir}/munge.sock`, `--key-file=${mungeDir}/munge.key`, "-F"];
     const mungeFiles = [`--pid-file=${mungeDir}/munged.pid`, `--log-file=${mungeDir}/munged.log`];
     const setpriv = ["--reuid=munge", "--regid=munge", "--init-groups", munged];
     daemons.push(
-      spawnProcess("setpriv", [...setpriv, ...mungeArgs, ...mungeFiles, `--seed-file=${mungeDir}/munged.seed`], long),
+      spawnDaemon("setpriv", [...setpriv, ...mungeArgs, ...mungeFiles, `--seed-file=${mungeDir}/munged.seed`]),
     );
-    daemons.push(spawnProcess(findTool("slurmctld") ?? "slurmctld", ["-D", "-f", env.SLURM_CONF as string], long));
-    daemons.push(spawnProcess(findTool("slurmd") ?? "slurmd", ["-D", "-f", env.SLURM_CONF as string], long));
+    daemons.push(spawnDaemon(findTool("slurmctld") ?? "slurmctld", ["-D", "-f", env.SLURM_CONF as string]));
+    daemons.push(spawnDaemon(findTool("slurmd") ?? "slurmd", ["-D", "-f", env.SLURM_CONF as string]));
     const exits: string[] = [];
     const names = ["munged", "slurmctld", "slurmd"];
     daemons.forEach((daemon, i) => {

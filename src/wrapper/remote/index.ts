@@ -14,6 +14,7 @@ import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildOperations, nodeChildOperations } from "../child.js";
 import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
+import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
 async function repositoryPaths(cwd: string): Promise<string[]> {
@@ -82,7 +83,8 @@ export async function runnerOperations(
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
   const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
   const hideAlso = await repositoryPaths(meta.cwd);
-  const argv = runnerArgv(runner, { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) });
+  const context = { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) };
+  const argv = runnerArgv(runner, context, runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : {});
   const cleanup = () => {
     if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
   };
@@ -109,7 +111,15 @@ export function remoteChildOperations(
     // The sandbox runs this machine's pi: found (and identified) as for a local run.
     resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
     spawn: (_bin, args, options) => {
-      const child = new RemoteChild(argv, meta, runner, args, options).start();
+      const child = new RemoteChild(
+        argv,
+        meta,
+        runner,
+        args,
+        runner.kind === "slurm" ? slurmSpawnOptions(options) : options,
+      );
+      if (runner.kind === "slurm") attachSlurmJob(child, runner.name, slurmJobName(meta), options.env);
+      child.start();
       if (child.pid) children.set(child.pid, child);
       child.once("exit", () => {
         if (child.pid) children.delete(child.pid);

@@ -66,6 +66,11 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private readonly sent = new Set<string>();
   private startSent = false;
   private helloWaiter: (() => void) | undefined;
+  /**
+   * Awaited once the prefix has ended, before the turn's exit (a slurm job's last resort:
+   * slurm-job.ts); `say` puts a line in the run's log.
+   */
+  afterPrefix: ((say: (line: string) => void) => Promise<void>) | undefined;
 
   constructor(
     private readonly argv: string[],
@@ -312,7 +317,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
 
   private async prefixClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     if (this.inboxTimer) clearInterval(this.inboxTimer);
-    await this.landing;
+    await Promise.all([this.landing, this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`))]);
     const session = this.blobs.get("session");
     if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, session);
     if (this.exitFrame) {
