@@ -228,7 +228,7 @@ describe("runner: ssh, when the connection or the host fails", () => {
       let h!: TreeHarness;
       let sleeping!: () => void;
       const asleep = new Promise<void>((resolve) => (sleeping = resolve));
-      const seen = { farPids: [] as number[], client: 0 };
+      const seen = { farPids: [] as number[], client: 0, killedAt: 0 };
       farScripts({
         "/root/doomed": [
           () => {
@@ -237,6 +237,7 @@ describe("runner: ssh, when the connection or the host fails", () => {
               await new Promise((resolve) => setTimeout(resolve, 1500));
               seen.farPids = await farPids();
               seen.client = (await h.runPids())[0] ?? 0;
+              seen.killedAt = Date.now();
               if (seen.client > 0) process.kill(seen.client, "SIGKILL");
               sleeping();
             })();
@@ -253,7 +254,6 @@ describe("runner: ssh, when the connection or the host fails", () => {
       ]);
       h = await tree({ scripts: { "/root": root.steps() }, extraSettings: runners() });
       repository(h);
-      const started = Date.now();
       const rootRun = await h.runRoot("go", { timeoutMs: 120_000 });
       keepForDebugging(h);
       expectCleanExit(rootRun);
@@ -265,7 +265,11 @@ describe("runner: ssh, when the connection or the host fails", () => {
       // The far side saw its stdin end: serve stopped pi and its sleep; the master was closed.
       const left = async () => (await farPids()).filter((pid) => seen.farPids.includes(pid));
       expect(await until(async () => (await left()).length === 0, 10_000), String(await left())).toBe(true);
-      console.log(`ssh runner_lost: the turn's far processes gone ${Date.now() - started} ms after the root started`);
+      const runDir = path.join(h.treeDir(), "agents", "doomed", "runs", "0001-spawn");
+      const result = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as Json;
+      const endedAfter = Date.parse(result.endedAt as string) - seen.killedAt;
+      console.log(`ssh runner_lost: the run ended ${endedAfter} ms after its ssh client was killed`);
+      expect(endedAfter).toBeLessThan(10_000);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,
