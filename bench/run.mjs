@@ -25,6 +25,7 @@ const SUITES = [
   "isolation-spawn",
   "durable",
   "runners",
+  "runners-remote",
 ];
 
 const args = process.argv.slice(2);

@@ -61,6 +61,12 @@ export interface SshConnection {
   controlPath: string;
   /** Default SSH_CONTROL_PERSIST_SECONDS. */
   persistSeconds?: number;
+  /**
+   * `auto` (default): the first ssh that finds no socket becomes the master. `no`: only use a
+   * master that is up (else a connection of its own): for sessions whose master is started
+   * and closed by the wrapper (src/wrapper/ssh-master.ts), so no run's ssh ever becomes it.
+   */
+  master?: "auto" | "no";
 }
 
 /**
@@ -80,11 +86,12 @@ export function sshControlDir(tmpDir: string, uid: number): string {
   return `${tmpDir.replace(/\/+$/, "")}/pst-ssh-${uid}`;
 }
 
-/** `-o ControlMaster=auto -o ControlPath=… -o ControlPersist=…`, none without a connection. */
+/** `-o ControlMaster=auto|no -o ControlPath=… -o ControlPersist=…`, none without a connection. */
 function sharingOptions(connection: SshConnection | undefined): string[] {
   if (connection === undefined) return [];
   const persist = connection.persistSeconds ?? SSH_CONTROL_PERSIST_SECONDS;
-  return ["-o", "ControlMaster=auto", "-o", `ControlPath=${connection.controlPath}`, "-o", `ControlPersist=${persist}`];
+  const master = `ControlMaster=${connection.master ?? "auto"}`;
+  return ["-o", master, "-o", `ControlPath=${connection.controlPath}`, "-o", `ControlPersist=${persist}`];
 }
 
 /**

@@ -18,6 +18,8 @@ export interface SpawnOptions {
   input?: string;
   /** Hard limit; the group gets SIGKILL when it passes. Default 30 s. */
   timeoutMs?: number;
+  /** Not ended by killAll(): a daemon that a whole describe block shares (its owner stops it). */
+  outlivesTests?: boolean;
 }
 
 export interface ProcessResult {
@@ -78,7 +80,7 @@ export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {
   });
 
   const handle: SpawnedProcess = { pid, kill, done, stdout: child.stdout };
-  if (pid > 0) live.set(pid, handle);
+  if (pid > 0 && opts.outlivesTests !== true) live.set(pid, handle);
   return handle;
 }
 

@@ -352,9 +352,8 @@ export async function startSshHost(opts: SshHostOptions = {}): Promise<SshHost> 
     const daemon: SpawnedProcess = spawnProcess(
       "ip",
       ["netns", "exec", netns, ...unshare, ...scriptArgs, ...hiddenFolders(modules)],
-      {
-        timeoutMs: 3_600_000,
-      },
+      // A tree harness's afterEach (killAll) must not take the host down under the next test.
+      { timeoutMs: 3_600_000, outlivesTests: true },
     );
     sshdPid = daemon.pid;
     let exited = false;

@@ -3,15 +3,19 @@
  * ChildOperations start the far side (`<prefix> <remote_command…> serve`, prefix.ts) and speak
  * the runner protocol with it (remote-child.ts); for a local run, none.
  */
+
+import { EventEmitter } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import type { MetaV1 } from "../../contracts/meta.js";
+import type { SshConnection } from "../../contracts/runner-prefix.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
-import { type ChildOperations, nodeChildOperations } from "../child.js";
+import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
+import { useSshMaster } from "../ssh-master.js";
 import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
@@ -83,17 +87,74 @@ export async function runnerOperations(
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
   const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
   const hideAlso = await repositoryPaths(meta.cwd);
+  const master = runner.kind === "ssh" ? await useSshMaster(runner).catch(() => undefined) : undefined;
+  const connection: SshConnection | undefined = master?.connection;
   const context = { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) };
-  const argv = runnerArgv(runner, context, runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : {});
-  const cleanup = () => {
+  const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
+  const argv = runnerArgv(runner, context, argvOptions);
+  const cleanup = async () => {
     if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
+    // The run is done with the shared ssh connection: the last run that used it closes it.
+    // (A fallback model's next attempt rides a master if one is up, else its own connection.)
+    await master?.release();
   };
   return remoteChildOperations(meta, runner, argv, base, cleanup);
+}
+
+/**
+ * The run's view of a RemoteChild: the same pid and streams, but its `exit` comes once the
+ * cleanup after it is done (the wrapper exits right after the run: a shared connection's
+ * close must not be cut short).
+ */
+class CleanedChild extends EventEmitter implements ChildHandle {
+  readonly stdout;
+  readonly stderr;
+  constructor(
+    private readonly inner: RemoteChild,
+    cleanup: () => Promise<void> | void,
+  ) {
+    super();
+    this.stdout = inner.stdout;
+    this.stderr = inner.stderr;
+    inner.once("spawn", () => this.emit("spawn"));
+    inner.once("error", (err: Error) => this.emit("error", err));
+    inner.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+      void Promise.resolve()
+        .then(cleanup)
+        .catch(() => undefined)
+        .then(() => this.emit("exit", code, signal));
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.inner.pid;
+  }
 }
 
 /** The argv that starts `runner`'s far side, for a check that only says hello (doctor --runner): nothing hidden, no agent dir. */
 export function runnerOperationsArgv(runner: ResolvedRunner, _cwd: string, env: NodeJS.ProcessEnv): string[] {
   return runnerArgv(runner, { env, hideAlso: [], keepVisible: [PACKAGE_ROOT, path.dirname(process.execPath)] });
+}
+
+/**
+ * pi's arguments for a far side: of the `--extension`s only the task extension stays (it is
+ * the far side's own, ARG_TOKENS). The others are this machine's paths, and the tree's own
+ * extension needs the tree's folder, which stays on this machine: a child on another machine
+ * works in its workspace and does not spawn children of its own. A sandbox shares this
+ * machine's files, so it keeps them all.
+ */
+export function farArgs(runner: ResolvedRunner, args: string[]): string[] {
+  if (runner.kind === "sandbox") return args;
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--extension" && i + 1 < args.length && args[i + 1] !== TASK_EXTENSION_PATH) {
+      i += 1;
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
 }
 
 /** The run's ChildOperations for `runner`: as the local ones, but the child is the far side. */
@@ -102,8 +163,11 @@ export function remoteChildOperations(
   runner: ResolvedRunner,
   argv: string[],
   base: ChildOperations = nodeChildOperations,
-  /** Called once the child is done (what the runner's prefix needed: a sandbox's agent dir copy). */
-  cleanup: () => void = () => undefined,
+  /**
+   * Called once the child is done, before the run hears of its exit (what the runner's prefix
+   * needed: a sandbox's agent dir copy, the shared ssh connection).
+   */
+  cleanup: () => Promise<void> | void = () => undefined,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
   return {
@@ -115,17 +179,17 @@ export function remoteChildOperations(
         argv,
         meta,
         runner,
-        args,
+        farArgs(runner, args),
         runner.kind === "slurm" ? slurmSpawnOptions(options) : options,
       );
       if (runner.kind === "slurm") attachSlurmJob(child, runner.name, slurmJobName(meta), options.env);
       child.start();
-      if (child.pid) children.set(child.pid, child);
-      child.once("exit", () => {
-        if (child.pid) children.delete(child.pid);
-        cleanup();
+      const pid = child.pid;
+      if (pid) children.set(pid, child);
+      return new CleanedChild(child, () => {
+        if (pid) children.delete(pid);
+        return cleanup();
       });
-      return child;
     },
     signalGroup: (pid, signal) => {
       const child = pid === undefined ? undefined : children.get(pid);
