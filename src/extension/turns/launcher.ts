@@ -127,7 +127,10 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
     env: { ...spec.env, [ENV.treeDir]: spec.treeDir, [ENV.agentPath]: record.path },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
     ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
-    ...(record.runner && { runner: record.runner }),
+    ...(record.runner && {
+      runner: record.runner,
+      runnerWorkspacePath: path.join(spec.agentDir, TREE_FILES.runnerWorkspace),
+    }),
   };
 }
 

@@ -62,6 +62,17 @@ function agentDirCopy(agentDir: string): { path: string; copy: string; folders: 
   return { path: agentDir, copy, folders };
 }
 
+/** The agent's runner workspace folder (meta.json `runnerWorkspacePath`), made: a sandbox keeps its workspace there. */
+function sandboxScratchRoot(meta: MetaV1): string | undefined {
+  if (!meta.runnerWorkspacePath) return undefined;
+  try {
+    fs.mkdirSync(meta.runnerWorkspacePath, { recursive: true, mode: 0o700 });
+    return meta.runnerWorkspacePath;
+  } catch {
+    return undefined; // nothing kept: the sandbox works as with no folder
+  }
+}
+
 /** The ChildOperations of meta.json `runner`, or undefined for a local run. */
 export async function runnerOperations(
   meta: MetaV1,
@@ -82,7 +93,14 @@ export async function runnerOperations(
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
   const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
   const hideAlso = await repositoryPaths(meta.cwd);
-  const argv = runnerArgv(runner, { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) });
+  const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
+  const argv = runnerArgv(runner, {
+    env: childEnv,
+    hideAlso,
+    keepVisible,
+    ...(agentDir && { agentDir }),
+    ...(scratchRoot && { scratchRoot }),
+  });
   const cleanup = () => {
     if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
   };

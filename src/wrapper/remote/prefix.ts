@@ -10,8 +10,10 @@
  *   every process of the sandbox ends with it;
  * - the network is shared: the child must reach its model provider (docs/runners.md).
  * What pi needs that lies below /tmp (the package, extensions) is bound back read-only, since
- * the private /tmp would otherwise hide it; pi's agent dir is a private writable copy of its
- * files (pi takes locks there) with its folders bound read-only.
+ * the private /tmp would otherwise hide it; so are Node's compile cache and jiti's cache of
+ * this machine's temporary folder (SANDBOX_CACHES): without them every sandboxed pi compiles
+ * its code and the extensions anew, a second of its start. pi's agent dir is a private
+ * writable copy of its files (pi takes locks there) with its folders bound read-only.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,6 +21,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type RunnerArgvOptions, runnerArgv as remoteRunnerArgv } from "../../contracts/runner-prefix.js";
 import { DEFAULT_SANDBOX_HIDE, type RunnerDefinition } from "../../contracts/runners.js";
+import { SERVE_ENV } from "../../contracts/serve-protocol.js";
 
 /**
  * The package's root: the nearest folder above this code that holds its package.json (the
@@ -50,6 +53,14 @@ export interface PrefixContext {
   hideAlso: string[];
   /** Paths that must stay readable although under /tmp (pi itself, extensions). */
   keepVisible: string[];
+  /** This machine's temporary folder, whose compile caches the sandbox reads (default os.tmpdir()). */
+  tmpDir?: string;
+  /**
+   * The agent's runner workspace folder (meta.json `runnerWorkspacePath`): bound writable at
+   * its own path and named to `serve` as its scratch root, so the workspace it keeps outlives
+   * the sandbox's private /tmp. Left out when a hidden path covers it.
+   */
+  scratchRoot?: string;
   /**
    * pi's agent dir and a private copy of its top-level files: pi writes there (locks, trust,
    * a refreshed login), so the sandbox sees the copy, writable, at the agent dir's place, with
@@ -69,7 +80,15 @@ function statOf(file: string): fs.Stats | undefined {
   }
 }
 
+const isUnder = (file: string, folder: string): boolean => file === folder || file.startsWith(`${folder}/`);
 const underTmp = (file: string): boolean => file === "/tmp" || file.startsWith("/tmp/");
+
+/**
+ * Caches of compiled code in the system's temporary folder that pi finds in the sandbox's
+ * own /tmp (its TMPDIR): Node's module compile cache and jiti's (the extensions' loader).
+ * Bound read-only: the sandbox reads them, a write to them fails and is ignored.
+ */
+export const SANDBOX_CACHES = ["node-compile-cache", "jiti"] as const;
 
 /** The bwrap argv of a sandbox, up to and including `--`. */
 export function sandboxPrefix(hide: readonly string[], context: PrefixContext): string[] {
@@ -79,6 +98,11 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
   for (const keep of new Set(context.keepVisible.map((entry) => path.resolve(entry)))) {
     if (underTmp(keep) && statOf(keep)) args.push("--ro-bind", keep, keep);
   }
+  const hostTmp = context.tmpDir ?? os.tmpdir();
+  for (const cache of SANDBOX_CACHES) {
+    const from = path.join(hostTmp, cache);
+    if (statOf(from)?.isDirectory()) args.push("--ro-bind", from, path.join("/tmp", cache));
+  }
   const agent = context.agentDir;
   if (agent) {
     args.push("--bind", agent.copy, agent.path);
@@ -86,7 +110,12 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
       args.push("--ro-bind", path.join(agent.path, folder), path.join(agent.path, folder));
     }
   }
-  for (const entry of new Set([...hide, ...context.hideAlso].map((item) => path.resolve(expandHome(item, home))))) {
+  const hidden = [...new Set([...hide, ...context.hideAlso].map((item) => path.resolve(expandHome(item, home))))];
+  const scratch = context.scratchRoot && path.resolve(context.scratchRoot);
+  if (scratch && statOf(scratch)?.isDirectory() && !hidden.some((entry) => isUnder(scratch, entry))) {
+    args.push("--bind", scratch, scratch, "--setenv", SERVE_ENV.root, scratch);
+  }
+  for (const entry of hidden) {
     const stat = statOf(entry);
     if (!stat || underTmp(entry)) continue; // what lies under /tmp is hidden by the private /tmp already
     // An empty, read-only folder in its place: nothing to read, and a write fails (EROFS).

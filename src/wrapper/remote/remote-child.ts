@@ -24,13 +24,14 @@ import {
   type ClientFrame,
   encodeFrame,
   FrameSplitter,
+  MAX_BLOB_BYTES,
   parseServerFrame,
   SERVE_PROTOCOL_VERSION,
   type ServerFrame,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
-import { bundleWorkspace, landTurn, type WorkspaceBase } from "./workspace-bundle.js";
+import { bundleWorkspace, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
 export const HELLO_TIMEOUT_MS = 60_000;
@@ -65,7 +66,11 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private inboxTimer: NodeJS.Timeout | undefined;
   private readonly sent = new Set<string>();
   private startSent = false;
+  private checkoutLetGo = false;
   private helloWaiter: (() => void) | undefined;
+  /** What the far side's hello said: the commits it has of this agent's workspace, its bundle bound. */
+  private farHave: string[] = [];
+  private farMaxBundle: number = MAX_BLOB_BYTES.bundle;
 
   constructor(
     private readonly argv: string[],
@@ -121,19 +126,34 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     if (stdin?.writable) stdin.write(encodeFrame(frame));
   }
 
-  /** hello, then the start frame and its blobs once the cwd is ready; then the inbox. */
+  /**
+   * hello (naming the agent's workspace, meta.json `runnerWorkspacePath`, so the far side can
+   * keep it), then the start frame and its blobs: the workspace's bundle without what the far
+   * side said it has, within the bound it announced; then the inbox.
+   */
   private async converse(): Promise<void> {
     try {
-      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION });
-      const [workspace] = await Promise.all([this.prepareWorkspace(), this.hello()]);
+      const key = this.meta.runnerWorkspacePath;
+      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, ...(key && { workspace: key }) });
+      const [state] = await Promise.all([this.prepareWorkspace(), this.hello()]);
+      const { workspace, bundle, prerequisites } = await bundleWorkspace(state, this.farHave);
+      // What went over, in the wrapper's own log: a follow-up's bundle holds only what changed.
+      const kept = prerequisites.length > 0 ? ", without what the far side kept of the last turn" : "";
+      process.stderr.write(`${this.label}: workspace bundle ${bundle.length} bytes${kept}\n`);
+      if (bundle.length > this.farMaxBundle) {
+        throw new Error(
+          `the workspace bundle is ${bundle.length} bytes, over the far side's bound of ${this.farMaxBundle} bytes`,
+        );
+      }
       if (this.finished || this.stopSignal) {
         this.endPrefix();
         return;
       }
       this.workspace = workspace;
-      this.sendStart(workspace);
+      this.sendStart(workspace, bundle);
       this.watchInbox();
     } catch (err) {
+      this.farError = errorText(err);
       this.stderr.write(`${this.label}: ${errorText(err)}\n`);
       this.endPrefix();
     }
@@ -152,14 +172,25 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   }
 
   /**
-   * The workspace's bundle. A checkout still being written (meta.json `cwdReadyPath`: a new
-   * isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go on
-   * (its `.started` file); the turn's commit lands once it is done (land()).
+   * The workspace's base commit. A checkout still being written (meta.json `cwdReadyPath`: a
+   * new isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go
+   * on (its `.started` file) once the far side's pi has started (its first output), so the two
+   * do not share the CPU; the turn's commit lands once it is done (land()).
    */
-  private async prepareWorkspace(): Promise<WorkspaceBase> {
+  private prepareWorkspace(): Promise<WorkspaceBase> {
+    return workspaceBase(this.meta.cwd, this.options.cwdReady !== undefined);
+  }
+
+  /** The local checkout may go on (see prepareWorkspace): once, on pi's first output or the end. */
+  private letCheckoutGo(): void {
     const ready = this.options.cwdReady;
-    if (ready) fs.writeFileSync(cwdStartedPath(ready), "");
-    return bundleWorkspace(this.meta.cwd, ready !== undefined);
+    if (!ready || this.checkoutLetGo) return;
+    this.checkoutLetGo = true;
+    try {
+      fs.writeFileSync(cwdStartedPath(ready), "");
+    } catch {
+      // the tree folder is gone: the checkout's own wait ends it
+    }
   }
 
   /** Waits for meta.json `cwdReadyPath` to say `ready`; throws what it says otherwise. */
@@ -174,10 +205,10 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     }
   }
 
-  private sendStart(workspace: WorkspaceBase): void {
+  private sendStart(workspace: WorkspaceBase, bundle: Buffer): void {
     const tokens = new Map<string, string>([[TASK_EXTENSION_PATH, ARG_TOKENS.taskExtension]]);
     const blobs: Array<[BlobKind, Buffer]> = [
-      ["bundle", workspace.bundle],
+      ["bundle", bundle],
       ["task", fs.readFileSync(this.options.taskFile)],
     ];
     if (this.meta.systemPromptPath) {
@@ -244,9 +275,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
           return;
         }
         this.helloSeen = true;
+        this.farHave = frame.have ?? [];
+        this.farMaxBundle = Math.min(frame.max_bundle ?? MAX_BLOB_BYTES.bundle, MAX_BLOB_BYTES.bundle);
         this.helloWaiter?.();
         return;
       case "stdout":
+        this.letCheckoutGo();
         this.stdout.write(Buffer.from(frame.data, "base64"));
         return;
       case "stderr":
@@ -262,10 +296,15 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       case "exit":
         this.exitFrame = { code: frame.code, signal: frame.signal };
         return;
-      case "error":
+      case "error": {
+        // An older far side refuses this side's version before its hello: say what to do.
+        const older = !this.helloSeen && /protocol version \d+ is not supported/.test(frame.message);
         this.farError = frame.message;
-        this.stderr.write(`${this.label}: ${frame.message}\n`);
+        this.stderr.write(
+          `${this.label}: ${frame.message}${older ? " (update subagent-wrapper on the far side)" : ""}\n`,
+        );
         return;
+      }
       default:
         return;
     }
@@ -312,6 +351,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
 
   private async prefixClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     if (this.inboxTimer) clearInterval(this.inboxTimer);
+    this.letCheckoutGo();
     await this.landing;
     const session = this.blobs.get("session");
     if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, session);
