@@ -12,7 +12,7 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildOperations, nodeChildOperations } from "../child.js";
-import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
+import { JITI_CACHE, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
@@ -62,6 +62,42 @@ function agentDirCopy(agentDir: string): { path: string; copy: string; folders: 
   return { path: agentDir, copy, folders };
 }
 
+/** At most this much of jiti's cache is copied for a sandbox (newest files first). */
+const JITI_COPY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A private copy of jiti's cache (newest files first, within JITI_COPY_BYTES): jiti uses a
+ * cache only in a folder it can write, and the sandbox must not write this machine's own.
+ * Without it a sandboxed pi compiles every extension anew. Removed when the run's child is done.
+ */
+function jitiCacheCopy(): string | undefined {
+  const from = path.join(os.tmpdir(), JITI_CACHE);
+  let files: Array<{ name: string; size: number; mtime: number }>;
+  try {
+    files = fs
+      .readdirSync(from, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => {
+        const stat = fs.statSync(path.join(from, entry.name));
+        return { name: entry.name, size: stat.size, mtime: stat.mtimeMs };
+      });
+  } catch {
+    return undefined;
+  }
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-jiti-"));
+  let budget = JITI_COPY_BYTES;
+  for (const file of files.sort((a, b) => b.mtime - a.mtime)) {
+    budget -= file.size;
+    if (budget < 0) break;
+    try {
+      fs.copyFileSync(path.join(from, file.name), path.join(copy, file.name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return copy;
+}
+
 /** The agent's runner workspace folder (meta.json `runnerWorkspacePath`), made: a sandbox keeps its workspace there. */
 function sandboxScratchRoot(meta: MetaV1): string | undefined {
   if (!meta.runnerWorkspacePath) return undefined;
@@ -92,6 +128,7 @@ export async function runnerOperations(
   const piBin = childEnv[ENV.piBin];
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
   const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
+  const jitiCache = runner.kind === "sandbox" ? jitiCacheCopy() : undefined;
   const hideAlso = await repositoryPaths(meta.cwd);
   const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
   const argv = runnerArgv(runner, {
@@ -100,9 +137,11 @@ export async function runnerOperations(
     keepVisible,
     ...(agentDir && { agentDir }),
     ...(scratchRoot && { scratchRoot }),
+    ...(jitiCache && { jitiCache }),
   });
   const cleanup = () => {
     if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
+    if (jitiCache) fs.rmSync(jitiCache, { recursive: true, force: true });
   };
   return remoteChildOperations(meta, runner, argv, base, cleanup);
 }

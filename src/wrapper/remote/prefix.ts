@@ -10,10 +10,12 @@
  *   every process of the sandbox ends with it;
  * - the network is shared: the child must reach its model provider (docs/runners.md).
  * What pi needs that lies below /tmp (the package, extensions) is bound back read-only, since
- * the private /tmp would otherwise hide it; so are Node's compile cache and jiti's cache of
- * this machine's temporary folder (SANDBOX_CACHES): without them every sandboxed pi compiles
- * its code and the extensions anew, a second of its start. pi's agent dir is a private
- * writable copy of its files (pi takes locks there) with its folders bound read-only.
+ * the private /tmp would otherwise hide it. Node's compile cache of this machine's temporary
+ * folder is bound read-only and jiti's (the extensions' loader, which uses a cache only where
+ * it can write) as a private copy: without them every sandboxed pi compiles its code and the
+ * extensions anew, a second or more of its start; neither lets the sandbox change what this
+ * machine's own pi later runs. pi's agent dir is a private writable copy of its files (pi
+ * takes locks there) with its folders bound read-only.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -53,8 +55,10 @@ export interface PrefixContext {
   hideAlso: string[];
   /** Paths that must stay readable although under /tmp (pi itself, extensions). */
   keepVisible: string[];
-  /** This machine's temporary folder, whose compile caches the sandbox reads (default os.tmpdir()). */
+  /** This machine's temporary folder, whose Node compile cache the sandbox reads (default os.tmpdir()). */
   tmpDir?: string;
+  /** A private copy of this machine's jiti cache, the sandbox's own (writable) jiti cache. */
+  jitiCache?: string;
   /**
    * The agent's runner workspace folder (meta.json `runnerWorkspacePath`): bound writable at
    * its own path and named to `serve` as its scratch root, so the workspace it keeps outlives
@@ -83,12 +87,10 @@ function statOf(file: string): fs.Stats | undefined {
 const isUnder = (file: string, folder: string): boolean => file === folder || file.startsWith(`${folder}/`);
 const underTmp = (file: string): boolean => file === "/tmp" || file.startsWith("/tmp/");
 
-/**
- * Caches of compiled code in the system's temporary folder that pi finds in the sandbox's
- * own /tmp (its TMPDIR): Node's module compile cache and jiti's (the extensions' loader).
- * Bound read-only: the sandbox reads them, a write to them fails and is ignored.
- */
-export const SANDBOX_CACHES = ["node-compile-cache", "jiti"] as const;
+/** Node's module compile cache in the system's temporary folder: pi finds it in the sandbox's /tmp, read-only (Node reads it so). */
+export const NODE_COMPILE_CACHE = "node-compile-cache";
+/** jiti's cache folder in the system's temporary folder (the sandbox gets a private copy: jiti wants to write it). */
+export const JITI_CACHE = "jiti";
 
 /** The bwrap argv of a sandbox, up to and including `--`. */
 export function sandboxPrefix(hide: readonly string[], context: PrefixContext): string[] {
@@ -98,11 +100,9 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
   for (const keep of new Set(context.keepVisible.map((entry) => path.resolve(entry)))) {
     if (underTmp(keep) && statOf(keep)) args.push("--ro-bind", keep, keep);
   }
-  const hostTmp = context.tmpDir ?? os.tmpdir();
-  for (const cache of SANDBOX_CACHES) {
-    const from = path.join(hostTmp, cache);
-    if (statOf(from)?.isDirectory()) args.push("--ro-bind", from, path.join("/tmp", cache));
-  }
+  const compileCache = path.join(context.tmpDir ?? os.tmpdir(), NODE_COMPILE_CACHE);
+  if (statOf(compileCache)?.isDirectory()) args.push("--ro-bind", compileCache, path.join("/tmp", NODE_COMPILE_CACHE));
+  if (context.jitiCache) args.push("--bind", context.jitiCache, path.join("/tmp", JITI_CACHE));
   const agent = context.agentDir;
   if (agent) {
     args.push("--bind", agent.copy, agent.path);
