@@ -214,7 +214,7 @@ export async function run() {
           pass: spawnExtra <= SPAWN_TARGET_MS,
         },
       ],
-      note: `Real pi (${line.label}) and extension, loopback LLM. From the root model's spawn_agent call to the child's first request: \`runner: "box"\` (a sandbox: the worktree is made as for an isolated child, then its state goes as a bundle through bwrap and \`serve\` into a scratch checkout where pi starts) vs \`isolation: "worktree"\`, on the same dirty repository, alternated, medians of ${rounds(5)} each.`,
+      note: `Real pi (${line.label}) and extension, loopback LLM. From the root model's spawn_agent call to the child's first request: \`runner: "box"\` (a sandbox: the worktree is made as for an isolated child, then its state goes as a bundle through bwrap and \`serve\` into a scratch checkout where pi starts, reading this machine's Node compile cache and a private copy of its jiti cache) vs \`isolation: "worktree"\`, on the same dirty repository, alternated, medians of ${rounds(5)} each.`,
     }),
     row({
       id: "runner-live-message",
