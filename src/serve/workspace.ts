@@ -35,6 +35,9 @@ const GIT_CONFIG = [
   // No gc behind the far side's back (a detached gc would outlive it).
   "-c",
   "gc.auto=0",
+  // A kept workspace's own config (the last turn's child could write it) runs nothing here.
+  "-c",
+  "core.fsmonitor=false",
 ];
 const GIT_TIMEOUT_MS = 120_000;
 const BASE_BRANCH = "base";
@@ -117,7 +120,14 @@ export function git(cwd: string, args: string[]): Promise<string> {
     const child = spawn("git", [...GIT_CONFIG, ...args], {
       cwd,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" },
+      // No replace refs: a kept workspace's objects are what their ids say.
+      env: {
+        ...process.env,
+        GIT_TERMINAL_PROMPT: "0",
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_NO_REPLACE_OBJECTS: "1",
+        LC_ALL: "C",
+      },
       timeout: GIT_TIMEOUT_MS,
     });
     const out: Buffer[] = [];
