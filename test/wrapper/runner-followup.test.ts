@@ -2,8 +2,9 @@
  * Shipping a runner's workspace (SPEC 5.5), from the local wrapper's side with the fake pi:
  * a follow-up sends only what the far side lacks (the sandbox keeps the agent's workspace in
  * meta.json `runnerWorkspacePath` between turns, so the second turn's bundle holds the
- * changed file and the new commit, not the repository), and a bundle over the far side's
- * bound is a spawn error naming the size and the bound, in seconds, before pi starts.
+ * changed file and the new commit, not the repository), a bundle over the far side's bound
+ * is a spawn error naming the size and the bound, in seconds, before pi starts, and a far
+ * side that speaks an older protocol is an error that says to update it.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -139,5 +140,28 @@ describe("shipping a runner's workspace", () => {
     expect(out.result?.errorMessage).not.toMatch(/runner_lost/);
     expect(fs.existsSync(path.join(c.dir, "fake-pi-record.json"))).toBe(false);
     expect(fs.readdirSync(path.join(c.dir, "tmp"))).toEqual([]);
+  });
+
+  it("an older far side that refuses this side's protocol version: failed in seconds, with its words and what to do", async () => {
+    const refusal = JSON.stringify({ t: "error", message: "protocol version 2 is not supported (this side speaks 1)" });
+    const c = await wrapperCase({
+      meta: defaultMeta({
+        cwd: "repo",
+        runner: {
+          name: "old",
+          kind: "command",
+          capacity: 1,
+          command: ["sh", "-c", `read hello; echo '${refusal}'; exit 1`],
+        },
+      }),
+      scenario: steps("x.txt"),
+    });
+    repository(path.join(c.dir, "repo"), 3);
+    const out = await c.run();
+    expect(out.durationMs).toBeLessThan(10_000);
+    expect(out.result?.status).toBe("failed");
+    expect(out.result?.errorMessage).toContain(
+      "runner old (command): protocol version 2 is not supported (this side speaks 1) (update subagent-wrapper on the far side)",
+    );
   });
 });
