@@ -11,6 +11,7 @@
 import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
@@ -31,7 +32,7 @@ import {
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
-import { bundleWorkspace, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
+import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
 export const HELLO_TIMEOUT_MS = 60_000;
@@ -133,18 +134,14 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
    */
   private async converse(): Promise<void> {
     try {
-      const key = this.meta.runnerWorkspacePath;
+      // The key: this machine and the agent's folder (a far host may serve several machines).
+      const folder = this.meta.runnerWorkspacePath;
+      const key = folder && `${os.hostname()}:${folder}`;
       this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, ...(key && { workspace: key }) });
       const [state] = await Promise.all([this.prepareWorkspace(), this.hello()]);
-      const { workspace, bundle, prerequisites } = await bundleWorkspace(state, this.farHave);
-      // What went over, in the wrapper's own log: a follow-up's bundle holds only what changed.
-      const kept = prerequisites.length > 0 ? ", without what the far side kept of the last turn" : "";
-      process.stderr.write(`${this.label}: workspace bundle ${bundle.length} bytes${kept}\n`);
-      if (bundle.length > this.farMaxBundle) {
-        throw new Error(
-          `the workspace bundle is ${bundle.length} bytes, over the far side's bound of ${this.farMaxBundle} bytes`,
-        );
-      }
+      const { workspace, bundle } = await bundleWithin(state, this.farHave, this.farMaxBundle, (line) =>
+        process.stderr.write(`${this.label}: ${line}\n`),
+      );
       if (this.finished || this.stopSignal) {
         this.endPrefix();
         return;

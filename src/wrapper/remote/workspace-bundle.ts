@@ -118,6 +118,28 @@ export async function bundleWorkspace(
 }
 
 /**
+ * The bundle for a far side that has `have` and takes at most `maxBytes`; throws past the
+ * bound (a spawn error that names both, before anything is sent). `log` gets one line of what
+ * goes over (the wrapper's own log: a follow-up's bundle holds only what changed).
+ */
+export async function bundleWithin(
+  workspace: WorkspaceBase,
+  have: readonly string[],
+  maxBytes: number,
+  log: (line: string) => void,
+): Promise<WorkspaceBundle> {
+  const made = await bundleWorkspace(workspace, have);
+  const kept = made.prerequisites.length > 0 ? ", without what the far side kept of the last turn" : "";
+  log(`workspace bundle ${made.bundle.length} bytes${kept}`);
+  if (made.bundle.length > maxBytes) {
+    throw new Error(
+      `the workspace bundle is ${made.bundle.length} bytes, over the far side's bound of ${maxBytes} bytes`,
+    );
+  }
+  return made;
+}
+
+/**
  * Lands the turn's commit (the bundle's HEAD, over `workspace.base`) as one commit on the
  * branch checked out at `workspace.top`, with the far side's tree and message. Returns the
  * new commit. When the branch cannot move (the checkout changed meanwhile) the commit is
