@@ -6,7 +6,8 @@
 // - a live message's delay through `serve`: the child's tool call ends → its next model
 //   request carrying the message, written into the local run's inbox while the tool ran
 //   (the local side forwards it as a `message` frame, the far side's task extension hands it
-//   to pi), against the same run with no message (target: median ≤ 300 ms).
+//   to pi), against the same run with no message (target: median ≤ 300 ms). Both ends are
+//   times of this process: the tool's command ends by posting a mark to the bench's server.
 // The real pi (current line) and extension, a loopback LLM. Needs bwrap: without it, the rows
 // say so and measure nothing.
 import { execFileSync } from "node:child_process";
@@ -106,18 +107,14 @@ async function spawnRow(line) {
   return { sandbox: median(samples.sandbox), worktree: median(samples.worktree) };
 }
 
-/** pi's timestamp of the (one) tool result, from the run's stdout.log. */
-function toolEndedAt(stdoutLog) {
-  for (const text of fs.readFileSync(stdoutLog, "utf8").split("\n")) {
-    if (text.includes('"toolResult"') && text.startsWith('{"type":"message_end"'))
-      return JSON.parse(text).message.timestamp;
-  }
-  throw new Error("no tool result in stdout.log");
-}
-
 async function liveRow(line) {
-  const state = { withMessage: false, inbox: "", requests: [] };
+  const state = { withMessage: false, inbox: "", requests: [], toolEnd: undefined };
   const llm = await startBenchLlm((body) => {
+    // The child's tool ends by telling the bench so: both ends of the delay on this process's clock.
+    if (body.mark === "tool-end") {
+      state.toolEnd = now();
+      return { text: "marked" };
+    }
     const index = state.requests.length;
     const users = body.messages
       .filter((m) => m.role === "user")
@@ -131,7 +128,8 @@ async function liveRow(line) {
           fs.renameSync(temp, path.join(state.inbox, "00000001.json"));
         }, TOOL_MS / 3);
       }
-      return { calls: [["bash", { command: `sleep ${TOOL_MS / 1000}; echo done` }]] };
+      const mark = `curl -s -o /dev/null -d '{"mark":"tool-end"}' ${llm.url}/chat/completions`;
+      return { calls: [["bash", { command: `sleep ${TOOL_MS / 1000}; ${mark}; echo done` }]] };
     }
     return { text: "done" };
   });
@@ -149,6 +147,7 @@ async function liveRow(line) {
         fs.mkdirSync(state.inbox, { recursive: true });
         state.withMessage = withMessage;
         state.requests = [];
+        state.toolEnd = undefined;
         const meta = writeMeta(dir, {
           task: "run the tool",
           cwd: "repo",
@@ -164,7 +163,8 @@ async function liveRow(line) {
         const next = state.requests[1];
         if (!next || next.carries !== withMessage || state.requests.length !== 2)
           throw new Error(`the request after the tool ${withMessage ? "lacks" : "carries"} the message`);
-        (withMessage ? samples.live : samples.plain).push(next.at - toolEndedAt(path.join(dir, "out/stdout.log")));
+        if (state.toolEnd === undefined) throw new Error("the child's tool did not mark its end");
+        (withMessage ? samples.live : samples.plain).push(next.at - state.toolEnd);
         fs.rmSync(dir, { recursive: true, force: true });
       }
     }
@@ -214,7 +214,7 @@ export async function run() {
           pass: spawnExtra <= SPAWN_TARGET_MS,
         },
       ],
-      note: `Real pi (${line.label}) and extension, loopback LLM. From the root model's spawn_agent call to the child's first request: \`runner: "box"\` (a sandbox: the worktree is made as for an isolated child, then its state goes as a bundle through bwrap and \`serve\` into a scratch checkout where pi starts) vs \`isolation: "worktree"\`, on the same dirty repository, alternated, medians of ${rounds(5)} each.`,
+      note: `Real pi (${line.label}) and extension, loopback LLM. From the root model's spawn_agent call to the child's first request: \`runner: "box"\` (a sandbox: the worktree is made as for an isolated child, then its state goes as a bundle through bwrap and \`serve\` into a scratch checkout where pi starts, reading this machine's Node compile cache and a private copy of its jiti cache) vs \`isolation: "worktree"\`, on the same dirty repository, alternated, medians of ${rounds(5)} each.`,
     }),
     row({
       id: "runner-live-message",
@@ -229,7 +229,7 @@ export async function run() {
           pass: live.live <= LIVE_TARGET_MS,
         },
       ],
-      note: `As the live-message row, but the run is on a sandbox runner: the message written into the local run's inbox ${TOOL_MS / 3} ms into the child's \`sleep ${TOOL_MS / 1000}\` goes over the protocol as a \`message\` frame and into the far side's inbox. Medians of ${rounds(7)} runs each.`,
+      note: `As the live-message row, but the run is on a sandbox runner: the message written into the local run's inbox ${Math.round(TOOL_MS / 3)} ms into the child's \`sleep ${TOOL_MS / 1000}\` goes over the protocol as a \`message\` frame and into the far side's inbox. Both ends on the bench's clock: the tool's command ends with \`curl\` posting a mark to the bench's server (its receive time is the tool's end), and the next request's receive time. Medians of ${rounds(7)} runs each.`,
     }),
   ];
 }

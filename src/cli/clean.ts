@@ -6,6 +6,7 @@
  * `/agents clean` uses too; this file reads the records and talks to the terminal.
  */
 import path from "node:path";
+import { TREE_FILES } from "../contracts/layout.js";
 import { isRecord } from "../lib/values.js";
 import {
   type CleanRecord,
@@ -34,9 +35,16 @@ export interface CleanFlags {
  */
 export function treeCleanSubjects(treeDir: string): CleanSubject[] {
   // The isolated ones in spawn order, then every other record for its status (a parent's counts).
+  // Each agent's folder: a runner agent's kept workspace there goes with its worktree.
+  const folders = new Map(agentRecordFiles(treeDir).map(({ value, dir }) => [isRecord(value) ? value.path : "", dir]));
+  const kept = (agent: string) => {
+    const folder = folders.get(agent);
+    return folder === undefined ? {} : { keptWorkspace: path.join(folder, TREE_FILES.runnerWorkspace) };
+  };
   const records: CleanRecord[] = isolatedRecords(treeDir).map(({ agent, status, worktree }) => ({
     path: agent,
     status,
+    ...kept(agent),
     worktree: {
       path: worktree.path,
       branch: worktree.branch,

@@ -59,6 +59,11 @@ export const TREE_FILES = {
   /** One folder per turn. */
   runs: "runs",
   /**
+   * A runner agent's workspace kept between turns (meta.json `runnerWorkspacePath`: a
+   * sandbox's far side keeps it here); removed when the agent is closed.
+   */
+  runnerWorkspace: "runner-workspace",
+  /**
    * Models the tree's later turns skip for a while (tree/cooldowns.ts): each that failed with
    * a rate-limit or quota error, until when.
    */
@@ -83,7 +88,12 @@ export const TREE_FILES = {
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */
-export const AGENT_SUBFOLDERS: ReadonlySet<string> = new Set([TREE_FILES.runs, TREE_FILES.reports, TREE_FILES.inbox]);
+export const AGENT_SUBFOLDERS: ReadonlySet<string> = new Set([
+  TREE_FILES.runs,
+  TREE_FILES.reports,
+  TREE_FILES.inbox,
+  TREE_FILES.runnerWorkspace,
+]);
 
 /** Run directory names sort in run order: `0001-spawn`, `0002-followup`, … */
 export function runName(index: number, kind: string): string {

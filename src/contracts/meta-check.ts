@@ -19,6 +19,7 @@ const OPTIONAL_PATHS = [
   "transcriptPath",
   "inboxPath",
   "cwdReadyPath",
+  "runnerWorkspacePath",
 ] as const;
 const OPTIONAL_STRINGS = [
   "mode",

@@ -105,6 +105,13 @@ export interface MetaV1 {
    */
   runner?: ResolvedRunner;
   /**
+   * A folder of the parent's for this agent's runner workspace (SPEC 5.5): the runner protocol
+   * names the workspace by it, so a far side keeps the agent's workspace between turns and a
+   * follow-up sends only what changed; a sandbox keeps it in this folder (bound writable as its
+   * scratch root). Removed with the agent (close_agent) or the tree. Absent: nothing is kept.
+   */
+  runnerWorkspacePath?: string;
+  /**
    * Models (`provider/id`) the turn moves to, in order, when its model fails with a provider
    * error after pi's own retries (SPEC 5.4): the same session goes on with the next one.
    */

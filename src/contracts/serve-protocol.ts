@@ -5,11 +5,29 @@
  * the session, the turn's commit) travel as `blob` frames of base64 chunks closed by
  * `blob_end`, each kind bounded in total. The first frame each way is `hello`, naming the
  * protocol version; a side that does not speak the other's version answers `error` and ends.
+ * Version 2 adds kept workspaces: the local side names the agent's workspace in its `hello`,
+ * the far side answers with the commits it still has of it (`have`) and its bundle bound, and
+ * the local side sends only what the far side lacks (a bundle with those as prerequisites).
+ * A far side speaks 1 and 2 (a version-1 peer gets version 1's behaviour: no key, no haves).
  * Pure: both sides (the far side imports only contracts and in-child) share this module.
  */
 import { isRecord } from "../lib/values.js";
 
-export const SERVE_PROTOCOL_VERSION = 1;
+export const SERVE_PROTOCOL_VERSION = 2;
+/** The versions a far side answers: the current one and version 1 (whole workspaces only). */
+export const SERVE_PROTOCOL_VERSIONS: readonly number[] = [1, 2];
+/** The longest workspace key a `hello` may carry. */
+export const MAX_WORKSPACE_KEY_CHARS = 1024;
+/** The most commits a far side names in its `have`. */
+export const MAX_HAVES = 16;
+/**
+ * The far side's environment: the folder it keeps scratch spaces and kept workspaces in
+ * (default: the system's temporary folder), and a lower bound for bundles it accepts (bytes).
+ */
+export const SERVE_ENV = {
+  root: "PI_SUBAGENTS_SERVE_ROOT",
+  maxBundle: "PI_SUBAGENTS_SERVE_MAX_BUNDLE",
+} as const;
 /** The longest line either side accepts (a 1 MiB blob chunk is ~1.4 MB of base64). */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Raw bytes per blob chunk. */
@@ -58,15 +76,27 @@ export interface ServeStart {
 /** A piece of a file, or its end (with its size): the same both ways. */
 export type BlobFrame = { t: "blob"; kind: BlobKind; data: string } | { t: "blob_end"; kind: BlobKind; bytes: number };
 
+/**
+ * The local side's `hello`. `workspace` (version 2): the agent's workspace key; the far side
+ * keeps that workspace after the turn and offers it to the next turn with the same key.
+ */
+export type ClientHello = { t: "hello"; version: number; workspace?: string };
+
+/**
+ * The far side's `hello`. Version 2: `have`, the commits of the kept workspace for the key
+ * (none: it has nothing, send it all); `max_bundle`, the largest bundle it accepts.
+ */
+export type ServerHello = { t: "hello"; version: number; server: string; have?: string[]; max_bundle?: number };
+
 export type ClientFrame =
-  | { t: "hello"; version: number }
+  | ClientHello
   | ServeStart
   | BlobFrame
   | { t: "message"; name: string; id: string; text: string }
   | { t: "stop"; signal: "SIGTERM" | "SIGKILL" };
 
 export type ServerFrame =
-  | { t: "hello"; version: number; server: string }
+  | ServerHello
   | { t: "started"; pid: number }
   | { t: "stdout"; data: string }
   | { t: "stderr"; data: string }
@@ -98,7 +128,10 @@ export const isInsidePath = (value: unknown): boolean =>
 
 type Check = (frame: Record<string, unknown>) => boolean;
 const CLIENT_CHECKS: Record<string, Check> = {
-  hello: (f) => isCount(f.version),
+  hello: (f) =>
+    isCount(f.version) &&
+    (f.workspace === undefined ||
+      (isString(f.workspace) && f.workspace !== "" && f.workspace.length <= MAX_WORKSPACE_KEY_CHARS)),
   start: (f) =>
     isString(f.runId) &&
     isStringList(f.args) &&
@@ -121,7 +154,11 @@ const CLIENT_CHECKS: Record<string, Check> = {
   stop: (f) => isSignal(f.signal),
 };
 const SERVER_CHECKS: Record<string, Check> = {
-  hello: (f) => isCount(f.version) && isString(f.server),
+  hello: (f) =>
+    isCount(f.version) &&
+    isString(f.server) &&
+    (f.have === undefined || (Array.isArray(f.have) && f.have.length <= MAX_HAVES && f.have.every(isCommit))) &&
+    (f.max_bundle === undefined || isCount(f.max_bundle)),
   started: (f) => isCount(f.pid),
   stdout: (f) => isBase64(f.data),
   stderr: (f) => isBase64(f.data),
@@ -201,14 +238,16 @@ export class BlobCollector {
   private readonly chunks: Buffer[] = [];
   private size = 0;
 
-  constructor(readonly kind: BlobKind) {}
+  constructor(
+    readonly kind: BlobKind,
+    private readonly bound: number = MAX_BLOB_BYTES[kind],
+  ) {}
 
   /** Undefined, or what is wrong (past the bound). */
   add(data: string): string | undefined {
     const bytes = Buffer.from(data, "base64");
     this.size += bytes.length;
-    if (this.size > MAX_BLOB_BYTES[this.kind])
-      return `${this.kind} larger than its bound of ${MAX_BLOB_BYTES[this.kind]} bytes`;
+    if (this.size > this.bound) return `${this.kind} larger than its bound of ${this.bound} bytes`;
     this.chunks.push(bytes);
     return undefined;
   }
@@ -234,8 +273,11 @@ export interface BlobStep {
 export class BlobReceiver {
   private collector: BlobCollector | undefined;
 
+  /** `bounds`: lower bounds than MAX_BLOB_BYTES for some kinds (a far side's configured bundle bound). */
+  constructor(private readonly bounds: Partial<Record<BlobKind, number>> = {}) {}
+
   take(frame: BlobFrame): BlobStep {
-    this.collector ??= new BlobCollector(frame.kind);
+    this.collector ??= new BlobCollector(frame.kind, this.bounds[frame.kind]);
     if (this.collector.kind !== frame.kind) return { problem: `blob ${frame.kind} inside ${this.collector.kind}` };
     if (frame.t === "blob") {
       const problem = this.collector.add(frame.data);
@@ -255,4 +297,10 @@ export function blobFrames(kind: BlobKind, data: Buffer): BlobFrame[] {
   }
   frames.push({ t: "blob_end", kind, bytes: data.length });
   return frames;
+}
+
+/** The bundle bound a far side announces: SERVE_ENV.maxBundle when it is a lower positive count, else the protocol's. */
+export function serveBundleBound(env: Record<string, string | undefined>): number {
+  const value = Number(env[SERVE_ENV.maxBundle]);
+  return Number.isSafeInteger(value) && value > 0 && value < MAX_BLOB_BYTES.bundle ? value : MAX_BLOB_BYTES.bundle;
 }

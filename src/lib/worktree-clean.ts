@@ -23,6 +23,8 @@ export interface CleanSubject {
   /** Why it is still in use (its turn runs or waits, its parent may follow it up); nothing of it is touched then. */
   inUse?: string;
   worktree: { path: string; branch: string; baseCommit: string; gitDir: string };
+  /** A runner's workspace kept between its turns (meta.json `runnerWorkspacePath`): it goes with the worktree. */
+  keptWorkspace?: string;
 }
 
 /** An agent's record as clean reads it: any record, isolated or not (a parent's status counts too). */
@@ -30,6 +32,7 @@ export interface CleanRecord {
   path: string;
   status: string;
   worktree?: CleanSubject["worktree"];
+  keptWorkspace?: string;
 }
 
 /** A turn that runs or waits for a slot. */
@@ -56,10 +59,18 @@ export function cleanSubjects(
       if (ACTIVE_STATUSES.has(status.get(up) ?? "")) return `its parent ${up} works and may follow it up`;
     return undefined;
   };
-  return records.flatMap(({ path, status: own, worktree }) => {
+  return records.flatMap(({ path, status: own, worktree, keptWorkspace }) => {
     if (!worktree) return [];
     const why = inUse(path, own);
-    return [{ agent: path, status: own, ...(why !== undefined && { inUse: why }), worktree }];
+    return [
+      {
+        agent: path,
+        status: own,
+        ...(why !== undefined && { inUse: why }),
+        worktree,
+        ...(keptWorkspace && { keptWorkspace }),
+      },
+    ];
   });
 }
 
@@ -86,6 +97,8 @@ export interface CleanStep {
   removeFolder: boolean;
   /** The branch goes; `commits` beyond its base (more than 0 only when it was named). */
   deleteBranch?: { commits: number };
+  /** A runner's kept workspace folder, removed with the worktree. */
+  keptWorkspace?: string;
 }
 
 /** What stays, and why. */
@@ -162,6 +175,7 @@ function planOne(fact: CleanFacts, named: ReadonlySet<string>, plan: CleanPlan):
     branch: worktree.branch,
     worktreePath: worktree.path,
     removeFolder: fact.folderExists,
+    ...(fact.keptWorkspace && { keptWorkspace: fact.keptWorkspace }),
   };
   const commits = fact.commits ?? 0;
   if (fact.branchExists === true && (commits === 0 || isNamed(fact, named))) step.deleteBranch = { commits };
@@ -245,6 +259,8 @@ export async function carryOutClean(plan: CleanPlan, options: GitCallOptions = {
         await retryOnLock(() => git(["branch", "--quiet", "-D", "--", step.branch], { ...options, cwd: step.gitDir }));
         branchDeleted = true;
       }
+      if (step.keptWorkspace && (done.removed || !step.removeFolder))
+        fs.rmSync(step.keptWorkspace, { recursive: true, force: true });
       results.push({ step, removed: done.removed, branchDeleted });
     } catch (err) {
       results.push({ step, removed: false, branchDeleted: false, error: errorText(err) });

@@ -4,7 +4,8 @@
  * the blobs `start` announces, it unpacks the workspace into a scratch folder of its own, runs
  * pi there with the task extension (live messages go into an inbox folder it owns), forwards
  * pi's stdout and stderr, commits the turn and sends its bundle back, then `exit`, and removes
- * its scratch folder. It acts only on the protocol: no shell, no path outside its scratch, every
+ * its scratch folder, or keeps it for the agent's next turn when the local side named the
+ * workspace (protocol 2: the `hello` answer then names the commits it still has). It acts only on the protocol: no shell, no path outside its scratch, every
  * frame and blob bounded; anything malformed ends the run with an `error` frame and exit 1.
  * When stdin closes or a stop arrives, pi's group gets SIGTERM, then SIGKILL 3 s later: nothing
  * it started outlives it by more than that. Imports only the contracts and the in-child code,
@@ -12,6 +13,7 @@
  */
 import fs from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import { cwdStartedPath } from "../contracts/meta.js";
 import {
   type BlobKind,
   BlobReceiver,
@@ -20,9 +22,10 @@ import {
   encodeFrame,
   FrameSplitter,
   parseClientFrame,
-  SERVE_PROTOCOL_VERSION,
+  SERVE_PROTOCOL_VERSIONS,
   type ServerFrame,
   type ServeStart,
+  serveBundleBound,
 } from "../contracts/serve-protocol.js";
 import { PiProcess } from "./pi-process.js";
 import { Scratch } from "./workspace.js";
@@ -36,12 +39,22 @@ export interface ServeIo {
 
 type Phase = "hello" | "start" | "blobs" | "running" | "over";
 
+/** How long the rest of the checkout waits for pi to say its start-up is over (then it goes on anyway). */
+const CHECKOUT_AFTER_START_MS = 10_000;
+const STARTED_POLL_MS = 20;
+
 class ServeSession {
   private phase: Phase = "hello";
   private start: ServeStart | undefined;
   private readonly blobs = new Map<BlobKind, Buffer>();
-  private readonly receiver = new BlobReceiver();
+  private readonly bundleBound = serveBundleBound(process.env);
+  private readonly receiver = new BlobReceiver({ bundle: this.bundleBound });
   private scratch: Scratch | undefined;
+  /** The workspace key of a version-2 hello: the workspace is kept after a turn that went through. */
+  private key: string | undefined;
+  private turnSent = false;
+  /** The scratch space claimed (a kept workspace, or a new one) and the hello answered. */
+  private prepared: Promise<void> = Promise.resolve();
   private pi: PiProcess | undefined;
   private exitCode = 0;
   private finished!: () => void;
@@ -101,11 +114,29 @@ class ServeSession {
 
   private onHello(frame: ClientFrame): void {
     if (frame.t !== "hello") this.fail(`expected hello, got ${frame.t}`);
-    else if (frame.version !== SERVE_PROTOCOL_VERSION) {
-      this.fail(`protocol version ${frame.version} is not supported (this side speaks ${SERVE_PROTOCOL_VERSION})`);
+    else if (!SERVE_PROTOCOL_VERSIONS.includes(frame.version)) {
+      this.fail(
+        `protocol version ${frame.version} is not supported (this side speaks ${SERVE_PROTOCOL_VERSIONS.join(" and ")})`,
+      );
     } else {
-      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, server: this.io.server });
       this.phase = "start";
+      this.prepared = this.prepare(frame.version, frame.version >= 2 ? frame.workspace : undefined);
+    }
+  }
+
+  /** Claims the scratch space (the kept workspace of `key`, if any) and answers hello with what it has. */
+  private async prepare(version: number, key: string | undefined): Promise<void> {
+    try {
+      this.key = key;
+      this.scratch = Scratch.create(key);
+      if (version < 2) {
+        this.send({ t: "hello", version, server: this.io.server });
+        return;
+      }
+      const have = await this.scratch.have();
+      this.send({ t: "hello", version, server: this.io.server, have, max_bundle: this.bundleBound });
+    } catch (err) {
+      this.fail(`cannot make the scratch space: ${(err as Error).message}`);
     }
   }
 
@@ -156,7 +187,8 @@ class ServeSession {
     this.phase = "running";
     const start = this.start!;
     try {
-      this.scratch = Scratch.create();
+      await this.prepared;
+      if (!this.scratch || this.phase !== "running") return;
       await this.scratch.unpack(this.blobs.get("bundle")!, start.base, start.cwd);
       this.blobs.delete("bundle");
       const cwd = this.scratch.childCwd(start.cwd);
@@ -176,16 +208,35 @@ class ServeSession {
     }
   }
 
-  /** Writes the rest of the checkout, then says so in the ready file (whole: temp file + rename). */
+  /**
+   * Writes the rest of the checkout once pi's start-up is over (the task extension's
+   * `.started` file: the two do not share the CPU), then says so in the ready file (whole:
+   * temp file + rename).
+   */
   private async finishCheckout(readyFile: string): Promise<void> {
     let word = "ready";
     try {
+      await this.piStarted(readyFile);
       await this.scratch!.finishCheckout();
     } catch (err) {
       word = `the workspace could not be checked out: ${(err as Error).message}`;
     }
     const temp = this.scratch!.writeRunFile("cwd-ready.tmp", word);
     fs.renameSync(temp, readyFile);
+  }
+
+  /** Resolves once pi says its start-up is over, pi is gone, or CHECKOUT_AFTER_START_MS passed. */
+  private piStarted(readyFile: string): Promise<void> {
+    const started = cwdStartedPath(readyFile);
+    const until = Date.now() + CHECKOUT_AFTER_START_MS;
+    return new Promise((resolve) => {
+      const poll = setInterval(() => {
+        if (fs.existsSync(started) || !this.pi?.running || this.phase !== "running" || Date.now() > until) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, STARTED_POLL_MS);
+    });
   }
 
   /** pi is gone: its session and the turn's commit go back, then `exit`. */
@@ -203,6 +254,7 @@ class ServeSession {
       const turn = await this.scratch!.commitTurn(start.base, `subagent turn (run ${start.runId})`);
       if (turn) for (const frame of blobFrames("bundle", turn.bundle)) this.send(frame);
       this.send({ t: "commit", base: start.base, ...(turn && { head: turn.head }) });
+      this.turnSent = true;
     } catch (err) {
       this.send({ t: "error", message: `cannot send the turn back: ${(err as Error).message}` });
       this.exitCode = 1;
@@ -245,8 +297,10 @@ class ServeSession {
     // An error can come while the workspace is still being unpacked (garbage after the last
     // blob): the unpacking ends first, sees the run is over, and only then is the scratch space
     // removed, so nothing is written into it after its removal.
-    void this.launched.finally(() => {
-      this.scratch?.remove();
+    void Promise.all([this.prepared, this.launched]).finally(() => {
+      // A turn that went through keeps its workspace for the agent's next turn (protocol 2 with a key).
+      if (this.key !== undefined && this.turnSent && this.exitCode === 0) this.scratch?.keep(this.key);
+      else this.scratch?.remove();
       this.finished();
     });
   }

@@ -249,6 +249,14 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
       // What the interrupted turn wrote came back too (commits that came back stay).
       const worktree = notices[0]!.worktree as Json;
       expect(worktree.changed_files).toContain("begun.txt");
+      // The follow-up sent only what the workspace the sandbox kept (in the agent's folder) lacked.
+      const runs = path.join(h.treeDir(), "agents", "slow", "runs");
+      const logOf = (run: string) => fs.readFileSync(path.join(runs, run, "wrapper.log"), "utf8");
+      expect(logOf("0001-spawn")).toMatch(/runner box \(sandbox\): workspace bundle \d+ bytes\n/);
+      expect(logOf("0002-followup")).toMatch(
+        /workspace bundle \d+ bytes, without what the far side kept of the last turn/,
+      );
+      expect(fs.existsSync(path.join(h.treeDir(), "agents", "slow", "runner-workspace"))).toBe(true);
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

@@ -94,7 +94,12 @@ describe("clean", () => {
   it("--yes removes the ended agents' worktrees and the branches without commits; a named branch goes too", async () => {
     const box = sandbox();
     const { repo, treeDir, worktrees } = await cleanableTree(box);
+    // A runner agent's workspace kept between turns goes with its worktree; a busy agent's stays.
+    const keptOf = (name: string) => path.join(treeDir, "agents", name, "runner-workspace");
+    for (const name of ["done", "busy"]) write(path.join(keptOf(name), "subagent-keep-1", "work", "f.txt"), "kept\n");
     const run = await clean(box, treeDir, "--yes");
+    expect(fs.existsSync(keptOf("done"))).toBe(false);
+    expect(fs.existsSync(keptOf("busy"))).toBe(true);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SERVE_PROTOCOL_VERSION } from "../../src/contracts/serve-protocol.js";
 import { spawnProcess } from "../support/processes.js";
 import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
@@ -49,7 +50,7 @@ describe("doctor --runner", () => {
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toMatch(/✓ bwrap/);
     expect(out.stdout).toMatch(/✓ user namespaces/);
-    expect(out.stdout).toMatch(/subagent-wrapper .*, protocol 1/);
+    expect(out.stdout).toMatch(new RegExp(`subagent-wrapper .*, protocol ${SERVE_PROTOCOL_VERSION}`));
   });
 
   it("bwrap missing: the check fails and says what to install", async () => {

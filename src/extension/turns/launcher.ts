@@ -132,7 +132,10 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
     },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
     ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
-    ...(record.runner && { runner: record.runner }),
+    ...(record.runner && {
+      runner: record.runner,
+      runnerWorkspacePath: path.join(spec.agentDir, TREE_FILES.runnerWorkspace),
+    }),
   };
 }
 

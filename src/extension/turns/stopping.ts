@@ -3,6 +3,9 @@
  * queued turn is dropped, a running one stopped and its slot freed at once; the parent gets
  * one notice; a follow-up cannot start while the stopped pi may still write its session.
  */
+import fs from "node:fs";
+import path from "node:path";
+import { TREE_FILES } from "../../contracts/layout.js";
 import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin } from "../../lib/clock.js";
@@ -74,6 +77,11 @@ export async function closeAgent(
     await ctx.tree.writeRecord(descendant);
   }
   await removeWorktrees(ctx.worktrees, [record, ...descendants]);
+  // What a runner kept of their workspaces between turns (meta.json `runnerWorkspacePath`) goes with them.
+  for (const agent of [record, ...descendants]) {
+    const kept = path.join(ctx.tree.agentDir(agent.path), TREE_FILES.runnerWorkspace);
+    await fs.promises.rm(kept, { recursive: true, force: true }).catch(() => undefined);
+  }
   return stopped.previous;
 }
 

@@ -5,7 +5,9 @@
  * the runtime knows more than the records: a direct child whose turn is still being stopped or
  * recorded is in use whatever its record says.
  */
+import path from "node:path";
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { TREE_FILES } from "../../contracts/layout.js";
 import {
   type CleanPlan,
   type CleanRecord,
@@ -25,7 +27,13 @@ import type { TreeRuntime } from "../turns/runtime.js";
 async function records(rt: TreeRuntime): Promise<CleanRecord[]> {
   return (await rt.tree.subtree(rt.self)).map((stored) => {
     const record = rt.children.get(stored.path)?.record ?? stored;
-    return { path: record.path, status: record.status, ...(record.worktree && { worktree: record.worktree }) };
+    const keptWorkspace = path.join(rt.tree.agentDir(record.path), TREE_FILES.runnerWorkspace);
+    return {
+      path: record.path,
+      status: record.status,
+      ...(record.worktree && { worktree: record.worktree }),
+      keptWorkspace,
+    };
   });
 }
 

@@ -16,7 +16,7 @@ import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { useSshMaster } from "../ssh-master.js";
-import { PACKAGE_ROOT, runnerArgv } from "./prefix.js";
+import { JITI_CACHE, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
 
@@ -67,6 +67,53 @@ function agentDirCopy(agentDir: string): { path: string; copy: string; folders: 
   return { path: agentDir, copy, folders };
 }
 
+/** At most this much of jiti's cache is copied for a sandbox (newest files first). */
+const JITI_COPY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A private copy of jiti's cache (newest files first, within JITI_COPY_BYTES): jiti uses a
+ * cache only in a folder it can write, and the sandbox must not write this machine's own.
+ * Without it a sandboxed pi compiles every extension anew. Removed when the run's child is done.
+ */
+function jitiCacheCopy(): string | undefined {
+  const from = path.join(os.tmpdir(), JITI_CACHE);
+  let files: Array<{ name: string; size: number; mtime: number }>;
+  try {
+    files = fs
+      .readdirSync(from, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => {
+        const stat = fs.statSync(path.join(from, entry.name));
+        return { name: entry.name, size: stat.size, mtime: stat.mtimeMs };
+      });
+  } catch {
+    return undefined;
+  }
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-jiti-"));
+  let budget = JITI_COPY_BYTES;
+  for (const file of files.sort((a, b) => b.mtime - a.mtime)) {
+    budget -= file.size;
+    if (budget < 0) break;
+    try {
+      fs.copyFileSync(path.join(from, file.name), path.join(copy, file.name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return copy;
+}
+
+/** The agent's runner workspace folder (meta.json `runnerWorkspacePath`), made: a sandbox keeps its workspace there. */
+function sandboxScratchRoot(meta: MetaV1): string | undefined {
+  if (!meta.runnerWorkspacePath) return undefined;
+  try {
+    fs.mkdirSync(meta.runnerWorkspacePath, { recursive: true, mode: 0o700 });
+    return meta.runnerWorkspacePath;
+  } catch {
+    return undefined; // nothing kept: the sandbox works as with no folder
+  }
+}
+
 /** The ChildOperations of meta.json `runner`, or undefined for a local run. */
 export async function runnerOperations(
   meta: MetaV1,
@@ -86,14 +133,24 @@ export async function runnerOperations(
   const piBin = childEnv[ENV.piBin];
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
   const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
+  const jitiCache = runner.kind === "sandbox" ? jitiCacheCopy() : undefined;
   const hideAlso = await repositoryPaths(meta.cwd);
   const master = runner.kind === "ssh" ? await useSshMaster(runner).catch(() => undefined) : undefined;
   const connection: SshConnection | undefined = master?.connection;
-  const context = { env: childEnv, hideAlso, keepVisible, ...(agentDir && { agentDir }) };
+  const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
+  const context = {
+    env: childEnv,
+    hideAlso,
+    keepVisible,
+    ...(agentDir && { agentDir }),
+    ...(scratchRoot && { scratchRoot }),
+    ...(jitiCache && { jitiCache }),
+  };
   const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
   const argv = runnerArgv(runner, context, argvOptions);
   const cleanup = async () => {
     if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
+    if (jitiCache) fs.rmSync(jitiCache, { recursive: true, force: true });
     // The run is done with the shared ssh connection: the last run that used it closes it.
     // (A fallback model's next attempt rides a master if one is up, else its own connection.)
     await master?.release();

@@ -10,8 +10,12 @@
  *   every process of the sandbox ends with it;
  * - the network is shared: the child must reach its model provider (docs/runners.md).
  * What pi needs that lies below /tmp (the package, extensions) is bound back read-only, since
- * the private /tmp would otherwise hide it; pi's agent dir is a private writable copy of its
- * files (pi takes locks there) with its folders bound read-only.
+ * the private /tmp would otherwise hide it. Node's compile cache of this machine's temporary
+ * folder is bound read-only and jiti's (the extensions' loader, which uses a cache only where
+ * it can write) as a private copy: without them every sandboxed pi compiles its code and the
+ * extensions anew, a second or more of its start; neither lets the sandbox change what this
+ * machine's own pi later runs. pi's agent dir is a private writable copy of its files (pi
+ * takes locks there) with its folders bound read-only.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,6 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type RunnerArgvOptions, runnerArgv as remoteRunnerArgv } from "../../contracts/runner-prefix.js";
 import { DEFAULT_SANDBOX_HIDE, type RunnerDefinition } from "../../contracts/runners.js";
+import { SERVE_ENV } from "../../contracts/serve-protocol.js";
 
 /**
  * The package's root: the nearest folder above this code that holds its package.json (the
@@ -50,6 +55,16 @@ export interface PrefixContext {
   hideAlso: string[];
   /** Paths that must stay readable although under /tmp (pi itself, extensions). */
   keepVisible: string[];
+  /** This machine's temporary folder, whose Node compile cache the sandbox reads (default os.tmpdir()). */
+  tmpDir?: string;
+  /** A private copy of this machine's jiti cache, the sandbox's own (writable) jiti cache. */
+  jitiCache?: string;
+  /**
+   * The agent's runner workspace folder (meta.json `runnerWorkspacePath`): bound writable at
+   * its own path and named to `serve` as its scratch root, so the workspace it keeps outlives
+   * the sandbox's private /tmp. Left out when a hidden path covers it.
+   */
+  scratchRoot?: string;
   /**
    * pi's agent dir and a private copy of its top-level files: pi writes there (locks, trust,
    * a refreshed login), so the sandbox sees the copy, writable, at the agent dir's place, with
@@ -69,7 +84,13 @@ function statOf(file: string): fs.Stats | undefined {
   }
 }
 
+const isUnder = (file: string, folder: string): boolean => file === folder || file.startsWith(`${folder}/`);
 const underTmp = (file: string): boolean => file === "/tmp" || file.startsWith("/tmp/");
+
+/** Node's module compile cache in the system's temporary folder: pi finds it in the sandbox's /tmp, read-only (Node reads it so). */
+export const NODE_COMPILE_CACHE = "node-compile-cache";
+/** jiti's cache folder in the system's temporary folder (the sandbox gets a private copy: jiti wants to write it). */
+export const JITI_CACHE = "jiti";
 
 /** The bwrap argv of a sandbox, up to and including `--`. */
 export function sandboxPrefix(hide: readonly string[], context: PrefixContext): string[] {
@@ -79,6 +100,9 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
   for (const keep of new Set(context.keepVisible.map((entry) => path.resolve(entry)))) {
     if (underTmp(keep) && statOf(keep)) args.push("--ro-bind", keep, keep);
   }
+  const compileCache = path.join(context.tmpDir ?? os.tmpdir(), NODE_COMPILE_CACHE);
+  if (statOf(compileCache)?.isDirectory()) args.push("--ro-bind", compileCache, path.join("/tmp", NODE_COMPILE_CACHE));
+  if (context.jitiCache) args.push("--bind", context.jitiCache, path.join("/tmp", JITI_CACHE));
   const agent = context.agentDir;
   if (agent) {
     args.push("--bind", agent.copy, agent.path);
@@ -86,7 +110,12 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
       args.push("--ro-bind", path.join(agent.path, folder), path.join(agent.path, folder));
     }
   }
-  for (const entry of new Set([...hide, ...context.hideAlso].map((item) => path.resolve(expandHome(item, home))))) {
+  const hidden = [...new Set([...hide, ...context.hideAlso].map((item) => path.resolve(expandHome(item, home))))];
+  const scratch = context.scratchRoot && path.resolve(context.scratchRoot);
+  if (scratch && statOf(scratch)?.isDirectory() && !hidden.some((entry) => isUnder(scratch, entry))) {
+    args.push("--bind", scratch, scratch, "--setenv", SERVE_ENV.root, scratch);
+  }
+  for (const entry of hidden) {
     const stat = statOf(entry);
     if (!stat || underTmp(entry)) continue; // what lies under /tmp is hidden by the private /tmp already
     // An empty, read-only folder in its place: nothing to read, and a write fails (EROFS).

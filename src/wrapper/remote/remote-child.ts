@@ -11,6 +11,7 @@
 import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
@@ -24,13 +25,14 @@ import {
   type ClientFrame,
   encodeFrame,
   FrameSplitter,
+  MAX_BLOB_BYTES,
   parseServerFrame,
   SERVE_PROTOCOL_VERSION,
   type ServerFrame,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
-import { bundleWorkspace, landTurn, type WorkspaceBase } from "./workspace-bundle.js";
+import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
 export const HELLO_TIMEOUT_MS = 60_000;
@@ -65,12 +67,16 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private inboxTimer: NodeJS.Timeout | undefined;
   private readonly sent = new Set<string>();
   private startSent = false;
+  private checkoutLetGo = false;
   private helloWaiter: (() => void) | undefined;
   /**
    * Awaited once the prefix has ended, before the turn's exit (a slurm job's last resort:
    * slurm-job.ts); `say` puts a line in the run's log.
    */
   afterPrefix: ((say: (line: string) => void) => Promise<void>) | undefined;
+  /** What the far side's hello said: the commits it has of this agent's workspace, its bundle bound. */
+  private farHave: string[] = [];
+  private farMaxBundle: number = MAX_BLOB_BYTES.bundle;
 
   constructor(
     private readonly argv: string[],
@@ -126,19 +132,30 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     if (stdin?.writable) stdin.write(encodeFrame(frame));
   }
 
-  /** hello, then the start frame and its blobs once the cwd is ready; then the inbox. */
+  /**
+   * hello (naming the agent's workspace, meta.json `runnerWorkspacePath`, so the far side can
+   * keep it), then the start frame and its blobs: the workspace's bundle without what the far
+   * side said it has, within the bound it announced; then the inbox.
+   */
   private async converse(): Promise<void> {
     try {
-      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION });
-      const [workspace] = await Promise.all([this.prepareWorkspace(), this.hello()]);
+      // The key: this machine and the agent's folder (a far host may serve several machines).
+      const folder = this.meta.runnerWorkspacePath;
+      const key = folder && `${os.hostname()}:${folder}`;
+      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, ...(key && { workspace: key }) });
+      const [state] = await Promise.all([this.prepareWorkspace(), this.hello()]);
+      const { workspace, bundle } = await bundleWithin(state, this.farHave, this.farMaxBundle, (line) =>
+        process.stderr.write(`${this.label}: ${line}\n`),
+      );
       if (this.finished || this.stopSignal) {
         this.endPrefix();
         return;
       }
       this.workspace = workspace;
-      this.sendStart(workspace);
+      this.sendStart(workspace, bundle);
       this.watchInbox();
     } catch (err) {
+      this.farError = errorText(err);
       this.stderr.write(`${this.label}: ${errorText(err)}\n`);
       this.endPrefix();
     }
@@ -157,14 +174,25 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   }
 
   /**
-   * The workspace's bundle. A checkout still being written (meta.json `cwdReadyPath`: a new
-   * isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go on
-   * (its `.started` file); the turn's commit lands once it is done (land()).
+   * The workspace's base commit. A checkout still being written (meta.json `cwdReadyPath`: a
+   * new isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go
+   * on (its `.started` file) once the far side's pi has started (its first output), so the two
+   * do not share the CPU; the turn's commit lands once it is done (land()).
    */
-  private async prepareWorkspace(): Promise<WorkspaceBase> {
+  private prepareWorkspace(): Promise<WorkspaceBase> {
+    return workspaceBase(this.meta.cwd, this.options.cwdReady !== undefined);
+  }
+
+  /** The local checkout may go on (see prepareWorkspace): once, on pi's first output or the end. */
+  private letCheckoutGo(): void {
     const ready = this.options.cwdReady;
-    if (ready) fs.writeFileSync(cwdStartedPath(ready), "");
-    return bundleWorkspace(this.meta.cwd, ready !== undefined);
+    if (!ready || this.checkoutLetGo) return;
+    this.checkoutLetGo = true;
+    try {
+      fs.writeFileSync(cwdStartedPath(ready), "");
+    } catch {
+      // the tree folder is gone: the checkout's own wait ends it
+    }
   }
 
   /** Waits for meta.json `cwdReadyPath` to say `ready`; throws what it says otherwise. */
@@ -179,10 +207,10 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     }
   }
 
-  private sendStart(workspace: WorkspaceBase): void {
+  private sendStart(workspace: WorkspaceBase, bundle: Buffer): void {
     const tokens = new Map<string, string>([[TASK_EXTENSION_PATH, ARG_TOKENS.taskExtension]]);
     const blobs: Array<[BlobKind, Buffer]> = [
-      ["bundle", workspace.bundle],
+      ["bundle", bundle],
       ["task", fs.readFileSync(this.options.taskFile)],
     ];
     if (this.meta.systemPromptPath) {
@@ -249,9 +277,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
           return;
         }
         this.helloSeen = true;
+        this.farHave = frame.have ?? [];
+        this.farMaxBundle = Math.min(frame.max_bundle ?? MAX_BLOB_BYTES.bundle, MAX_BLOB_BYTES.bundle);
         this.helloWaiter?.();
         return;
       case "stdout":
+        this.letCheckoutGo();
         this.stdout.write(Buffer.from(frame.data, "base64"));
         return;
       case "stderr":
@@ -267,10 +298,15 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       case "exit":
         this.exitFrame = { code: frame.code, signal: frame.signal };
         return;
-      case "error":
+      case "error": {
+        // An older far side refuses this side's version before its hello: say what to do.
+        const older = !this.helloSeen && /protocol version \d+ is not supported/.test(frame.message);
         this.farError = frame.message;
-        this.stderr.write(`${this.label}: ${frame.message}\n`);
+        this.stderr.write(
+          `${this.label}: ${frame.message}${older ? " (update subagent-wrapper on the far side)" : ""}\n`,
+        );
         return;
+      }
       default:
         return;
     }
@@ -317,6 +353,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
 
   private async prefixClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     if (this.inboxTimer) clearInterval(this.inboxTimer);
+    this.letCheckoutGo();
     await Promise.all([this.landing, this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`))]);
     const session = this.blobs.get("session");
     if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, session);

@@ -5,7 +5,9 @@
  * tree), and the turn's commit that comes back lands on the branch checked out there as one
  * commit on top of HEAD (for an isolated child: the agent's `subagent/*` branch, so the
  * notice's `worktree` fields are those of a local isolated turn). The base carries only its
- * tree, not the history: what the far side lacks is always just that tree.
+ * tree, not the history. When the far side still has an earlier turn's workspace (protocol 2:
+ * its `have`), the bundle leaves out every object reachable from those commits (they are its
+ * prerequisites): a follow-up sends only the files that changed since.
  */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -20,19 +22,27 @@ export interface WorkspaceBase {
   cwd: string;
   /** HEAD when the run started (undefined in a repository with no commit yet). */
   head: string | undefined;
-  /** The parentless commit sent over. */
+  /** The tree of the workspace's state. */
+  tree: string;
+  /** The commit sent over: parentless, or on top of a commit the far side kept (bundleWorkspace). */
   base: string;
+}
+
+/** A workspace's bundle, the base it carries and the commits it leaves out (the far side has them). */
+export interface WorkspaceBundle {
+  workspace: WorkspaceBase;
   bundle: Buffer;
+  prerequisites: string[];
 }
 
 const tempPath = (name: string): string => path.join(os.tmpdir(), `subagent-${name}-${randomBytes(6).toString("hex")}`);
 
 /**
- * The workspace of `cwd` as a bundle; throws (a clear message) outside git. `atHead`: the
- * checkout is HEAD itself, still being written (a new isolated worktree, meta.json
- * `cwdReadyPath`): HEAD's tree is taken as it is, without reading the files.
+ * The workspace of `cwd` as one parentless commit; throws (a clear message) outside git.
+ * `atHead`: the checkout is HEAD itself, still being written (a new isolated worktree,
+ * meta.json `cwdReadyPath`): HEAD's tree is taken as it is, without reading the files.
  */
-export async function bundleWorkspace(cwd: string, atHead = false): Promise<WorkspaceBase> {
+export async function workspaceBase(cwd: string, atHead = false): Promise<WorkspaceBase> {
   const top = (await git(["rev-parse", "--show-toplevel"], { cwd }).catch(() => "")).trim();
   if (top === "") throw new Error(`${cwd} is not inside a git repository`);
   const relative = path.relative(fs.realpathSync(top), fs.realpathSync(cwd)).split(path.sep).join("/");
@@ -40,8 +50,6 @@ export async function bundleWorkspace(cwd: string, atHead = false): Promise<Work
   // A copy of the index keeps git's file stat cache: only changed files are hashed again.
   const indexPath = (await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: top })).trim();
   const index = tempPath("index");
-  const ref = `refs/subagent-serve/${randomBytes(8).toString("hex")}`;
-  const bundlePath = tempPath("bundle");
   try {
     const extraEnv = { GIT_INDEX_FILE: index, ...(await identityEnv(top)) };
     let tree: string;
@@ -52,20 +60,83 @@ export async function bundleWorkspace(cwd: string, atHead = false): Promise<Work
       tree = (await git(["write-tree"], { cwd: top, extraEnv })).trim();
     }
     const base = (await git(["commit-tree", tree, "-m", "subagent base"], { cwd: top, extraEnv })).trim();
+    return { top, cwd: relative, head: head || undefined, tree, base };
+  } finally {
+    fs.rmSync(index, { force: true });
+  }
+}
+
+/** The commits of `commits` this repository has (a far side's `have` may name ones it never saw). */
+async function present(top: string, commits: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const commit of commits) {
+    if (
+      await git(["cat-file", "-e", `${commit}^{commit}`], { cwd: top }).then(
+        () => true,
+        () => false,
+      )
+    )
+      found.push(commit);
+  }
+  return found;
+}
+
+/**
+ * The bundle of the workspace without what `have` holds (commits the far side kept; those this
+ * repository does not know are ignored). git leaves out only what lies behind a commit's
+ * parents, so with a kept commit the base becomes the workspace's tree on top of it: every
+ * object that commit reaches stays out, and the far side checks it has it (the bundle's
+ * prerequisites). No delta search and light compression (objects already packed are reused
+ * as they are): packing would otherwise be most of its cost.
+ */
+export async function bundleWorkspace(
+  workspace: WorkspaceBase,
+  have: readonly string[] = [],
+): Promise<WorkspaceBundle> {
+  const { top } = workspace;
+  // One kept commit is enough: the base goes on top of it, and git leaves out all it reaches.
+  const prerequisites = (await present(top, have)).slice(0, 1);
+  let base = workspace.base;
+  if (prerequisites.length > 0) {
+    const extraEnv = await identityEnv(top);
+    const parent = ["-p", prerequisites[0]!];
+    const made = await git(["commit-tree", workspace.tree, ...parent, "-m", "subagent base"], { cwd: top, extraEnv });
+    base = made.trim();
+  }
+  const ref = `refs/subagent-serve/${randomBytes(8).toString("hex")}`;
+  const bundlePath = tempPath("bundle");
+  try {
     await git(["update-ref", ref, base], { cwd: top });
-    // Light compression: the bundle goes over a pipe, and packing is most of its cost.
-    await git(
-      ["-c", "core.compression=1", "-c", "pack.compression=1", "bundle", "create", "--quiet", bundlePath, ref],
-      {
-        cwd: top,
-      },
-    );
-    return { top, cwd: relative, head: head || undefined, base, bundle: fs.readFileSync(bundlePath) };
+    const pack = ["-c", "core.compression=1", "-c", "pack.compression=1", "-c", "pack.window=0"];
+    const exclude = prerequisites.map((commit) => `^${commit}`);
+    await git([...pack, "bundle", "create", "--quiet", bundlePath, ref, ...exclude], { cwd: top });
+    return { workspace: { ...workspace, base }, bundle: fs.readFileSync(bundlePath), prerequisites };
   } finally {
     await git(["update-ref", "-d", ref], { cwd: top }).catch(() => undefined);
-    fs.rmSync(index, { force: true });
     fs.rmSync(bundlePath, { force: true });
   }
+}
+
+/**
+ * The bundle for a far side that has `have` and takes at most `maxBytes`; throws past the
+ * bound (a spawn error that names both, before anything is sent). `log` gets one line of what
+ * goes over (the wrapper's own log: a follow-up's bundle holds only what changed).
+ */
+export async function bundleWithin(
+  workspace: WorkspaceBase,
+  have: readonly string[],
+  maxBytes: number,
+  log: (line: string) => void,
+): Promise<WorkspaceBundle> {
+  const made = await bundleWorkspace(workspace, have);
+  const kept = made.prerequisites.length > 0 ? ", without what the far side kept of the last turn" : "";
+  log(`workspace bundle ${made.bundle.length} bytes${kept}`);
+  if (made.bundle.length > maxBytes) {
+    throw new Error(
+      `the workspace bundle is ${made.bundle.length} bytes, over the far side's bound of ${maxBytes} bytes`,
+    );
+  }
+  return made;
 }
 
 /**

@@ -100,6 +100,24 @@ describe("launcher", () => {
     });
   });
 
+  it("a runner agent's meta.json names its runner and its runner workspace folder (kept between turns); a local one neither", () => {
+    const spec = {
+      agentDir: "/tree/agents/worker",
+      treeDir: "/tree",
+      prompt: "go",
+      kind: "spawn" as const,
+      cwd: "/work",
+      instructions: "",
+      limits: {},
+    };
+    const runner = { name: "box", kind: "sandbox" as const, capacity: 3 };
+    const remote = buildMeta({ ...spec, record: { ...record, runner } }, "/tree/agents/worker/runs/0001-spawn");
+    expect(remote).toMatchObject({ runner, runnerWorkspacePath: "/tree/agents/worker/runner-workspace" });
+    const local = buildMeta({ ...spec, record }, "/tree/agents/worker/runs/0001-spawn");
+    expect(local.runner).toBeUndefined();
+    expect(local.runnerWorkspacePath).toBeUndefined();
+  });
+
   it("children run the parent's own pi unless PI_SUBAGENTS_PI_BIN says otherwise", () => {
     expect(currentPiBinary({ PI_SUBAGENTS_PI_BIN: "/opt/pi" }, ["node", "/x"])).toBe("/opt/pi");
     expect(currentPiBinary({}, ["node", "/definitely/not/here"])).toBeUndefined();

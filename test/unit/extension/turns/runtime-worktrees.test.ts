@@ -158,15 +158,19 @@ describe("an isolated agent's turns", () => {
     expect(sh(box, wt.path, ["status", "--porcelain"])).toBe("");
   });
 
-  it("close_agent commits what is left, removes the worktrees, keeps a branch with commits and deletes one without", async () => {
+  it("close_agent commits what is left, removes the worktrees and runner workspaces, keeps a branch with commits and deletes one without", async () => {
     const box = sandbox();
     const h = await runtimeHarness();
     const { state: busy, repo } = await isolatedChild(h, box, "busy");
     const { state: idle } = await isolatedChild(h, box, "idle");
     write(path.join(busy.record.worktree!.path, "left.txt"), "left behind\n");
+    // A runner's workspace kept between turns (meta.json runnerWorkspacePath) goes with the agent.
+    const kept = path.join(h.tree.agentDir("/root/busy"), "runner-workspace");
+    write(path.join(kept, "subagent-keep-1", "work", "f.txt"), "kept\n");
 
     await h.runtime.close(busy);
     await h.runtime.close(idle);
+    expect(fs.existsSync(kept)).toBe(false);
     expect(fs.existsSync(busy.record.worktree!.path)).toBe(false);
     expect(fs.existsSync(idle.record.worktree!.path)).toBe(false);
     expect(sh(box, repo, ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
