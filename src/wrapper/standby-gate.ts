@@ -86,14 +86,17 @@ async function warm(): Promise<void> {
   }
 }
 
-/** Resolves true on the wrapper's go byte, false when the pipe ends first. Without fd 3 (not the wrapper's start): go. */
+/**
+ * Resolves true on the wrapper's go byte, false when the pipe ends first or cannot be read:
+ * pi never runs without the wrapper's word (it would take the task file of the turn's pi).
+ */
 function waitForGo(): Promise<boolean> {
   return new Promise((resolve) => {
     let pipe: net.Socket;
     try {
       pipe = new net.Socket({ fd: GO_FD, readable: true, writable: true });
     } catch {
-      resolve(true);
+      resolve(false);
       return;
     }
     const settle = (go: boolean) => {

@@ -114,12 +114,34 @@ export function gateNodeOptions(existing: string | undefined, gatePath = STANDBY
 }
 
 /**
+ * Whether `bin` is a script that Node runs itself (`#!…node…` on its first line): only then
+ * does NODE_OPTIONS load the gate. Anything else (a compiled pi, a shell script of one's own)
+ * would run pi at once, with the task file still the first pi's: it gets no standby.
+ */
+export function runsOnNode(bin: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(bin, "r");
+    const head = Buffer.alloc(256);
+    const read = fs.readSync(fd, head, 0, head.length, 0);
+    const firstLine = head.subarray(0, read).toString("utf8").split("\n")[0] ?? "";
+    return /^#!.*\bnode(?:\s|$)/.test(firstLine);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
  * The real launcher: pi as spawnChild starts it (own group, stdin closed, the child's
  * environment), plus the gate in NODE_OPTIONS and its pipe as fd 3. Without the gate's file
- * (a package built without it) it throws, and the run has no standby.
+ * (a package built without it), or for a `bin` Node does not run itself, it throws, and the
+ * run has no standby.
  */
 export function launchStandby(bin: string, args: string[], options: SpawnOptions): StandbyProcess {
   if (!fs.existsSync(STANDBY_GATE_PATH)) throw new Error(`no standby gate at ${STANDBY_GATE_PATH}`);
+  if (!runsOnNode(bin)) throw new Error(`${bin} is not a Node script: nothing would hold it at the gate`);
   const env = childEnvironment(options);
   env.NODE_OPTIONS = gateNodeOptions(env.NODE_OPTIONS);
   const child = spawn(bin, args, {

@@ -110,7 +110,7 @@ describe("subagent-wrapper: the warm standby of a run with fallback models", () 
     expect(pis[1]?.startedAt).toBeLessThan(toB as number);
     expect(pis[2]?.startedAt).toBeLessThan(toC as number);
     // ...started after the switch before it (the standby for c once b ran), on the same session, told to continue.
-    expect(pis[2]?.startedAt).toBeGreaterThan(toB as number);
+    expect(pis[2]?.startedAt).toBeGreaterThanOrEqual(toB as number);
     const session = path.join(c.dir, "out", "session.jsonl");
     for (const pi of pis) expect(pi.argv[pi.argv.indexOf("--session") + 1]).toBe(session);
     expect(pis[1]?.task).toMatch(/fake\/a failed with a provider error \(overloaded\).*now runs on fake\/b/);
@@ -141,23 +141,23 @@ describe("subagent-wrapper: the warm standby of a run with fallback models", () 
     }
   });
 
-  it("the standby ends with the turn when the wrapper is stopped: SIGTERM, or SIGKILL (the orphan guard)", async () => {
-    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+  it("the standby ends with the turn when it is stopped: the time limit, SIGTERM, or SIGKILL (the orphan guard)", async () => {
+    for (const stop of ["timeoutMs", "SIGTERM", "SIGKILL"] as const) {
       const { c, env, mark } = await markedCase(
         { "fake/a": answering("never", 20_000), "fake/b": answering("never") },
-        { requestedModel: "fake/a", fallbackModels: ["fake/b"] },
+        { requestedModel: "fake/a", fallbackModels: ["fake/b"], ...(stop === "timeoutMs" && { timeoutMs: 3000 }) },
       );
       const wrapper = c.start({ env });
       await vi.waitFor(async () => expect(await standbys(mark)).toHaveLength(1), { timeout: 10_000, interval: 25 });
       await vi.waitFor(async () => expect(await starts(c.dir)).toHaveLength(1), { timeout: 10_000, interval: 25 });
-      process.kill(wrapper.pid, signal);
+      if (stop !== "timeoutMs") process.kill(wrapper.pid, stop);
       const run = await c.collect(await wrapper.done);
-      if (signal === "SIGTERM") {
-        expect(run.result?.status).toBe("interrupted");
-        expect(await leftOver(mark)).toEqual([]);
-      } else {
+      if (stop === "SIGKILL") {
         // The guard ends what carries the run's token, the standby included, within its second.
         await vi.waitFor(async () => expect(await leftOver(mark)).toEqual([]), { timeout: 5_000, interval: 50 });
+      } else {
+        expect(run.result?.status).toBe(stop === "SIGTERM" ? "interrupted" : "timed_out");
+        expect(await leftOver(mark)).toEqual([]);
       }
       expect(await starts(c.dir)).toHaveLength(1);
     }

@@ -1,10 +1,19 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../../src/contracts/meta.js";
 import { emptyUsage } from "../../../src/contracts/usage.js";
 import { buildChildArgs, type ChildHandle, type SpawnOptions } from "../../../src/wrapper/child.js";
 import { FallbackChain, switchedMeta } from "../../../src/wrapper/fallback.js";
-import { gateNodeOptions, STANDBY_EXIT_WAIT_MS, Standby, type StandbyProcess } from "../../../src/wrapper/standby.js";
+import {
+  gateNodeOptions,
+  runsOnNode,
+  STANDBY_EXIT_WAIT_MS,
+  Standby,
+  type StandbyProcess,
+} from "../../../src/wrapper/standby.js";
 import { FakeClock, settle } from "../../support/fake-clock.js";
 import { BASE_META } from "../../support/meta-examples.js";
 
@@ -164,5 +173,25 @@ describe("the standby's arguments and environment", () => {
     expect(gateNodeOptions("--max-old-space-size=512", "/d/standby-gate.js")).toBe(
       "--max-old-space-size=512 --import=file:///d/standby-gate.js",
     );
+  });
+});
+
+describe("runsOnNode: only a Node script is held by the gate", () => {
+  it("is true for a #!…node script (the fake pi, pi's cli.js) and false for a shell script or a missing file", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "standby-unit-"));
+    try {
+      const write = async (name: string, text: string) => {
+        await writeFile(path.join(dir, name), text);
+        return path.join(dir, name);
+      };
+      expect(runsOnNode(await write("env-node", "#!/usr/bin/env node\nconsole.log(1)\n"))).toBe(true);
+      expect(runsOnNode(await write("abs-node", "#!/usr/local/bin/node --no-warnings\n"))).toBe(true);
+      expect(runsOnNode(await write("sh", "#!/bin/sh\nexec node cli.js\n"))).toBe(false);
+      expect(runsOnNode(await write("nodemon", "#!/usr/bin/env nodemon\n"))).toBe(false);
+      expect(runsOnNode(await write("binary", "\x7fELF…"))).toBe(false);
+      expect(runsOnNode(path.join(dir, "missing"))).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
