@@ -7,7 +7,7 @@
  * (complete: the failed pi has exited) and sends its first request without pi's start-up,
  * which on pi 0.73 and Node 20 (no compile cache) is over a second of module loading.
  *
- * The standby runs niced (STANDBY_NICE), so that its loading does not slow the running pi,
+ * The standby runs niced (STANDBY_NICE, its autogroup too), so that its loading does not slow the running pi,
  * in a process group of its own, with the run's token in its environment (the orphan guard
  * and the run's straggler sweep reach it). It is ended by its group when the run does not
  * need it: the turn ended (however), or its arguments are not those of the switch. A standby
@@ -154,7 +154,7 @@ export function launchStandby(bin: string, args: string[], options: SpawnOptions
   const pid = child.pid;
   const stdout = child.stdout as Readable;
   const stderr = child.stderr as Readable;
-  if (pid) setPriority(pid, STANDBY_NICE);
+  if (pid) lowerPriority(pid);
   let gone = pid === undefined;
   const exited = new Promise<void>((resolve) => {
     child.once("exit", () => {
@@ -181,9 +181,7 @@ export function launchStandby(bin: string, args: string[], options: SpawnOptions
     go: () => {
       if (gone || pipe.destroyed) return undefined;
       pipe.end("g");
-      // As the running pi was: the wrapper's own priority, where the system lets a process
-      // lower its niceness again (root, CAP_SYS_NICE, RLIMIT_NICE); else it stays niced.
-      if (pid) setPriority(pid, os.getPriority());
+      if (pid) restorePriority(pid);
       return handleOf(child, { pid, stdout, stderr });
     },
     end: () => {
@@ -207,6 +205,40 @@ function handleOf(
     },
   };
   return handle as ChildHandle;
+}
+
+/**
+ * Niced, for both of Linux's schedulers: the process's own niceness, and its autogroup's
+ * (`/proc/<pid>/autogroup`): where autogroups are on (the kernel's default), the standby's
+ * session (it has one of its own) competes with the running pi's as a group, and only the
+ * group's niceness weighs; the process's own counts only against its own session.
+ */
+function lowerPriority(pid: number): void {
+  setPriority(pid, STANDBY_NICE);
+  setAutogroupNice(pid, STANDBY_NICE);
+}
+
+/**
+ * As the running pi was. The autogroup's niceness goes back to 0 for any owner (only a
+ * negative one needs privilege); the process's own goes back to the wrapper's where the system
+ * lets a process lower its niceness (root, CAP_SYS_NICE, RLIMIT_NICE), else it stays at
+ * STANDBY_NICE — which weighs nothing where autogroups are on (its children, in its session,
+ * inherit it alike).
+ */
+function restorePriority(pid: number): void {
+  setPriority(pid, os.getPriority());
+  setAutogroupNice(pid, 0);
+}
+
+/** Sets the autogroup niceness of `pid`'s session, never the wrapper's own; nothing without autogroups. */
+function setAutogroupNice(pid: number, nice: number): void {
+  try {
+    const group = (file: string) => fs.readFileSync(file, "utf8").split(" ")[0];
+    if (group(`/proc/${pid}/autogroup`) === group("/proc/self/autogroup")) return;
+    fs.writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // no autogroups here (or not ours): the process's niceness is all there is
+  }
 }
 
 function setPriority(pid: number, priority: number): void {
