@@ -318,7 +318,11 @@ class WrapperRun {
       raw: (bytes, bulky) => this.artifacts.writeStdout(bytes, bulky),
     });
     const stdoutDone = new Promise<void>((resolve) => {
-      child.stdout.on("data", (chunk: Buffer) => reader.push(chunk));
+      child.stdout.on("data", (chunk: Buffer) => {
+        // Past its start-up, pi leaves the standby the CPU it held back (standby.ts).
+        this.standby.runningStarted();
+        reader.push(chunk);
+      });
       child.stdout.once("close", () => {
         reader.end();
         resolve();

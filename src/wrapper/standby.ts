@@ -7,8 +7,9 @@
  * (complete: the failed pi has exited) and sends its first request without pi's start-up,
  * which on pi 0.73 and Node 20 (no compile cache) is over a second of module loading.
  *
- * The standby runs niced (STANDBY_NICE, its autogroup too), so that its loading does not slow the running pi,
- * in a process group of its own, with the run's token in its environment (the orphan guard
+ * The standby runs niced (STANDBY_NICE, its autogroup too) while the running pi starts, so
+ * that its loading does not slow that start-up, and at the running pi's priority once that pi
+ * is past it (runningStarted); it sits in a process group of its own, with the run's token in its environment (the orphan guard
  * and the run's straggler sweep reach it). It is ended by its group when the run does not
  * need it: the turn ended (however), or its arguments are not those of the switch. A standby
  * that died is not used: the switch starts pi cold, as without one.
@@ -39,6 +40,8 @@ export interface StandbyProcess {
   waiting(): boolean;
   /** Lets pi run; the handle the run supervises from here on, or undefined when it is gone. */
   go(): ChildHandle | undefined;
+  /** Its priority back to the running pi's, as far as the system allows (go does it too). */
+  unnice(): void;
   /** Ends it (its group); resolves once it has exited. */
   end(): Promise<void>;
 }
@@ -51,7 +54,7 @@ export type StandbyLauncher = (bin: string, args: string[], options: SpawnOption
  * injected launcher (none: the run has no standby, every switch starts pi cold).
  */
 export class Standby {
-  private current: { args: string[]; process: StandbyProcess } | undefined;
+  private current: { args: string[]; process: StandbyProcess; unniced?: boolean } | undefined;
   /** How many standbys were let through, started, and ended unused (the tests and the bench read them). */
   readonly counts = { started: 0, used: 0, ended: 0 };
 
@@ -72,6 +75,16 @@ export class Standby {
       // No standby: the switch starts pi cold.
       this.current = undefined;
     }
+  }
+
+  /**
+   * The running pi is past its start-up (its first line on stdout): the standby, niced so far
+   * so as not to slow that start-up, loads at the running pi's priority from here on.
+   */
+  runningStarted(): void {
+    if (!this.current || this.current.unniced) return;
+    this.current.unniced = true;
+    this.current.process.unnice();
   }
 
   /**
@@ -183,6 +196,9 @@ export function launchStandby(bin: string, args: string[], options: SpawnOptions
       pipe.end("g");
       if (pid) restorePriority(pid);
       return handleOf(child, { pid, stdout, stderr });
+    },
+    unnice: () => {
+      if (pid && !gone) restorePriority(pid);
     },
     end: () => {
       if (!gone) signalGroup(pid, "SIGKILL");

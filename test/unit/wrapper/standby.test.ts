@@ -25,6 +25,7 @@ class FakeStandby implements StandbyProcess {
   gone = false;
   wentThrough = false;
   ended = 0;
+  unniced = 0;
   /** Whether end() resolves (false: a process that does not go away). */
   exits = true;
 
@@ -43,6 +44,10 @@ class FakeStandby implements StandbyProcess {
     if (this.gone) return undefined;
     this.wentThrough = true;
     return { pid: this.pid, stdout: new PassThrough(), stderr: new PassThrough(), once: () => undefined };
+  }
+
+  unnice(): void {
+    this.unniced += 1;
   }
 
   end(): Promise<void> {
@@ -79,6 +84,17 @@ describe("Standby: the warm standby's bookkeeping", () => {
     expect(standby.counts).toEqual({ started: 1, used: 1, ended: 0 });
     // Nothing waits any more: the next switch starts pi cold.
     expect(standby.take(argsB)).toBeUndefined();
+  });
+
+  it("runningStarted sets the waiting standby's priority back once (the running pi is past its start-up)", () => {
+    const { launched, launch } = launcher();
+    const standby = new Standby(launch);
+    standby.runningStarted();
+    standby.prepare("pi", argsB, options);
+    expect(launched[0]?.unniced).toBe(0);
+    standby.runningStarted();
+    standby.runningStarted();
+    expect(launched[0]?.unniced).toBe(1);
   });
 
   it("take with other arguments ends the standby and says start cold", () => {
