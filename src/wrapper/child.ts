@@ -137,18 +137,23 @@ export interface ChildOperations {
 export function spawnChild(bin: string, args: string[], options: SpawnOptions): ChildProcess {
   return spawn(bin, args, {
     cwd: options.cwd,
-    env: {
-      ...options.env,
-      [ENV.taskFile]: options.taskFile,
-      [ENV.wrapperPid]: String(process.pid),
-      [ENV.runToken]: options.runToken,
-      ...(options.inboxDir && { [ENV.inboxDir]: options.inboxDir }),
-      ...(options.cwdReady && { [ENV.cwdReady]: options.cwdReady }),
-    },
+    env: childEnvironment(options),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     shell: false,
   });
+}
+
+/** The child's environment: the run's, with what the task extension and the orphan guard read. */
+export function childEnvironment(options: SpawnOptions): Record<string, string> {
+  return {
+    ...options.env,
+    [ENV.taskFile]: options.taskFile,
+    [ENV.wrapperPid]: String(process.pid),
+    [ENV.runToken]: options.runToken,
+    ...(options.inboxDir && { [ENV.inboxDir]: options.inboxDir }),
+    ...(options.cwdReady && { [ENV.cwdReady]: options.cwdReady }),
+  };
 }
 
 /** Signal the child's whole process group (falling back to its pid). Never throws. */

@@ -94,6 +94,11 @@ export class FallbackChain {
     return this.current;
   }
 
+  /** The model a switch would move to now (the run's standby is started for it: standby.ts). */
+  get upcoming(): string | undefined {
+    return this.queue[0];
+  }
+
   /** Every failed attempt so far, in order (result.json `attempts`). */
   get attempts(): readonly ModelAttempt[] {
     return this.failed;
@@ -162,6 +167,16 @@ export class FallbackChain {
     this.carried.turns += totals.turns;
     this.carried.toolCalls += totals.toolCalls;
   }
+}
+
+/**
+ * meta.json as the pi of a switch to `to` is started from: the run's, on `to`, the continue
+ * prompt as its task. Its arguments do not depend on the prompt (the task only decides
+ * `--no-skills`, for a `/skill:` task, which a continue prompt never is), so the standby for
+ * `to` is started with them before the prompt is known.
+ */
+export function switchedMeta(meta: MetaV1, to: string, prompt = continuePrompt("", to, "")): MetaV1 {
+  return { ...meta, resolvedModel: to, task: prompt };
 }
 
 /**

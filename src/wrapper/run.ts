@@ -9,8 +9,15 @@ import { type Clock, systemClock } from "../lib/clock.js";
 import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
 import { ResultReserve } from "./artifacts.js";
-import { buildChildArgs, type ChildHandle, type ChildOperations, findOnPath, nodeChildOperations } from "./child.js";
-import { FallbackChain, fallbackSessionPath, type ModelSwitch } from "./fallback.js";
+import {
+  buildChildArgs,
+  type ChildHandle,
+  type ChildOperations,
+  findOnPath,
+  nodeChildOperations,
+  type SpawnOptions,
+} from "./child.js";
+import { FallbackChain, fallbackSessionPath, type ModelSwitch, switchedMeta } from "./fallback.js";
 import { DeliveryLedger } from "./inbox.js";
 import { onStopSignals, watchParent, watchResultFolder } from "./interrupts.js";
 import { RunLimits } from "./limits.js";
@@ -23,6 +30,7 @@ import { RunArtifacts } from "./run-artifacts.js";
 import { buildResult, deliverResult, type RunReport } from "./run-result.js";
 import { RunTimers } from "./run-timers.js";
 import { RunWarnings } from "./run-warnings.js";
+import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
 import { endGroup, endTokenProcesses, type StragglerWatch } from "./stragglers.js";
 import { removeTaskFile, taskFilePath, writeTaskFile } from "./task-file.js";
 
@@ -46,6 +54,8 @@ export interface RunOptions {
   clock?: Clock;
   /** How the child is found, started and signalled (default: the real pi, see child.ts). */
   child?: ChildOperations;
+  /** How the warm standby of a run with fallbacks starts (standby.ts; default: the real one, unless `child` is given). */
+  standby?: StandbyLauncher;
 }
 
 /**
@@ -58,6 +68,8 @@ class WrapperRun {
   private tracker = new OutcomeTracker();
   /** The models the turn may move to (fallback.ts), and what failed. */
   private readonly fallbacks: FallbackChain;
+  /** The next fallback model's pi, started beside the running one (standby.ts). */
+  private readonly standby: Standby;
   /** meta.json as pi processes are started from it (the session fallbacks share: fallback.ts). */
   private readonly runMeta: MetaV1;
   private readonly clock: Clock;
@@ -100,6 +112,7 @@ class WrapperRun {
     const sessionPath = fallbackSessionPath(meta);
     this.runMeta = sessionPath ? { ...meta, sessionPath } : meta;
     this.fallbacks = new FallbackChain(effectiveModel(meta), meta.fallbackModels);
+    this.standby = new Standby(options.standby ?? (options.child ? undefined : launchStandby), this.clock);
   }
 
   async run(): Promise<RunReport> {
@@ -116,6 +129,7 @@ class WrapperRun {
     } finally {
       this.timers.dispose();
       this.limits?.close();
+      await this.standby.end();
       if (this.taskFile) await removeTaskFile(this.taskFile);
     }
     await artifactsOpen;
@@ -176,14 +190,27 @@ class WrapperRun {
     this.taskFile = taskFilePath();
     await this.prepareStart(this.taskFile);
     const inboxDir = this.openInbox();
+    const options: SpawnOptions = {
+      cwd: this.meta.cwd,
+      env: childEnv,
+      taskFile: this.taskFile,
+      runToken: this.runToken,
+      ...(inboxDir && { inboxDir }),
+      ...(this.meta.cwdReadyPath && { cwdReady: this.meta.cwdReadyPath }),
+    };
     let meta = this.runMeta;
     for (;;) {
       // A signal during start-up (or between two models) is recorded without starting pi at all.
       if (this.tracker.decided) return;
-      await this.startPi(bin, buildChildArgs(meta), childEnv, inboxDir, artifactsOpen);
+      const running = this.startPi(bin, buildChildArgs(meta), options, artifactsOpen);
+      // Once pi is spawned (its start-up goes first): the next fallback model's standby.
+      const upcoming = this.fallbacks.upcoming;
+      if (upcoming) this.standby.prepare(bin, buildChildArgs(switchedMeta(this.runMeta, upcoming)), options);
+      await running;
       const next = this.nextModel();
       if (!next) return;
-      meta = { ...this.runMeta, resolvedModel: next.to, task: next.prompt };
+      meta = switchedMeta(this.runMeta, next.to, next.prompt);
+      // The prompt is in place before the standby is let through: its task extension reads it then.
       await removeTaskFile(this.taskFile);
       await writeTaskFile(this.taskFile, next.prompt);
     }
@@ -193,18 +220,11 @@ class WrapperRun {
   private async startPi(
     bin: string,
     args: string[],
-    childEnv: Record<string, string>,
-    inboxDir: string | undefined,
+    options: SpawnOptions,
     artifactsOpen: Promise<void>,
   ): Promise<void> {
-    const child = this.processes.spawn(bin, args, {
-      cwd: this.meta.cwd,
-      env: childEnv,
-      taskFile: this.taskFile as string,
-      runToken: this.runToken,
-      ...(inboxDir && { inboxDir }),
-      ...(this.meta.cwdReadyPath && { cwdReady: this.meta.cwdReadyPath }),
-    });
+    // A fallback model's pi is its standby when one waits with these arguments, else a new one.
+    const child = this.standby.take(args) ?? this.processes.spawn(bin, args, options);
     this.child = child;
     if (child.pid) this.guard?.watch(child.pid);
     // Listened for at once: a child that dies while the artifacts open is not missed.
@@ -298,7 +318,11 @@ class WrapperRun {
       raw: (bytes, bulky) => this.artifacts.writeStdout(bytes, bulky),
     });
     const stdoutDone = new Promise<void>((resolve) => {
-      child.stdout.on("data", (chunk: Buffer) => reader.push(chunk));
+      child.stdout.on("data", (chunk: Buffer) => {
+        // Past its start-up, pi leaves the standby the CPU it held back (standby.ts).
+        this.standby.runningStarted();
+        reader.push(chunk);
+      });
       child.stdout.once("close", () => {
         reader.end();
         resolve();
