@@ -93,40 +93,31 @@ export interface SnapshotOptions extends GitCallOptions {
 
 const SNAPSHOT_MESSAGE = "pi-subagent-tree: working state (HEAD plus uncommitted and untracked changes)";
 
-type SnapshotState = Omit<KeptSnapshot, "key" | "env" | "dir">;
+type SnapshotState = Omit<KeptSnapshot, "key" | "env">;
 
 /**
  * A commit whose tree is exactly what `topLevel`'s working tree shows; HEAD itself when that
  * is HEAD's tree. Changes nothing of the repository but its object store.
  */
 export async function snapshotWorkingState(topLevel: string, options: SnapshotOptions = {}): Promise<string> {
-  const reuse = options.reuse;
-  if (!reuse) {
-    const temp = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-snapshot-"));
-    try {
-      return (await takeSnapshot(topLevel, options, temp, undefined)).commit;
-    } finally {
-      await fs.promises.rm(temp, { recursive: true, force: true });
-    }
+  const { reuse } = options;
+  const key = [topLevel, ...(options.exclude ?? [])].join("\0");
+  const kept = reuse?.take(key, options.env);
+  const temp = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-snapshot-"));
+  try {
+    const state = await takeSnapshot(topLevel, options, temp, kept);
+    reuse?.keep({ key, env: options.env, ...state });
+    return state.commit;
+  } catch (err) {
+    reuse?.drop();
+    throw err;
+  } finally {
+    await fs.promises.rm(temp, { recursive: true, force: true });
   }
-  return reuse.serialize(async () => {
-    const key = [topLevel, ...(options.exclude ?? [])].join("\0");
-    const kept = reuse.take(key, options.env);
-    let dir = kept?.dir;
-    try {
-      dir ??= await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-snapshot-"));
-      const state = await takeSnapshot(topLevel, options, dir, kept);
-      reuse.keep({ key, env: options.env, dir, ...state });
-      return state.commit;
-    } catch (err) {
-      reuse.drop(dir);
-      throw err;
-    }
-  });
 }
 
 /**
- * The snapshot, in a temporary index at `<dir>/index`, always a fresh copy of the real index.
+ * The snapshot, in a temporary index at `<dir>/index`, a fresh copy of the real index.
  * `kept` (the previous snapshot of the same repository) spares asking git again for what a
  * snapshot's tree does not depend on: where the index is, the identity, HEAD's tree while
  * HEAD is the same; and the same tree on the same HEAD is the same commit.
@@ -147,7 +138,6 @@ async function takeSnapshot(
   const realIndex = path.resolve(cwd, stripNewline(indexPath));
   const tempIndex = path.join(dir, "index");
   const indexEnv = { ...options, cwd, extraEnv: { GIT_INDEX_FILE: tempIndex } };
-  await fs.promises.rm(tempIndex, { force: true });
   const copied = await fs.promises.copyFile(realIndex, tempIndex).then(
     () => true,
     (error: NodeJS.ErrnoException) => {

@@ -1,21 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { snapshotWorkingState } from "../../../../src/extension/isolation/repository.js";
 import { SnapshotReuse } from "../../../../src/extension/isolation/snapshot-reuse.js";
 import { FakeClock } from "../../../support/fake-clock.js";
 import { commitAll, gitShim, makeRepo, sh, treeFiles, useSandbox, write } from "./support.js";
 
 const sandbox = useSandbox();
-const reuses: SnapshotReuse[] = [];
-const reuse = (idleMs?: number, clock?: FakeClock): SnapshotReuse => {
-  const made = new SnapshotReuse(idleMs, clock);
-  reuses.push(made);
-  return made;
-};
-afterEach(async () => {
-  for (const made of reuses.splice(0)) await made.release();
-});
+const reuse = (): SnapshotReuse => new SnapshotReuse();
 
 describe("snapshotWorkingState with a kept snapshot (SnapshotReuse)", () => {
   it("each snapshot still sees what changed since the last one: edits, new and deleted files, a new ignore rule, a commit", async () => {
@@ -68,41 +60,41 @@ describe("snapshotWorkingState with a kept snapshot (SnapshotReuse)", () => {
     expect(calls()).toBe(7 + 3 + 7);
   });
 
-  it("keeps one folder, removed on release or after the idle time; another repository replaces it", async () => {
+  it("is forgotten after the idle time, and for another repository: the next snapshot asks git everything", async () => {
     const box = sandbox();
     const one = makeRepo(box, { "a.txt": "a\n" }, "one");
     const two = makeRepo(box, { "b.txt": "b\n" }, "two");
+    const log = path.join(box.dir, "git-calls");
+    const env = gitShim(box, "-c", `echo call >> ${JSON.stringify(log)}`);
+    const calls = () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").length - 1 : 0);
     const clock = new FakeClock();
-    const kept = reuse(5_000, clock);
-    await snapshotWorkingState(one, { env: box.env, reuse: kept });
-    const dir = kept.keptDir();
-    expect(dir && fs.existsSync(dir)).toBe(true);
-    await snapshotWorkingState(two, { env: box.env, reuse: kept });
-    expect(fs.existsSync(dir!)).toBe(false);
-    const other = kept.keptDir()!;
-    expect(fs.existsSync(other)).toBe(true);
-    await kept.release();
-    expect(fs.existsSync(other)).toBe(false);
-    await snapshotWorkingState(one, { env: box.env, reuse: kept });
-    const idle = kept.keptDir()!;
-    await clock.advance(4_999);
-    expect(fs.existsSync(idle)).toBe(true);
-    await clock.advance(1);
-    await kept.release(); // waits for the idle release under way
-    expect(kept.keptDir()).toBeUndefined();
-    expect(fs.existsSync(idle)).toBe(false);
+    const kept = new SnapshotReuse(5_000, clock);
+    const counted = async (repo: string): Promise<number> => {
+      const before = calls();
+      await snapshotWorkingState(repo, { env, reuse: kept });
+      return calls() - before;
+    };
+    // A clean tree: HEAD itself, no commit-tree.
+    expect(await counted(one)).toBe(6);
+    await clock.advance(5_000);
+    expect(await counted(one)).toBe(3);
+    await clock.advance(5_001);
+    expect(await counted(one)).toBe(6);
+    expect(await counted(two)).toBe(6);
+    expect(await counted(one)).toBe(6);
   });
 
-  it("a snapshot that fails drops the kept folder and says git's error", async () => {
+  it("a snapshot that fails says git's error and forgets what was kept", async () => {
     const box = sandbox();
     const repo = makeRepo(box, { "a.txt": "a\n" });
-    const kept = reuse();
-    await snapshotWorkingState(repo, { env: box.env, reuse: kept });
-    const dir = kept.keptDir()!;
-    // The repository is gone: git fails.
-    fs.rmSync(path.join(repo, ".git"), { recursive: true, force: true });
+    const kept = new SnapshotReuse();
+    const head = await snapshotWorkingState(repo, { env: box.env, reuse: kept });
+    const gitDir = path.join(box.dir, "moved.git");
+    // The repository is gone: git fails, and what was kept of it is forgotten.
+    fs.renameSync(path.join(repo, ".git"), gitDir);
     await expect(snapshotWorkingState(repo, { env: box.env, reuse: kept })).rejects.toThrow(/git/);
-    expect(kept.keptDir()).toBeUndefined();
-    expect(fs.existsSync(dir)).toBe(false);
+    expect(kept.take([repo].join("\0"), box.env)).toBeUndefined();
+    fs.renameSync(gitDir, path.join(repo, ".git"));
+    expect(await snapshotWorkingState(repo, { env: box.env, reuse: kept })).toBe(head);
   });
 });
