@@ -36,6 +36,7 @@ export {
   untrackedPaths,
 } from "./repository.js";
 export { runSetupCommand, type SetupCommandOptions } from "./setup.js";
+export { SNAPSHOT_REUSE_IDLE_MS, SnapshotReuse } from "./snapshot-reuse.js";
 export {
   type CommitTurnOptions,
   commitTurn,

@@ -25,7 +25,17 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { allExcept, failure, type GitCallOptions, git, identityEnv, runGit, stripNewline } from "../../lib/git.js";
+import {
+  allExcept,
+  failure,
+  type GitCallOptions,
+  type GitRunOptions,
+  git,
+  identityEnv,
+  runGit,
+  stripNewline,
+} from "../../lib/git.js";
+import type { KeptSnapshot, SnapshotReuse } from "./snapshot-reuse.js";
 
 export interface Repository {
   /** The top of the working tree that holds the cwd (a linked worktree's own top when in one). */
@@ -77,66 +87,114 @@ export interface SnapshotOptions extends GitCallOptions {
    * the working tree, an isolated parent's setup links. A tracked path is still carried.
    */
   exclude?: readonly string[];
+  /** Keeps the temporary index for the next snapshot of the same repository (snapshot-reuse.ts). */
+  reuse?: SnapshotReuse;
 }
 
 const SNAPSHOT_MESSAGE = "pi-subagent-tree: working state (HEAD plus uncommitted and untracked changes)";
+
+type SnapshotState = Omit<KeptSnapshot, "key" | "env">;
 
 /**
  * A commit whose tree is exactly what `topLevel`'s working tree shows; HEAD itself when that
  * is HEAD's tree. Changes nothing of the repository but its object store.
  */
 export async function snapshotWorkingState(topLevel: string, options: SnapshotOptions = {}): Promise<string> {
+  const { reuse } = options;
+  const key = [topLevel, ...(options.exclude ?? [])].join("\0");
+  const kept = reuse?.take(key, options.env);
+  const temp = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-snapshot-"));
+  try {
+    const state = await takeSnapshot(topLevel, options, temp, kept);
+    reuse?.keep({ key, env: options.env, ...state });
+    return state.commit;
+  } catch (err) {
+    reuse?.drop();
+    throw err;
+  } finally {
+    await fs.promises.rm(temp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The snapshot, in a temporary index at `<dir>/index`, a fresh copy of the real index.
+ * `kept` (the previous snapshot of the same repository) spares asking git again for what a
+ * snapshot's tree does not depend on: where the index is, the identity, HEAD's tree while
+ * HEAD is the same; and the same tree on the same HEAD is the same commit.
+ */
+async function takeSnapshot(
+  topLevel: string,
+  options: SnapshotOptions,
+  dir: string,
+  kept: KeptSnapshot | undefined,
+): Promise<SnapshotState> {
   const cwd = topLevel;
   // Independent questions, asked at once: each git process costs a few ms to start.
   const [head, indexPath, identity] = await Promise.all([
     headCommit(cwd, options),
-    git(["rev-parse", "--git-path", "index"], { ...options, cwd }),
-    identityEnv(cwd, options),
+    kept?.realIndex ?? git(["rev-parse", "--git-path", "index"], { ...options, cwd }),
+    kept?.identity ?? identityEnv(cwd, options),
   ]);
   const realIndex = path.resolve(cwd, stripNewline(indexPath));
-  const temp = await fs.promises.mkdtemp(path.join(os.tmpdir(), "pi-subagent-snapshot-"));
-  try {
-    const tempIndex = path.join(temp, "index");
-    const indexEnv = { ...options, cwd, extraEnv: { GIT_INDEX_FILE: tempIndex } };
-    const copied = await fs.promises.copyFile(realIndex, tempIndex).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return false;
-        throw error;
-      },
-    );
-    // No index yet (a fresh clone with --no-checkout, a deleted index): start from HEAD so
-    // tracked files that match an ignore rule are still carried.
-    if (!copied && head) await git(["read-tree", head], indexEnv);
-    const headTree = head ? git(["rev-parse", `${head}^{tree}`], { ...options, cwd }) : Promise.resolve(undefined);
-    headTree.catch(() => undefined); // awaited below; never unhandled if add fails first
-    // A split index would be written back split, into the repository's git dir.
-    await git(
-      [
-        "-c",
-        "core.splitIndex=false",
-        "-c",
-        "advice.addEmbeddedRepo=false",
-        "add",
-        "--all",
-        ...allExcept(options.exclude ?? []),
-      ],
-      indexEnv,
-    );
-    const tree = (await git(["write-tree"], indexEnv)).trim();
-    if (head && (await headTree)?.trim() === tree) return head;
-    const args = [
-      "commit-tree",
-      "--no-gpg-sign",
-      ...(head ? ["-p", head] : []),
-      "-m",
-      options.message ?? SNAPSHOT_MESSAGE,
-      tree,
-    ];
-    return (await git(args, { ...options, cwd, extraEnv: identity })).trim();
-  } finally {
-    await fs.promises.rm(temp, { recursive: true, force: true });
-  }
+  const tempIndex = path.join(dir, "index");
+  const indexEnv = { ...options, cwd, extraEnv: { GIT_INDEX_FILE: tempIndex } };
+  const copied = await fs.promises.copyFile(realIndex, tempIndex).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return false;
+      throw error;
+    },
+  );
+  // No index yet (a fresh clone with --no-checkout, a deleted index): start from HEAD so
+  // tracked files that match an ignore rule are still carried.
+  if (!copied && head) await git(["read-tree", head], indexEnv);
+  const sameHead = kept !== undefined && kept.head === head;
+  const headTreeOut =
+    !head || sameHead ? Promise.resolve(kept?.headTree) : git(["rev-parse", `${head}^{tree}`], { ...options, cwd });
+  headTreeOut.catch(() => undefined); // awaited below; never unhandled if add fails first
+  const tree = await addAll(options, indexEnv);
+  const headTree = (await headTreeOut)?.trim();
+  const state = { realIndex, head, headTree, identity, tree };
+  // The same tree on the same HEAD: the same snapshot.
+  if (sameHead && kept.tree === tree) return { ...state, commit: kept.commit };
+  return { ...state, commit: await commitFor(topLevel, options, state) };
+}
+
+/** `add --all` (less the exclusions) into the temporary index, then its tree. */
+async function addAll(options: SnapshotOptions, indexEnv: GitRunOptions): Promise<string> {
+  // A split index would be written back split, into the repository's git dir.
+  await git(
+    [
+      "-c",
+      "core.splitIndex=false",
+      "-c",
+      "advice.addEmbeddedRepo=false",
+      "add",
+      "--all",
+      ...allExcept(options.exclude ?? []),
+    ],
+    indexEnv,
+  );
+  return (await git(["write-tree"], indexEnv)).trim();
+}
+
+/** HEAD when the tree is HEAD's, else a new commit of the tree on HEAD. */
+async function commitFor(
+  topLevel: string,
+  options: SnapshotOptions,
+  state: Pick<SnapshotState, "head" | "headTree" | "identity" | "tree">,
+): Promise<string> {
+  const { head, headTree, identity, tree } = state;
+  if (head && headTree === tree) return head;
+  const args = [
+    "commit-tree",
+    "--no-gpg-sign",
+    ...(head ? ["-p", head] : []),
+    "-m",
+    options.message ?? SNAPSHOT_MESSAGE,
+    tree,
+  ];
+  return (await git(args, { ...options, cwd: topLevel, extraEnv: identity })).trim();
 }
 
 /**

@@ -45,6 +45,10 @@ export interface CreateWorktreeOptions extends LockOptions {
   branch: string;
   /** The commit to start from (usually `snapshotWorkingState`'s). */
   base: string;
+  /** `base` is the full id of a commit of this repository (the caller just made or read it): git is not asked again. */
+  baseIsCommit?: boolean;
+  /** The repository's common git dir, when the caller knows it (`commonGitDir`). */
+  commonDir?: string;
   /** The parent's cwd below its top (`Repository.subdir`); `cwd` is the same folder in the worktree. */
   subdir?: string;
   /**
@@ -85,17 +89,26 @@ async function gitPath(worktreePath: string, name: string, options: GitCallOptio
   return path.resolve(worktreePath, stripNewline(out));
 }
 
+/** The full id of `options.base`, a commit of the repository; throws when it is none. */
+async function commitOf(options: CreateWorktreeOptions, worktreePath: string): Promise<string> {
+  if (options.baseIsCommit && /^[0-9a-f]{40,64}$/.test(options.base)) return options.base;
+  const baseArgs = ["rev-parse", "--verify", "--quiet", `${options.base}^{commit}`];
+  // a base like "-x" fails below either way
+  const result = await runGit(baseArgs, { ...options, cwd: options.topLevel });
+  if (options.base.startsWith("-") || result.code !== 0)
+    throw new Error(`cannot create worktree ${worktreePath}: ${options.base} is not a commit of ${options.topLevel}`);
+  return result.stdout.toString("utf8").trim();
+}
+
 /** `git worktree add -b <branch> <path> <base>`: a new worktree on a new branch (submodules not checked out). */
 export async function createWorktree(options: CreateWorktreeOptions): Promise<Worktree> {
   const { topLevel, branch } = options;
   const worktreePath = path.resolve(options.worktreePath);
   const cwd = topLevel;
-  const baseArgs = ["rev-parse", "--verify", "--quiet", `${options.base}^{commit}`];
-  // a base like "-x" fails below either way
-  const [baseResult, key] = await Promise.all([runGit(baseArgs, { ...options, cwd }), commonGitDir(cwd, options)]);
-  if (options.base.startsWith("-") || baseResult.code !== 0)
-    throw new Error(`cannot create worktree ${worktreePath}: ${options.base} is not a commit of ${topLevel}`);
-  const base = baseResult.stdout.toString("utf8").trim();
+  const [base, key] = await Promise.all([
+    commitOf(options, worktreePath),
+    options.commonDir ?? commonGitDir(cwd, options),
+  ]);
   const subdir = options.subdir ?? "";
   // What to write first, asked of the commit while the worktree is being made.
   const early = options.deferCheckout ? startupEntries(topLevel, base, subdir, options) : undefined;

@@ -24,6 +24,7 @@ import {
   type Repository,
   removeWorktree,
   runSetupCommand,
+  type SnapshotReuse,
   snapshotWorkingState,
   untrackedPaths,
   worktreePathFor,
@@ -71,6 +72,8 @@ export interface IsolationRequest {
    * so the child can start meanwhile; ignored with a setup command, which needs every file.
    */
   deferCheckout?: boolean;
+  /** The previous snapshot of a spawn in this process, kept for the next (snapshot-reuse.ts). */
+  snapshots?: SnapshotReuse;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -129,7 +132,7 @@ export async function createIsolatedWorktree(request: IsolationRequest): Promise
   const exclude = snapshotExclusions(request);
   // Asked at once (each git process costs a few ms to start); a snapshot made for nothing
   // when the branch exists leaves only objects that `git gc` drops.
-  const snapshot = snapshotWorkingState(repository.topLevel, { ...git, exclude });
+  const snapshot = snapshotWorkingState(repository.topLevel, { ...git, exclude, reuse: request.snapshots });
   snapshot.catch(() => undefined); // awaited below, after the checks
   const [gitDir, existing] = await Promise.all([
     commonGitDir(repository.topLevel, git),
@@ -152,6 +155,8 @@ export async function createIsolatedWorktree(request: IsolationRequest): Promise
       worktreePath,
       branch,
       base: baseCommit,
+      baseIsCommit: true,
+      commonDir: gitDir,
       subdir: repository.subdir,
       env,
       deferCheckout: request.deferCheckout === true && request.setup === undefined,

@@ -15,7 +15,7 @@ import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contra
 import { emptyUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
 import { EXTENSION_ENTRY } from "../config.js";
-import type { Repository } from "../isolation/index.js";
+import { type Repository, SnapshotReuse } from "../isolation/index.js";
 import { loadRoleCatalog } from "../roles/definition-files.js";
 import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
@@ -214,6 +214,13 @@ async function claimNickname(runtime: SpawnRuntime, agentPath: string, rollback:
   return nickname;
 }
 
+/**
+ * The spawns of this process share their last snapshot (isolation/snapshot-reuse.ts): a
+ * fan-out's spawns, one after another, each still snapshot the working tree afresh, with
+ * half the git processes.
+ */
+const SPAWN_SNAPSHOTS = new SnapshotReuse();
+
 /** The child's own worktree (isolate.ts); its files are finished later, so the first turn can start meanwhile. */
 async function isolate(
   runtime: SpawnRuntime,
@@ -230,6 +237,7 @@ async function isolate(
     parentWorktree: (await tree.readRecord(runtime.self))?.worktree,
     setup: setupCommandFromEnv(),
     deferCheckout: true,
+    snapshots: SPAWN_SNAPSHOTS,
   });
   rollback.push(isolated.release);
   return { cwd: isolated.cwd, worktree: isolated.worktree, finishCheckout: isolated.finishCheckout };
