@@ -85,6 +85,8 @@ export class PiProcess {
     : randomBytes(16).toString("hex");
   private killTimer: NodeJS.Timeout | undefined;
   private sessionPath: string | undefined;
+  /** The session the turn started with, as written for pi (empty for a new one). */
+  private sessionStart: Buffer = Buffer.alloc(0);
   private inboxDir: string | undefined;
   running = false;
 
@@ -141,7 +143,10 @@ export class PiProcess {
     if (prompt) paths[ARG_TOKENS.systemPrompt] = this.scratch.writeRunFile("system-prompt.md", prompt);
     const session = this.blobs.get("session");
     this.sessionPath = this.scratch.runFile("session.jsonl");
-    if (session) fs.writeFileSync(this.sessionPath, sessionHere(session, this.cwd), { mode: 0o600, flag: "wx" });
+    if (session) {
+      this.sessionStart = sessionHere(session, this.cwd);
+      fs.writeFileSync(this.sessionPath, this.sessionStart, { mode: 0o600, flag: "wx" });
+    }
     paths[ARG_TOKENS.session] = this.sessionPath;
     return this.start.args.map((arg) => paths[arg] ?? arg);
   }
@@ -166,6 +171,12 @@ export class PiProcess {
   deliver(temp: string, name: string): void {
     if (!this.inboxDir) return;
     fs.renameSync(temp, this.scratch.inside(this.inboxDir, name));
+  }
+
+  /** The session file pi writes and what it held when pi started, if the argv names one. */
+  sessionAtStart(): { file: string; start: Buffer } | undefined {
+    if (!this.sessionPath || !this.start.args.includes(ARG_TOKENS.session)) return undefined;
+    return { file: this.sessionPath, start: this.sessionStart };
   }
 
   /** The session file pi wrote, if the argv named one and it exists. */

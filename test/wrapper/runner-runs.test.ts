@@ -26,9 +26,9 @@ const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim();
 
 /** A case whose cwd is a repository with one commit, run on `runner`. */
-async function runnerCase(runner: Record<string, unknown>, scenario: object) {
+async function runnerCase(runner: Record<string, unknown>, scenario: object, meta: Record<string, unknown> = {}) {
   const c = await wrapperCase({
-    meta: defaultMeta({ cwd: "repo", runner: { name: "here", kind: "command", capacity: 1, ...runner } }),
+    meta: defaultMeta({ cwd: "repo", runner: { name: "here", kind: "command", capacity: 1, ...runner }, ...meta }),
     scenario,
   });
   const repo = path.join(c.dir, "repo");
@@ -115,6 +115,25 @@ describe("a run on a runner (command prefix, fake pi)", () => {
     expect(out.result?.errorMessage).toMatch(/runner_lost: runner here \(command\): the connection was lost mid-turn/);
     const { pid } = await fakePiRecord(c.dir);
     expect(await gone(pid, 10_000)).toBe(true);
+  });
+
+  it("the connection lost mid-turn: the local session file holds the lines pi wrote before the loss", async () => {
+    const header = { type: "session", version: 3, id: "s-1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/far" };
+    const lines = [
+      header,
+      { type: "message", id: "u1", message: { role: "user", content: "inspect auth" } },
+      { type: "message", id: "a1", message: { role: "assistant", content: [{ type: "toolCall", name: "bash" }] } },
+    ];
+    const { c } = await runnerCase(
+      { command: ["timeout", "-s", "KILL", "3"], remote_command: SERVE },
+      { steps: [{ agentStart: true }, { turnStart: true }, { sessionAppend: lines }, { sleep: 60_000 }] },
+      { sessionPath: "session.jsonl" },
+    );
+    const out = await c.run({ env: { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" } });
+    expect(out.result?.status).toBe("failed");
+    expect(out.result?.errorMessage).toMatch(/runner_lost: runner here \(command\): the connection was lost mid-turn/);
+    const session = fs.readFileSync(path.join(c.dir, "session.jsonl"), "utf8");
+    expect(session).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
   });
 
   it("a stop (SIGTERM to the wrapper) goes over as a stop frame: interrupted, and pi is gone", async () => {

@@ -29,9 +29,11 @@ import {
   parseServerFrame,
   SERVE_PROTOCOL_VERSION,
   type ServerFrame,
+  type SessionAppend,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
+import { SessionCopy } from "./session-copy.js";
 import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
@@ -77,6 +79,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   /** What the far side's hello said: the commits it has of this agent's workspace, its bundle bound. */
   private farHave: string[] = [];
   private farMaxBundle: number = MAX_BLOB_BYTES.bundle;
+  /** The session as the far side's pi writes it (a far side that streams it). */
+  private sessionCopy: SessionCopy | undefined;
 
   constructor(
     private readonly argv: string[],
@@ -142,7 +146,9 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       // The key: this machine and the agent's folder (a far host may serve several machines).
       const folder = this.meta.runnerWorkspacePath;
       const key = folder && `${os.hostname()}:${folder}`;
-      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, ...(key && { workspace: key }) });
+      // session_stream: what pi writes to its session comes back during the turn (session-copy.ts).
+      const hello = { t: "hello", version: SERVE_PROTOCOL_VERSION, session_stream: true } as const;
+      this.send({ ...hello, ...(key && { workspace: key }) });
       const [state] = await Promise.all([this.prepareWorkspace(), this.hello()]);
       const { workspace, bundle } = await bundleWithin(state, this.farHave, this.farMaxBundle, (line) =>
         process.stderr.write(`${this.label}: ${line}\n`),
@@ -292,6 +298,9 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       case "blob_end":
         this.onBlob(frame);
         return;
+      case "session_append":
+        this.copySession(frame);
+        return;
       case "commit":
         if (frame.head) this.land();
         return;
@@ -316,6 +325,13 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     const step = this.receiver.take(frame);
     if (step.problem !== undefined) this.protocolError(step.problem);
     else if (step.done) this.blobs.set(step.done.kind, step.done.data);
+  }
+
+  /** In order, whole lines, into the session file the turn started with; the end's `session` blob replaces it. */
+  private copySession(frame: SessionAppend): void {
+    if (!this.meta.sessionPath) return;
+    this.sessionCopy ??= new SessionCopy(this.meta.sessionPath);
+    this.sessionCopy.take(frame);
   }
 
   /** The turn's commit lands on the local branch; a failure is told on stderr (the run's warnings see it). */
