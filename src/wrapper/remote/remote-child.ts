@@ -4,7 +4,7 @@
  * protocol with it (contracts/serve-protocol.ts). pi's stdout and stderr come back as they were
  * written, so the run normalizes, records and decides exactly as for a local pi; its exit
  * comes after the turn's commit has landed in the local checkout (workspace-bundle.ts) and the
- * session file was written back. Stops become `stop` frames; live messages in the run's inbox
+ * session file was written back (line by line during the turn too: session-copy.ts). Stops become `stop` frames; live messages in the run's inbox
  * folder go over as `message` frames. Failures are answers: a prefix that cannot start ends
  * with its own first line and stderr tail, a connection lost mid-turn with `runner_lost`.
  */
