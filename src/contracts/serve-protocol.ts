@@ -333,3 +333,25 @@ export function serveBundleBound(env: Record<string, string | undefined>): numbe
   const value = Number(env[SERVE_ENV.maxBundle]);
   return Number.isSafeInteger(value) && value > 0 && value < MAX_BLOB_BYTES.bundle ? value : MAX_BLOB_BYTES.bundle;
 }
+
+/**
+ * The session with its header's `cwd` set to `cwd`: pi (1.x) refuses to continue a session
+ * whose stored working directory does not exist. The far side sets its scratch workspace (new
+ * each turn), the local side the agent's own folder, so each side's copy works where it is.
+ */
+export function sessionHere(session: Buffer, cwd: string): Buffer {
+  const text = session.toString("utf8");
+  const end = text.indexOf("\n");
+  const first = end === -1 ? text : text.slice(0, end);
+  let header: unknown;
+  try {
+    header = JSON.parse(first);
+  } catch {
+    return session;
+  }
+  if (typeof header !== "object" || header === null || typeof (header as { cwd?: unknown }).cwd !== "string") {
+    return session;
+  }
+  const rewritten = JSON.stringify({ ...header, cwd });
+  return Buffer.from(end === -1 ? rewritten : `${rewritten}${text.slice(end)}`, "utf8");
+}

@@ -12,7 +12,10 @@ import fs from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
-import { ARG_TOKENS, type BlobKind, type ServeStart } from "../contracts/serve-protocol.js";
+import { ARG_TOKENS, type BlobKind, type ServeStart, sessionHere } from "../contracts/serve-protocol.js";
+
+export { sessionHere };
+
 import type { Scratch } from "./workspace.js";
 
 const TASK_EXTENSION = fileURLToPath(new URL("../in-child/task-extension.js", import.meta.url));
@@ -51,27 +54,6 @@ function tokenProcesses(token: string): number[] {
       return [];
     }
   });
-}
-
-/**
- * The session with its header's `cwd` set to this workspace: pi (1.x) refuses to continue a
- * session whose stored working directory does not exist, and each turn's scratch is new.
- */
-export function sessionHere(session: Buffer, cwd: string): Buffer {
-  const text = session.toString("utf8");
-  const end = text.indexOf("\n");
-  const first = end === -1 ? text : text.slice(0, end);
-  let header: unknown;
-  try {
-    header = JSON.parse(first);
-  } catch {
-    return session;
-  }
-  if (typeof header !== "object" || header === null || typeof (header as { cwd?: unknown }).cwd !== "string") {
-    return session;
-  }
-  const rewritten = JSON.stringify({ ...header, cwd });
-  return Buffer.from(end === -1 ? rewritten : `${rewritten}${text.slice(end)}`, "utf8");
 }
 
 export class PiProcess {

@@ -287,6 +287,13 @@ describe("runner: ssh, when the connection or the host fails", () => {
         JSON.stringify(followUp.messages),
       ).toBe(true);
       const runDir = path.join(h.treeDir(), "agents", "doomed", "runs", "0001-spawn");
+      // The local session file's header names the agent's own folder, not the far side's scratch.
+      const meta = JSON.parse(fs.readFileSync(path.join(runDir, "meta.json"), "utf8")) as {
+        cwd: string;
+        sessionPath: string;
+      };
+      const header = JSON.parse(fs.readFileSync(meta.sessionPath, "utf8").split("\n")[0]!) as { cwd: string };
+      expect(header.cwd).toBe(meta.cwd);
       const result = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as Json;
       const endedAfter = Date.parse(result.endedAt as string) - seen.killedAt;
       console.log(`ssh runner_lost: the run ended ${endedAfter} ms after its ssh client was killed`);

@@ -117,14 +117,14 @@ describe("a run on a runner (command prefix, fake pi)", () => {
     expect(await gone(pid, 10_000)).toBe(true);
   });
 
-  it("the connection lost mid-turn: the local session file holds the lines pi wrote before the loss", async () => {
+  it("the connection lost mid-turn: the local session file holds the lines pi wrote before the loss, its header naming the local folder", async () => {
     const header = { type: "session", version: 3, id: "s-1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/far" };
     const lines = [
       header,
       { type: "message", id: "u1", message: { role: "user", content: "inspect auth" } },
       { type: "message", id: "a1", message: { role: "assistant", content: [{ type: "toolCall", name: "bash" }] } },
     ];
-    const { c } = await runnerCase(
+    const { c, repo } = await runnerCase(
       { command: ["timeout", "-s", "KILL", "3"], remote_command: SERVE },
       { steps: [{ agentStart: true }, { turnStart: true }, { sessionAppend: lines }, { sleep: 60_000 }] },
       { sessionPath: "session.jsonl" },
@@ -133,7 +133,8 @@ describe("a run on a runner (command prefix, fake pi)", () => {
     expect(out.result?.status).toBe("failed");
     expect(out.result?.errorMessage).toMatch(/runner_lost: runner here \(command\): the connection was lost mid-turn/);
     const session = fs.readFileSync(path.join(c.dir, "session.jsonl"), "utf8");
-    expect(session).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+    const here = [{ ...header, cwd: repo }, ...lines.slice(1)];
+    expect(session).toBe(here.map((line) => `${JSON.stringify(line)}\n`).join(""));
   });
 
   it("a stop (SIGTERM to the wrapper) goes over as a stop frame: interrupted, and pi is gone", async () => {

@@ -138,7 +138,7 @@ describe("the local copy of a streamed session", () => {
     const c = serveCase();
     const file = path.join(c.dir, "session.jsonl");
     fs.writeFileSync(file, START_SESSION);
-    return { file, copy: new SessionCopy(file) };
+    return { file, copy: new SessionCopy(file, "/local/agent") };
   };
   const piece = (at: number, text: string): SessionAppend => ({
     t: "session_append",
@@ -155,6 +155,17 @@ describe("the local copy of a streamed session", () => {
     copy.take(piece(12, "\nthree\n"));
     expect(fs.readFileSync(file, "utf8")).toBe(`${START_SESSION}one\ntwo-long\nthree\n`);
     expect(copy.problem).toBeUndefined();
+  });
+
+  it("a new session's header names the local folder; a follow-up's header stays as it was", () => {
+    const c = serveCase();
+    const fresh = path.join(c.dir, "fresh.jsonl");
+    const copy = new SessionCopy(fresh, "/local/agent");
+    copy.take(piece(0, `${JSON.stringify({ ...HEADER, cwd: "/far/scratch" })}\n{"id":"m1"}\n`));
+    expect(fs.readFileSync(fresh, "utf8")).toBe(START_SESSION.split("\n")[0] + '\n{"id":"m1"}\n');
+    const { file, copy: followUp } = copyCase();
+    followUp.take(piece(0, `${JSON.stringify({ ...HEADER, cwd: "/far/scratch" })}\n`));
+    expect(fs.readFileSync(file, "utf8").split("\n")[2]).toContain("/far/scratch");
   });
 
   it("a gap stops the copy: what was written stays, nothing after it is written", () => {

@@ -30,6 +30,7 @@ import {
   SERVE_PROTOCOL_VERSION,
   type ServerFrame,
   type SessionAppend,
+  sessionHere,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
@@ -330,7 +331,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   /** In order, whole lines, into the session file the turn started with; the end's `session` blob replaces it. */
   private copySession(frame: SessionAppend): void {
     if (!this.meta.sessionPath) return;
-    this.sessionCopy ??= new SessionCopy(this.meta.sessionPath);
+    this.sessionCopy ??= new SessionCopy(this.meta.sessionPath, this.meta.cwd);
     this.sessionCopy.take(frame);
   }
 
@@ -372,7 +373,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     this.letCheckoutGo();
     await Promise.all([this.landing, this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`))]);
     const session = this.blobs.get("session");
-    if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, session);
+    // With the local folder in its header (the far side's scratch is gone): it works here too.
+    if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, sessionHere(session, this.meta.cwd));
     if (this.exitFrame) {
       this.finish(this.exitFrame.code, this.exitFrame.signal);
       return;
