@@ -219,7 +219,12 @@ class ServeSession {
   private streamTheSession(): void {
     const session = this.streamSession ? this.pi?.sessionAtStart() : undefined;
     if (!session) return;
-    this.sessionStream = new SessionStream(session.file, session.start, (frame) => this.send(frame));
+    this.sessionStream = new SessionStream(
+      session.file,
+      session.start,
+      (frame) => this.send(frame),
+      () => !this.io.output.writableNeedDrain,
+    );
     this.sessionStream.begin();
   }
 

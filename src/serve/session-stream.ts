@@ -5,7 +5,9 @@
  * appends whole JSON lines; the stream sends up to the last line's end it sees, in pieces of
  * at most SESSION_APPEND_BYTES (a longer line in several pieces), counted from the session the
  * turn started with. It wakes on fs.watch of the run folder and on a short poll (a watch can
- * miss events or be unavailable), reads at most STREAM_TICK_BYTES a wake, and stops for good
+ * miss events or be unavailable), reads at most STREAM_TICK_BYTES a wake and none while the
+ * output has not drained what went before (a slow connection holds no growing backlog of
+ * session pieces: they wait in the file), and stops for good
  * when the file is rewritten (shorter, or the bytes before its position changed) or passes the
  * session bound: the whole `session` blob at the end of the turn then carries it, as it always does.
  */
@@ -33,6 +35,8 @@ export class SessionStream {
     private readonly file: string,
     start: Buffer,
     private readonly send: (frame: SessionAppend) => void,
+    /** False while the output is full: the wake sends nothing, the next one catches up. */
+    private readonly ready: () => boolean = () => true,
     private readonly pollMs = STREAM_POLL_MS,
   ) {
     this.position = start.length;
@@ -55,7 +59,7 @@ export class SessionStream {
 
   /** Sends what is new; returns how many bytes went. */
   tick(): number {
-    if (this.stopped) return 0;
+    if (this.stopped || !this.ready()) return 0;
     let fd: number | undefined;
     try {
       fd = fs.openSync(this.file, "r");

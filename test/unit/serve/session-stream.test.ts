@@ -20,13 +20,13 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function streamCase(start: string) {
+function streamCase(start: string, ready: () => boolean = () => true) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-session-stream-"));
   dirs.push(dir);
   const file = path.join(dir, "session.jsonl");
   if (start !== "") fs.writeFileSync(file, start);
   const frames: SessionAppend[] = [];
-  const stream = new SessionStream(file, Buffer.from(start), (frame) => frames.push(frame));
+  const stream = new SessionStream(file, Buffer.from(start), (frame) => frames.push(frame), ready);
   const text = () => frames.map((f) => Buffer.from(f.data, "base64").toString("utf8")).join("");
   return { file, frames, stream, text };
 }
@@ -50,6 +50,17 @@ describe("SessionStream", () => {
     fs.appendFileSync(file, '{"id":"m1"}\n');
     stream.tick();
     expect(frames).toEqual([{ t: "session_append", at: 0, data: Buffer.from('{"id":"m1"}\n').toString("base64") }]);
+  });
+
+  it("sends nothing while the output is full; the next wake catches up", () => {
+    let ready = false;
+    const { file, frames, stream, text } = streamCase("", () => ready);
+    fs.writeFileSync(file, '{"id":"m1"}\n');
+    expect(stream.tick()).toBe(0);
+    expect(frames).toEqual([]);
+    ready = true;
+    stream.tick();
+    expect(text()).toBe('{"id":"m1"}\n');
   });
 
   it("a rewritten file stops the stream for good (the end-of-turn blob carries it)", () => {
