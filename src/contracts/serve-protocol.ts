@@ -9,6 +9,11 @@
  * the far side answers with the commits it still has of it (`have`) and its bundle bound, and
  * the local side sends only what the far side lacks (a bundle with those as prerequisites).
  * A far side speaks 1 and 2 (a version-1 peer gets version 1's behaviour: no key, no haves).
+ * The session stream is a capability of version 2 named in both hellos (`session_stream`): a
+ * local side that asks for it and a far side that grants it get the lines pi appends to its
+ * session file during the turn as `session_append` frames, so that a connection lost mid-turn
+ * leaves the local session file with what pi had written; a peer that does not name it gets
+ * only the whole `session` blob at the end of the turn, which stays the authority when it comes.
  * Pure: both sides (the far side imports only contracts and in-child) share this module.
  */
 import { isRecord } from "../lib/values.js";
@@ -39,6 +44,8 @@ export const MAX_BLOB_BYTES: Record<BlobKind, number> = {
   system_prompt: 4 * 1024 * 1024,
   task: 64 * 1024 * 1024,
 };
+/** Raw bytes of the session file per `session_append` frame. */
+export const SESSION_APPEND_BYTES = 256 * 1024;
 /** A live message's text. */
 export const MAX_MESSAGE_CHARS = 1024 * 1024;
 
@@ -80,13 +87,29 @@ export type BlobFrame = { t: "blob"; kind: BlobKind; data: string } | { t: "blob
  * The local side's `hello`. `workspace` (version 2): the agent's workspace key; the far side
  * keeps that workspace after the turn and offers it to the next turn with the same key.
  */
-export type ClientHello = { t: "hello"; version: number; workspace?: string };
+export type ClientHello = { t: "hello"; version: number; workspace?: string; session_stream?: boolean };
 
 /**
  * The far side's `hello`. Version 2: `have`, the commits of the kept workspace for the key
  * (none: it has nothing, send it all); `max_bundle`, the largest bundle it accepts.
  */
-export type ServerHello = { t: "hello"; version: number; server: string; have?: string[]; max_bundle?: number };
+export type ServerHello = {
+  t: "hello";
+  version: number;
+  server: string;
+  have?: string[];
+  max_bundle?: number;
+  /** The far side streams the session (the local side asked for it). */
+  session_stream?: boolean;
+};
+
+/**
+ * A piece of what pi appended to its session file during the turn: `data` (base64, at most
+ * SESSION_APPEND_BYTES raw) follows `at` bytes appended before it (counted from the end of the
+ * session the turn started with). Pieces end on a line's end except for a line longer than a
+ * frame, which comes in several; the local side keeps only whole lines.
+ */
+export type SessionAppend = { t: "session_append"; at: number; data: string };
 
 export type ClientFrame =
   | ClientHello
@@ -101,6 +124,7 @@ export type ServerFrame =
   | { t: "stdout"; data: string }
   | { t: "stderr"; data: string }
   | BlobFrame
+  | SessionAppend
   /** The turn's commit (in the `bundle` blob just sent), or none when nothing changed. */
   | { t: "commit"; head?: string; base: string }
   | { t: "exit"; code: number | null; signal: string | null }
@@ -117,6 +141,7 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
 const isBase64 = (value: unknown): value is string => isString(value) && /^[A-Za-z0-9+/]*={0,2}$/.test(value);
 const isEnv = (value: unknown): value is Record<string, string> =>
   isRecord(value) && Object.values(value).every(isString);
+const isFlag = (value: unknown): boolean => value === undefined || typeof value === "boolean";
 const isSignal = (value: unknown): boolean => value === "SIGTERM" || value === "SIGKILL";
 const isCommit = (value: unknown): value is string => isString(value) && /^[0-9a-f]{40,64}$/.test(value);
 /** A relative path that stays below its folder: no `..`, no absolute start, no NUL. */
@@ -131,7 +156,8 @@ const CLIENT_CHECKS: Record<string, Check> = {
   hello: (f) =>
     isCount(f.version) &&
     (f.workspace === undefined ||
-      (isString(f.workspace) && f.workspace !== "" && f.workspace.length <= MAX_WORKSPACE_KEY_CHARS)),
+      (isString(f.workspace) && f.workspace !== "" && f.workspace.length <= MAX_WORKSPACE_KEY_CHARS)) &&
+    isFlag(f.session_stream),
   start: (f) =>
     isString(f.runId) &&
     isStringList(f.args) &&
@@ -158,12 +184,15 @@ const SERVER_CHECKS: Record<string, Check> = {
     isCount(f.version) &&
     isString(f.server) &&
     (f.have === undefined || (Array.isArray(f.have) && f.have.length <= MAX_HAVES && f.have.every(isCommit))) &&
-    (f.max_bundle === undefined || isCount(f.max_bundle)),
+    (f.max_bundle === undefined || isCount(f.max_bundle)) &&
+    isFlag(f.session_stream),
   started: (f) => isCount(f.pid),
   stdout: (f) => isBase64(f.data),
   stderr: (f) => isBase64(f.data),
   blob: CLIENT_CHECKS.blob!,
   blob_end: CLIENT_CHECKS.blob_end!,
+  session_append: (f) =>
+    isCount(f.at) && isBase64(f.data) && (f.data as string).length <= Math.ceil(SESSION_APPEND_BYTES / 3) * 4,
   commit: (f) => isCommit(f.base) && (f.head === undefined || isCommit(f.head)),
   exit: (f) => (f.code === null || Number.isInteger(f.code)) && (f.signal === null || isString(f.signal)),
   error: (f) => isString(f.message),
@@ -303,4 +332,26 @@ export function blobFrames(kind: BlobKind, data: Buffer): BlobFrame[] {
 export function serveBundleBound(env: Record<string, string | undefined>): number {
   const value = Number(env[SERVE_ENV.maxBundle]);
   return Number.isSafeInteger(value) && value > 0 && value < MAX_BLOB_BYTES.bundle ? value : MAX_BLOB_BYTES.bundle;
+}
+
+/**
+ * The session with its header's `cwd` set to `cwd`: pi (1.x) refuses to continue a session
+ * whose stored working directory does not exist. The far side sets its scratch workspace (new
+ * each turn), the local side the agent's own folder, so each side's copy works where it is.
+ */
+export function sessionHere(session: Buffer, cwd: string): Buffer {
+  const text = session.toString("utf8");
+  const end = text.indexOf("\n");
+  const first = end === -1 ? text : text.slice(0, end);
+  let header: unknown;
+  try {
+    header = JSON.parse(first);
+  } catch {
+    return session;
+  }
+  if (typeof header !== "object" || header === null || typeof (header as { cwd?: unknown }).cwd !== "string") {
+    return session;
+  }
+  const rewritten = JSON.stringify({ ...header, cwd });
+  return Buffer.from(end === -1 ? rewritten : `${rewritten}${text.slice(end)}`, "utf8");
 }

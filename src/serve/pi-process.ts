@@ -12,7 +12,10 @@ import fs from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
-import { ARG_TOKENS, type BlobKind, type ServeStart } from "../contracts/serve-protocol.js";
+import { ARG_TOKENS, type BlobKind, type ServeStart, sessionHere } from "../contracts/serve-protocol.js";
+
+export { sessionHere };
+
 import type { Scratch } from "./workspace.js";
 
 const TASK_EXTENSION = fileURLToPath(new URL("../in-child/task-extension.js", import.meta.url));
@@ -53,27 +56,6 @@ function tokenProcesses(token: string): number[] {
   });
 }
 
-/**
- * The session with its header's `cwd` set to this workspace: pi (1.x) refuses to continue a
- * session whose stored working directory does not exist, and each turn's scratch is new.
- */
-export function sessionHere(session: Buffer, cwd: string): Buffer {
-  const text = session.toString("utf8");
-  const end = text.indexOf("\n");
-  const first = end === -1 ? text : text.slice(0, end);
-  let header: unknown;
-  try {
-    header = JSON.parse(first);
-  } catch {
-    return session;
-  }
-  if (typeof header !== "object" || header === null || typeof (header as { cwd?: unknown }).cwd !== "string") {
-    return session;
-  }
-  const rewritten = JSON.stringify({ ...header, cwd });
-  return Buffer.from(end === -1 ? rewritten : `${rewritten}${text.slice(end)}`, "utf8");
-}
-
 export class PiProcess {
   private child: ChildProcessByStdio<null, Readable, Readable> | undefined;
   /**
@@ -85,6 +67,8 @@ export class PiProcess {
     : randomBytes(16).toString("hex");
   private killTimer: NodeJS.Timeout | undefined;
   private sessionPath: string | undefined;
+  /** The session the turn started with, as written for pi (empty for a new one). */
+  private sessionStart: Buffer = Buffer.alloc(0);
   private inboxDir: string | undefined;
   running = false;
 
@@ -141,7 +125,10 @@ export class PiProcess {
     if (prompt) paths[ARG_TOKENS.systemPrompt] = this.scratch.writeRunFile("system-prompt.md", prompt);
     const session = this.blobs.get("session");
     this.sessionPath = this.scratch.runFile("session.jsonl");
-    if (session) fs.writeFileSync(this.sessionPath, sessionHere(session, this.cwd), { mode: 0o600, flag: "wx" });
+    if (session) {
+      this.sessionStart = sessionHere(session, this.cwd);
+      fs.writeFileSync(this.sessionPath, this.sessionStart, { mode: 0o600, flag: "wx" });
+    }
     paths[ARG_TOKENS.session] = this.sessionPath;
     return this.start.args.map((arg) => paths[arg] ?? arg);
   }
@@ -166,6 +153,12 @@ export class PiProcess {
   deliver(temp: string, name: string): void {
     if (!this.inboxDir) return;
     fs.renameSync(temp, this.scratch.inside(this.inboxDir, name));
+  }
+
+  /** The session file pi writes and what it held when pi started, if the argv names one. */
+  sessionAtStart(): { file: string; start: Buffer } | undefined {
+    if (!this.sessionPath || !this.start.args.includes(ARG_TOKENS.session)) return undefined;
+    return { file: this.sessionPath, start: this.sessionStart };
   }
 
   /** The session file pi wrote, if the argv named one and it exists. */

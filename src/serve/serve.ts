@@ -28,6 +28,7 @@ import {
   serveBundleBound,
 } from "../contracts/serve-protocol.js";
 import { PiProcess } from "./pi-process.js";
+import { SessionStream } from "./session-stream.js";
 import { Scratch } from "./workspace.js";
 
 export interface ServeIo {
@@ -56,6 +57,9 @@ class ServeSession {
   /** The scratch space claimed (a kept workspace, or a new one) and the hello answered. */
   private prepared: Promise<void> = Promise.resolve();
   private pi: PiProcess | undefined;
+  /** The local side asked for the session stream (version 2, `session_stream` in its hello). */
+  private streamSession = false;
+  private sessionStream: SessionStream | undefined;
   private exitCode = 0;
   private finished!: () => void;
   readonly done = new Promise<void>((resolve) => {
@@ -120,6 +124,7 @@ class ServeSession {
       );
     } else {
       this.phase = "start";
+      this.streamSession = frame.version >= 2 && frame.session_stream === true;
       this.prepared = this.prepare(frame.version, frame.version >= 2 ? frame.workspace : undefined);
     }
   }
@@ -134,7 +139,8 @@ class ServeSession {
         return;
       }
       const have = await this.scratch.have();
-      this.send({ t: "hello", version, server: this.io.server, have, max_bundle: this.bundleBound });
+      const stream = this.streamSession ? { session_stream: true } : {};
+      this.send({ t: "hello", version, server: this.io.server, have, max_bundle: this.bundleBound, ...stream });
     } catch (err) {
       this.fail(`cannot make the scratch space: ${(err as Error).message}`);
     }
@@ -201,11 +207,25 @@ class ServeSession {
         exited: (code, signal) => void this.afterExit(code, signal),
       });
       this.pi.spawn();
+      this.streamTheSession();
       // The rest of the files while pi starts; its tool calls wait for `ready`.
       this.checkout = this.finishCheckout(readyFile);
     } catch (err) {
       this.fail((err as Error).message);
     }
+  }
+
+  /** What pi appends to its session goes over as it is written (when the local side asked for it). */
+  private streamTheSession(): void {
+    const session = this.streamSession ? this.pi?.sessionAtStart() : undefined;
+    if (!session) return;
+    this.sessionStream = new SessionStream(
+      session.file,
+      session.start,
+      (frame) => this.send(frame),
+      () => !this.io.output.writableNeedDrain,
+    );
+    this.sessionStream.begin();
   }
 
   /**
@@ -241,6 +261,8 @@ class ServeSession {
 
   /** pi is gone: its session and the turn's commit go back, then `exit`. */
   private async afterExit(code: number | null, signal: string | null): Promise<void> {
+    // The whole session goes next (the authority): no piece of it after that.
+    this.sessionStream?.stop();
     if (this.phase !== "running") {
       // A checkout still writing goes first: the scratch space is removed after it.
       void this.checkout.finally(() => this.over());
@@ -291,6 +313,7 @@ class ServeSession {
 
   private over(): void {
     this.phase = "over";
+    this.sessionStream?.stop();
     this.pi?.dispose();
     this.io.input.pause();
     this.io.input.destroy();

@@ -223,7 +223,7 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
 
 describe("runner: ssh, when the connection or the host fails", () => {
   it(
-    "a killed ssh client ends the turn errored with runner_lost; nothing of it is left on the far host 10 s later; a follow-up resumes it",
+    "a killed ssh client ends the turn errored with runner_lost; nothing of it is left on the far host 10 s later; a follow-up resumes its conversation",
     async (ctx) => {
       skipOrFail(ctx, missing);
       let h!: TreeHarness;
@@ -274,7 +274,26 @@ describe("runner: ssh, when the connection or the host fails", () => {
       // Resumable: a follow-up runs the agent again on the runner (a new connection and master).
       expect(resumed, diag(h)).toMatchObject({ type: "completed", report: "RESUMED", runner: { name: "far" } });
       expect(userTexts(farRequestsOf("/root/doomed")[1]!).some((text) => text.includes("go on"))).toBe(true);
+      // …and resumes the lost turn's conversation (its session streamed back while it ran): the
+      // follow-up's first request carries the first turn's task and its tool call, not a fresh start.
+      const followUp = farRequestsOf("/root/doomed")[1]!;
+      expect(
+        userTexts(followUp).some((text) => text.includes("sleep far away")),
+        JSON.stringify(followUp),
+      ).toBe(true);
+      const calls = followUp.messages.filter((m) => m.role === "assistant").map((m) => JSON.stringify(m.tool_calls));
+      expect(
+        calls.some((call) => call.includes("sleep 60")),
+        JSON.stringify(followUp.messages),
+      ).toBe(true);
       const runDir = path.join(h.treeDir(), "agents", "doomed", "runs", "0001-spawn");
+      // The local session file's header names the agent's own folder, not the far side's scratch.
+      const meta = JSON.parse(fs.readFileSync(path.join(runDir, "meta.json"), "utf8")) as {
+        cwd: string;
+        sessionPath: string;
+      };
+      const header = JSON.parse(fs.readFileSync(meta.sessionPath, "utf8").split("\n")[0]!) as { cwd: string };
+      expect(header.cwd).toBe(meta.cwd);
       const result = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as Json;
       const endedAfter = Date.parse(result.endedAt as string) - seen.killedAt;
       console.log(`ssh runner_lost: the run ended ${endedAfter} ms after its ssh client was killed`);

@@ -26,9 +26,9 @@ const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim();
 
 /** A case whose cwd is a repository with one commit, run on `runner`. */
-async function runnerCase(runner: Record<string, unknown>, scenario: object) {
+async function runnerCase(runner: Record<string, unknown>, scenario: object, meta: Record<string, unknown> = {}) {
   const c = await wrapperCase({
-    meta: defaultMeta({ cwd: "repo", runner: { name: "here", kind: "command", capacity: 1, ...runner } }),
+    meta: defaultMeta({ cwd: "repo", runner: { name: "here", kind: "command", capacity: 1, ...runner }, ...meta }),
     scenario,
   });
   const repo = path.join(c.dir, "repo");
@@ -115,6 +115,62 @@ describe("a run on a runner (command prefix, fake pi)", () => {
     expect(out.result?.errorMessage).toMatch(/runner_lost: runner here \(command\): the connection was lost mid-turn/);
     const { pid } = await fakePiRecord(c.dir);
     expect(await gone(pid, 10_000)).toBe(true);
+  });
+
+  it("the connection lost mid-turn: the local session file holds the lines pi wrote before the loss, its header naming the local folder", async () => {
+    const header = { type: "session", version: 3, id: "s-1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/far" };
+    const lines = [
+      header,
+      { type: "message", id: "u1", message: { role: "user", content: "inspect auth" } },
+      { type: "message", id: "a1", message: { role: "assistant", content: [{ type: "toolCall", name: "bash" }] } },
+    ];
+    const { c, repo } = await runnerCase(
+      { command: ["timeout", "-s", "KILL", "3"], remote_command: SERVE },
+      { steps: [{ agentStart: true }, { turnStart: true }, { sessionAppend: lines }, { sleep: 60_000 }] },
+      { sessionPath: "session.jsonl" },
+    );
+    const out = await c.run({ env: { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" } });
+    expect(out.result?.status).toBe("failed");
+    expect(out.result?.errorMessage).toMatch(/runner_lost: runner here \(command\): the connection was lost mid-turn/);
+    const session = fs.readFileSync(path.join(c.dir, "session.jsonl"), "utf8");
+    const here = [{ ...header, cwd: repo }, ...lines.slice(1)];
+    expect(session).toBe(here.map((line) => `${JSON.stringify(line)}\n`).join(""));
+  });
+
+  it("a far side that does not stream the session (its hello without session_stream): nothing of the session while the turn runs, all of it at the end", async () => {
+    // The local side's hello reaches serve without the flag: serve answers as a far side before the stream did.
+    const proxy = [
+      'const { spawn } = require("node:child_process");',
+      'const far = spawn(process.execPath, process.argv.slice(1), { stdio: ["pipe", "inherit", "inherit"] });',
+      'let rest = "";',
+      'process.stdin.on("data", (d) => { rest += d; let at; while ((at = rest.indexOf("\\n")) >= 0) {',
+      '  far.stdin.write(rest.slice(0, at + 1).replace(\',"session_stream":true\', "")); rest = rest.slice(at + 1); } });',
+      'process.stdin.on("end", () => far.stdin.end());',
+      'far.on("exit", (code) => process.exit(code ?? 1));',
+    ].join("\n");
+    const header = { type: "session", version: 3, id: "s-1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/far" };
+    // Lost mid-turn, such a far side sends nothing of the session back (the behaviour before the stream)…
+    const lost = await runnerCase(
+      { command: ["timeout", "-s", "KILL", "3"], remote_command: [process.execPath, "-e", proxy, "--", WRAPPER_BIN] },
+      { steps: [{ agentStart: true }, { sessionAppend: [header] }, { sleep: 60_000 }] },
+      { sessionPath: "session.jsonl" },
+    );
+    const lostOut = await lost.c.run({ env: { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" } });
+    expect(lostOut.result?.errorMessage).toMatch(/runner_lost/);
+    expect(fs.existsSync(path.join(lost.c.dir, "session.jsonl"))).toBe(false);
+    // …and a turn that ends sends it whole.
+    const { c, repo } = await runnerCase(
+      { command: ["env"], remote_command: [process.execPath, "-e", proxy, "--", WRAPPER_BIN] },
+      steps({ sessionAppend: [header, { type: "message", id: "a1" }] }),
+      { sessionPath: "session.jsonl" },
+    );
+    const out = await c.run();
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.result?.status).toBe("completed");
+    const session = fs.readFileSync(path.join(c.dir, "session.jsonl"), "utf8");
+    expect(session).toBe(
+      `${JSON.stringify({ ...header, cwd: repo })}\n${JSON.stringify({ type: "message", id: "a1" })}\n`,
+    );
   });
 
   it("a stop (SIGTERM to the wrapper) goes over as a stop frame: interrupted, and pi is gone", async () => {

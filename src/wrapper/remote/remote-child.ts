@@ -4,7 +4,7 @@
  * protocol with it (contracts/serve-protocol.ts). pi's stdout and stderr come back as they were
  * written, so the run normalizes, records and decides exactly as for a local pi; its exit
  * comes after the turn's commit has landed in the local checkout (workspace-bundle.ts) and the
- * session file was written back. Stops become `stop` frames; live messages in the run's inbox
+ * session file was written back (line by line during the turn too: session-copy.ts). Stops become `stop` frames; live messages in the run's inbox
  * folder go over as `message` frames. Failures are answers: a prefix that cannot start ends
  * with its own first line and stderr tail, a connection lost mid-turn with `runner_lost`.
  */
@@ -29,9 +29,12 @@ import {
   parseServerFrame,
   SERVE_PROTOCOL_VERSION,
   type ServerFrame,
+  type SessionAppend,
+  sessionHere,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
+import { SessionCopy } from "./session-copy.js";
 import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
@@ -77,6 +80,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   /** What the far side's hello said: the commits it has of this agent's workspace, its bundle bound. */
   private farHave: string[] = [];
   private farMaxBundle: number = MAX_BLOB_BYTES.bundle;
+  /** The session as the far side's pi writes it (a far side that streams it). */
+  private sessionCopy: SessionCopy | undefined;
 
   constructor(
     private readonly argv: string[],
@@ -142,7 +147,9 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       // The key: this machine and the agent's folder (a far host may serve several machines).
       const folder = this.meta.runnerWorkspacePath;
       const key = folder && `${os.hostname()}:${folder}`;
-      this.send({ t: "hello", version: SERVE_PROTOCOL_VERSION, ...(key && { workspace: key }) });
+      // session_stream: what pi writes to its session comes back during the turn (session-copy.ts).
+      const hello = { t: "hello", version: SERVE_PROTOCOL_VERSION, session_stream: true } as const;
+      this.send({ ...hello, ...(key && { workspace: key }) });
       const [state] = await Promise.all([this.prepareWorkspace(), this.hello()]);
       const { workspace, bundle } = await bundleWithin(state, this.farHave, this.farMaxBundle, (line) =>
         process.stderr.write(`${this.label}: ${line}\n`),
@@ -292,6 +299,9 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       case "blob_end":
         this.onBlob(frame);
         return;
+      case "session_append":
+        this.copySession(frame);
+        return;
       case "commit":
         if (frame.head) this.land();
         return;
@@ -316,6 +326,13 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     const step = this.receiver.take(frame);
     if (step.problem !== undefined) this.protocolError(step.problem);
     else if (step.done) this.blobs.set(step.done.kind, step.done.data);
+  }
+
+  /** In order, whole lines, into the session file the turn started with; the end's `session` blob replaces it. */
+  private copySession(frame: SessionAppend): void {
+    if (!this.meta.sessionPath) return;
+    this.sessionCopy ??= new SessionCopy(this.meta.sessionPath, this.meta.cwd);
+    this.sessionCopy.take(frame);
   }
 
   /** The turn's commit lands on the local branch; a failure is told on stderr (the run's warnings see it). */
@@ -356,7 +373,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     this.letCheckoutGo();
     await Promise.all([this.landing, this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`))]);
     const session = this.blobs.get("session");
-    if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, session);
+    // With the local folder in its header (the far side's scratch is gone): it works here too.
+    if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, sessionHere(session, this.meta.cwd));
     if (this.exitFrame) {
       this.finish(this.exitFrame.code, this.exitFrame.signal);
       return;
