@@ -15,6 +15,7 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
+import { fallbackSessionPath } from "../fallback.js";
 import { useSshMaster } from "../ssh-master.js";
 import { JITI_CACHE, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
@@ -227,6 +228,10 @@ export function remoteChildOperations(
   cleanup: () => Promise<void> | void = () => undefined,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
+  // The session the run's pi processes share (a run with fallbacks gets one: fallback.ts) goes
+  // over to each far side and comes back after it, so the next model's far side continues it.
+  const sessionPath = fallbackSessionPath(meta);
+  const runMeta = sessionPath ? { ...meta, sessionPath } : meta;
   return {
     ...base,
     // The sandbox runs this machine's pi: found (and identified) as for a local run.
@@ -234,7 +239,7 @@ export function remoteChildOperations(
     spawn: (_bin, args, options) => {
       const child = new RemoteChild(
         argv,
-        meta,
+        runMeta,
         runner,
         farArgs(runner, args),
         runner.kind === "slurm" ? slurmSpawnOptions(options) : options,
