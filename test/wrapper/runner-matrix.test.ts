@@ -10,6 +10,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { CHECKOUT_AFTER_STOP_MS } from "../../src/wrapper/remote/remote-child.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -153,4 +154,18 @@ describe("limits on a runner (command prefix, fake pi running the task extension
     // The far pi read it before its next request: the delivery comes before the last answer.
     expect(types.lastIndexOf("assistant_text")).toBeGreaterThan(types.indexOf("message_delivered"));
   });
+});
+
+describe("a runner turn whose checkout never says ready (its root died while writing it, none came back)", () => {
+  it("the turn still ends by its own limit: interrupted with limit, its commit landed, CHECKOUT_AFTER_STOP_MS after the stop", async () => {
+    const { c, repo } = await runnerCase(
+      { limits: { time_limit: 1, grace_seconds: 1 }, cwdReadyPath: "checkouts/agent.ready" },
+      { steps: [...begin, { writeFile: { path: "begun.txt", text: "begun\n" } }, { linger: null }] },
+    );
+    const began = Date.now();
+    const out = await c.run({ timeoutMs: CHECKOUT_AFTER_STOP_MS + 30_000 });
+    expect(out.result, out.stderr).toMatchObject({ status: "interrupted", limit: { name: "time_limit", value: 1 } });
+    expect(Date.now() - began).toBeGreaterThan(CHECKOUT_AFTER_STOP_MS);
+    expect(git(repo, "show", "HEAD:begun.txt")).toBe("begun");
+  }, 90_000);
 });
