@@ -16,6 +16,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipOrFail } from "../support/needs.js";
 import type { RpcLine } from "../support/rpc-lines.js";
 import { startRpcRoot } from "../support/rpc-root.js";
 import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
@@ -42,6 +43,7 @@ const settings = {
   subagents: {
     runners: {
       near: { kind: "command", command: ["env"], remote_command: [process.execPath, WRAPPER_BIN], capacity: 2 },
+      box: { kind: "sandbox" },
     },
   },
 };
@@ -64,10 +66,24 @@ function committedRepository(h: TreeHarness): void {
 const outputOf = (h: TreeHarness, agent: string, request: number): string =>
   JSON.stringify(toolResults(h.requestsOf(agent)[request]!));
 
-describe("fallback models on a runner (real pi, command runner)", () => {
-  it(
-    "a 429 moves the child to its fallback on a new far side: same session, the first attempt's files, both models named",
-    async () => {
+const HAS_BWRAP = (() => {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe("fallback models on a runner (real pi)", () => {
+  it.for([
+    ["near", "command"],
+    ["box", "sandbox"],
+  ] as const)(
+    "%s (%s): a 429 moves the child to its fallback on a new far side: same session, the first attempt's files, both models named",
+    { timeout: SCENARIO_MS },
+    async ([runner, kind], ctx) => {
+      if (kind === "sandbox") skipOrFail(ctx, HAS_BWRAP ? undefined : "bwrap (Debian package bubblewrap) is missing");
       const h = await tree({
         scripts: {
           "/root": [
@@ -75,7 +91,7 @@ describe("fallback models on a runner (real pi, command runner)", () => {
               task_name: "worker",
               message: "do the work",
               fork_turns: "none",
-              runner: "near",
+              runner,
               model: "fake/deep",
               fallback_models: ["fake/fast"],
             }),
@@ -108,7 +124,7 @@ describe("fallback models on a runner (real pi, command runner)", () => {
       const waited = JSON.stringify(rootResult(h, "wait_agent", { timeout_ms: 90_000 }));
       expect(waited).toContain('"model":"fake/fast"');
       expect(waited).toContain('"attempts":[{"model":"fake/deep","error_class":"rate_limit"');
-      expect(waited).toContain('"runner":{"name":"near","kind":"command"}');
+      expect(waited).toContain(`"runner":{"name":"${runner}","kind":"${kind}"}`);
       expect(waited).toContain("child done on fast");
       const notice = (JSON.parse(waited) as Json).notices.find((n: Json) => n.agent_name === "/root/worker") as Json;
       const head = notice.worktree.head_commit as string;
@@ -116,7 +132,6 @@ describe("fallback models on a runner (real pi, command runner)", () => {
       expect(git(h, "show", `${head}:second.txt`)).toBe("from-fast");
       await expectNoSurvivors(h);
     },
-    SCENARIO_MS,
   );
 });
 
