@@ -1,7 +1,8 @@
 /**
  * What works on every runner (issue 25), end to end with the real pi and scripted models on a
  * `command` runner whose prefix starts `subagent-wrapper serve` on this machine (the cheapest
- * runner: the same protocol, far side and workspace shipping as ssh and Slurm, no root needed):
+ * runner: the same protocol, far side and workspace shipping as ssh and Slurm, no root needed)
+ * and on the `sandbox` runner (bubblewrap; skipped where it is missing, failing under CI):
  * - fallback models (SPEC 5.4): the child's 429 moves it to its fallback, a new far side that
  *   continues the session the first far side sent back, in a workspace holding what the first
  *   attempt changed; the notice names both models and the runner;
@@ -135,10 +136,15 @@ describe("fallback models on a runner (real pi)", () => {
   );
 });
 
-describe("limits on a runner (real pi, command runner)", () => {
-  it(
-    "max_turns: the wrap-up reaches the far pi before its next request; the notice is completed with limit",
-    async () => {
+describe("limits on a runner (real pi)", () => {
+  it.for([
+    ["near", "command"],
+    ["box", "sandbox"],
+  ] as const)(
+    "%s (%s): max_turns: the wrap-up reaches the far pi before its next request; the notice is completed with limit",
+    { timeout: SCENARIO_MS },
+    async ([runner, kind], ctx) => {
+      if (kind === "sandbox") skipOrFail(ctx, HAS_BWRAP ? undefined : "bwrap (Debian package bubblewrap) is missing");
       const h = await tree({
         scripts: {
           "/root": new Program([
@@ -146,7 +152,7 @@ describe("limits on a runner (real pi, command runner)", () => {
               task_name: "worker",
               fork_turns: "none",
               message: "Count the files.",
-              runner: "near",
+              runner,
               limits: { max_turns: 1 },
             }),
             waitForAll(["/root/worker"], 60_000),
@@ -169,11 +175,10 @@ describe("limits on a runner (real pi, command runner)", () => {
         type: "completed",
         limit: { name: "max_turns", value: 1, used: 1 },
         report: "Done: counted. Left: nothing. Files: unchanged.",
-        runner: { name: "near", kind: "command" },
+        runner: { name: runner, kind },
       });
       await expectNoSurvivors(h);
     },
-    SCENARIO_MS,
   );
 });
 
@@ -190,10 +195,15 @@ function noticesRead(req: ChatRequest): Json[] {
   return read;
 }
 
-describe("re-attach to a runner turn (real pi, command runner)", () => {
-  it(
-    "the root SIGKILLed mid-turn; the wrapper keeps relaying; a new root re-attaches, reads the notice once; the commit is on the branch",
-    async () => {
+describe("re-attach to a runner turn (real pi)", () => {
+  it.for([
+    ["near", "command"],
+    ["box", "sandbox"],
+  ] as const)(
+    "%s (%s): the root SIGKILLed mid-turn; the wrapper keeps relaying; a new root re-attaches, reads the notice once; the commit is on the branch",
+    { timeout: SCENARIO_MS },
+    async ([runner, kind], ctx) => {
+      if (kind === "sandbox") skipOrFail(ctx, HAS_BWRAP ? undefined : "bwrap (Debian package bubblewrap) is missing");
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
         release = resolve;
@@ -205,7 +215,7 @@ describe("re-attach to a runner turn (real pi, command runner)", () => {
               task_name: "far",
               fork_turns: "none",
               message: "Work a while.",
-              runner: "near",
+              runner,
             }),
             reply.text("Started a worker."),
             reply.text("WOKEN"),
@@ -253,13 +263,12 @@ describe("re-attach to a runner turn (real pi, command runner)", () => {
       expect(notice).toMatchObject({
         type: "completed",
         report: "far done",
-        runner: { name: "near", kind: "command" },
+        runner: { name: runner, kind },
       });
       expect(git(h, "show", `${notice.worktree.head_commit}:far.txt`)).toBe("far");
       expect((await h.readRecords()).map((r) => [r.path, r.status])).toEqual([["/root/far", "completed"]]);
       await second.close();
       await expectNoSurvivors(h);
     },
-    SCENARIO_MS,
   );
 });
