@@ -28,6 +28,7 @@ import { dropConfirmed, liveRuns } from "./live-messages.js";
 import { wrapperAtWork } from "./reattach.js";
 import { type RunRead, readRunResult, readWrapperPid } from "./run-reads.js";
 import type { TreeRuntime } from "./runtime.js";
+import { finishLeftCheckout } from "./worktree-turns.js";
 
 /**
  * session_start: loads this process's direct children and settles turns that were running
@@ -137,6 +138,8 @@ async function liveTurns(
       if (turn) {
         attached.set(record.path, turn);
         busy.add(record.path);
+        // Not waited for: restore never waits on a turn (the checkout may take a while).
+        if (record.worktree) void finishLeftCheckout(record.worktree, runDir).catch(() => undefined);
       }
     } else if (await wrapperStillRuns(runDir)) busy.add(record.path);
   }

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { bringCommandLine } from "../../contracts/bring.js";
-import { TREE_FILES } from "../../contracts/layout.js";
+import { RUN_FILES, TREE_FILES } from "../../contracts/layout.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
 import type { AgentRecordV1, AgentWorktreeV1, NoticeWorktree } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
@@ -236,6 +236,36 @@ export function gitWorktreeOperations(
       });
     },
   };
+}
+
+/**
+ * Re-attach (5.2): a turn still at work whose checkout was being written (meta.json
+ * `cwdReadyPath` of `runDir`) by a process that died before it said `ready`. The turn's child
+ * (on a runner, its wrapper, which lands the turn's commit in this checkout) waits for that
+ * file, and nobody else would write it: the checkout is finished here (ensureWorktree writes a
+ * checkout that has no index) and the file written, whatever happened. Nothing when the file
+ * is there or the run had none.
+ */
+export async function finishLeftCheckout(worktree: AgentWorktreeV1, runDir: string): Promise<void> {
+  let readyPath: unknown;
+  try {
+    readyPath = JSON.parse(await fs.promises.readFile(path.join(runDir, RUN_FILES.meta), "utf8")).cwdReadyPath;
+  } catch {
+    return;
+  }
+  if (typeof readyPath !== "string" || fs.existsSync(readyPath)) return;
+  await serialized(`worktree:${worktree.path}`, async () => {
+    const outcome = await ensureWorktree({
+      topLevel: worktree.gitDir,
+      worktreePath: worktree.path,
+      branch: worktree.branch,
+      subdir: worktree.subdir,
+    }).then(
+      () => "ready",
+      (err: unknown) => `the worktree's checkout failed: ${errorText(err)}`,
+    );
+    await writeFileAtomic(readyPath, `${outcome}\n`, { durable: false }).catch(() => undefined);
+  });
 }
 
 /** Isolated turns with git (the runtime's default). */

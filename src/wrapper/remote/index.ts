@@ -15,6 +15,7 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
+import { fallbackSessionPath } from "../fallback.js";
 import { useSshMaster } from "../ssh-master.js";
 import { JITI_CACHE, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
@@ -132,30 +133,40 @@ export async function runnerOperations(
   for (const extension of meta.extensions ?? []) if (path.isAbsolute(extension)) keepVisible.push(extension);
   const piBin = childEnv[ENV.piBin];
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
-  const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
-  const jitiCache = runner.kind === "sandbox" ? jitiCacheCopy() : undefined;
   const hideAlso = await repositoryPaths(meta.cwd);
   const master = runner.kind === "ssh" ? await useSshMaster(runner).catch(() => undefined) : undefined;
   const connection: SshConnection | undefined = master?.connection;
   const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
-  const context = {
-    env: childEnv,
-    hideAlso,
-    keepVisible,
-    ...(agentDir && { agentDir }),
-    ...(scratchRoot && { scratchRoot }),
-    ...(jitiCache && { jitiCache }),
-  };
   const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
-  const argv = runnerArgv(runner, context, argvOptions);
-  const cleanup = async () => {
-    if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
-    if (jitiCache) fs.rmSync(jitiCache, { recursive: true, force: true });
-    // The run is done with the shared ssh connection: the last run that used it closes it.
-    // (A fallback model's next attempt rides a master if one is up, else its own connection.)
-    await master?.release();
+  // Per pi process of the run (a fallback model's is another far side): a sandbox's private
+  // copies are made for it and removed after it.
+  const start = (): RunnerStart => {
+    const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
+    const jitiCache = runner.kind === "sandbox" ? jitiCacheCopy() : undefined;
+    const context = {
+      env: childEnv,
+      hideAlso,
+      keepVisible,
+      ...(agentDir && { agentDir }),
+      ...(scratchRoot && { scratchRoot }),
+      ...(jitiCache && { jitiCache }),
+    };
+    const cleanup = async () => {
+      if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
+      if (jitiCache) fs.rmSync(jitiCache, { recursive: true, force: true });
+      // The run is done with the shared ssh connection: the last run that used it closes it.
+      // (A fallback model's next attempt rides a master if one is up, else its own connection.)
+      await master?.release();
+    };
+    return { argv: runnerArgv(runner, context, argvOptions), cleanup };
   };
-  return remoteChildOperations(meta, runner, argv, base, cleanup);
+  return remoteChildOperations(meta, runner, start, base);
+}
+
+/** What starts one far side: its argv, and what is undone once it is over. */
+export interface RunnerStart {
+  argv: string[];
+  cleanup: () => Promise<void> | void;
 }
 
 /**
@@ -218,23 +229,28 @@ export function farArgs(runner: ResolvedRunner, args: string[]): string[] {
 export function remoteChildOperations(
   meta: MetaV1,
   runner: ResolvedRunner,
-  argv: string[],
-  base: ChildOperations = nodeChildOperations,
   /**
-   * Called once the child is done, before the run hears of its exit (what the runner's prefix
-   * needed: a sandbox's agent dir copy, the shared ssh connection).
+   * The far side's argv, or, per child, the argv and what is called once that child is done,
+   * before the run hears of its exit (what the runner's prefix needed: a sandbox's agent dir
+   * copy, the shared ssh connection).
    */
-  cleanup: () => Promise<void> | void = () => undefined,
+  start: string[] | (() => RunnerStart),
+  base: ChildOperations = nodeChildOperations,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
+  // The session the run's pi processes share (a run with fallbacks gets one: fallback.ts) goes
+  // over to each far side and comes back after it, so the next model's far side continues it.
+  const sessionPath = fallbackSessionPath(meta);
+  const runMeta = sessionPath ? { ...meta, sessionPath } : meta;
   return {
     ...base,
     // The sandbox runs this machine's pi: found (and identified) as for a local run.
     resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
     spawn: (_bin, args, options) => {
+      const { argv, cleanup } = typeof start === "function" ? start() : { argv: start, cleanup: () => undefined };
       const child = new RemoteChild(
         argv,
-        meta,
+        runMeta,
         runner,
         farArgs(runner, args),
         runner.kind === "slurm" ? slurmSpawnOptions(options) : options,

@@ -41,6 +41,12 @@ import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./wor
 export const HELLO_TIMEOUT_MS = 60_000;
 /** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
 export const KILL_GRACE_MS = 2000;
+/**
+ * After a stop, how long the turn's landing still waits for a checkout that does not say
+ * `ready` (a root that died while writing it, and none started since) before it lands anyway:
+ * the turn ends by its own limits, and a commit that cannot land is kept (landTurn).
+ */
+export const CHECKOUT_AFTER_STOP_MS = 30_000;
 const INBOX_POLL_MS = 100;
 const STDERR_TAIL_BYTES = 1024;
 
@@ -202,14 +208,20 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     }
   }
 
-  /** Waits for meta.json `cwdReadyPath` to say `ready`; throws what it says otherwise. */
+  /**
+   * Waits for meta.json `cwdReadyPath` to say `ready` (after a stop, at most
+   * CHECKOUT_AFTER_STOP_MS); throws what it says otherwise.
+   */
   private async checkoutDone(): Promise<void> {
     const ready = this.options.cwdReady;
     if (!ready) return;
+    let stoppedAt: number | undefined;
     for (;;) {
       const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
       if (text === "ready") return;
       if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
+      if (this.stopSignal) stoppedAt ??= Date.now();
+      if (stoppedAt !== undefined && Date.now() - stoppedAt > CHECKOUT_AFTER_STOP_MS) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
