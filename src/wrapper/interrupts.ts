@@ -5,7 +5,10 @@
  * removed under it (the tree directory deleted: nobody could read its end). Each calls the
  * run's `interrupt` with the reason, which result.json then carries.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { ENV } from "../contracts/env.js";
+import type { MetaV1 } from "../contracts/meta.js";
 import type { Clock } from "../lib/clock.js";
 
 /** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
@@ -69,4 +72,26 @@ export function watchResultFolder(
     interrupt(`its run folder ${folder} was removed`);
   }, PARENT_CHECK_MS);
   return () => clock.clearInterval(timer);
+}
+
+/**
+ * The run's watches for an end from outside: the parent named in the environment, and for a
+ * tree's turn (which may run detached, 5.2) its result's folder. The functions returned stop them.
+ */
+export function watchRunEnds(
+  env: NodeJS.ProcessEnv,
+  meta: MetaV1,
+  clock: Clock,
+  canSignal: (pid: number) => boolean,
+  interrupt: (reason: string) => void,
+): Array<() => void> {
+  const stops: Array<() => void> = [];
+  const parent = watchParent(env, clock, canSignal, interrupt);
+  if (parent) stops.push(parent);
+  // A tree's turn whose tree directory is deleted still ends.
+  if (meta.env?.[ENV.treeDir]) {
+    const folder = path.dirname(meta.resultPath);
+    stops.push(watchResultFolder(folder, clock, (dir) => fs.existsSync(dir), interrupt));
+  }
+  return stops;
 }

@@ -14,6 +14,27 @@ import { type ResultReserve, writeResult } from "./artifacts.js";
 import type { Outcome } from "./outcome.js";
 import type { RunWarnings } from "./run-warnings.js";
 
+/** What explainOutcome reads of the run besides the outcome. */
+export interface OutcomeContext {
+  exitCode: number | null;
+  /** The one-line hint when pi crashed on a Node too old for it (pi-version.ts). */
+  crashHint: () => string | undefined;
+  /** meta.json `limits` at work, if any (limits.ts). */
+  limits: { reached: LimitReport | undefined; lastAssistantText: string } | undefined;
+}
+
+/**
+ * The outcome as result.json says it: pi that crashed on a Node too old for it gets doctor's
+ * one-line hint rather than Node's stack, and a turn stopped after a limit's grace keeps what
+ * it last said as its report.
+ */
+export function explainOutcome(outcome: Outcome, context: OutcomeContext): Outcome {
+  const hint = outcome.status === "failed" && context.exitCode ? context.crashHint() : undefined;
+  if (hint) return { ...outcome, errorMessage: `pi could not start: ${hint}` };
+  if (context.limits?.reached && !outcome.finalText) return { ...outcome, finalText: context.limits.lastAssistantText };
+  return outcome;
+}
+
 export interface RunReport {
   result: ResultV1;
   /** The wrapper's process exit code. */

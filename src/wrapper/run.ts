@@ -1,7 +1,4 @@
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
-import { ENV } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
 import { DEFAULT_GRACE_MS, effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { exitCodeForStatus } from "../contracts/result.js";
@@ -17,27 +14,27 @@ import {
   nodeChildOperations,
   type SpawnOptions,
 } from "./child.js";
+import { streamChild } from "./child-stream.js";
 import { FallbackChain, fallbackSessionPath, type ModelSwitch, switchedMeta } from "./fallback.js";
 import { DeliveryLedger } from "./inbox.js";
-import { onStopSignals, watchParent, watchResultFolder } from "./interrupts.js";
+import { onStopSignals, watchRunEnds } from "./interrupts.js";
 import { RunLimits } from "./limits.js";
-import { PiLineReader } from "./line-reader.js";
 import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { identifyPi, oldNodeCrash } from "./pi-version.js";
 import { RunArtifacts } from "./run-artifacts.js";
-import { buildResult, deliverResult, type RunReport } from "./run-result.js";
+import { buildResult, deliverResult, explainOutcome, type RunReport } from "./run-result.js";
 import { RunTimers } from "./run-timers.js";
 import { RunWarnings } from "./run-warnings.js";
 import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
-import { endGroup, endTokenProcesses, type StragglerWatch } from "./stragglers.js";
+import { endTokenProcesses, type StragglerWatch } from "./stragglers.js";
 import { removeTaskFile, taskFilePath, writeTaskFile } from "./task-file.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
-/** After the child exits, how long its stdout may stay open (a grandchild holding it). */
-export const STDOUT_DRAIN_MS = 2000;
+export { STDOUT_DRAIN_MS } from "./child-stream.js";
+
 const STDERR_TAIL_CHARS = 2000;
 
 export type { RunReport } from "./run-result.js";
@@ -311,38 +308,19 @@ class WrapperRun {
     });
   }
 
-  private async supervise(child: ChildHandle, exited: Promise<void>): Promise<void> {
-    const reader = new PiLineReader({
+  private supervise(child: ChildHandle, exited: Promise<void>): Promise<void> {
+    return streamChild(child, exited, this.stragglerWatch(), {
       event: (event) => this.onEvent(event),
-      garbage: () => undefined,
-      raw: (bytes, bulky) => this.artifacts.writeStdout(bytes, bulky),
+      stdout: (bytes, bulky) => this.artifacts.writeStdout(bytes, bulky),
+      stderr: (chunk) => {
+        this.artifacts.writeStderr(chunk);
+        this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
+      },
+      // Past its start-up, pi leaves the standby the CPU it held back (standby.ts).
+      output: () => this.standby.runningStarted(),
+      listening: () => this.applyPendingStop(),
+      groupGone: () => this.guard?.groupGone(),
     });
-    const stdoutDone = new Promise<void>((resolve) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        // Past its start-up, pi leaves the standby the CPU it held back (standby.ts).
-        this.standby.runningStarted();
-        reader.push(chunk);
-      });
-      child.stdout.once("close", () => {
-        reader.end();
-        resolve();
-      });
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      this.artifacts.writeStderr(chunk);
-      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
-    });
-    this.applyPendingStop();
-    await exited;
-    // Stragglers left in the child's process group end with it; one holding stdout would
-    // otherwise keep the run open forever.
-    this.processes.signalGroup(child.pid, "SIGTERM");
-    const termAt = this.clock.now();
-    await Promise.race([stdoutDone, this.timers.sleep(STDOUT_DRAIN_MS)]);
-    child.stdout.destroy();
-    child.stderr.destroy();
-    // The guard hears the group is gone only once it is.
-    if (child.pid && (await endGroup(this.stragglerWatch(), child.pid, termAt))) this.guard?.groupGone();
   }
 
   /** Whether this pi emits agent_settled decides when graceMs starts: at agent_settled, or at the terminal message. */
@@ -423,24 +401,8 @@ class WrapperRun {
   }
 
   private watchParent(env: NodeJS.ProcessEnv): void {
-    const stop = watchParent(
-      env,
-      this.clock,
-      (pid) => this.processes.canSignal(pid),
-      (reason) => this.interruptBy(reason),
-    );
-    if (stop) this.cleanups.push(stop);
-    // A tree's turn (which may run detached, 5.2) whose tree directory is deleted still ends (interrupts.ts).
-    if (!this.meta.env?.[ENV.treeDir]) return;
-    const folder = path.dirname(this.meta.resultPath);
-    this.cleanups.push(
-      watchResultFolder(
-        folder,
-        this.clock,
-        (dir) => fs.existsSync(dir),
-        (reason) => this.interruptBy(reason),
-      ),
-    );
+    const canSignal = (pid: number) => this.processes.canSignal(pid);
+    this.cleanups.push(...watchRunEnds(env, this.meta, this.clock, canSignal, (reason) => this.interruptBy(reason)));
   }
 
   /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */
@@ -476,18 +438,12 @@ class WrapperRun {
   /** A run that could not start failed with the reason, unless a signal had already decided it. */
   private outcome(startError: string | undefined): Outcome {
     if (startError && !this.tracker.decided) return { status: "failed", finalText: "", errorMessage: startError };
-    const outcome = this.tracker.finish({
-      exitCode: this.childExit?.exitCode ?? null,
-      signal: this.childExit?.signal ?? null,
-      stderrTail: this.stderrTail,
+    const exit = { exitCode: this.childExit?.exitCode ?? null, signal: this.childExit?.signal ?? null };
+    return explainOutcome(this.tracker.finish({ ...exit, stderrTail: this.stderrTail }), {
+      exitCode: exit.exitCode,
+      crashHint: () => this.explainCrash?.(this.stderrTail),
+      limits: this.limits,
     });
-    // pi that crashed on a Node too old for it: doctor's one-line hint rather than Node's stack.
-    const hint =
-      outcome.status === "failed" && this.childExit?.exitCode ? this.explainCrash?.(this.stderrTail) : undefined;
-    if (hint) return { ...outcome, errorMessage: `pi could not start: ${hint}` };
-    // A turn stopped after a limit's grace keeps what it last said as its report.
-    if (this.limits?.reached && !outcome.finalText) return { ...outcome, finalText: this.limits.lastAssistantText };
-    return outcome;
   }
 }
 
