@@ -76,3 +76,25 @@ export async function writeFileAtomic(
 export async function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, options);
 }
+
+/**
+ * Creates `file` with `text` only if it does not exist, and never half-written: a complete
+ * temp file beside it is linked (link(2) fails on an existing name, so of racing creators
+ * exactly one wins). False when `file` was there; other errors throw.
+ */
+export function createComplete(file: string, text: string, mode = 0o600): boolean {
+  const temp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+  );
+  fs.writeFileSync(temp, text, { mode, flag: "wx" });
+  try {
+    fs.linkSync(temp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}

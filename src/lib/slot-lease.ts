@@ -20,6 +20,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { createComplete } from "./atomic-file.js";
 import { type ProcessIdentity, processIdentity, processRunning, sameProcessAlive } from "./process.js";
 
 /** The file operations of slot leases (tests inject them to stage races). */
@@ -112,18 +113,7 @@ export const nodeSlotFiles: SlotFileOperations = {
       fs.closeSync(fd);
     }
   },
-  create: (file, text) => {
-    const temp = writeTemp(path.dirname(file), text);
-    try {
-      fs.linkSync(temp, file);
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-      throw err;
-    } finally {
-      fs.rmSync(temp, { force: true });
-    }
-  },
+  create: (file, text) => createComplete(file, text),
   replace: (file, text) => {
     const temp = writeTemp(path.dirname(file), text);
     try {

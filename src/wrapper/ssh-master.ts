@@ -39,6 +39,7 @@ import {
   sshTarget,
 } from "../contracts/runner-prefix.js";
 import type { SshRunner } from "../contracts/runners.js";
+import { createComplete } from "../lib/atomic-file.js";
 import { type Clock, sleep, systemClock } from "../lib/clock.js";
 import { type ProcessIdentity, processIdentity, sameProcessAlive } from "../lib/process.js";
 import { runProcess, tail } from "../lib/run-process.js";
@@ -154,19 +155,9 @@ const readIdentity = (file: string): ProcessIdentity | undefined => {
   }
 };
 
-/** Writes `identity` to a complete file and links it to `target`; false when `target` exists. */
+/** Writes `identity` to `target`, complete or not at all; false when `target` exists. */
 function linkIdentity(target: string, identity: ProcessIdentity): boolean {
-  const temp = `${target}.${identity.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(identity), { mode: 0o600 });
-  try {
-    fs.linkSync(temp, target);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw err;
-  } finally {
-    fs.rmSync(temp, { force: true });
-  }
+  return createComplete(target, JSON.stringify(identity));
 }
 
 /**
@@ -213,6 +204,8 @@ function liveUsers(users: string, ops: SshMasterOperations): string[] {
     return [];
   }
   return names.filter((name) => {
+    // A user's file being written (createComplete's hidden temp) is neither a user nor dead.
+    if (name.startsWith(".")) return false;
     const identity = readIdentity(path.join(users, name));
     if (identity && ops.alive(identity)) return true;
     fs.rmSync(path.join(users, name), { force: true });

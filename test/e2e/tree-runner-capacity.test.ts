@@ -5,7 +5,6 @@
  * lead's child both run on it; the lead's process has room for 3 turns of its own, yet the two
  * runner turns never run at the same time: the one slot is shared by every process of the tree.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,6 +21,7 @@ import {
   useTrees,
   waitForAll,
 } from "../support/tree-harness-extra.js";
+import { committedRepository } from "../support/tree-repo.js";
 import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
@@ -34,18 +34,6 @@ const settings = {
     },
   },
 };
-
-function committedRepository(h: TreeHarness): void {
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-      cwd: h.home.cwd,
-      env: { ...process.env, HOME: h.home.home, GIT_CONFIG_NOSYSTEM: "1" },
-    });
-  git("init", "-q", "-b", "main");
-  fs.writeFileSync(path.join(h.home.cwd, "a.txt"), "a\n");
-  git("add", "-A");
-  git("commit", "-q", "-m", "initial");
-}
 
 function resultOf(h: TreeHarness, ...segments: string[]): ResultV1 {
   const file = path.join(h.treeDir(), "agents", ...segments, "runs", "0001-spawn", "result.json");

@@ -8,16 +8,15 @@
  *
  * Needs root, `ip`, `unshare`, `sshd`, `ssh`: skipped with the reason otherwise (failing under CI).
  */
-import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
 import { fakeModels, PI_LINE } from "../support/pi-home.js";
 import { type ChatRequest, reply, type ScriptedLlm, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
 import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../support/ssh-host.js";
 import { diag } from "../support/stress-scenarios.js";
-import type { TreeHarness } from "../support/tree-harness.js";
 import { expectCleanExit, expectNoSurvivors, type Json, rootResult, useTrees } from "../support/tree-harness-extra.js";
 import { routeByAgent, type TreeScript, toolResults } from "../support/tree-llm.js";
+import { committedRepository, treeGit } from "../support/tree-repo.js";
 
 const missing = missingNeeds(SSH_HOST_TOOLS, { root: true });
 const tree = useTrees();
@@ -42,14 +41,6 @@ afterAll(async () => {
 });
 
 const farRequestsOf = (agent: string): ChatRequest[] => farTree?.requests.get(agent) ?? [];
-
-function git(h: TreeHarness, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd: h.home.cwd,
-    env: { ...process.env, HOME: h.home.home, GIT_CONFIG_NOSYSTEM: "1" },
-    encoding: "utf8",
-  }).trim();
-}
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -91,10 +82,7 @@ describe("fallback models on the ssh runner (real pi on both sides)", () => {
         },
         extraSettings: { subagents: { runners: { far: sshRunnerFor(host, { capacity: 2 }) } } },
       });
-      git(h, "init", "-q", "-b", "main");
-      execFileSync("sh", ["-c", "echo a > a.txt"], { cwd: h.home.cwd });
-      git(h, "add", "-A");
-      git(h, "commit", "-q", "-m", "initial");
+      committedRepository(h);
       expectCleanExit(await h.runRoot("delegate", { timeoutMs: 150_000 }));
 
       const requests = farRequestsOf("/root/worker");
@@ -116,8 +104,8 @@ describe("fallback models on the ssh runner (real pi on both sides)", () => {
         runner: { name: "far", kind: "ssh", host: host.destination },
       });
       const head = notice.worktree.head_commit as string;
-      expect(git(h, "show", `${head}:first.txt`)).toBe("from-deep");
-      expect(git(h, "show", `${head}:second.txt`)).toBe("from-fast");
+      expect(treeGit(h, ["show", `${head}:first.txt`]).trim()).toBe("from-deep");
+      expect(treeGit(h, ["show", `${head}:second.txt`]).trim()).toBe("from-fast");
       await expectNoSurvivors(h);
       const farPids = () => host.farPids();
       expect(await until(async () => (await farPids()).length === 0, 10_000), String(await farPids())).toBe(true);

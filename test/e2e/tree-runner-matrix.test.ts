@@ -35,6 +35,7 @@ import {
   waitForAll,
 } from "../support/tree-harness-extra.js";
 import { toolResults } from "../support/tree-llm.js";
+import { committedRepository, treeGit } from "../support/tree-repo.js";
 import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const tree = useTrees();
@@ -49,20 +50,7 @@ const settings = {
   },
 };
 
-function git(h: TreeHarness, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd: h.home.cwd,
-    env: { ...process.env, HOME: h.home.home, GIT_CONFIG_NOSYSTEM: "1" },
-    encoding: "utf8",
-  }).trim();
-}
-
-function committedRepository(h: TreeHarness): void {
-  git(h, "init", "-q", "-b", "main");
-  fs.writeFileSync(path.join(h.home.cwd, "a.txt"), "a\n");
-  git(h, "add", "-A");
-  git(h, "commit", "-q", "-m", "initial");
-}
+const git = (h: TreeHarness, ...args: string[]): string => treeGit(h, args).trim();
 
 const outputOf = (h: TreeHarness, agent: string, request: number): string =>
   JSON.stringify(toolResults(h.requestsOf(agent)[request]!));

@@ -31,6 +31,7 @@ import {
   waitForAll,
 } from "../support/tree-harness-extra.js";
 import { toolResults } from "../support/tree-llm.js";
+import { dirtyRepository, treeGit } from "../support/tree-repo.js";
 
 const HAS_BWRAP = (() => {
   try {
@@ -55,23 +56,9 @@ const secretDir = fs.mkdtempSync(path.join(fs.existsSync("/var/tmp") ? "/var/tmp
 fs.writeFileSync(path.join(secretDir, "key"), "TOP-SECRET\n");
 afterAll(() => fs.rmSync(secretDir, { recursive: true, force: true }));
 
-function git(h: TreeHarness, cwd: string, args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd,
-    env: { ...process.env, HOME: h.home.home, GIT_CONFIG_NOSYSTEM: "1" },
-    encoding: "utf8",
-  });
-}
-
-/** The parent's repository: committed files, then uncommitted changes (a modified and an untracked file). */
-function dirtyRepository(h: TreeHarness): string {
-  const repo = h.home.cwd;
-  git(h, repo, ["init", "-q", "-b", "main"]);
-  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
-  git(h, repo, ["add", "-A"]);
-  git(h, repo, ["commit", "-q", "-m", "initial"]);
-  fs.writeFileSync(path.join(repo, "a.txt"), "a, uncommitted\n");
-  fs.writeFileSync(path.join(repo, "new.txt"), "new, untracked\n");
+/** The parent's repository with uncommitted work (a modified and an untracked file), and a key in ~/.ssh. */
+function sandboxRepository(h: TreeHarness): string {
+  const repo = dirtyRepository(h, { untracked: true });
   fs.mkdirSync(path.join(h.home.home, ".ssh"), { recursive: true });
   fs.writeFileSync(path.join(h.home.home, ".ssh", "id_test"), "SSH-KEY\n");
   return repo;
@@ -136,12 +123,11 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
         },
         extraSettings: settings,
       });
-      const repo = dirtyRepository(h);
+      const repo = sandboxRepository(h);
       const before = snapshot(repo);
-      const head = git(h, repo, ["rev-parse", "HEAD"]);
+      const head = treeGit(h, ["rev-parse", "HEAD"]);
 
       const rootRun = await h.runRoot("go", ROOT_RUN);
-      if (process.env.SBX_DEBUG) fs.cpSync(h.treeDir(), process.env.SBX_DEBUG, { recursive: true });
       expectCleanExit(rootRun);
 
       const seen = outputOf(h, "/root/boxed", 1);
@@ -175,15 +161,15 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
 
       // The parent's checkout is as it was; the child's work is on its branch.
       expect(snapshot(repo)).toBe(before);
-      expect(git(h, repo, ["rev-parse", "HEAD"])).toBe(head);
+      expect(treeGit(h, ["rev-parse", "HEAD"])).toBe(head);
       const notice = noticesOf(h).find((n) => n.agent_name === "/root/boxed")!;
       expect(notice, diag(h)).toMatchObject({ type: "completed", runner: { name: "box", kind: "sandbox" } });
       const worktree = notice.worktree as Json;
       // Against the base (which holds the parent's uncommitted work): only what the child changed.
       expect(worktree.changed_files).toEqual(["a.txt", "boxed.txt", "note.txt"]);
       expect(worktree.head_commit).not.toBe(worktree.base_commit);
-      expect(git(h, repo, ["show", `${worktree.head_commit}:boxed.txt`])).toBe("boxed\n");
-      expect(git(h, repo, ["show", `${worktree.head_commit}:a.txt`])).toBe("a, uncommitted\nboxed was here\n");
+      expect(treeGit(h, ["show", `${worktree.head_commit}:boxed.txt`])).toBe("boxed\n");
+      expect(treeGit(h, ["show", `${worktree.head_commit}:a.txt`])).toBe("a, uncommitted\nboxed was here\n");
 
       // The run directory is a local run's.
       const runDir = path.join(h.treeDir(), "agents", "boxed", "runs", "0001-spawn");
@@ -232,7 +218,7 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
         }
       };
       h.tree.add("/root", ...Array.from({ length: 400 }, () => drive));
-      dirtyRepository(h);
+      sandboxRepository(h);
       expectCleanExit(await h.runRoot("go", ROOT_RUN));
       expect(phase, diag(h)).toBe(5);
       expect(sleepPids.length).toBeGreaterThan(0);

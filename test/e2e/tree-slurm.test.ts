@@ -38,6 +38,7 @@ import {
   waitForAll,
 } from "../support/tree-harness-extra.js";
 import { toolResults } from "../support/tree-llm.js";
+import { dirtyRepository, treeGit } from "../support/tree-repo.js";
 import { WRAPPER_BIN } from "../support/wrapper-harness.js";
 
 const missing = missingNeeds(SLURM_TOOLS, { root: true });
@@ -49,25 +50,6 @@ const NOTE = "also write note.txt";
 const settings = {
   subagents: { runners: { hpc: { kind: "slurm", remote_command: [process.execPath, WRAPPER_BIN], capacity: 2 } } },
 };
-
-function git(h: TreeHarness, cwd: string, args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd,
-    env: { ...process.env, HOME: h.home.home, GIT_CONFIG_NOSYSTEM: "1" },
-    encoding: "utf8",
-  });
-}
-
-/** The parent's repository: one commit, then an uncommitted change. */
-function repository(h: TreeHarness): string {
-  const repo = h.home.cwd;
-  git(h, repo, ["init", "-q", "-b", "main"]);
-  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
-  git(h, repo, ["add", "-A"]);
-  git(h, repo, ["commit", "-q", "-m", "initial"]);
-  fs.writeFileSync(path.join(repo, "a.txt"), "a, uncommitted\n");
-  return repo;
-}
 
 const outputOf = (h: TreeHarness, agent: string, request: number): string =>
   JSON.stringify(toolResults(h.requestsOf(agent)[request]!));
@@ -120,8 +102,8 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
         extraSettings: settings,
         env: clusterEnv(),
       });
-      const repo = repository(h);
-      const head = git(h, repo, ["rev-parse", "HEAD"]);
+      dirtyRepository(h);
+      const head = treeGit(h, ["rev-parse", "HEAD"]);
 
       const rootRun = await h.runRoot("go", ROOT_RUN);
       expectCleanExit(rootRun);
@@ -141,7 +123,7 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
       ).toBe(true);
 
       // The parent's checkout is as it was; the child's work is on its branch.
-      expect(git(h, repo, ["rev-parse", "HEAD"])).toBe(head);
+      expect(treeGit(h, ["rev-parse", "HEAD"])).toBe(head);
       const notice = noticesOf(h).find((n) => n.agent_name === "/root/far")!;
       expect(notice, diag(h)).toMatchObject({
         type: "completed",
@@ -152,9 +134,9 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
       expect(worktree.changed_files).toEqual(["far.txt", "note.txt"]);
       expect(worktree.head_commit).not.toBe(worktree.base_commit);
       expect(String(worktree.branch)).toMatch(/^subagent\//);
-      expect(git(h, repo, ["rev-parse", String(worktree.branch)]).trim()).toBe(worktree.head_commit);
-      expect(git(h, repo, ["show", `${worktree.head_commit}:far.txt`])).toBe("far\n");
-      expect(git(h, repo, ["show", `${worktree.head_commit}:note.txt`])).toBe("noted\n");
+      expect(treeGit(h, ["rev-parse", String(worktree.branch)]).trim()).toBe(worktree.head_commit);
+      expect(treeGit(h, ["show", `${worktree.head_commit}:far.txt`])).toBe("far\n");
+      expect(treeGit(h, ["show", `${worktree.head_commit}:note.txt`])).toBe("noted\n");
 
       const runDir = path.join(h.treeDir(), "agents", "far", "runs", "0001-spawn");
       const result = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as Json;
@@ -211,7 +193,7 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
         }
       };
       h.tree.add("/root", ...Array.from({ length: 400 }, () => drive));
-      repository(h);
+      dirtyRepository(h);
       expectCleanExit(await h.runRoot("go", ROOT_RUN));
       expect(phase, diag(h)).toBe(5);
       expect(sleepPids.length).toBeGreaterThan(0);

@@ -35,6 +35,7 @@ import {
   waitUntil,
 } from "../support/tree-harness-extra.js";
 import { type AgentStep, routeByAgent, type TreeScript, toolResults } from "../support/tree-llm.js";
+import { dirtyRepository, treeGit } from "../support/tree-repo.js";
 
 const missing = missingNeeds(SSH_HOST_TOOLS, { root: true });
 const tree = useTrees();
@@ -68,25 +69,6 @@ const farRequestsOf = (agent: string): ChatRequest[] => farTree?.requests.get(ag
 const runners = (extra: Record<string, unknown> = {}) => ({
   subagents: { runners: { far: sshRunnerFor(far as SshHost, { capacity: 12 }), ...extra } },
 });
-
-function git(h: TreeHarness, cwd: string, args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd,
-    env: { ...process.env, HOME: h.home.home, GIT_CONFIG_NOSYSTEM: "1" },
-    encoding: "utf8",
-  });
-}
-
-/** The parent's repository: one commit, then an uncommitted change. */
-function repository(h: TreeHarness): string {
-  const repo = h.home.cwd;
-  git(h, repo, ["init", "-q", "-b", "main"]);
-  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
-  git(h, repo, ["add", "-A"]);
-  git(h, repo, ["commit", "-q", "-m", "initial"]);
-  fs.writeFileSync(path.join(repo, "a.txt"), "a, uncommitted\n");
-  return repo;
-}
 
 const farOutput = (agent: string, request: number): string =>
   JSON.stringify(toolResults(farRequestsOf(agent)[request]!));
@@ -164,8 +146,8 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
         reply.text("ROOT DONE"),
       ]);
       h = await tree({ scripts: { "/root": root.steps() }, extraSettings: runners() });
-      const repo = repository(h);
-      const head = git(h, repo, ["rev-parse", "HEAD"]);
+      const repo = dirtyRepository(h);
+      const head = treeGit(h, ["rev-parse", "HEAD"]);
 
       const rootRun = await h.runRoot("go", { timeoutMs: 60_000 });
       keepForDebugging(h);
@@ -179,7 +161,7 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
       expect(userTexts(farRequestsOf("/root/remote")[1]!).some((text) => text.includes(NOTE))).toBe(true);
 
       // The parent's checkout is as it was; the child's work is on its branch.
-      expect(git(h, repo, ["rev-parse", "HEAD"])).toBe(head);
+      expect(treeGit(h, ["rev-parse", "HEAD"])).toBe(head);
       expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("a, uncommitted\n");
       const notice = noticesOf(h).find((n) => n.agent_name === "/root/remote")!;
       expect(notice, diag(h)).toMatchObject({
@@ -190,9 +172,9 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
       const worktree = notice.worktree as Json;
       expect(worktree.branch).toMatch(/^subagent\//);
       expect(worktree.changed_files).toEqual(["a.txt", "note.txt", "remote.txt"]);
-      expect(git(h, repo, ["rev-parse", worktree.branch as string]).trim()).toBe(worktree.head_commit);
-      expect(git(h, repo, ["show", `${worktree.head_commit}:remote.txt`])).toBe("remote\n");
-      expect(git(h, repo, ["show", `${worktree.head_commit}:a.txt`])).toBe("a, uncommitted\nremote was here\n");
+      expect(treeGit(h, ["rev-parse", worktree.branch as string]).trim()).toBe(worktree.head_commit);
+      expect(treeGit(h, ["show", `${worktree.head_commit}:remote.txt`])).toBe("remote\n");
+      expect(treeGit(h, ["show", `${worktree.head_commit}:a.txt`])).toBe("a, uncommitted\nremote was here\n");
 
       const runDir = path.join(h.treeDir(), "agents", "remote", "runs", "0001-spawn");
       const result = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as Json;
@@ -260,7 +242,7 @@ describe("runner: ssh, when the connection or the host fails", () => {
         reply.text("ROOT DONE"),
       ]);
       h = await tree({ scripts: { "/root": root.steps() }, extraSettings: runners() });
-      repository(h);
+      dirtyRepository(h);
       const rootRun = await h.runRoot("go", { timeoutMs: 120_000 });
       keepForDebugging(h);
       expectCleanExit(rootRun);
@@ -327,7 +309,7 @@ describe("runner: ssh, when the connection or the host fails", () => {
           reply.text("ROOT DONE"),
         ]);
         const h = await tree({ scripts: { "/root": root.steps() }, extraSettings: runners(extra) });
-        repository(h);
+        dirtyRepository(h);
         const rootRun = await h.runRoot("go", { timeoutMs: 90_000 });
         keepForDebugging(h);
         expectCleanExit(rootRun);
@@ -408,7 +390,7 @@ describe("runner: ssh, stops and many children", () => {
       };
       h = await tree({ scripts: {}, extraSettings: runners() });
       h.tree.add("/root", ...Array.from({ length: 400 }, () => drive));
-      repository(h);
+      dirtyRepository(h);
       const rootRun = await h.runRoot("go", { timeoutMs: 150_000 });
       keepForDebugging(h);
       expectCleanExit(rootRun);
@@ -470,7 +452,7 @@ describe("runner: ssh, stops and many children", () => {
         reply.text("ROOT DONE"),
       ]);
       const h = await tree({ scripts: { "/root": root.steps() }, extraSettings: runners() });
-      repository(h);
+      dirtyRepository(h);
       const started = Date.now();
       const rootRun = await h.runRoot("go", { timeoutMs: 170_000 });
       keepForDebugging(h);
