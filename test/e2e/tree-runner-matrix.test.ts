@@ -223,10 +223,10 @@ describe("re-attach to a runner turn (real pi)", () => {
       await first.rpc.waitFor((line) => isUi("setStatus")(line) && /^agents: 1 running/.test(line.statusText ?? ""));
       await first.kill("SIGKILL");
       expect((await h.readRecords()).map((r) => r.status)).toEqual(["running"]);
-      // It died while writing the worker's checkout (the rest is written once the far pi has
-      // started): the wrapper lands the turn's commit there only once it says `ready`, which
-      // the restarted root must now write.
-      expect(fs.existsSync(path.join(h.treeDir(), "checkouts", "far.ready"))).toBe(false);
+      // Mostly it died while writing the worker's checkout (the rest is written once the far pi
+      // has started), and the restarted root must write it and say `ready` before the wrapper
+      // lands the turn's commit there; on a slow far start the first root may have finished it.
+      // Either way the turn must end and land below (the left checkout alone: left-checkout.test.ts).
 
       const second = startRpcRoot(h, { args: ["-c"] });
       second.send({ type: "get_state" });
