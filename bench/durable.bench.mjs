@@ -97,6 +97,11 @@ export async function run() {
         throw new Error("bench: the detached turns were not re-attached");
       detached.push(a.ms);
       empty.push(b.ms);
+      // Each runtime stops watching (its turns left running) before its folder goes.
+      for (const { rt } of [a, b]) {
+        await rt.shutdown("detach");
+        await rt.writesSettled();
+      }
       withTurns.cleanup();
       none.cleanup();
     }
@@ -111,6 +116,8 @@ export async function run() {
       const written = now();
       await writeJsonAtomic(path.join(runDir, "result.json"), result());
       latencies.push((await arrived) - written);
+      await rt.writesSettled();
+      await rt.shutdown("detach");
       await rt.writesSettled();
       one.cleanup();
     }

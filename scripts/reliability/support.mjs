@@ -68,6 +68,8 @@ export function killLeftovers() {
 }
 
 export const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "psa-reliability-script-"));
+// Whoever imports this (the reliability script, a bench, a test) leaves no scratch behind.
+process.once("exit", () => fs.rmSync(scratch, { recursive: true, force: true }));
 const baseEnv = { ...process.env, [TAG_ENV]: TAG, PI_SUBAGENTS_PI_BIN: FAKE_PI, TMPDIR: scratch };
 
 /** A temp case dir with meta.json (artifacts under out/). */
