@@ -12,10 +12,20 @@
 // says so and measures nothing.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { benchLines, benchPiHome, fmt, median, now, REPO_ROOT, rounds, row, runProcess, sseBody } from "./support.mjs";
+import {
+  benchLines,
+  benchPiHome,
+  fmt,
+  median,
+  now,
+  REPO_ROOT,
+  rounds,
+  row,
+  runProcess,
+  startBenchLlm,
+} from "./support.mjs";
 
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 2000);
 const WIDE = 12;
@@ -27,26 +37,6 @@ const agentOf = (body) =>
 const toolTexts = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
 const completed = (body) =>
   toolTexts(body).reduce((n, text) => n + (text.match(/\\?"type\\?":\\?"completed\\?"/g)?.length ?? 0), 0);
-
-/** The bench LLM of support.mjs, listening on `host` (the far host reaches only the veth's address). */
-async function startLlm(host, answer) {
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const { delayMs = 0, ...body } = answer(JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"));
-      setTimeout(() => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.end(sseBody(body));
-      }, delayMs);
-    });
-  });
-  await new Promise((resolve) => server.listen(0, host, resolve));
-  return {
-    url: `http://${host}:${server.address().port}/v1`,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
 
 /** Why the row cannot be measured here, or undefined. */
 async function missing() {
@@ -62,7 +52,7 @@ async function measureLine(line) {
   const { startSshHost, sshRunnerFor } = await import(pathToFileURL(SSH_HOST).href);
   const far = await startSshHost({ pi: { node: line.node, piCli: line.piCli } });
   const state = { children: 1, spawnedAt: 0, doneAt: 0 };
-  const llm = await startLlm(far.hostAddress, (body) => {
+  const llm = await startBenchLlm((body) => {
     if (agentOf(body)) return { text: "child done", delayMs: DELAY_MS };
     if (toolTexts(body).length === 0) {
       state.spawnedAt = now();
@@ -75,7 +65,7 @@ async function measureLine(line) {
     if (completed(body) < state.children) return { calls: [["wait_agent", { timeout_ms: 120_000 }]] };
     state.doneAt ||= now();
     return { text: "all done" };
-  });
+  }, far.hostAddress);
   const { home, env, cleanup } = benchPiHome(llm.url, line);
   const samples = { one: [], wide: [] };
   try {

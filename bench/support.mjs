@@ -112,9 +112,10 @@ export function sseBody({ text = "", calls = [], deltas = 1 }) {
 /**
  * A loopback OpenAI-compatible LLM for the benches: each request's parsed body goes to
  * `answer(body)`, which returns sseBody's fields plus an optional `delayMs` before replying.
- * Resolves with its `/v1` url and `close()`.
+ * Resolves with its `/v1` url and `close()`. `host`: where it listens (a far host in a network
+ * namespace reaches only the veth's address).
  */
-export async function startBenchLlm(answer) {
+export async function startBenchLlm(answer, host = "127.0.0.1") {
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
@@ -126,9 +127,9 @@ export async function startBenchLlm(answer) {
       }, delayMs);
     });
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise((resolve) => server.listen(0, host, resolve));
   return {
-    url: `http://127.0.0.1:${server.address().port}/v1`,
+    url: `http://${host}:${server.address().port}/v1`,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
