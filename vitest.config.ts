@@ -34,6 +34,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Wrapper and e2e tests start real processes; two cores do not like many at once.
     maxWorkers: 2,
+    // Records each worker's file and test for scripts/test-watchdog.mjs (npm test's hang guard).
+    setupFiles: ["test/support/watchdog-setup.ts"],
     env: { [LINE_ENV]: line.name, PATH: linePath(line, process.env.PATH) },
   },
 });

@@ -16,7 +16,13 @@
  * time-outs fail on pi 0.73.1 (a wait_agent that timed out, an rpc line not seen within 30 s).
  * `current` or `0.73`: every test, on that line only.
  *
- * Exits non-zero if a run fails. The last line sums the runs: `total: N passed, N failed, N skipped`.
+ * A test file that runs past PI_SUBAGENTS_TEST_FILE_MINUTES (default 10) is taken as hung: the
+ * watchdog reporter (scripts/test-watchdog.mjs) names it, its test and its processes, and ends
+ * its worker, so the pass goes on instead of holding CI until its time-out. A pass that runs
+ * past PI_SUBAGENTS_TEST_PASS_MINUTES (default 40) is ended whole, with where its workers were.
+ *
+ * Exits non-zero if a run fails. The summary names the failed tests (up to 20) under each pass;
+ * the last line sums the runs: `total: N passed, N failed, N skipped`.
  * PI_SUBAGENTS_TEST_REPORTS=<folder> keeps each run's vitest JSON report there as <line>.json
  * (per-file start and end times: where the time goes).
  */
@@ -27,11 +33,18 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeLine, ensureLineBin, LINE_ENV, LINE_NAMES, linePath, resolveLine, SCOPE_ENV } from "./pi-lines.mjs";
+import { descendants, HUNG_FILE, processTable } from "./test-watchdog.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VITEST = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
 const REPORTS_ENV = "PI_SUBAGENTS_TEST_REPORTS";
 const AT_ONCE_ENV = "PI_SUBAGENTS_TEST_AT_ONCE";
+const WATCH_DIR_ENV = "PI_SUBAGENTS_TEST_WATCH_DIR";
+const PASS_MINUTES_ENV = "PI_SUBAGENTS_TEST_PASS_MINUTES";
+/** A whole pass past this is ended (the CI job's own limit is 90 min for both passes and the install). */
+const passLimitMs = (Number(process.env[PASS_MINUTES_ENV]) || 40) * 60_000;
+/** How many failed tests the summary names (the rest are in vitest's output above it). */
+const FAILURES_SHOWN = 20;
 
 const args = process.argv.slice(2);
 const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift() : "both";
@@ -98,10 +111,19 @@ async function runPass({ line: name, onlyLineTests, tag }) {
     `pi-subagent-tree-vitest-${process.pid}-${randomBytes(4).toString("hex")}.json`,
   );
   const started = Date.now();
-  const vitestArgs = [VITEST, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`];
+  // The watchdog (scripts/test-watchdog.mjs) ends a hung file's worker instead of the run hanging.
+  const watchDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-subagent-tree-watch-"));
+  const vitestArgs = [
+    VITEST,
+    "run",
+    "--reporter=default",
+    "--reporter=json",
+    `--reporter=${path.join(ROOT, "scripts", "test-watchdog.mjs")}`,
+    `--outputFile.json=${report}`,
+  ];
   // A filter may match no test that depends on the line: the other pass still runs it.
   if (onlyLineTests) vitestArgs.push("--passWithNoTests");
-  const env = { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH) };
+  const env = { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH), [WATCH_DIR_ENV]: watchDir };
   if (onlyLineTests) env[SCOPE_ENV] = "line";
   else delete env[SCOPE_ENV];
   // Tagged output is piped: keep vitest's colours when our own output is a terminal.
@@ -113,6 +135,8 @@ async function runPass({ line: name, onlyLineTests, tag }) {
       env,
     });
     running.add(child);
+    const passTimer = setTimeout(() => endPass(child, watchDir, tag ?? ""), passLimitMs);
+    child.once("exit", () => clearTimeout(passTimer));
     if (tag && child.stdout && child.stderr) {
       tagLines(child.stdout, process.stdout, tag);
       tagLines(child.stderr, process.stderr, tag);
@@ -136,8 +160,39 @@ async function runPass({ line: name, onlyLineTests, tag }) {
       });
     });
   });
-  const { counts, slowest } = readReport(report, name);
-  return { label, code, counts, slowest, ms: Date.now() - started };
+  const hung = readLines(path.join(watchDir, HUNG_FILE)).map((line) => `HUNG ${line}`);
+  fs.rmSync(watchDir, { recursive: true, force: true });
+  const { counts, slowest, failures } = readReport(report, name);
+  return { label, code, counts, slowest, failures: [...hung, ...failures], ms: Date.now() - started };
+}
+
+/**
+ * The last resort for a pass that outlives passLimitMs (a hang the watchdog reporter could not
+ * end): says which files were still in a worker, then kills vitest and every process under it.
+ * @param {import("node:child_process").ChildProcess} child
+ * @param {string} watchDir
+ * @param {string} tag
+ */
+function endPass(child, watchDir, tag) {
+  const say = (line) => process.stderr.write(`${tag}test-lines: ${line}\n`);
+  say(`this pass has run ${passLimitMs / 60_000} min (${PASS_MINUTES_ENV}): ending it.`);
+  for (const name of fs.readdirSync(watchDir).filter((n) => /^\d+$/.test(n))) {
+    try {
+      const { file, test } = JSON.parse(fs.readFileSync(path.join(watchDir, name), "utf8"));
+      say(`worker ${name} was last in ${path.relative(ROOT, file)} › "${test}"`);
+    } catch {
+      // half written
+    }
+  }
+  fs.appendFileSync(path.join(watchDir, HUNG_FILE), `the pass: ended after ${passLimitMs / 60_000} min\n`);
+  if (child.pid === undefined) return;
+  for (const p of [...descendants(child.pid, processTable()).reverse(), { pid: child.pid }]) {
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
 }
 
 /**
@@ -149,6 +204,8 @@ async function runPass({ line: name, onlyLineTests, tag }) {
 function readReport(report, name) {
   let counts = { passed: 0, failed: 0, skipped: 0 };
   let slowest = "";
+  /** @type {string[]} */
+  let failures = [];
   try {
     const json = JSON.parse(fs.readFileSync(report, "utf8"));
     counts = {
@@ -162,6 +219,12 @@ function readReport(report, name) {
       .slice(0, 3)
       .map(({ file, ms }) => `${file} ${Math.round(ms / 1000)} s`)
       .join(", ");
+    failures = json.testResults.flatMap((file) => {
+      const rel = path.relative(ROOT, file.name);
+      const tests = (file.assertionResults ?? []).filter((t) => t.status === "failed");
+      if (tests.length === 0 && file.status === "failed") return [`${rel}: ${firstLine(file.message)}`];
+      return tests.map((t) => `${rel} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    });
     const keep = process.env[REPORTS_ENV];
     if (keep) {
       fs.mkdirSync(keep, { recursive: true });
@@ -172,8 +235,23 @@ function readReport(report, name) {
   } finally {
     fs.rmSync(report, { force: true });
   }
-  return { counts, slowest };
+  return { counts, slowest, failures };
 }
+
+/** @param {string} file the non-empty lines of file, none if it is missing */
+function readLines(file) {
+  try {
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
+  } catch {
+    return [];
+  }
+}
+
+/** @param {string | undefined} text */
+const firstLine = (text) => (text ?? "").trim().split("\n")[0]?.slice(0, 300) ?? "";
 
 const started = Date.now();
 if (passes.length > 1) {
@@ -191,12 +269,15 @@ if (process.env[AT_ONCE_ENV] === "1") {
 }
 
 process.stdout.write("\n━━ pi lines ━━\n");
-for (const { label, code, counts, slowest, ms } of results) {
+for (const { label, code, counts, slowest, failures, ms } of results) {
   const verdict = code === 0 ? "passed" : `FAILED (exit ${code})`;
   process.stdout.write(
     `${verdict.padEnd(16)} ${label}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped, ${minutes(ms)}\n`,
   );
   if (slowest) process.stdout.write(`${"".padEnd(16)} slowest: ${slowest}\n`);
+  for (const failure of failures.slice(0, FAILURES_SHOWN)) process.stdout.write(`${"".padEnd(16)} ✗ ${failure}\n`);
+  if (failures.length > FAILURES_SHOWN)
+    process.stdout.write(`${"".padEnd(16)} … and ${failures.length - FAILURES_SHOWN} more\n`);
 }
 const sum = (key) => results.reduce((total, result) => total + result.counts[key], 0);
 process.stdout.write(`in ${minutes(Date.now() - started)}\n`);

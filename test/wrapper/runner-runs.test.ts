@@ -104,6 +104,15 @@ describe("a run on a runner (command prefix, fake pi)", () => {
     expect(out.result!.errorMessage!.length).toBeLessThan(1600);
   });
 
+  it("a prefix that fails at once, on a workspace with many files: the wrapper ends after its git work, leaving nothing in the temp folder", async () => {
+    const { c, repo } = await runnerCase({ command: ["false"] }, steps());
+    // Enough files that reading the workspace outlasts the prefix's failure.
+    for (let i = 0; i < 2000; i++) fs.writeFileSync(path.join(repo, `f${i}.txt`), `${i}\n`);
+    const out = await c.run();
+    expect(out.result?.status).toBe("failed");
+    expect(fs.readdirSync(path.join(c.dir, "tmp"))).toEqual([]);
+  });
+
   it("the connection lost mid-turn: failed with runner_lost, and nothing of the run left", async () => {
     const { c } = await runnerCase(
       { command: ["timeout", "-s", "KILL", "3"], remote_command: SERVE },

@@ -39,6 +39,13 @@ import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./wor
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
 export const HELLO_TIMEOUT_MS = 60_000;
+
+/** The far side closed before it said hello (the prefix failed to start, or died at once). */
+class FarSideEnded extends Error {
+  constructor() {
+    super("the far side ended before its hello");
+  }
+}
 /** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
 export const KILL_GRACE_MS = 2000;
 /**
@@ -78,6 +85,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private startSent = false;
   private checkoutLetGo = false;
   private helloWaiter: (() => void) | undefined;
+  /** hello, workspace and start frame (converse()); the run's end waits for it. */
+  private conversation: Promise<void> = Promise.resolve();
   /**
    * Awaited once the prefix has ended, before the turn's exit (a slurm job's last resort:
    * slurm-job.ts); `say` puts a line in the run's log.
@@ -134,7 +143,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       splitter.end();
       void this.prefixClosed(code, signal);
     });
-    void this.converse();
+    this.conversation = this.converse();
     return this;
   }
 
@@ -156,7 +165,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       // session_stream: what pi writes to its session comes back during the turn (session-copy.ts).
       const hello = { t: "hello", version: SERVE_PROTOCOL_VERSION, session_stream: true } as const;
       this.send({ ...hello, ...(key && { workspace: key }) });
-      const [state] = await Promise.all([this.prepareWorkspace(), this.hello()]);
+      // Both settle before either error counts: the workspace's git processes and temp index
+      // must not outlive the run when the far side fails at once.
+      const [prepared, greeted] = await Promise.allSettled([this.prepareWorkspace(), this.hello()]);
+      if (greeted.status === "rejected") throw greeted.reason;
+      if (prepared.status === "rejected") throw prepared.reason;
+      const state = prepared.value;
       const { workspace, bundle } = await bundleWithin(state, this.farHave, this.farMaxBundle, (line) =>
         process.stderr.write(`${this.label}: ${line}\n`),
       );
@@ -168,6 +182,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       this.sendStart(workspace, bundle);
       this.watchInbox();
     } catch (err) {
+      // A far side that ended before its hello: its own words (prefixClosed) are the error.
+      if (err instanceof FarSideEnded) return;
       this.farError = errorText(err);
       this.stderr.write(`${this.label}: ${errorText(err)}\n`);
       this.endPrefix();
@@ -182,7 +198,10 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         clearTimeout(timer);
         resolve();
       };
-      this.prefix?.once("close", () => clearTimeout(timer));
+      this.prefix?.once("close", () => {
+        clearTimeout(timer);
+        reject(new FarSideEnded());
+      });
     });
   }
 
@@ -383,7 +402,11 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private async prefixClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     if (this.inboxTimer) clearInterval(this.inboxTimer);
     this.letCheckoutGo();
-    await Promise.all([this.landing, this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`))]);
+    await Promise.all([
+      this.conversation,
+      this.landing,
+      this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`)),
+    ]);
     const session = this.blobs.get("session");
     // With the local folder in its header (the far side's scratch is gone): it works here too.
     if (session && this.meta.sessionPath) fs.writeFileSync(this.meta.sessionPath, sessionHere(session, this.meta.cwd));
