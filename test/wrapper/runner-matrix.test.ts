@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHECKOUT_AFTER_STOP_MS } from "../../src/wrapper/remote/remote-child.js";
+import { CHECKOUT_AFTER_STOP_MS } from "../../src/wrapper/remote/local-side.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 

@@ -12,10 +12,8 @@ import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { PassThrough } from "node:stream";
-import { isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
-import { cwdStartedPath, type MetaV1 } from "../../contracts/meta.js";
+import type { MetaV1 } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import {
   ARG_TOKENS,
@@ -34,6 +32,7 @@ import {
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
+import { checkoutDone, letCheckoutGo, unsentInboxMessages } from "./local-side.js";
 import { SessionCopy } from "./session-copy.js";
 import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
 
@@ -48,12 +47,6 @@ class FarSideEnded extends Error {
 }
 /** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
 export const KILL_GRACE_MS = 2000;
-/**
- * After a stop, how long the turn's landing still waits for a checkout that does not say
- * `ready` (a root that died while writing it, and none started since) before it lands anyway:
- * the turn ends by its own limits, and a commit that cannot land is kept (landTurn).
- */
-export const CHECKOUT_AFTER_STOP_MS = 30_000;
 const INBOX_POLL_MS = 100;
 const STDERR_TAIL_BYTES = 1024;
 
@@ -220,29 +213,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     const ready = this.options.cwdReady;
     if (!ready || this.checkoutLetGo) return;
     this.checkoutLetGo = true;
-    try {
-      fs.writeFileSync(cwdStartedPath(ready), "");
-    } catch {
-      // the tree folder is gone: the checkout's own wait ends it
-    }
-  }
-
-  /**
-   * Waits for meta.json `cwdReadyPath` to say `ready` (after a stop, at most
-   * CHECKOUT_AFTER_STOP_MS); throws what it says otherwise.
-   */
-  private async checkoutDone(): Promise<void> {
-    const ready = this.options.cwdReady;
-    if (!ready) return;
-    let stoppedAt: number | undefined;
-    for (;;) {
-      const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
-      if (text === "ready") return;
-      if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
-      if (this.stopSignal) stoppedAt ??= Date.now();
-      if (stoppedAt !== undefined && Date.now() - stoppedAt > CHECKOUT_AFTER_STOP_MS) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    letCheckoutGo(ready);
   }
 
   private sendStart(workspace: WorkspaceBase, bundle: Buffer): void {
@@ -278,24 +249,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     const dir = this.options.inboxDir;
     if (!dir) return;
     const scan = () => {
-      let names: string[] = [];
-      try {
-        names = fs.readdirSync(dir).filter(isInboxMessageName).sort();
-      } catch {
-        return;
-      }
-      for (const name of names) {
-        if (this.sent.has(name)) continue;
-        let message: ReturnType<typeof parseInboxMessage>;
-        try {
-          message = parseInboxMessage(fs.readFileSync(path.join(dir, name), "utf8"));
-        } catch {
-          continue;
-        }
-        if (!message) continue;
-        this.sent.add(name);
-        this.send({ t: "message", name, id: message.id, text: message.text });
-      }
+      for (const { name, id, text } of unsentInboxMessages(dir, this.sent)) this.send({ t: "message", name, id, text });
     };
     scan();
     this.inboxTimer = setInterval(scan, INBOX_POLL_MS);
@@ -375,8 +329,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       this.protocolError("a commit frame without its bundle");
       return;
     }
+    const ready = this.options.cwdReady;
+    // A checkout still being written is waited for (after a stop, at most CHECKOUT_AFTER_STOP_MS:
+    // a root that died while writing it); a commit that cannot land is kept (landTurn).
+    const checkout = () => (ready ? checkoutDone(ready, () => this.stopSignal !== undefined) : Promise.resolve());
     this.landing = this.landing.then(() =>
-      this.checkoutDone()
+      checkout()
         .then(() => landTurn(workspace, bundle, this.meta.runId))
         .then(
           () => undefined,

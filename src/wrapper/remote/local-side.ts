@@ -1,0 +1,69 @@
+/**
+ * What a runner child coordinates on this machine besides the protocol: the local checkout a
+ * new isolated worktree is still writing (meta.json `cwdReadyPath`), and the run's inbox of
+ * live messages. Plain functions over files, so remote-child.ts keeps only the conversation.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
+import { cwdStartedPath } from "../../contracts/meta.js";
+
+/** After a stop, how long a turn's landing waits for a checkout that never says ready (its root died mid-checkout). */
+export const CHECKOUT_AFTER_STOP_MS = 30_000;
+const CHECKOUT_POLL_MS = 50;
+
+/**
+ * Lets the checkout behind `ready` go on (its `.started` file): it waits while the far side's
+ * pi starts, so the two do not share the CPU.
+ */
+export function letCheckoutGo(ready: string): void {
+  try {
+    fs.writeFileSync(cwdStartedPath(ready), "");
+  } catch {
+    // the tree folder is gone: the checkout's own wait ends it
+  }
+}
+
+/**
+ * Waits for `ready` to say `ready`; throws what it says otherwise. Once `stopped()` is true it
+ * waits at most CHECKOUT_AFTER_STOP_MS more, then returns (the turn ends by its own limits).
+ */
+export async function checkoutDone(ready: string, stopped: () => boolean): Promise<void> {
+  let stoppedAt: number | undefined;
+  for (;;) {
+    const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
+    if (text === "ready") return;
+    if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
+    if (stopped()) stoppedAt ??= Date.now();
+    if (stoppedAt !== undefined && Date.now() - stoppedAt > CHECKOUT_AFTER_STOP_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, CHECKOUT_POLL_MS));
+  }
+}
+
+/**
+ * The complete message files of inbox `dir` not in `sent`, in name (send) order; each one
+ * returned is added to `sent`, so it goes over once. A missing folder has none; a file still
+ * being written is left for the next look.
+ */
+export function unsentInboxMessages(dir: string, sent: Set<string>): Array<InboxMessageV1 & { name: string }> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter(isInboxMessageName).sort();
+  } catch {
+    return [];
+  }
+  const out: Array<InboxMessageV1 & { name: string }> = [];
+  for (const name of names) {
+    if (sent.has(name)) continue;
+    let message: InboxMessageV1 | undefined;
+    try {
+      message = parseInboxMessage(fs.readFileSync(path.join(dir, name), "utf8"));
+    } catch {
+      continue;
+    }
+    if (!message) continue;
+    sent.add(name);
+    out.push({ ...message, name });
+  }
+  return out;
+}

@@ -1,0 +1,61 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { inboxFileName } from "../../../src/contracts/inbox.js";
+import { cwdStartedPath } from "../../../src/contracts/meta.js";
+import { checkoutDone, letCheckoutGo, unsentInboxMessages } from "../../../src/wrapper/remote/local-side.js";
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pst-local-side-"));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("unsentInboxMessages", () => {
+  it("returns each complete message once, in send order, and leaves a file still being written for later", () => {
+    const dir = tempDir();
+    const write = (seq: number, body: string) => fs.writeFileSync(path.join(dir, inboxFileName(seq)), body);
+    write(2, JSON.stringify({ id: "b", text: "second" }));
+    write(1, JSON.stringify({ id: "a", text: "first" }));
+    write(3, '{"id": "c", "te');
+    fs.writeFileSync(path.join(dir, `.${inboxFileName(4)}.tmp`), JSON.stringify({ id: "d", text: "temp" }));
+    const sent = new Set<string>();
+    expect(unsentInboxMessages(dir, sent).map((m) => [m.name, m.id, m.text])).toEqual([
+      [inboxFileName(1), "a", "first"],
+      [inboxFileName(2), "b", "second"],
+    ]);
+    expect(unsentInboxMessages(dir, sent)).toEqual([]);
+    write(3, JSON.stringify({ id: "c", text: "third" }));
+    expect(unsentInboxMessages(dir, sent).map((m) => m.id)).toEqual(["c"]);
+  });
+
+  it("has none for a folder that does not exist", () => {
+    expect(unsentInboxMessages(path.join(tempDir(), "missing"), new Set())).toEqual([]);
+  });
+});
+
+describe("checkout hand-over", () => {
+  it("letCheckoutGo writes the checkout's started file, and says nothing when its folder is gone", () => {
+    const ready = path.join(tempDir(), "cwd-ready");
+    letCheckoutGo(ready);
+    expect(fs.existsSync(cwdStartedPath(ready))).toBe(true);
+    expect(() => letCheckoutGo(path.join(tempDir(), "gone", "cwd-ready"))).not.toThrow();
+  });
+
+  it("checkoutDone resolves once the file says ready and throws what any other word says", async () => {
+    const ready = path.join(tempDir(), "cwd-ready");
+    const waiting = checkoutDone(ready, () => false);
+    setTimeout(() => fs.writeFileSync(ready, "ready\n"), 120);
+    await expect(waiting).resolves.toBeUndefined();
+    const failed = path.join(tempDir(), "cwd-ready");
+    fs.writeFileSync(failed, "checkout failed: disk full");
+    await expect(checkoutDone(failed, () => false)).rejects.toThrow(
+      "the working directory is not ready: checkout failed: disk full",
+    );
+  });
+});
