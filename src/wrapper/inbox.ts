@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { MessageDeliveredRecord } from "../contracts/events.js";
 import { INBOX_DELIVERED, type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../contracts/inbox.js";
+import { readRegularFileSync } from "../lib/file-tail.js";
 import { errorText, isRecord } from "../lib/values.js";
 import type { PiEvent } from "./normalize.js";
 
@@ -44,11 +45,9 @@ export const nodeInboxFiles: InboxFiles = {
     }
   },
   read(file) {
-    try {
-      return fs.readFileSync(file, "utf8");
-    } catch {
-      return undefined;
-    }
+    // Never a blocking read: a FIFO in the inbox must not stop the run's timers.
+    const read = readRegularFileSync(file);
+    return "text" in read ? read.text : undefined;
   },
   markDelivered(dir, name) {
     try {

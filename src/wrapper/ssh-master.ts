@@ -41,6 +41,7 @@ import {
 import type { SshRunner } from "../contracts/runners.js";
 import { createComplete } from "../lib/atomic-file.js";
 import { type Clock, sleep, systemClock } from "../lib/clock.js";
+import { readRegularFileSync } from "../lib/file-tail.js";
 import { type ProcessIdentity, processIdentity, sameProcessAlive } from "../lib/process.js";
 import { runProcess, tail } from "../lib/run-process.js";
 
@@ -148,7 +149,9 @@ async function socketOf(definition: SshRunner, connection: SshConnection, ops: S
 
 const readIdentity = (file: string): ProcessIdentity | undefined => {
   try {
-    const value = JSON.parse(fs.readFileSync(file, "utf8")) as ProcessIdentity;
+    const read = readRegularFileSync(file);
+    if (!("text" in read)) return undefined;
+    const value = JSON.parse(read.text) as ProcessIdentity;
     return Number.isSafeInteger(value.pid) ? value : undefined;
   } catch {
     return undefined;

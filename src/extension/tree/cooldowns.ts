@@ -6,12 +6,12 @@
  * shared by every process of the tree; each write merges what is there (the later end wins)
  * and replaces the file atomically, so a reader never sees half of it.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { type AttemptErrorClass, cooldownMs } from "../../contracts/provider-errors.js";
 import type { ModelAttempt } from "../../contracts/result.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
+import { readRegularFileSync } from "../../lib/file-tail.js";
 import { isRecord } from "../../lib/values.js";
 
 /** One cooling model: until when (ISO time), and why. */
@@ -61,7 +61,10 @@ export function readCooldowns(treeDir: string, now: number): Cooldowns {
   let raw: unknown;
   try {
     // Inside the try: a tree directory not made yet (or not known) holds none.
-    raw = JSON.parse(fs.readFileSync(cooldownsFile(treeDir), "utf8"));
+    // Never a blocking read: a FIFO where the file belongs must not hold the extension.
+    const read = readRegularFileSync(cooldownsFile(treeDir));
+    if (!("text" in read)) return {};
+    raw = JSON.parse(read.text);
   } catch {
     return {};
   }

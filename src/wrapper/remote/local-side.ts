@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
+import { readRegularFileSync } from "../../lib/file-tail.js";
 
 /** After a stop, how long a turn's landing waits for a checkout that never says ready (its root died mid-checkout). */
 export const CHECKOUT_AFTER_STOP_MS = 30_000;
@@ -31,7 +32,8 @@ export function letCheckoutGo(ready: string): void {
 export async function checkoutDone(ready: string, stopped: () => boolean): Promise<void> {
   let stoppedAt: number | undefined;
   for (;;) {
-    const text = fs.existsSync(ready) ? fs.readFileSync(ready, "utf8").trim() : undefined;
+    const read = readRegularFileSync(ready);
+    const text = "text" in read ? read.text.trim() : "problem" in read ? read.problem : undefined;
     if (text === "ready") return;
     if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
     if (stopped()) stoppedAt ??= Date.now();
@@ -55,12 +57,8 @@ export function unsentInboxMessages(dir: string, sent: Set<string>): Array<Inbox
   const out: Array<InboxMessageV1 & { name: string }> = [];
   for (const name of names) {
     if (sent.has(name)) continue;
-    let message: InboxMessageV1 | undefined;
-    try {
-      message = parseInboxMessage(fs.readFileSync(path.join(dir, name), "utf8"));
-    } catch {
-      continue;
-    }
+    const read = readRegularFileSync(path.join(dir, name));
+    const message = "text" in read ? parseInboxMessage(read.text) : undefined;
     if (!message) continue;
     sent.add(name);
     out.push({ ...message, name });

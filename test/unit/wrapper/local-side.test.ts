@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -32,6 +33,13 @@ describe("unsentInboxMessages", () => {
     expect(unsentInboxMessages(dir, sent)).toEqual([]);
     write(3, JSON.stringify({ id: "c", text: "third" }));
     expect(unsentInboxMessages(dir, sent).map((m) => m.id)).toEqual(["c"]);
+  });
+
+  it("passes over a FIFO in the inbox instead of waiting on it", () => {
+    const dir = tempDir();
+    execFileSync("mkfifo", [path.join(dir, inboxFileName(1))]);
+    fs.writeFileSync(path.join(dir, inboxFileName(2)), JSON.stringify({ id: "b", text: "second" }));
+    expect(unsentInboxMessages(dir, new Set()).map((m) => m.id)).toEqual(["b"]);
   });
 
   it("has none for a folder that does not exist", () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -35,5 +36,15 @@ describe("the tree's model cool-downs file", () => {
     fs.writeFileSync(path.join(dir, TREE_FILES.cooldowns), "{not json");
     expect(readCooldowns(dir, T0)).toEqual({});
     expect(readCooldowns(path.join(dir, "missing"), T0)).toEqual({});
+  });
+
+  it("reads a FIFO where the file belongs as none, at once (no reader waits for a writer); a recording says why it cannot", async () => {
+    const dir = treeDir();
+    execFileSync("mkfifo", [path.join(dir, TREE_FILES.cooldowns)]);
+    expect(readCooldowns(dir, T0)).toEqual({});
+    await expect(
+      recordCooldowns(dir, [{ model: "a/x", error_class: "rate_limit", message: "429", at }], T0),
+    ).rejects.toThrow(/is not a regular file/);
+    expect(readCooldowns(dir, T0)).toEqual({});
   });
 });
