@@ -33,7 +33,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeLine, ensureLineBin, LINE_ENV, LINE_NAMES, linePath, resolveLine, SCOPE_ENV } from "./pi-lines.mjs";
-import { descendants, HUNG_FILE, processTable } from "./test-watchdog.mjs";
+import { HUNG_FILE, killTree, workerRecords } from "./test-watchdog.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VITEST = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
@@ -176,23 +176,11 @@ async function runPass({ line: name, onlyLineTests, tag }) {
 function endPass(child, watchDir, tag) {
   const say = (line) => process.stderr.write(`${tag}test-lines: ${line}\n`);
   say(`this pass has run ${passLimitMs / 60_000} min (${PASS_MINUTES_ENV}): ending it.`);
-  for (const name of fs.readdirSync(watchDir).filter((n) => /^\d+$/.test(n))) {
-    try {
-      const { file, test } = JSON.parse(fs.readFileSync(path.join(watchDir, name), "utf8"));
-      say(`worker ${name} was last in ${path.relative(ROOT, file)} › "${test}"`);
-    } catch {
-      // half written
-    }
+  for (const { pid, file, test } of workerRecords(watchDir)) {
+    say(`worker ${pid} was last in ${path.relative(ROOT, file)} › "${test}"`);
   }
   fs.appendFileSync(path.join(watchDir, HUNG_FILE), `the pass: ended after ${passLimitMs / 60_000} min\n`);
-  if (child.pid === undefined) return;
-  for (const p of [...descendants(child.pid, processTable()).reverse(), { pid: child.pid }]) {
-    try {
-      process.kill(p.pid, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
+  if (child.pid !== undefined) killTree(child.pid);
 }
 
 /**

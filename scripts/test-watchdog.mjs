@@ -23,7 +23,7 @@ const AFTER_END_MS = 60_000;
 export const HUNG_FILE = "hung.txt";
 
 /** @returns {{pid: number, ppid: number, seconds: number, args: string}[]} */
-export function processTable() {
+function processTable() {
   const ps = spawnSync("ps", ["-eo", "pid=,ppid=,etimes=,args="], { encoding: "utf8", timeout: 10_000 });
   return (ps.stdout ?? "")
     .split("\n")
@@ -33,7 +33,7 @@ export function processTable() {
 }
 
 /** The processes under `root`, parents before their children. */
-export function descendants(root, table) {
+function descendants(root, table) {
   const out = [];
   const queue = [root];
   while (queue.length > 0) {
@@ -42,6 +42,36 @@ export function descendants(root, table) {
       if (p.ppid !== parent) continue;
       out.push(p);
       queue.push(p.pid);
+    }
+  }
+  return out;
+}
+
+/**
+ * SIGKILLs `root` and every process under it, children first (none is left to its own devices
+ * when its parent goes); returns those under it, as they were.
+ */
+export function killTree(root) {
+  const under = descendants(root, processTable());
+  for (const p of [...under].reverse().concat({ pid: root })) {
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  return under;
+}
+
+/** Where each worker is, from the watch folder: {pid, file, test, at} (test/support/watchdog-setup.ts). */
+export function workerRecords(dir) {
+  const out = [];
+  for (const name of fs.readdirSync(dir)) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      out.push({ pid: Number(name), ...JSON.parse(fs.readFileSync(path.join(dir, name), "utf8")) });
+    } catch {
+      // being written, or not a record
     }
   }
   return out;
@@ -87,27 +117,13 @@ export default class TestWatchdog {
     }, AFTER_END_MS).unref();
   }
 
-  /** Where each worker is: pid → {file, test, at}. */
-  workers() {
-    const out = [];
-    for (const name of fs.readdirSync(this.dir)) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        out.push({ pid: Number(name), ...JSON.parse(fs.readFileSync(path.join(this.dir, name), "utf8")) });
-      } catch {
-        // being written, or not a record
-      }
-    }
-    return out;
-  }
-
   check() {
     const now = Date.now();
     for (const [file, since] of this.running) {
       if (now - since < this.limitMs || this.ended.has(file)) continue;
       this.ended.add(file);
       const rel = path.relative(process.cwd(), file);
-      const worker = this.workers().find((w) => w.file === file);
+      const worker = workerRecords(this.dir).find((w) => w.file === file);
       const say = (line) => process.stderr.write(`test watchdog: ${line}\n`);
       say(`${rel} has run ${Math.round((now - since) / 1000)} s (limit ${this.limitMs / 1000} s): taken as hung.`);
       if (!worker) {
@@ -118,16 +134,8 @@ export default class TestWatchdog {
       say(
         `its last test: "${worker.test}", started ${Math.round((now - worker.at) / 1000)} s ago; worker pid ${worker.pid}`,
       );
-      const under = descendants(worker.pid, processTable());
+      const under = killTree(worker.pid);
       for (const p of under) say(`  pid ${p.pid} (parent ${p.ppid}, ${p.seconds} s): ${p.args.slice(0, 200)}`);
-      // Children first, so none is left to its own devices when its parent goes.
-      for (const p of [...under.reverse(), { pid: worker.pid }]) {
-        try {
-          process.kill(p.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
       say(`killed its worker and the ${under.length} process(es) under it; vitest reports the file as failed.`);
       // For the pass's summary (scripts/test-lines.mjs), which CI logs end with.
       fs.appendFileSync(path.join(this.dir, HUNG_FILE), `${rel}: hung in "${worker.test}"; its worker was killed\n`);

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { AGENT_SUBFOLDERS, TREE_FILES } from "../contracts/layout.js";
-import { readRegularFileSync } from "../lib/file-tail.js";
+import { readRegularFileSync } from "../lib/regular-file.js";
 
 /** Deeper than any tree the extension makes (its depth limit), shallow enough to end on a loop. */
 const MAX_DEPTH = 32;

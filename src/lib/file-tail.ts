@@ -21,21 +21,3 @@ export function readFileTail(file: string, maxBytes: number): string | undefined
     if (handle !== undefined) fs.closeSync(handle);
   }
 }
-
-/**
- * A regular file's whole text, or why there is none (`absent` for a missing file). Never
- * blocks on a FIFO or reads a device: the synchronous twin of regular-file.ts for the CLI.
- */
-export function readRegularFileSync(file: string): { text: string } | { absent: true } | { problem: string } {
-  let handle: number | undefined;
-  try {
-    handle = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-    if (!fs.fstatSync(handle).isFile()) return { problem: "is not a regular file" };
-    return { text: fs.readFileSync(handle, "utf8") };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? { absent: true } : { problem: `cannot be read: ${(err as Error).message}` };
-  } finally {
-    if (handle !== undefined) fs.closeSync(handle);
-  }
-}

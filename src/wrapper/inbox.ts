@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { MessageDeliveredRecord } from "../contracts/events.js";
 import { INBOX_DELIVERED, type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../contracts/inbox.js";
-import { readRegularFileSync } from "../lib/file-tail.js";
+import { readRegularFileSync } from "../lib/regular-file.js";
 import { errorText, isRecord } from "../lib/values.js";
 import type { PiEvent } from "./normalize.js";
 

@@ -41,8 +41,8 @@ import {
 import type { SshRunner } from "../contracts/runners.js";
 import { createComplete } from "../lib/atomic-file.js";
 import { type Clock, sleep, systemClock } from "../lib/clock.js";
-import { readRegularFileSync } from "../lib/file-tail.js";
 import { type ProcessIdentity, processIdentity, sameProcessAlive } from "../lib/process.js";
+import { readRegularFileSync } from "../lib/regular-file.js";
 import { runProcess, tail } from "../lib/run-process.js";
 
 export interface SshConnectionPlace {

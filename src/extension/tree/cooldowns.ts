@@ -11,7 +11,7 @@ import { TREE_FILES } from "../../contracts/layout.js";
 import { type AttemptErrorClass, cooldownMs } from "../../contracts/provider-errors.js";
 import type { ModelAttempt } from "../../contracts/result.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
-import { readRegularFileSync } from "../../lib/file-tail.js";
+import { readRegularFileSync } from "../../lib/regular-file.js";
 import { isRecord } from "../../lib/values.js";
 
 /** One cooling model: until when (ISO time), and why. */

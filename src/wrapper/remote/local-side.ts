@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
-import { readRegularFileSync } from "../../lib/file-tail.js";
+import { readRegularFileSync } from "../../lib/regular-file.js";
 
 /** After a stop, how long a turn's landing waits for a checkout that never says ready (its root died mid-checkout). */
 export const CHECKOUT_AFTER_STOP_MS = 30_000;

@@ -38,6 +38,10 @@ import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./wor
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
 export const HELLO_TIMEOUT_MS = 60_000;
+/** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
+export const KILL_GRACE_MS = 2000;
+const INBOX_POLL_MS = 100;
+const STDERR_TAIL_BYTES = 1024;
 
 /** The far side closed before it said hello (the prefix failed to start, or died at once). */
 class FarSideEnded extends Error {
@@ -45,10 +49,6 @@ class FarSideEnded extends Error {
     super("the far side ended before its hello");
   }
 }
-/** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
-export const KILL_GRACE_MS = 2000;
-const INBOX_POLL_MS = 100;
-const STDERR_TAIL_BYTES = 1024;
 
 /** One line and a tail of at most 1 KB: what a runner that failed said. */
 export function failureText(stderr: string): string {
@@ -330,17 +330,17 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       return;
     }
     const ready = this.options.cwdReady;
-    // A checkout still being written is waited for (after a stop, at most CHECKOUT_AFTER_STOP_MS:
-    // a root that died while writing it); a commit that cannot land is kept (landTurn).
-    const checkout = () => (ready ? checkoutDone(ready, () => this.stopSignal !== undefined) : Promise.resolve());
-    this.landing = this.landing.then(() =>
-      checkout()
-        .then(() => landTurn(workspace, bundle, this.meta.runId))
-        .then(
-          () => undefined,
-          (err: unknown) => void this.stderr.write(`${this.label}: ${errorText(err)}\n`),
-        ),
-    );
+    this.landing = this.landing.then(async () => {
+      try {
+        // A checkout still being written is waited for (after a stop, at most
+        // CHECKOUT_AFTER_STOP_MS: a root that died while writing it); a commit that cannot
+        // land is kept (landTurn).
+        if (ready) await checkoutDone(ready, () => this.stopSignal !== undefined);
+        await landTurn(workspace, bundle, this.meta.runId);
+      } catch (err) {
+        this.stderr.write(`${this.label}: ${errorText(err)}\n`);
+      }
+    });
   }
 
   private protocolError(message: string): void {

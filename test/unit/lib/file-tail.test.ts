@@ -4,7 +4,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readFileTail, readRegularFileSync } from "../../../src/lib/file-tail.js";
+import { readFileTail } from "../../../src/lib/file-tail.js";
+import { readRegularFileSync } from "../../../src/lib/regular-file.js";
 
 let dir: string;
 beforeEach(() => {
