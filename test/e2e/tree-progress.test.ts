@@ -81,7 +81,11 @@ describe("live progress and cost", () => {
       // One line, not the tree (the widget draws the tree once): the counts and what each running agent does.
       const texts = updates.map((u) => (u.content as Json[])[0]!.text as string);
       expect(texts.every((text) => !text.includes("\n"))).toBe(true);
-      expect(texts.at(-1)).toMatch(/^waiting \d+s for notices · \d running: /);
+      // Each is the counts and what each running agent does; a last tick between lead's end and
+      // the take of its notice has nobody active, and says only how long it has waited.
+      for (const text of texts)
+        expect(text).toMatch(/^waiting \d+s for notices( · (\d running(, \d queued)?: .+|\d queued))?$/);
+      expect(texts.some((text) => /^waiting \d+s for notices · \d running: /.test(text))).toBe(true);
       expect(texts.some((text) => text.includes(`leaf (${leafBusy!.nickname}) bash`))).toBe(true);
 
       // Usage: 15 tokens per scripted reply. lead made 3+ requests, leaf 2.
