@@ -10,7 +10,7 @@ import { PiLineReader } from "./line-reader.js";
 import type { PiEvent } from "./normalize.js";
 import { endGroup, type StragglerWatch } from "./stragglers.js";
 
-/** After the child exited, how long its stdout may still deliver lines. */
+/** After the child exited, how long its stdout and stderr may still deliver output. */
 export const STDOUT_DRAIN_MS = 2000;
 
 export interface ChildStreamHandlers {
@@ -46,14 +46,19 @@ export async function streamChild(
       resolve();
     });
   });
-  child.stderr.on("data", on.stderr);
+  // stderr is drained like stdout: its last chunk (Node's report of a crashed start, say) may
+  // arrive after the exit event and after stdout closed, and a destroyed stream drops it.
+  const stderrDone = new Promise<void>((resolve) => {
+    child.stderr.on("data", on.stderr);
+    child.stderr.once("close", () => resolve());
+  });
   on.listening();
   await exited;
   // Stragglers left in the child's process group end with it; one holding stdout would
   // otherwise keep the run open forever.
   watch.processes.signalGroup(child.pid, "SIGTERM");
   const termAt = watch.clock.now();
-  await Promise.race([stdoutDone, watch.timers.sleep(STDOUT_DRAIN_MS)]);
+  await Promise.race([Promise.all([stdoutDone, stderrDone]), watch.timers.sleep(STDOUT_DRAIN_MS)]);
   child.stdout.destroy();
   child.stderr.destroy();
   // The guard hears the group is gone only once it is.

@@ -248,4 +248,22 @@ describe("wrapper run on fake time: the parent watch, start-up and stdout", () =
     // The group (the grandchild with it) was told to go once the child had exited.
     expect(run.child.signals).toEqual([{ signal: "SIGTERM", at: run.t0, afterExit: true }]);
   });
+
+  it("stderr that arrives after the exit and after stdout closed still counts: a crashed start is explained", async () => {
+    const pi = { version: "1.6.0", source: "package" as const, emitsSettled: true, nodeFloor: "22.19.0" };
+    const run = await start({}, { pi });
+    // As a real process may deliver them: the exit event, stdout's close, then stderr's last chunk.
+    run.child.exited = true;
+    run.child.emit("exit", 1, null);
+    run.child.stdout.end();
+    await until(() => run.child.stdout.closed, "stdout closed");
+    await new Promise((resolve) => setImmediate(resolve));
+    run.child.stderr.end(
+      "SyntaxError: The requested module 'node:module' does not provide an export\n\nNode.js v20.20.2\n",
+    );
+    await until(run.finished, "the run finished");
+    const { result } = await run.done;
+    expect(result).toMatchObject({ status: "failed", childExitCode: 1 });
+    expect(result.errorMessage).toMatch(/^pi could not start: pi 1\.6\.0 needs Node ≥ 22\.19; .*20\.20\.2/);
+  });
 });
