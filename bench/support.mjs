@@ -139,7 +139,9 @@ export async function startBenchLlm(answer, host = "127.0.0.1") {
  * 22.23.5"): the real-pi benches measure each row on both, side by side in one run.
  */
 export function benchLines() {
-  return LINE_NAMES.map((name) => {
+  // BENCH_LINES=current (or 0.73) measures one line only: a quicker look while working on a row.
+  const only = process.env.BENCH_LINES?.split(",").filter(Boolean);
+  return LINE_NAMES.filter((name) => !only || only.includes(name)).map((name) => {
     const line = resolveLine(REPO_ROOT, name);
     ensureLineBin(line);
     return { ...line, label: `pi ${line.piVersion} on Node ${nodeVersion(line.node).replace(/^v/, "")}` };
