@@ -26,6 +26,7 @@ const SUITES = [
   "durable",
   "runners",
   "runners-remote",
+  "process-helper",
 ];
 
 const args = process.argv.slice(2);

@@ -7,6 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir, treeIsTemporary } from "../contracts/layout.js";
+import { ProcessHelper } from "../lib/process-helper.js";
+import { useProcessLauncher } from "../lib/process-launcher.js";
 import { errorText } from "../lib/values.js";
 import { type Identity, identityFromEnv, treeLimits } from "./config.js";
 import { budgetLeftEnv } from "./progress/budget.js";
@@ -159,7 +161,16 @@ async function claimTree(state: SessionState, rt: TreeRuntime, problem: (line: s
   }
 }
 
+/** git and the setup command start from a small helper, not from pi's large process (lib/process-helper.ts). */
+let processHelperInstalled = false;
+function startProgramsFromHelper(): void {
+  if (processHelperInstalled) return;
+  processHelperInstalled = true;
+  useProcessLauncher(new ProcessHelper().launch);
+}
+
 export default function piSubagentTree(pi: ExtensionAPI): void {
+  startProgramsFromHelper();
   const identity = identityFromEnv();
   if (identity.isRoot) watchDyingSignals();
   const state: SessionState = { interactive: false };

@@ -25,7 +25,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type Clock, sleep, systemClock } from "./clock.js";
-import { type RunResult, runProcess, tail } from "./run-process.js";
+import { launchProcess } from "./process-launcher.js";
+import { type RunResult, tail } from "./run-process.js";
 
 /** Time limit of one git command unless the caller gives another. */
 export const GIT_TIMEOUT_MS = 60_000;
@@ -118,7 +119,7 @@ export async function runGit(args: readonly string[], options: GitRunOptions): P
   const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
   let result: RunResult;
   try {
-    result = await runProcess("git", [...SAFE_CONFIG, ...args], {
+    result = await launchProcess("git", [...SAFE_CONFIG, ...args], {
       cwd: options.cwd,
       env: gitEnv(options.env, options.extraEnv),
       timeoutMs,

@@ -9,7 +9,8 @@
  * it exits, so no process of a setup outlives it. Failure is an Error whose message ends
  * with the tail of stderr (of stdout when stderr is empty), which the spawn reports.
  */
-import { runProcess, tail } from "../../lib/run-process.js";
+import { launchProcess } from "../../lib/process-launcher.js";
+import { tail } from "../../lib/run-process.js";
 
 export interface SetupCommandOptions {
   command: string;
@@ -21,7 +22,7 @@ export interface SetupCommandOptions {
 
 /** Resolves with the ends of stdout and stderr when the command exits 0. */
 export async function runSetupCommand(options: SetupCommandOptions): Promise<{ stdout: string; stderr: string }> {
-  const result = await runProcess("/bin/sh", ["-c", options.command], {
+  const result = await launchProcess("/bin/sh", ["-c", options.command], {
     cwd: options.cwd,
     env: options.env ?? process.env,
     timeoutMs: options.timeoutMs,
