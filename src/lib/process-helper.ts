@@ -11,7 +11,8 @@
  *   and every later one start here directly, as without a helper.
  * - A helper that ends while a run is in flight (killed from outside) fails that run with a
  *   clear error rather than starting it again (git may have done its work); the next run
- *   starts a new helper.
+ *   starts a new helper. A run the helper has needs no timer of its own here: runProcess
+ *   always settles within its time limit and graces.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
@@ -32,14 +33,19 @@ export type HelperReply = { ready: true } | { id: number; result: RunResult } | 
 export const HELPER_ENTRY = fileURLToPath(new URL("./process-helper-main.js", import.meta.url));
 /** How long a new helper has to say it is ready before this process does without it. */
 export const READY_MS = 5_000;
-/** Past a run's own time limit (runProcess's kill and pipe graces, and slack), an unanswered run fails. */
-const ANSWER_SLACK_MS = 10_000;
-
 interface Run {
   request: HelperRequest;
   resolve(result: RunResult): void;
   reject(error: Error): void;
-  timer?: NodeJS.Timeout;
+}
+
+export interface ProcessHelperOptions {
+  /** The helper's script (default HELPER_ENTRY). */
+  entry?: string;
+  /** Whether a helper may be started at all (default canStartHelper()). */
+  usable?: boolean;
+  /** How long a new helper has to say it is ready (default READY_MS). */
+  readyMs?: number;
 }
 
 /** Whether this process is a plain Node that can start a script (not a compiled pi binary). */
@@ -57,12 +63,13 @@ export class ProcessHelper {
   /** Waiting for the helper to be ready. */
   private waiting: Run[] = [];
   private readyTimer: NodeJS.Timeout | undefined;
+  private readonly entry: string;
+  private readonly readyMs: number;
 
-  constructor(
-    private readonly entry: string = HELPER_ENTRY,
-    usable: boolean = canStartHelper(),
-  ) {
-    this.unavailable = !usable;
+  constructor(options: ProcessHelperOptions = {}) {
+    this.entry = options.entry ?? HELPER_ENTRY;
+    this.readyMs = options.readyMs ?? READY_MS;
+    this.unavailable = !(options.usable ?? canStartHelper());
   }
 
   /** The launcher to hand to useProcessLauncher. */
@@ -93,16 +100,14 @@ export class ProcessHelper {
         stdio: ["ignore", "ignore", "ignore", "ipc"],
       });
     } catch {
-      this.giveUpHelper();
+      this.unavailable = true;
       return;
     }
     this.child = child;
     this.readyTimer = setTimeout(() => {
-      if (this.child === child && !this.ready) {
-        this.giveUpHelper();
-        child.kill("SIGKILL");
-      }
-    }, READY_MS);
+      // Its exit moves the waiting runs here (ended).
+      if (this.child === child && !this.ready) child.kill("SIGKILL");
+    }, this.readyMs);
     this.readyTimer.unref();
     child.on("message", (reply: HelperReply) => this.onReply(reply));
     child.once("error", () => this.ended(child, "could not be started"));
@@ -119,7 +124,6 @@ export class ProcessHelper {
     const run = this.inFlight.get(reply.id);
     if (!run) return;
     this.inFlight.delete(reply.id);
-    clearTimeout(run.timer);
     if ("error" in reply) run.reject(new Error(reply.error));
     else run.resolve(withBuffer(reply.result));
     this.holdParent();
@@ -132,22 +136,14 @@ export class ProcessHelper {
       return;
     }
     this.inFlight.set(run.request.id, run);
-    run.timer = setTimeout(
-      () => this.fail(run, "did not answer in time"),
-      run.request.options.timeoutMs + ANSWER_SLACK_MS,
-    );
     child.send(run.request, (error) => {
       // Never delivered, so never started: it starts here instead.
-      if (error && this.inFlight.delete(run.request.id)) {
-        clearTimeout(run.timer);
-        this.runHere(run);
-      }
+      if (error && this.inFlight.delete(run.request.id)) this.runHere(run);
     });
   }
 
   private fail(run: Run, why: string): void {
     if (!this.inFlight.delete(run.request.id)) return;
-    clearTimeout(run.timer);
     run.reject(new Error(`the process helper ${why} while running ${run.request.file}`));
     this.holdParent();
   }
@@ -157,14 +153,11 @@ export class ProcessHelper {
     if (this.child !== child) return;
     this.child = undefined;
     clearTimeout(this.readyTimer);
-    if (!this.ready) this.giveUpHelper();
+    // One that never got ready will not do better next time.
+    if (!this.ready) this.unavailable = true;
     for (const run of [...this.inFlight.values()]) this.fail(run, how);
     for (const run of this.waiting.splice(0)) this.runHere(run);
     this.holdParent();
-  }
-
-  private giveUpHelper(): void {
-    this.unavailable = true;
   }
 
   private runHere(run: Run): void {

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,8 +20,8 @@ const OPTIONS: RunOptions = { cwd: os.tmpdir(), env: process.env, timeoutMs: 10_
 const PARENT_PID = ["-c", "echo $PPID"] as const;
 
 const helpers: ProcessHelper[] = [];
-function helper(entry = ENTRY): ProcessHelper {
-  const made = new ProcessHelper(entry, true);
+function helper(entry = ENTRY, readyMs?: number): ProcessHelper {
+  const made = new ProcessHelper({ entry, usable: true, ...(readyMs !== undefined && { readyMs }) });
   helpers.push(made);
   return made;
 }
@@ -82,6 +82,26 @@ describe("ProcessHelper", () => {
     expect(await parentOf(h)).toBe(process.pid);
     expect((await h.launch("/bin/sh", ["-c", "exit 4"], OPTIONS)).code).toBe(4);
     expect(h.pid).toBeUndefined();
+  });
+
+  it("a helper that never says it is ready is ended, and its runs start here", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "psa-helper-silent-"));
+    const silent = path.join(dir, "silent.mjs");
+    writeFileSync(silent, "setInterval(() => {}, 1000);\n");
+    try {
+      const h = helper(silent, 300);
+      const started = h.launch("/bin/sh", PARENT_PID, OPTIONS);
+      const silentPid = h.pid!;
+      expect(silentPid).toBeGreaterThan(0);
+      const result = await started;
+      expect(Number(result.stdout.toString("utf8").trim())).toBe(process.pid);
+      expect(await waitForPidExit(silentPid)).toBe(true);
+      // Given up for good: later runs start here too, with no new helper.
+      expect(await parentOf(h)).toBe(process.pid);
+      expect(h.pid).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a helper killed during a run fails that run plainly; the next run gets a new helper", async () => {
