@@ -108,8 +108,10 @@ describe("area 3: SIGKILL to the wrapper", () => {
         outcome: "failed",
         reason: "wrapper exited (SIGKILL) without writing result.json",
       });
+      // The notice is in the mailbox before the record is written (the turn is "settling"
+      // until then), so the end of the turn is awaited, not assumed.
+      await vi.waitFor(() => expect(rc.runtime.hasActiveTurns()).toBe(false), { timeout: 15_000, interval: 20 });
       expect(state.record).toMatchObject({ status: "errored", health: "unhealthy" });
-      expect(rc.runtime.hasActiveTurns()).toBe(false);
       expect(await settleLeftovers(5000)).toEqual([]);
       expect(rc.runtime.mailbox.pending).toBe(0);
     } finally {
