@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { rootTreeDir, treeIsTemporary } from "../contracts/layout.js";
+import { addUsage, normalizeUsage } from "../contracts/usage.js";
 import { ProcessHelper } from "../lib/process-helper.js";
 import { useProcessLauncher } from "../lib/process-launcher.js";
 import { errorText } from "../lib/values.js";
@@ -247,6 +248,13 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
       // Turns that ended while no root was there (restore): shown, and they wake an idle root.
       state.session.offerRestored();
     }
+  });
+
+  // A child counts its own answers as they come: its budget checks must not wait for the wrapper.
+  pi.on("message_end", (event) => {
+    const { message } = event;
+    if (identity.isRoot || message.role !== "assistant" || !state.runtime) return;
+    addUsage(state.runtime.ownRunUsage, normalizeUsage(message.usage));
   });
 
   // After this, the extension holds no timer or handle, or pi would never exit.

@@ -65,6 +65,12 @@ function sharedPosition(queues: ReadonlyMap<string, string[]>, record: AgentReco
   return index === -1 ? undefined : index + 1;
 }
 
+/** The turn this process runs, as an agent of the tree: its path and its usage so far. */
+export interface OwnRun {
+  path: string;
+  usage: Usage;
+}
+
 export class TreeProgress {
   /** One tail per agent: its latest run's events.jsonl. */
   private readonly tails = new Map<string, EventsTail>();
@@ -80,6 +86,7 @@ export class TreeProgress {
     private readonly queuePosition: (agentPath: string) => number | undefined = () => undefined,
     private readonly held: () => Iterable<AgentRecordV1> = () => [],
     private readonly runnerWait: (agentPath: string) => RunnerWait | undefined = () => undefined,
+    private readonly ownRun: () => OwnRun | undefined = () => undefined,
   ) {}
 
   /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
@@ -137,8 +144,19 @@ export class TreeProgress {
     if (!tail.done) await tail.poll();
     // The parent adds a turn's usage to the record in the same write that ends its
     // `running` status: until then the run's own usage is not in the record.
-    if (record.status === "running") addUsage(usage, tail.progress.usage);
+    if (record.status === "running") addUsage(usage, this.runUsage(record.path, tail.progress.usage));
     return { record, usage, run: tail.progress };
+  }
+
+  /**
+   * A running turn's usage so far. The agent this process is knows its own turn first hand:
+   * the wrapper writes an answer to events.jsonl a moment after pi gives it, and a tool the
+   * answer called (spawn_agent under a budget) runs in that moment.
+   */
+  private runUsage(agentPath: string, fromEvents: Usage): Usage {
+    const own = this.ownRun();
+    if (own?.path !== agentPath) return fromEvents;
+    return own.usage.totalTokens > fromEvents.totalTokens ? own.usage : fromEvents;
   }
 }
 
@@ -160,6 +178,7 @@ export function progressOf(runtime: TreeRuntime): TreeProgress {
       (agentPath) => runtime.queuePosition(agentPath),
       () => [...runtime.children.values()].map((state) => state.record),
       (agentPath) => runtime.runnerWait(agentPath),
+      () => (runtime.identity.isRoot ? undefined : { path: runtime.self, usage: runtime.ownRunUsage }),
     );
     trackers.set(runtime, tracker);
   }

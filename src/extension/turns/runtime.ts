@@ -6,7 +6,7 @@
 import { TREE_FILES } from "../../contracts/layout.js";
 
 import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
-import type { UsageTotals } from "../../contracts/usage.js";
+import { emptyUsage, type Usage, type UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
 import { errorText } from "../../lib/values.js";
 import type { Identity, TreeLimits } from "../config.js";
@@ -70,6 +70,8 @@ export class TreeRuntime implements StopContext, EffectContext {
    * 5.2): this process only reads the tree then — it starts, stops and waits on nothing.
    */
   readOnly: number | undefined;
+  /** A child's own turn so far, summed from its session's answers (the extension feeds it; progress.ts says why). */
+  readonly ownRunUsage: Usage = emptyUsage();
 
   constructor(
     readonly identity: Identity,

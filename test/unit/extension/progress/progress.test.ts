@@ -129,4 +129,58 @@ describe("TreeProgress", () => {
     expect(progressFields(again).current_tool).toBeUndefined();
     expect(progressFields(again).turns).toBe(2);
   });
+
+  it("counts the agent this process is by its own answers when the wrapper has not written them yet", async () => {
+    // /root/self runs its first turn; its answer so far (35 tokens) reached pi before events.jsonl.
+    for (const [i, name] of ["self", "other"].entries()) {
+      await tree.writeRecord(
+        agentRecord({
+          path: `/root/${name}`,
+          nickname: `N${i}`,
+          spawnSeq: 1 + i,
+          status: "running",
+          runs: ["0001-spawn"],
+        }),
+      );
+      await appendEvents(`/root/${name}`, "0001-spawn", { type: "run_start", ts: 1_000 });
+    }
+    const own = { path: "/root/self", usage: usage(35, 0.035) };
+    const progress = new TreeProgress(tree, undefined, undefined, undefined, () => own);
+    const totals = async () =>
+      new Map((await progress.snapshot("/root")).map((a) => [a.record.path, a.usage.totalTokens]));
+    expect(await totals()).toEqual(
+      new Map([
+        ["/root/self", 35],
+        ["/root/other", 0],
+      ]),
+    );
+    expect(await treeSpend(progress)).toMatchObject({ total_tokens: 35, cost: 0.035 });
+    // Once events.jsonl holds as much, or more, it is counted once, not added to the own count.
+    await appendEvents("/root/self", "0001-spawn", {
+      type: "assistant_text",
+      ts: 2_000,
+      text: "",
+      usage: usage(35, 0.035),
+    });
+    expect((await totals()).get("/root/self")).toBe(35);
+    await appendEvents("/root/self", "0001-spawn", {
+      type: "assistant_text",
+      ts: 3_000,
+      text: "",
+      usage: usage(10, 0.01),
+    });
+    expect((await totals()).get("/root/self")).toBe(45);
+    // An ended turn's usage is the record's: the own count is not added to it.
+    await tree.writeRecord(
+      agentRecord({
+        path: "/root/self",
+        nickname: "N0",
+        spawnSeq: 1,
+        status: "completed",
+        runs: ["0001-spawn"],
+        usage: usage(45, 0.045),
+      }),
+    );
+    expect((await totals()).get("/root/self")).toBe(45);
+  });
 });
