@@ -83,6 +83,11 @@ export const ENV = {
    * whatever step a root dies at (test/e2e/tree-durable.test.ts).
    */
   faultAt: "PI_SUBAGENTS_TEST_KILL_AT",
+  /**
+   * Testing only: how long (ms) a runner turn that was stopped still waits for a local checkout
+   * that never says ready (default 30 000), so the test of that wait takes seconds.
+   */
+  checkoutAfterStopMs: "PI_SUBAGENTS_TEST_CHECKOUT_AFTER_STOP_MS",
 
   // --- the extension: isolated children (docs/isolation.md) ---------------------------------
   /** A shell command run in each new worktree before the child's first turn (link node_modules, …). */

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHECKOUT_AFTER_STOP_MS } from "../../src/wrapper/remote/local-side.js";
+import { ENV } from "../../src/contracts/env.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -157,15 +157,21 @@ describe("limits on a runner (command prefix, fake pi running the task extension
 });
 
 describe("a runner turn whose checkout never says ready (its root died while writing it, none came back)", () => {
-  it("the turn still ends by its own limit: interrupted with limit, its commit landed, CHECKOUT_AFTER_STOP_MS after the stop", async () => {
+  it("the turn still ends by its own limit: interrupted with limit, its commit landed, the checkout wait after the stop", async () => {
     const { c, repo } = await runnerCase(
       { limits: { time_limit: 1, grace_seconds: 1 }, cwdReadyPath: "checkouts/agent.ready" },
       { steps: [...begin, { writeFile: { path: "begun.txt", text: "begun\n" } }, { linger: null }] },
     );
+    // The wait is CHECKOUT_AFTER_STOP_MS (30 s) for users; 3 s here, set the one way a test may.
+    const afterStopMs = 3000;
     const began = Date.now();
-    const out = await c.run({ timeoutMs: CHECKOUT_AFTER_STOP_MS + 30_000 });
+    const out = await c.run({
+      timeoutMs: afterStopMs + 30_000,
+      env: { [ENV.checkoutAfterStopMs]: String(afterStopMs) },
+    });
     expect(out.result, out.stderr).toMatchObject({ status: "interrupted", limit: { name: "time_limit", value: 1 } });
-    expect(Date.now() - began).toBeGreaterThan(CHECKOUT_AFTER_STOP_MS);
+    // The time limit (1 s) stops the turn; the landing then waits the whole checkout wait.
+    expect(Date.now() - began).toBeGreaterThan(1000 + afterStopMs);
     expect(git(repo, "show", "HEAD:begun.txt")).toBe("begun");
   }, 90_000);
 });

@@ -5,12 +5,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { ENV } from "../../contracts/env.js";
 import { type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
 import { readRegularFileSync } from "../../lib/regular-file.js";
 
 /** After a stop, how long a turn's landing waits for a checkout that never says ready (its root died mid-checkout). */
 export const CHECKOUT_AFTER_STOP_MS = 30_000;
+
+/** CHECKOUT_AFTER_STOP_MS, or the shorter wait a test sets (ENV.checkoutAfterStopMs). */
+export function checkoutAfterStopMs(env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env[ENV.checkoutAfterStopMs]);
+  return Number.isInteger(set) && set > 0 ? set : CHECKOUT_AFTER_STOP_MS;
+}
 const CHECKOUT_POLL_MS = 50;
 
 /**
@@ -27,9 +34,13 @@ export function letCheckoutGo(ready: string): void {
 
 /**
  * Waits for `ready` to say `ready`; throws what it says otherwise. Once `stopped()` is true it
- * waits at most CHECKOUT_AFTER_STOP_MS more, then returns (the turn ends by its own limits).
+ * waits at most `afterStopMs` more, then returns (the turn ends by its own limits).
  */
-export async function checkoutDone(ready: string, stopped: () => boolean): Promise<void> {
+export async function checkoutDone(
+  ready: string,
+  stopped: () => boolean,
+  afterStopMs: number = checkoutAfterStopMs(),
+): Promise<void> {
   let stoppedAt: number | undefined;
   for (;;) {
     const read = readRegularFileSync(ready);
@@ -37,7 +48,7 @@ export async function checkoutDone(ready: string, stopped: () => boolean): Promi
     if (text === "ready") return;
     if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
     if (stopped()) stoppedAt ??= Date.now();
-    if (stoppedAt !== undefined && Date.now() - stoppedAt > CHECKOUT_AFTER_STOP_MS) return;
+    if (stoppedAt !== undefined && Date.now() - stoppedAt > afterStopMs) return;
     await new Promise((resolve) => setTimeout(resolve, CHECKOUT_POLL_MS));
   }
 }

@@ -3,9 +3,16 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ENV } from "../../../src/contracts/env.js";
 import { inboxFileName } from "../../../src/contracts/inbox.js";
 import { cwdStartedPath } from "../../../src/contracts/meta.js";
-import { checkoutDone, letCheckoutGo, unsentInboxMessages } from "../../../src/wrapper/remote/local-side.js";
+import {
+  CHECKOUT_AFTER_STOP_MS,
+  checkoutAfterStopMs,
+  checkoutDone,
+  letCheckoutGo,
+  unsentInboxMessages,
+} from "../../../src/wrapper/remote/local-side.js";
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -65,5 +72,25 @@ describe("checkout hand-over", () => {
     await expect(checkoutDone(failed, () => false)).rejects.toThrow(
       "the working directory is not ready: checkout failed: disk full",
     );
+  });
+
+  it("checkoutDone gives up on a checkout that never says ready once the turn was stopped that long ago", async () => {
+    const never = path.join(tempDir(), "cwd-ready");
+    let stopped = false;
+    setTimeout(() => {
+      stopped = true;
+    }, 50);
+    const began = Date.now();
+    await expect(checkoutDone(never, () => stopped, 200)).resolves.toBeUndefined();
+    expect(Date.now() - began).toBeGreaterThanOrEqual(250);
+  });
+
+  it("the wait after a stop is 30 s unless a test sets a positive whole number of ms", () => {
+    expect(checkoutAfterStopMs({})).toBe(CHECKOUT_AFTER_STOP_MS);
+    expect(CHECKOUT_AFTER_STOP_MS).toBe(30_000);
+    expect(checkoutAfterStopMs({ [ENV.checkoutAfterStopMs]: "2500" })).toBe(2500);
+    for (const bad of ["", "0", "-5", "1.5", "soon"]) {
+      expect(checkoutAfterStopMs({ [ENV.checkoutAfterStopMs]: bad })).toBe(CHECKOUT_AFTER_STOP_MS);
+    }
   });
 });
