@@ -40,16 +40,28 @@ export async function endGroup(watch: StragglerWatch, pgid: number, termAt: numb
   return true;
 }
 
-/** The processes that carry the run's token: SIGTERM, then SIGKILL for those still there STRAGGLER_KILL_MS later. */
+/**
+ * The processes that carry the run's token: SIGTERM, then SIGKILL for those still there
+ * STRAGGLER_KILL_MS later; then it waits (as long again at most: one stuck in the kernel does
+ * not hold the run) until they are gone, so none is left once the wrapper has exited.
+ */
 export async function endTokenProcesses(watch: StragglerWatch, runToken: string): Promise<void> {
-  const { processes, clock, timers } = watch;
-  let left = await processes.tokenProcesses(runToken);
+  let left = await watch.processes.tokenProcesses(runToken);
   if (left.length === 0) return;
-  for (const pid of left) processes.signalProcess(pid, "SIGTERM");
+  for (const pid of left) watch.processes.signalProcess(pid, "SIGTERM");
+  left = await lookUntilGone(watch, runToken, left);
+  if (left.length === 0) return;
+  for (const pid of left) watch.processes.signalProcess(pid, "SIGKILL");
+  await lookUntilGone(watch, runToken, await watch.processes.tokenProcesses(runToken));
+}
+
+/** Looks again every GROUP_POLL_MS, for STRAGGLER_KILL_MS at most, while any is left; returns those left. */
+async function lookUntilGone(watch: StragglerWatch, runToken: string, left: number[]): Promise<number[]> {
+  const { processes, clock, timers } = watch;
   const deadline = clock.now() + STRAGGLER_KILL_MS;
   while (left.length > 0 && clock.now() < deadline) {
     await timers.sleep(Math.min(GROUP_POLL_MS, deadline - clock.now()));
     left = await processes.tokenProcesses(runToken);
   }
-  for (const pid of left) processes.signalProcess(pid, "SIGKILL");
+  return left;
 }

@@ -43,7 +43,7 @@ export interface ReceivedSignal {
 }
 
 /** How a process left behind by the child takes SIGTERM. */
-export type LeftBehind = "ends on SIGTERM" | "ignores SIGTERM";
+export type LeftBehind = "ends on SIGTERM" | "ignores SIGTERM" | "ignores SIGTERM, dies 120 ms after SIGKILL";
 
 /** How a FakeChild takes signals, and what it leaves behind. */
 export interface ChildBehaviour {
@@ -81,8 +81,19 @@ export class FakeChild extends EventEmitter implements ChildHandle {
 
   receiveAsEscapee(signal: NodeJS.Signals): void {
     this.escapeeSignals.push({ signal, at: this.clock.now() });
-    if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.escapee === "ends on SIGTERM"))
+    if (signal === "SIGKILL" && this.behaviour.escapee === "ignores SIGTERM, dies 120 ms after SIGKILL")
+      this.escapeeDiesAt = this.clock.now() + 120;
+    else if (signal === "SIGKILL" || (signal === "SIGTERM" && this.behaviour.escapee === "ends on SIGTERM"))
       this.escapeeAlive = false;
+  }
+
+  /** When a SIGKILLed escapee that takes its time is gone (a loaded machine). */
+  private escapeeDiesAt: number | undefined;
+
+  /** Whether the escapee is still there now (the wrapper looks for it by its token). */
+  escapeeSeen(): boolean {
+    if (this.escapeeDiesAt !== undefined && this.clock.now() >= this.escapeeDiesAt) this.escapeeAlive = false;
+    return this.escapeeAlive;
   }
 
   /** A process of its group is still there (before the child exits, the child itself counts). */
@@ -178,7 +189,7 @@ export function fakeChildOperations(
     },
     groupAlive: (pgid) => pgid === child.pid && child.groupAlive,
     tokenProcesses: async (runToken) =>
-      child.escapeeAlive && spawned[0]?.options.runToken === runToken ? [ESCAPEE_PID] : [],
+      child.escapeeSeen() && spawned[0]?.options.runToken === runToken ? [ESCAPEE_PID] : [],
     signalProcess: (pid, signal) => {
       if (pid === ESCAPEE_PID) child.receiveAsEscapee(signal);
     },

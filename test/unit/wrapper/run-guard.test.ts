@@ -150,6 +150,21 @@ describe("the normal end: what left the child's group but carries the run's toke
     expect(ESCAPEE_PID).toBeGreaterThan(0);
   });
 
+  it("one that takes its time to die after SIGKILL is waited for: the guard is released only once it is gone", async () => {
+    const run = await started({}, { escapee: "ignores SIGTERM, dies 120 ms after SIGKILL" });
+    run.child.print(assistantEnd({ text: "done" }));
+    run.child.exit(0);
+    await until(() => run.child.escapeeSignals.length === 1, "the escapee's SIGTERM");
+    await run.clock.advance(STRAGGLER_KILL_MS);
+    expect(run.child.escapeeSignals.map((s) => s.signal)).toEqual(["SIGTERM", "SIGKILL"]);
+    await run.clock.advance(100);
+    expect(run.ops.guard.words()).not.toContain("release");
+    await run.clock.advance(GROUP_POLL_MS);
+    await run.done;
+    expect(run.child.escapeeAlive).toBe(false);
+    expect(run.ops.guard.words().at(-1)).toBe("release");
+  });
+
   it("a run that never started pi looks for nothing", async () => {
     const run = begin({ timeoutMs: 10 });
     let asked = 0;
