@@ -169,6 +169,9 @@ describe("area 6: no secret from the environment lands in an artifact", () => {
       const state = rc.child("worker");
       await rc.runtime.requestTurn(state, "spawn");
       await vi.waitFor(() => expect(rc.runtime.mailbox.pending).toBe(1), { timeout: 20_000 });
+      // The notice comes before the turn's record is written: the files are read once it is.
+      await vi.waitFor(() => expect(rc.runtime.hasActiveTurns()).toBe(false), { timeout: 15_000, interval: 20 });
+      await rc.runtime.writesSettled();
       const files = await filesUnder(rc.tree.root);
       expect(files.some((f) => f.endsWith("meta.json"))).toBe(true);
       expect(await filesContaining(files, Object.values(SECRETS))).toEqual([]);
