@@ -178,7 +178,8 @@ export function progressOf(runtime: TreeRuntime): TreeProgress {
       (agentPath) => runtime.queuePosition(agentPath),
       () => [...runtime.children.values()].map((state) => state.record),
       (agentPath) => runtime.runnerWait(agentPath),
-      () => (runtime.identity.isRoot ? undefined : { path: runtime.self, usage: runtime.ownRunUsage }),
+      // Empty in a root, whose own path is never in a snapshot (the extension feeds only children's).
+      () => ({ path: runtime.self, usage: runtime.ownRunUsage }),
     );
     trackers.set(runtime, tracker);
   }

@@ -12,13 +12,13 @@ import { readRegularFileSync } from "../../lib/regular-file.js";
 
 /** After a stop, how long a turn's landing waits for a checkout that never says ready (its root died mid-checkout). */
 export const CHECKOUT_AFTER_STOP_MS = 30_000;
+const CHECKOUT_POLL_MS = 50;
 
 /** CHECKOUT_AFTER_STOP_MS, or the shorter wait a test sets (ENV.checkoutAfterStopMs). */
 export function checkoutAfterStopMs(env: NodeJS.ProcessEnv = process.env): number {
   const set = Number(env[ENV.checkoutAfterStopMs]);
   return Number.isInteger(set) && set > 0 ? set : CHECKOUT_AFTER_STOP_MS;
 }
-const CHECKOUT_POLL_MS = 50;
 
 /**
  * Lets the checkout behind `ready` go on (its `.started` file): it waits while the far side's
