@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import {
   ensureLineBin,
   LINE_ENV,
@@ -19,8 +19,12 @@ const line = resolveLine(ROOT, lineName());
 ensureLineBin(line);
 
 // PI_SUBAGENTS_TEST_SCOPE=line: only the tests that depend on the line (test/e2e and any test
-// that uses the line's pi or node), for the pass of npm test that the rest need not repeat.
-const onlyLineTests = process.env[SCOPE_ENV] === "line";
+// that uses the line's pi or node); =rest: only the others. npm test runs the first on each
+// line and the second once (scripts/test-lines.mjs); unset: every test.
+const scope = process.env[SCOPE_ENV];
+const ALL_TESTS = "test/**/*.test.ts";
+const include = scope === "line" ? lineDependentTests(ROOT) : [ALL_TESTS];
+const exclude = scope === "rest" ? lineDependentTests(ROOT) : [];
 
 export default defineConfig({
   resolve: {
@@ -29,7 +33,8 @@ export default defineConfig({
     alias: [{ find: /^@mariozechner\/pi-coding-agent$/, replacement: "pi-coding-agent-0.73" }],
   },
   test: {
-    include: onlyLineTests ? lineDependentTests(ROOT) : ["test/**/*.test.ts"],
+    include,
+    exclude: [...configDefaults.exclude, ...exclude],
     testTimeout: 90_000,
     hookTimeout: 30_000,
     // Wrapper and e2e tests start real processes; two cores do not like many at once.

@@ -22,8 +22,9 @@ import path from "node:path";
 export const LINE_ENV = "PI_SUBAGENTS_TEST_PI_LINE";
 
 /**
- * The variable that narrows vitest to the tests that depend on the line (`line`; unset: every
- * test). `npm test` sets it for the current line's pass: see lineDependentTests.
+ * The variable that narrows vitest to the tests that depend on the line (`line`), or to the
+ * others (`rest`); unset: every test. `npm test` runs `line` on each line and `rest` once: see
+ * lineDependentTests and scripts/test-lines.mjs.
  */
 export const SCOPE_ENV = "PI_SUBAGENTS_TEST_SCOPE";
 

@@ -8,12 +8,14 @@
  *   node scripts/test-lines.mjs [both|current|0.73] [vitest arguments…]
  *
  * `both` (what `npm test` runs): the tests that depend on the line (test/e2e and any test that
- * uses the line's pi or node: lineDependentTests) on pi 1.x, and every test on pi 0.73.1 —
- * so a test that does not depend on the line runs once, on the oldest Node the package
- * supports. The two runs go one after the other, each line of their output tagged with its
- * line. PI_SUBAGENTS_TEST_AT_ONCE=1 runs them at once: faster where the machine has cores to
- * spare, but four test files at a time on two cores that others use too made e2e tests with
- * time-outs fail on pi 0.73.1 (a wait_agent that timed out, an rpc line not seen within 30 s).
+ * uses the line's pi or node: lineDependentTests) on pi 1.x and on pi 0.73.1, and every other
+ * test once, on pi 0.73.1's Node (the oldest Node the package supports). That is three passes,
+ * in two lanes that run at once, each pass with two vitest workers: pi 1.x's line tests and
+ * then the rest, beside pi 0.73.1's line tests (the two lanes take about as long). Four test
+ * files at a time keep two cores busy where one lane alone leaves them idle a third of the
+ * time (tests that wait for a child, a tmux pane or a Slurm job). Each line of a pass's output
+ * is tagged with its pass. PI_SUBAGENTS_TEST_AT_ONCE=0 runs the three passes one after the
+ * other instead (a machine with one core, or other work on it).
  * `current` or `0.73`: every test, on that line only.
  *
  * A test file that runs past PI_SUBAGENTS_TEST_FILE_MINUTES (default 10) is taken as hung: the
@@ -52,18 +54,29 @@ const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift()
 /**
  * @typedef {object} Pass
  * @property {import("./pi-lines.mjs").LineName} line
- * @property {boolean} onlyLineTests run only the tests that depend on the line
- * @property {string} [tag] put before each line of its output (when two passes share the terminal)
+ * @property {"line" | "rest" | "all"} scope the tests that depend on the line, the others, or every test
+ * @property {string} [tag] put before each line of its output (when passes share the terminal)
  */
 
-/** @type {Pass[]} */
-const passes =
+/**
+ * The passes, in lanes: the passes of a lane run one after the other, the lanes at once.
+ * @type {Pass[][]}
+ */
+const lanes =
   choice === "both"
     ? [
-        { line: "current", onlyLineTests: true, tag: "1.x  │ " },
-        { line: "0.73", onlyLineTests: false, tag: "0.73 │ " },
+        [
+          { line: "current", scope: "line", tag: "1.x  │ " },
+          { line: "0.73", scope: "rest", tag: "rest │ " },
+        ],
+        [{ line: "0.73", scope: "line", tag: "0.73 │ " }],
       ]
-    : [{ line: /** @type {import("./pi-lines.mjs").LineName} */ (choice), onlyLineTests: false }];
+    : [[{ line: /** @type {import("./pi-lines.mjs").LineName} */ (choice), scope: "all" }]];
+const SCOPE_LABELS = {
+  line: ", the tests that depend on the line",
+  rest: ", the tests that do not depend on the line",
+  all: "",
+};
 
 /** @param {number} ms */
 const minutes = (ms) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
@@ -101,10 +114,10 @@ function tagLines(from, to, tag) {
  * One pass: vitest's own output as it goes, then its counts and slowest files (from its JSON report).
  * @param {Pass} pass
  */
-async function runPass({ line: name, onlyLineTests, tag }) {
+async function runPass({ line: name, scope, tag }) {
   const line = resolveLine(ROOT, name);
   ensureLineBin(line);
-  const label = `${describeLine(line)}${onlyLineTests ? ", the tests that depend on the line" : ""}`;
+  const label = `${describeLine(line)}${SCOPE_LABELS[scope]}`;
   process.stdout.write(`\n${tag ?? ""}━━ ${label} · ${LINE_ENV}=${name} ━━\n`);
   const report = path.join(
     os.tmpdir(),
@@ -121,11 +134,11 @@ async function runPass({ line: name, onlyLineTests, tag }) {
     `--reporter=${path.join(ROOT, "scripts", "test-watchdog.mjs")}`,
     `--outputFile.json=${report}`,
   ];
-  // A filter may match no test that depends on the line: the other pass still runs it.
-  if (onlyLineTests) vitestArgs.push("--passWithNoTests");
+  // A filter may match no test of this scope: another pass still runs it.
+  if (scope !== "all") vitestArgs.push("--passWithNoTests");
   const env = { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH), [WATCH_DIR_ENV]: watchDir };
-  if (onlyLineTests) env[SCOPE_ENV] = "line";
-  else delete env[SCOPE_ENV];
+  if (scope === "all") delete env[SCOPE_ENV];
+  else env[SCOPE_ENV] = scope;
   // Tagged output is piped: keep vitest's colours when our own output is a terminal.
   if (tag && process.stdout.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = "1";
   const code = await new Promise((resolve) => {
@@ -162,7 +175,7 @@ async function runPass({ line: name, onlyLineTests, tag }) {
   });
   const hung = readLines(path.join(watchDir, HUNG_FILE)).map((line) => `HUNG ${line}`);
   fs.rmSync(watchDir, { recursive: true, force: true });
-  const { counts, slowest, failures } = readReport(report, name);
+  const { counts, slowest, failures } = readReport(report, scope === "all" ? name : `${name}-${scope}`);
   return { label, code, counts, slowest, failures: [...hung, ...failures], ms: Date.now() - started };
 }
 
@@ -242,19 +255,21 @@ function readLines(file) {
 const firstLine = (text) => (text ?? "").trim().split("\n")[0]?.slice(0, 300) ?? "";
 
 const started = Date.now();
-if (passes.length > 1) {
+if (choice === "both") {
   // The stress harness that test/e2e/stress-test-script.test.ts runs is compiled into
   // build/stress/, which the script rebuilds when its sources changed: rebuilt here, once,
   // rather than by two passes writing the same files at once.
   spawnSync(process.execPath, [path.join(ROOT, "scripts", "stress-test"), "--help"], { cwd: ROOT, stdio: "ignore" });
 }
-/** @type {Awaited<ReturnType<typeof runPass>>[]} */
-let results = [];
-if (process.env[AT_ONCE_ENV] === "1") {
-  results = await Promise.all(passes.map(runPass));
-} else {
-  for (const pass of passes) results.push(await runPass(pass));
+/** @param {Pass[]} lane */
+async function runLane(lane) {
+  /** @type {Awaited<ReturnType<typeof runPass>>[]} */
+  const results = [];
+  for (const pass of lane) results.push(await runPass(pass));
+  return results;
 }
+const results =
+  process.env[AT_ONCE_ENV] === "0" ? await runLane(lanes.flat()) : (await Promise.all(lanes.map(runLane))).flat();
 
 process.stdout.write("\n━━ pi lines ━━\n");
 for (const { label, code, counts, slowest, failures, ms } of results) {
