@@ -83,8 +83,11 @@ const minutes = (ms) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_00
 
 /** @type {Set<import("node:child_process").ChildProcess>} */
 const running = new Set();
+/** A signal ended the run: a lane starts no further pass. */
+let interrupted = false;
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
+    interrupted = true;
     for (const child of running) child.kill(signal);
     process.exitCode = 130;
   });
@@ -265,7 +268,10 @@ if (choice === "both") {
 async function runLane(lane) {
   /** @type {Awaited<ReturnType<typeof runPass>>[]} */
   const results = [];
-  for (const pass of lane) results.push(await runPass(pass));
+  for (const pass of lane) {
+    if (interrupted) break;
+    results.push(await runPass(pass));
+  }
   return results;
 }
 const results =
@@ -285,4 +291,5 @@ for (const { label, code, counts, slowest, failures, ms } of results) {
 const sum = (key) => results.reduce((total, result) => total + result.counts[key], 0);
 process.stdout.write(`in ${minutes(Date.now() - started)}\n`);
 process.stdout.write(`total: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped\n`);
-if (results.some((result) => result.code !== 0)) process.exitCode = 1;
+if (interrupted) process.exitCode = 130;
+else if (results.some((result) => result.code !== 0)) process.exitCode = 1;
