@@ -4,11 +4,11 @@ import { configDefaults, defineConfig } from "vitest/config";
 import {
   ensureLineBin,
   LINE_ENV,
-  lineDependentTests,
   lineName,
   linePath,
   resolveLine,
   SCOPE_ENV,
+  testsInScope,
 } from "./scripts/pi-lines.mjs";
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
@@ -21,10 +21,7 @@ ensureLineBin(line);
 // PI_SUBAGENTS_TEST_SCOPE=line: only the tests that depend on the line (test/e2e and any test
 // that uses the line's pi or node); =rest: only the others. npm test runs the first on each
 // line and the second once (scripts/test-lines.mjs); unset: every test.
-const scope = process.env[SCOPE_ENV];
-const ALL_TESTS = "test/**/*.test.ts";
-const include = scope === "line" ? lineDependentTests(ROOT) : [ALL_TESTS];
-const exclude = scope === "rest" ? lineDependentTests(ROOT) : [];
+const { include, exclude } = testsInScope(ROOT, process.env[SCOPE_ENV]);
 
 export default defineConfig({
   resolve: {
@@ -37,7 +34,8 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, ...exclude],
     testTimeout: 90_000,
     hookTimeout: 30_000,
-    // Wrapper and e2e tests start real processes; two cores do not like many at once.
+    // Wrapper and e2e tests start real processes; two cores do not like many at once (npm test
+    // runs two passes at once: four files in all).
     maxWorkers: 2,
     // Records each worker's file and test for scripts/test-watchdog.mjs (npm test's hang guard).
     setupFiles: ["test/support/watchdog-setup.ts"],

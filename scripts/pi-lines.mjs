@@ -219,6 +219,18 @@ export function lineDependentTests(root) {
   return testFiles(root, "test").filter((file) => file.startsWith(`test${path.sep}e2e${path.sep}`) || usesLine(file));
 }
 
+/**
+ * What vitest takes for a scope (the value of SCOPE_ENV): `line`, the tests that depend on the
+ * line; `rest`, every other test; anything else, every test.
+ * @param {string} root
+ * @param {string | undefined} scope
+ * @returns {{ include: string[], exclude: string[] }}
+ */
+export function testsInScope(root, scope) {
+  if (scope === "line") return { include: lineDependentTests(root), exclude: [] };
+  return { include: ["test/**/*.test.ts"], exclude: scope === "rest" ? lineDependentTests(root) : [] };
+}
+
 /** @param {string} text */
 function relativeImports(text) {
   return [...text.matchAll(/\bfrom\s+["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']/g)].map(

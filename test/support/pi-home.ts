@@ -32,8 +32,10 @@ export const PI_LINE_NAME: LineName = PI_LINE.name;
 export const PI_LINE_SETTLES = versionEmitsSettled(PI_LINE.piVersion);
 /** The real pi CLI of this line: its package's bin script (never node_modules/.bin/pi, which both pi packages claim). */
 export const REAL_PI = PI_LINE.piCli;
+/** The caches every test's pi processes share. */
+const TEST_CACHES = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagent-tree");
 /** Node's compile cache, shared by the pi processes of every test (pi 1.x enables it). */
-const COMPILE_CACHE = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagent-tree", "compile-cache");
+const COMPILE_CACHE = path.join(TEST_CACHES, "compile-cache");
 /**
  * jiti's cache (pi's extension loader keeps the extensions' transformed code in $TMPDIR/jiti),
  * shared by the pi processes of every test as a user's one /tmp shares it. Each home's own
@@ -42,7 +44,7 @@ const COMPILE_CACHE = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagen
  * warm; pi 0.73.1 in 1.09 s and 0.90 s). jiti checks each cached file's source hash on reading,
  * so a file half-written by another test is transformed again, never run.
  */
-const JITI_CACHE = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagent-tree", "jiti");
+const JITI_CACHE = path.join(TEST_CACHES, "jiti");
 
 /** PATH for a process of this line: its `node` and `pi` first. */
 export const lineEnvPath = (rest: string | undefined = process.env.PATH): string => {

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lineDependentTests } from "../../scripts/pi-lines.mjs";
+import { lineDependentTests, testsInScope } from "../../scripts/pi-lines.mjs";
 import { REPO_ROOT } from "../support/pi-home.js";
 
 // Spelled in two parts: this file names them without using them, and must not count as a user.
@@ -64,5 +64,27 @@ describe("the tests that depend on the pi line", () => {
     expect(found).toContain(path.join("test", "wrapper", "doctor.test.ts"));
     expect(found).not.toContain(path.join("test", "unit", "folder-rules.test.ts"));
     expect(found).not.toContain(path.join("test", "unit", "line-tests.test.ts"));
+  });
+});
+
+describe("the tests a pass takes (PI_SUBAGENTS_TEST_SCOPE)", () => {
+  const files = {
+    "test/support/pi-home.ts": PI_HOME,
+    "test/e2e/tree.test.ts": `import { it } from "vitest";\n`,
+    "test/wrapper/real.test.ts": `import { ${realPiName} } from "../support/pi-home.js";\n`,
+    "test/unit/pure.test.ts": `import { it } from "vitest";\n`,
+  };
+  const lineTests = [path.join("test", "e2e", "tree.test.ts"), path.join("test", "wrapper", "real.test.ts")];
+
+  it("`line`: only the tests that depend on the line", () => {
+    expect(testsInScope(checkout(files), "line")).toEqual({ include: lineTests, exclude: [] });
+  });
+
+  it("`rest`: every test but those, so that together the two take each test once", () => {
+    expect(testsInScope(checkout(files), "rest")).toEqual({ include: ["test/**/*.test.ts"], exclude: lineTests });
+  });
+
+  it("unset: every test", () => {
+    expect(testsInScope(checkout(files), undefined)).toEqual({ include: ["test/**/*.test.ts"], exclude: [] });
   });
 });
