@@ -65,6 +65,19 @@ export const ENV = {
   budgetLeftTokens: "PI_SUBAGENTS_BUDGET_LEFT_TOKENS",
   /** The same for the cost budget (`tree_budget_cost`). */
   budgetLeftCost: "PI_SUBAGENTS_BUDGET_LEFT_COST",
+  /**
+   * Set by the extension in every turn's meta.json `env`: the folder of the spending ledger
+   * (layout.ts `ledgerDir`). The wrapper appends each model request's cost there, so the
+   * settings' period budgets see what every tree of the user spends. Unset: nothing is recorded.
+   */
+  ledgerDir: "PI_SUBAGENTS_LEDGER",
+  /**
+   * Set by the extension in a turn's meta.json `env` from the settings `budgets.daily_usd` /
+   * `budgets.monthly_usd`: the wrapper wraps the turn up (`daily_budget_usd` /
+   * `monthly_budget_usd`) once the ledger's day or month reaches it; only with meta.json `limits`.
+   */
+  budgetDailyUsd: "PI_SUBAGENTS_BUDGET_DAILY_USD",
+  budgetMonthlyUsd: "PI_SUBAGENTS_BUDGET_MONTHLY_USD",
 
   // --- the extension: interactive use ---------------------------------------------------
   /**

@@ -95,6 +95,21 @@ export const AGENT_SUBFOLDERS: ReadonlySet<string> = new Set([
   TREE_FILES.runnerWorkspace,
 ]);
 
+/**
+ * The spending ledger of every tree of the user, in pi's agent dir: `subagents/ledger/`, one
+ * file per local month (`2026-12.jsonl`), so a check reads one month's lines at most and an
+ * old month can be deleted by hand. Each line is one model request's cost (contracts/budget-ledger.ts).
+ */
+export function ledgerDir(agentDir: string): string {
+  return path.join(agentDir, "subagents", "ledger");
+}
+
+/** The ledger file of the local month holding `at` (ms since the epoch). */
+export function ledgerFile(dir: string, at: number): string {
+  const date = new Date(at);
+  return path.join(dir, `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, "0")}.jsonl`);
+}
+
 /** Run directory names sort in run order: `0001-spawn`, `0002-followup`, … */
 export function runName(index: number, kind: string): string {
   return `${String(index).padStart(4, "0")}-${kind}`;

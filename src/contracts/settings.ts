@@ -1,11 +1,12 @@
 /**
  * The extension's settings (SPEC 5.7): the object `subagents` in pi's global settings file
  * (`settings.json` in pi's agent dir). A project's `.pi/settings.json` may set `limits` and
- * `fallback_models` there too, but not `runners`, `runner` or `onExit`: a repository does not
- * choose where code runs or what outlives a session. Invalid values give one line naming the
+ * `fallback_models` there too, but not `runners`, `runner`, `onExit` or `budgets`: a repository
+ * does not choose where code runs, what outlives a session or what a person spends. Invalid values give one line naming the
  * key each, and the defaults hold for them.
  */
 import { isRecord } from "../lib/values.js";
+import { BUDGET_KEYS, type PeriodBudgets } from "./budget-periods.js";
 import { kindOf } from "./fields.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
 import { LOCAL_RUNNER, parseRunners, type RunnerDefinition, unknownRunnerMessage } from "./runners.js";
@@ -25,11 +26,33 @@ export interface SubagentSettings {
   runner?: string;
   /** Named runner definitions (5.5). */
   runners?: Record<string, RunnerDefinition>;
+  /** USD the agents of all the person's trees may spend per local day / month (the ledger counts it). */
+  budgets?: PeriodBudgets;
 }
 
 /** Keys only the global settings may set. */
-export const GLOBAL_ONLY_KEYS = ["runners", "runner", "onExit"] as const;
-const KNOWN_KEYS = ["onExit", "limits", "fallback_models", "runner", "runners"];
+export const GLOBAL_ONLY_KEYS = ["runners", "runner", "onExit", "budgets"] as const;
+const KNOWN_KEYS = ["onExit", "limits", "fallback_models", "runner", "runners", "budgets"];
+const BUDGET_NAMES: readonly string[] = Object.values(BUDGET_KEYS);
+
+/** `budgets`: positive USD per period; a bad key is named and left out (that period has no budget). */
+function parseBudgets(value: unknown, at: string, problems: string[]): PeriodBudgets {
+  if (!isRecord(value)) {
+    problems.push(`${at} must be an object like {"daily_usd": 5}, not ${kindOf(value)}`);
+    return {};
+  }
+  const budgets: PeriodBudgets = {};
+  for (const [key, amount] of Object.entries(value)) {
+    if (!BUDGET_NAMES.includes(key)) problems.push(`${at}: unknown key "${key}" (known: ${BUDGET_NAMES.join(", ")})`);
+    else if (typeof amount === "number" && Number.isFinite(amount) && amount > 0) {
+      budgets[key as keyof PeriodBudgets] = amount;
+    } else
+      problems.push(
+        `${at}.${key} must be a positive number of USD, not ${typeof amount === "number" || typeof amount === "string" ? JSON.stringify(amount) : kindOf(amount)}`,
+      );
+  }
+  return budgets;
+}
 
 export interface SettingsParse {
   settings: SubagentSettings;
@@ -58,6 +81,8 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
     const parsed = parseRunners(value, at);
     into.runners = parsed.runners;
     problems.push(...parsed.problems);
+  } else if (key === "budgets") {
+    into.budgets = parseBudgets(value, at, problems);
   } else problems.push(`${where}: unknown key "${key}" (known: ${KNOWN_KEYS.join(", ")})`);
 }
 

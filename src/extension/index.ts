@@ -13,6 +13,7 @@ import { useProcessLauncher } from "../lib/process-launcher.js";
 import { errorText } from "../lib/values.js";
 import { type Identity, identityFromEnv, treeLimits } from "./config.js";
 import { budgetLeftEnv } from "./progress/budget.js";
+import { periodBudgetEnv, periodBudgetSource } from "./progress/period-budget.js";
 import { progressOf } from "./progress/progress.js";
 import { loadRoleCatalog } from "./roles/definition-files.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
@@ -234,8 +235,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
           claimed = true;
         },
         noticed: (notice) => state.session?.noticed(notice),
-        // Each turn is told what is left of the tree's budget: its wrapper wraps it up there.
-        turnEnv: () => budgetLeftEnv(progressOf(rt)),
+        // Each turn is told what is left of the tree's budget (its wrapper wraps it up there),
+        // where the person's spending ledger is and their period budgets.
+        turnEnv: async () => ({ ...periodBudgetEnv(periodBudgetSource()), ...(await budgetLeftEnv(progressOf(rt))) }),
       },
     });
     if (claimed) await claimTree(state, rt, problem);

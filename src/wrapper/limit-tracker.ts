@@ -21,14 +21,16 @@ import { userMessageText } from "./inbox.js";
 import { assistantFromEvent, type PiEvent } from "./normalize.js";
 import { isTerminalStop } from "./stop-reason.js";
 
-/** What a run can be wrapped up by: a `limits` key, or the tree's budget. */
+/** What a run can be wrapped up by: a `limits` key, the tree's budget, or the person's period budgets. */
 export type LimitName =
   | "max_turns"
   | "max_tokens"
   | "max_cost"
   | "time_limit"
   | "tree_budget_tokens"
-  | "tree_budget_cost";
+  | "tree_budget_cost"
+  | "daily_budget_usd"
+  | "monthly_budget_usd";
 
 /** What the turn has used so far, in the units of the limits. */
 export interface LimitUse {
@@ -57,6 +59,8 @@ const WHAT: Record<LimitName, string> = {
   time_limit: "seconds",
   tree_budget_tokens: "tokens of the tree's budget",
   tree_budget_cost: "USD of the tree's budget",
+  daily_budget_usd: "USD of the person's daily budget, spent by all their agents today",
+  monthly_budget_usd: "USD of the person's monthly budget, spent by all their agents this month",
 };
 
 const roundSeconds = (ms: number): number => Math.round(ms / 100) / 10;

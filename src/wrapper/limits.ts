@@ -10,20 +10,28 @@
  *   child answered first), it is removed, so no later turn is handed it;
  * - the tree's budget (env PI_SUBAGENTS_BUDGET_TOKENS / _COST with meta.json `env`
  *   PI_SUBAGENTS_BUDGET_LEFT_TOKENS / _COST, what was left of it when the turn started) wraps
- *   the turn up the same way, as `tree_budget_tokens` / `tree_budget_cost`.
+ *   the turn up the same way, as `tree_budget_tokens` / `tree_budget_cost`;
+ * - so do the person's period budgets (meta.json `env` PI_SUBAGENTS_BUDGET_DAILY_USD /
+ *   _MONTHLY_USD, checked against the spending ledger in PI_SUBAGENTS_LEDGER after each model
+ *   request that goes on working), as `daily_budget_usd` / `monthly_budget_usd`: the ledger
+ *   holds what every tree of the person spends, so a turn stops spending once the others have.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { readPeriodSpend } from "../contracts/budget-ledger.js";
+import { type PeriodBudgets, periodOverrun } from "../contracts/budget-periods.js";
 import { ENV } from "../contracts/env.js";
 import type { LimitRecord } from "../contracts/events.js";
 import type { TurnLimits } from "../contracts/limits.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { LimitReport } from "../contracts/result.js";
+import { roundCost } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type LimitStep, LimitTracker } from "./limit-tracker.js";
-import type { PiEvent } from "./normalize.js";
+import { assistantFromEvent, type PiEvent } from "./normalize.js";
 import type { RunTimers } from "./run-timers.js";
+import { isTerminalStop } from "./stop-reason.js";
 
 /** The wrap-up message's file name in the inbox. */
 export const WRAP_UP_FILE = "limit-wrap-up.json";
@@ -53,6 +61,9 @@ export class RunLimits {
   private over = false;
   private readonly budgetTokens: number | undefined;
   private readonly budgetCost: number | undefined;
+  private readonly periodBudgets: PeriodBudgets;
+  private readonly ledgerDir: string | undefined;
+  private ledgerUnread = false;
 
   private constructor(
     limits: TurnLimits,
@@ -62,6 +73,10 @@ export class RunLimits {
     this.tracker = new LimitTracker(limits, hooks.now);
     this.budgetTokens = positive(env?.[ENV.budgetLeftTokens]);
     this.budgetCost = positive(env?.[ENV.budgetLeftCost]);
+    const daily = positive(env?.[ENV.budgetDailyUsd]);
+    const monthly = positive(env?.[ENV.budgetMonthlyUsd]);
+    this.periodBudgets = { ...(daily && { daily_usd: daily }), ...(monthly && { monthly_usd: monthly }) };
+    this.ledgerDir = env?.[ENV.ledgerDir]?.trim() || undefined;
   }
 
   /** The run's limits, or undefined when meta.json sets none (then nothing is counted). */
@@ -104,6 +119,7 @@ export class RunLimits {
     if (this.over) return;
     this.apply(this.tracker.observe(event));
     if (this.budgetTokens !== undefined || this.budgetCost !== undefined) this.checkBudget();
+    this.checkPeriodBudgets(event);
   }
 
   /** The run is over: no more timers; an undelivered wrap-up and a private inbox are removed. */
@@ -126,6 +142,28 @@ export class RunLimits {
     } else if (this.budgetCost !== undefined && used.cost >= this.budgetCost) {
       this.apply(this.tracker.reach("tree_budget_cost", this.budgetCost, used.cost));
     }
+  }
+
+  /** After a model request that goes on working (an answer is never wrapped up): has the ledger reached a period budget? */
+  private checkPeriodBudgets(event: PiEvent): void {
+    if (
+      !this.ledgerDir ||
+      (this.periodBudgets.daily_usd === undefined && this.periodBudgets.monthly_usd === undefined)
+    ) {
+      return;
+    }
+    const assistant = assistantFromEvent(event);
+    if (!assistant || isTerminalStop(assistant.stopReason, assistant.hasToolCall)) return;
+    let overrun: ReturnType<typeof periodOverrun>;
+    try {
+      overrun = periodOverrun(this.periodBudgets, readPeriodSpend(this.ledgerDir, this.hooks.now()));
+    } catch (err) {
+      if (!this.ledgerUnread) this.hooks.warn(`${errorText(err)}: the period budgets are not checked in this run`);
+      this.ledgerUnread = true;
+      return;
+    }
+    if (overrun)
+      this.apply(this.tracker.reach(`${overrun.period}_budget_usd`, overrun.budget, roundCost(overrun.spent)));
   }
 
   private apply(step: LimitStep): void {

@@ -27,6 +27,7 @@ import { RunArtifacts } from "./run-artifacts.js";
 import { buildResult, deliverResult, explainOutcome, type RunReport } from "./run-result.js";
 import { RunTimers } from "./run-timers.js";
 import { RunWarnings } from "./run-warnings.js";
+import { SpendLedger } from "./spend-ledger.js";
 import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
 import { endTokenProcesses, type StragglerWatch } from "./stragglers.js";
 import { removeTaskFile, taskFilePath, writeTaskFile } from "./task-file.js";
@@ -96,6 +97,8 @@ class WrapperRun {
   private inbox: DeliveryLedger | undefined;
   /** meta.json `limits` at work (limits.ts); undefined when it sets none. */
   private limits: RunLimits | undefined;
+  /** Each model request's cost into the person's spending ledger, when meta.json `env` names it. */
+  private readonly spend: SpendLedger | undefined;
 
   constructor(
     private readonly meta: MetaV1,
@@ -110,6 +113,11 @@ class WrapperRun {
     this.runMeta = sessionPath ? { ...meta, sessionPath } : meta;
     this.fallbacks = new FallbackChain(effectiveModel(meta), meta.fallbackModels);
     this.standby = new Standby(options.standby ?? (options.child ? undefined : launchStandby), this.clock);
+    this.spend = SpendLedger.open(
+      meta,
+      () => this.clock.now(),
+      (line) => this.warnings.add(line),
+    );
   }
 
   async run(): Promise<RunReport> {
@@ -350,6 +358,8 @@ class WrapperRun {
     // A delivery is recorded where the child read it: before what pi does with it.
     if (this.inbox) for (const record of this.inbox.observe(event)) this.record(record);
     this.apply(this.tracker.observe(event));
+    // Recorded before the limits look: the period budgets' check then counts this request too.
+    this.spend?.observe(event);
     this.limits?.observe(event);
   }
 

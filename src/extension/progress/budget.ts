@@ -13,6 +13,7 @@
 import { ENV } from "../../contracts/env.js";
 import { ROOT_PATH } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, formatCost, roundCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import { periodBudgetRefusal, periodBudgetSource } from "./period-budget.js";
 import type { TreeProgress } from "./progress.js";
 
 export interface TreeBudget {
@@ -79,10 +80,12 @@ export async function budgetState(
   return { budget, spent, ...(refusal && { refusal }) };
 }
 
-/** Throws the refusal when the tree's budget is spent (or set to an invalid value). */
+/** Throws the refusal when the tree's budget or a period budget of the person's is spent (or set to an invalid value). */
 export async function assertBudgetLeft(progress: TreeProgress, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const state = await budgetState(progress, env);
   if (state?.refusal) throw new Error(state.refusal);
+  const period = periodBudgetRefusal(periodBudgetSource(env));
+  if (period) throw new Error(period);
 }
 
 /**

@@ -37,6 +37,7 @@ describe("readSubagentSettings", () => {
         fallback_models: ["a/b", "c/d"],
         runner: "box",
         runners: { box: { kind: "sandbox" } },
+        budgets: { daily_usd: 5, monthly_usd: 60.5 },
       },
     });
     expect(read()).toEqual({
@@ -46,14 +47,15 @@ describe("readSubagentSettings", () => {
         fallbackModels: ["a/b", "c/d"],
         runner: "box",
         runners: { box: { kind: "sandbox" } },
+        budgets: { daily_usd: 5, monthly_usd: 60.5 },
       },
       problems: [],
     });
   });
 
-  it("a project may set limits and fallback models, never runners, runner or onExit", () => {
+  it("a project may set limits and fallback models, never runners, runner, onExit or budgets", () => {
     write(path.join(agentDir, "settings.json"), {
-      subagents: { limits: { max_turns: 4, max_cost: 1 }, onExit: "detach" },
+      subagents: { limits: { max_turns: 4, max_cost: 1 }, onExit: "detach", budgets: { daily_usd: 2 } },
     });
     const projectFile = path.join(project, ".pi", "settings.json");
     write(projectFile, {
@@ -62,13 +64,21 @@ describe("readSubagentSettings", () => {
         fallback_models: ["x/y"],
         runners: { evil: { kind: "sandbox" } },
         onExit: "stop",
+        budgets: { daily_usd: 1000 },
       },
     });
     const { settings, problems } = read();
-    expect(settings).toEqual({ onExit: "detach", limits: { max_turns: 9, max_cost: 1 }, fallbackModels: ["x/y"] });
+    expect(settings).toEqual({
+      onExit: "detach",
+      limits: { max_turns: 9, max_cost: 1 },
+      fallbackModels: ["x/y"],
+      budgets: { daily_usd: 2 },
+    });
+    const only = "only pi's global settings may set runners, runner, onExit, budgets";
     expect(problems).toEqual([
-      `${projectFile}: subagents.runners is ignored: only pi's global settings may set runners, runner, onExit`,
-      `${projectFile}: subagents.onExit is ignored: only pi's global settings may set runners, runner, onExit`,
+      `${projectFile}: subagents.runners is ignored: ${only}`,
+      `${projectFile}: subagents.onExit is ignored: ${only}`,
+      `${projectFile}: subagents.budgets is ignored: ${only}`,
     ]);
   });
 
@@ -80,9 +90,25 @@ describe("readSubagentSettings", () => {
     expect(problems).toEqual([
       `${file}: subagents.onExit must be "detach" or "stop"`,
       `${file}: subagents.fallback_models must be a list of provider/id model names`,
-      `${file}: subagents: unknown key "extra" (known: onExit, limits, fallback_models, runner, runners)`,
+      `${file}: subagents: unknown key "extra" (known: onExit, limits, fallback_models, runner, runners, budgets)`,
       "subagents.runner: unknown runner: gpu (known: local); using local",
     ]);
+  });
+
+  it("bad budgets: one line per key, that period without a budget, the others kept", () => {
+    const file = path.join(agentDir, "settings.json");
+    write(file, { subagents: { budgets: { daily_usd: 0, monthly_usd: 30, weekly_usd: 9 } } });
+    expect(read()).toEqual({
+      settings: { budgets: { monthly_usd: 30 } },
+      problems: [
+        `${file}: subagents.budgets.daily_usd must be a positive number of USD, not 0`,
+        `${file}: subagents.budgets: unknown key "weekly_usd" (known: daily_usd, monthly_usd)`,
+      ],
+    });
+    write(file, { subagents: { budgets: 5 } });
+    expect(read().problems).toEqual([`${file}: subagents.budgets must be an object like {"daily_usd": 5}, not a number`]);
+    write(file, { subagents: { budgets: { daily_usd: "5" } } });
+    expect(read().problems).toEqual([`${file}: subagents.budgets.daily_usd must be a positive number of USD, not "5"`]);
   });
 
   it("a settings file that is not JSON, or not a file, is one line", () => {

@@ -1,0 +1,90 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { appendLedger, ledgerLine, parseLedger, readPeriodSpend } from "../../../src/contracts/budget-ledger.js";
+import { ledgerDir, ledgerFile } from "../../../src/contracts/layout.js";
+
+const savedTz = process.env.TZ;
+beforeAll(() => {
+  process.env.TZ = "America/New_York";
+});
+afterAll(() => {
+  if (savedTz === undefined) delete process.env.TZ;
+  else process.env.TZ = savedTz;
+});
+
+let dir: string;
+beforeEach(() => {
+  dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ledger-")), "agent");
+});
+afterEach(() => fs.rmSync(path.dirname(dir), { recursive: true, force: true }));
+
+const local = (y: number, m: number, d: number, h = 0) => new Date(y, m - 1, d, h).getTime();
+const line = (at: number, usd: number, run = "r") => ledgerLine({ at, usd, run });
+
+describe("the spending ledger's lines", () => {
+  it("one line per spend, starting with its time, far below PIPE_BUF even for long names", () => {
+    expect(line(1_000, 0.25, "scout-0001-spawn")).toBe('{"at":1000,"usd":0.25,"run":"scout-0001-spawn"}\n');
+    const long = ledgerLine({ at: 1, usd: 1, run: "r".repeat(10_000), agent: `/root/${"a".repeat(10_000)}` });
+    expect(Buffer.byteLength(long)).toBeLessThan(1024);
+    expect(long.endsWith("\n")).toBe(true);
+  });
+
+  it("a reader skips blank, torn and foreign lines", () => {
+    const text = [line(1, 0.1), "", '{"at":2,"usd":', "not json", '{"at":3,"usd":-1}', '{"usd":1}', line(4, 0.2)].join(
+      "\n",
+    );
+    expect(parseLedger(text).map((e) => [e.at, e.usd])).toEqual([
+      [1, 0.1],
+      [4, 0.2],
+    ]);
+  });
+
+  it("a line written after a torn one (no newline) still counts, and so does a whole record left without its newline", () => {
+    const torn = '{"at":5,"usd":0.3,"ru';
+    const whole = '{"at":6,"usd":0.4,"run":"x"}';
+    expect(parseLedger(torn + line(7, 0.5)).map((e) => e.at)).toEqual([7]);
+    expect(parseLedger(whole + line(8, 0.6)).map((e) => e.at)).toEqual([6, 8]);
+    // The last line of a file whose writer is mid-way: skipped now, counted once whole.
+    expect(parseLedger(line(9, 0.1) + torn).map((e) => e.at)).toEqual([9]);
+  });
+});
+
+describe("the spending ledger on disk", () => {
+  it("appends in the file of the spend's local month and reads today's and this month's sums", () => {
+    const ledger = ledgerDir(dir);
+    expect(ledger).toBe(path.join(dir, "subagents", "ledger"));
+    const now = local(2026, 12, 3, 15);
+    appendLedger(ledger, { at: local(2026, 11, 30, 23), usd: 9, run: "last-month" });
+    appendLedger(ledger, { at: local(2026, 12, 1, 10), usd: 1, run: "a" });
+    appendLedger(ledger, { at: local(2026, 12, 2, 23), usd: 2, run: "b" });
+    appendLedger(ledger, { at: local(2026, 12, 3, 0), usd: 0.25, run: "c" });
+    appendLedger(ledger, { at: local(2026, 12, 3, 14), usd: 0.5, run: "d", agent: "/root/x" });
+    expect(fs.readdirSync(ledger).sort()).toEqual(["2026-11.jsonl", "2026-12.jsonl"]);
+    expect(ledgerFile(ledger, now)).toBe(path.join(ledger, "2026-12.jsonl"));
+    expect(readPeriodSpend(ledger, now)).toEqual({ daily: 0.75, monthly: 3.75 });
+  });
+
+  it("no ledger yet: nothing spent; a ledger that is not a file is one clear error", () => {
+    const ledger = ledgerDir(dir);
+    const now = local(2026, 12, 3, 15);
+    expect(readPeriodSpend(ledger, now)).toEqual({ daily: 0, monthly: 0 });
+    fs.mkdirSync(ledgerFile(ledger, now), { recursive: true });
+    expect(() => readPeriodSpend(ledger, now)).toThrow(/^the budget ledger .*2026-12\.jsonl is not a regular file$/);
+  });
+
+  it("several writers appending by turns: every line whole, none lost, one torn line in between costs only itself", () => {
+    const ledger = ledgerDir(dir);
+    const now = local(2026, 12, 3, 15);
+    for (let i = 0; i < 50; i++) {
+      appendLedger(ledger, { at: now - i, usd: 0.01, run: `writer-a-${i}` });
+      if (i === 25) fs.appendFileSync(ledgerFile(ledger, now), '{"at":1,"usd":0.5,"run":"crashed');
+      appendLedger(ledger, { at: now - i, usd: 0.02, run: `writer-b-${i}` });
+    }
+    const entries = parseLedger(fs.readFileSync(ledgerFile(ledger, now), "utf8"));
+    expect(entries).toHaveLength(100);
+    expect(new Set(entries.map((e) => e.run)).size).toBe(100);
+    expect(readPeriodSpend(ledger, now).daily).toBeCloseTo(1.5, 10);
+  });
+});
