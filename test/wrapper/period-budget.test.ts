@@ -102,6 +102,8 @@ describe("subagent-wrapper with the spending ledger", () => {
     const out = await wrapper.run({ env: LOAD });
     expect(out.result).toMatchObject({ status: "completed", finalText: "done" });
     const warnings = out.stderr.split("\n").filter((line) => line.includes("spending ledger"));
-    expect(warnings).toEqual([expect.stringMatching(/cannot be written .*: this run's cost is not counted in the period budgets$/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/cannot be written .*: this run's cost is not counted in the period budgets$/),
+    ]);
   });
 });

@@ -35,8 +35,12 @@ describe("budget periods (local time)", () => {
   });
 
   it("a day with a clock change is 23 or 25 hours long: its end is still the next local midnight", () => {
-    expect(periodEnd("daily", local(2026, 3, 29, 12)) - periodStart("daily", local(2026, 3, 29, 12))).toBe(23 * 3_600_000);
-    expect(periodEnd("daily", local(2026, 10, 25, 12)) - periodStart("daily", local(2026, 10, 25, 12))).toBe(25 * 3_600_000);
+    expect(periodEnd("daily", local(2026, 3, 29, 12)) - periodStart("daily", local(2026, 3, 29, 12))).toBe(
+      23 * 3_600_000,
+    );
+    expect(periodEnd("daily", local(2026, 10, 25, 12)) - periodStart("daily", local(2026, 10, 25, 12))).toBe(
+      25 * 3_600_000,
+    );
   });
 
   it.each([
@@ -53,7 +57,9 @@ describe("budget periods (local time)", () => {
   });
 
   it("says when the budget is whole again: which local moment and how long from now", () => {
-    expect(describeReset("daily", local(2026, 12, 3, 20, 48))).toBe("it resets at midnight, local time (in 3 h 12 min)");
+    expect(describeReset("daily", local(2026, 12, 3, 20, 48))).toBe(
+      "it resets at midnight, local time (in 3 h 12 min)",
+    );
     expect(describeReset("monthly", local(2026, 12, 30, 12))).toBe(
       "it resets on 2027-01-01 at 00:00, local time (in 1 d 12 h)",
     );

@@ -106,7 +106,9 @@ describe("readSubagentSettings", () => {
       ],
     });
     write(file, { subagents: { budgets: 5 } });
-    expect(read().problems).toEqual([`${file}: subagents.budgets must be an object like {"daily_usd": 5}, not a number`]);
+    expect(read().problems).toEqual([
+      `${file}: subagents.budgets must be an object like {"daily_usd": 5}, not a number`,
+    ]);
     write(file, { subagents: { budgets: { daily_usd: "5" } } });
     expect(read().problems).toEqual([`${file}: subagents.budgets.daily_usd must be a positive number of USD, not "5"`]);
   });
