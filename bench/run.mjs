@@ -13,6 +13,7 @@ import { REPO_ROOT } from "./support.mjs";
 
 const SUITES = [
   "report-budget",
+  "ledger",
   "startup",
   "latency",
   "stream",

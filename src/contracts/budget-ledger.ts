@@ -14,7 +14,7 @@
  */
 import fs from "node:fs";
 import { readRegularFileSync } from "../lib/regular-file.js";
-import { BUDGET_PERIODS, type PeriodSpend, periodStart } from "./budget-periods.js";
+import { type PeriodSpend, periodStart } from "./budget-periods.js";
 import { ledgerFile } from "./layout.js";
 
 export interface LedgerEntry {
@@ -107,9 +107,40 @@ export function readPeriodSpend(dir: string, now: number): PeriodSpend {
   const read = readRegularFileSync(file);
   if ("absent" in read) return spend;
   if ("problem" in read) throw new Error(`the budget ledger ${file} ${read.problem}`);
-  const starts = BUDGET_PERIODS.map((period) => [period, periodStart(period, now)] as const);
-  for (const entry of parseLedger(read.text)) {
-    for (const [period, start] of starts) if (entry.at >= start) spend[period] += entry.usd;
+  const dayStart = periodStart("daily", now);
+  const monthStart = periodStart("monthly", now);
+  const add = (at: number, usd: number) => {
+    if (at >= monthStart) spend.monthly += usd;
+    if (at >= dayStart) spend.daily += usd;
+  };
+  const { text } = read;
+  for (let from = 0; from < text.length; ) {
+    const end = text.indexOf("\n", from);
+    const lineEnd = end === -1 ? text.length : end;
+    const fast = writtenLine(text, from, lineEnd);
+    if (fast) add(fast.at, fast.usd);
+    else if (lineEnd > from) for (const entry of parseLedger(text.slice(from, lineEnd))) add(entry.at, entry.usd);
+    from = lineEnd + 1;
   }
   return spend;
+}
+
+const USD_FIELD = ',"usd":';
+const RUN_FIELD = ',"run":"';
+
+/**
+ * A line as ledgerLine writes it (`{"at":N,"usd":X,"run":"…"…}`, one record), read without
+ * JSON.parse: the check runs before every spawn, over a month of lines. Anything else (a torn
+ * line, a second record on the line, a foreign one) is undefined, for parseLedger to sort out.
+ */
+function writtenLine(text: string, from: number, end: number): { at: number; usd: number } | undefined {
+  if (!text.startsWith(RECORD_START, from) || text.charCodeAt(end - 1) !== 125 /* } */) return undefined;
+  const usdAt = text.indexOf(USD_FIELD, from);
+  const runAt = usdAt === -1 ? -1 : text.indexOf(RUN_FIELD, usdAt);
+  if (runAt === -1 || runAt > end) return undefined;
+  const second = text.indexOf(RECORD_START, from + 1);
+  if (second !== -1 && second < end) return undefined;
+  const at = Number(text.slice(from + RECORD_START.length, usdAt));
+  const usd = Number(text.slice(usdAt + USD_FIELD.length, runAt));
+  return Number.isFinite(at) && Number.isFinite(usd) && usd >= 0 ? { at, usd } : undefined;
 }

@@ -87,4 +87,13 @@ describe("the spending ledger on disk", () => {
     expect(new Set(entries.map((e) => e.run)).size).toBe(100);
     expect(readPeriodSpend(ledger, now).daily).toBeCloseTo(1.5, 10);
   });
+
+  it("the summing reader counts each whole record of a line a writer left without its newline", () => {
+    const ledger = ledgerDir(dir);
+    const now = local(2026, 12, 3, 15);
+    fs.mkdirSync(ledger, { recursive: true });
+    const whole = ledgerLine({ at: now, usd: 0.25, run: "died-before-newline" }).trimEnd();
+    fs.writeFileSync(ledgerFile(ledger, now), `${whole}${line(now, 0.5)}${line(now, 1)}`);
+    expect(readPeriodSpend(ledger, now)).toEqual({ daily: 1.75, monthly: 1.75 });
+  });
 });
