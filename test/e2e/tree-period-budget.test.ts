@@ -62,7 +62,9 @@ describe("period budgets across trees", () => {
       expectCleanExit(await h.runRoot("first", ROOT_RUN));
       expect(allNotices(h).find((n) => n.agent_name === "/root/worker")).toMatchObject({ type: "completed" });
       const ledger = ledgerDir(h.home.dir);
-      const entries = fs.readdirSync(ledger).flatMap((file) => parseLedger(fs.readFileSync(path.join(ledger, file), "utf8")));
+      const entries = fs
+        .readdirSync(ledger)
+        .flatMap((file) => parseLedger(fs.readFileSync(path.join(ledger, file), "utf8")));
       expect(entries.map((e) => e.usd)).toEqual([1.5, 1.5]);
 
       expectCleanExit(await h.runRoot("second", ROOT_RUN));
