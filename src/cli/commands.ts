@@ -1,5 +1,5 @@
 /**
- * The subcommands beside `run` and `serve`: inspect, tail, doctor, bring, clean, stop. Only their names, options and help
+ * The subcommands beside `run` and `serve`: inspect, tail, doctor, bring, clean, stop, cost. Only their names, options and help
  * live here; each one's code is imported when it is called, so `subagent-wrapper run`
  * never loads it (nor the schema validator that `inspect` uses).
  */
@@ -7,7 +7,18 @@ import fs from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Every word the CLI reads as a command rather than as a meta file. */
-export const COMMAND_WORDS = ["run", "serve", "inspect", "tail", "doctor", "bring", "clean", "stop", "help"] as const;
+export const COMMAND_WORDS = [
+  "run",
+  "serve",
+  "inspect",
+  "tail",
+  "doctor",
+  "bring",
+  "clean",
+  "stop",
+  "cost",
+  "help",
+] as const;
 
 /** A repeatable option's values, in the order given. */
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -56,6 +67,32 @@ export function addInspectionCommands(program: Command, version: string, onExitC
   addBringCommand(program, version, onExitCode);
   addCleanCommand(program, version, onExitCode);
   addStopCommand(program, version, onExitCode);
+  addCostCommand(program, version, onExitCode);
+}
+
+function addCostCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
+  program
+    .command("cost <tree>")
+    .description("what each agent of a tree cost (tokens, USD, wall time) and each subtree's total")
+    .version(version, "-v, --version")
+    .option("--json", "print one JSON object instead of a table")
+    .option("--csv", "print CSV for a spreadsheet: a header row, one row per agent")
+    .addHelpText(
+      "after",
+      `
+<tree> is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>).
+Per agent: path, role, model(s), turns, model requests, repairs (0: work is not verified
+yet), input/output/cache tokens, USD, wall time; per subtree: the same usage summed, as
+list_agents rolls it up (a running turn counts what it has spent so far).
+Exit codes: 0 shown
+            1 shown, but an agent's record could not be read (each a line on stderr)
+            2 no tree directory there, or both --json and --csv (one line on stderr)`,
+    )
+    .action(async (tree: string, flags: { json?: boolean; csv?: boolean }) => {
+      quietWhenStdoutCloses();
+      const { costCommand } = await import("./cost.js");
+      onExitCode(costCommand(tree, flags));
+    });
 }
 
 function addStopCommand(program: Command, version: string, onExitCode: (code: number) => void): void {

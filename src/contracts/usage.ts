@@ -121,6 +121,34 @@ export function addTotals(into: UsageTotals, add: UsageTotals): UsageTotals {
   return into;
 }
 
+/** Whether `agentPath` is `root` or below it (`/root/a` holds `/root/a/x`, not `/root/ab`). */
+export function inSubtree(root: string, agentPath: string): boolean {
+  return agentPath === root || agentPath.startsWith(`${root}/`);
+}
+
+/**
+ * For every agent of `own` (path → its own value), the sum over itself and its descendants
+ * among them: the one roll-up behind list_agents' `subtree_usage` and `subagent-wrapper cost`.
+ */
+export function rollUpBy<T>(
+  own: ReadonlyMap<string, T>,
+  empty: () => T,
+  add: (into: T, value: T) => void,
+): Map<string, T> {
+  const rolled = new Map<string, T>();
+  for (const [agentPath] of own) {
+    const sum = empty();
+    for (const [other, value] of own) if (inSubtree(agentPath, other)) add(sum, value);
+    rolled.set(agentPath, sum);
+  }
+  return rolled;
+}
+
+/** rollUpBy over the compact usage. */
+export function rollUp(usages: ReadonlyMap<string, UsageTotals>): Map<string, UsageTotals> {
+  return rollUpBy(usages, emptyTotals, addTotals);
+}
+
 /** A cost with enough digits for small runs: 0.0012 → "$0.0012", 1.5 → "$1.50". */
 export function formatCost(dollars: number): string {
   if (!Number.isFinite(dollars)) return "?";

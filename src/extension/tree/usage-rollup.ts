@@ -4,27 +4,12 @@
  * own plus every agent below it, read from the tree directory that every process shares.
  */
 import type { AgentRecordV1 } from "../../contracts/tree.js";
-import { addTotals, emptyTotals, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import { addTotals, type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import type { TreeDir } from "./tree-dir.js";
 
-/** Whether `agentPath` is `root` or below it. */
-export function inSubtree(root: string, agentPath: string): boolean {
-  return agentPath === root || agentPath.startsWith(`${root}/`);
-}
-
-/**
- * For every agent of `usages` (path → its own totals), the sum over itself and its
- * descendants among them.
- */
-export function rollUp(usages: ReadonlyMap<string, UsageTotals>): Map<string, UsageTotals> {
-  const rolled = new Map<string, UsageTotals>();
-  for (const [agentPath] of usages) {
-    const sum = emptyTotals();
-    for (const [other, totals] of usages) if (inSubtree(agentPath, other)) addTotals(sum, totals);
-    rolled.set(agentPath, sum);
-  }
-  return rolled;
-}
+// The pure roll-up lives with the usage arithmetic (the CLI's `cost` uses it too); the
+// extension's modules keep importing it from here.
+export { inSubtree, rollUp } from "../../contracts/usage.js";
 
 /**
  * The usage of `record`'s whole subtree as recorded in the tree directory: `record` itself
