@@ -19,7 +19,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { readPeriodSpend } from "../contracts/budget-ledger.js";
+import { LedgerReader } from "../contracts/budget-ledger.js";
 import { type PeriodBudgets, periodOverrun } from "../contracts/budget-periods.js";
 import { ENV } from "../contracts/env.js";
 import type { LimitRecord } from "../contracts/events.js";
@@ -62,7 +62,8 @@ export class RunLimits {
   private readonly budgetTokens: number | undefined;
   private readonly budgetCost: number | undefined;
   private readonly periodBudgets: PeriodBudgets;
-  private readonly ledgerDir: string | undefined;
+  /** The spending ledger, read as it grows (only with a period budget). */
+  private readonly ledger: LedgerReader | undefined;
   private ledgerUnread = false;
 
   private constructor(
@@ -76,7 +77,8 @@ export class RunLimits {
     const daily = positive(env?.[ENV.budgetDailyUsd]);
     const monthly = positive(env?.[ENV.budgetMonthlyUsd]);
     this.periodBudgets = { ...(daily && { daily_usd: daily }), ...(monthly && { monthly_usd: monthly }) };
-    this.ledgerDir = env?.[ENV.ledgerDir]?.trim() || undefined;
+    const ledgerDir = env?.[ENV.ledgerDir]?.trim();
+    this.ledger = ledgerDir && (daily || monthly) ? new LedgerReader(ledgerDir) : undefined;
   }
 
   /** The run's limits, or undefined when meta.json sets none (then nothing is counted). */
@@ -146,17 +148,12 @@ export class RunLimits {
 
   /** After a model request that goes on working (an answer is never wrapped up): has the ledger reached a period budget? */
   private checkPeriodBudgets(event: PiEvent): void {
-    if (
-      !this.ledgerDir ||
-      (this.periodBudgets.daily_usd === undefined && this.periodBudgets.monthly_usd === undefined)
-    ) {
-      return;
-    }
+    if (!this.ledger) return;
     const assistant = assistantFromEvent(event);
     if (!assistant || isTerminalStop(assistant.stopReason, assistant.hasToolCall)) return;
     let overrun: ReturnType<typeof periodOverrun>;
     try {
-      overrun = periodOverrun(this.periodBudgets, readPeriodSpend(this.ledgerDir, this.hooks.now()));
+      overrun = periodOverrun(this.periodBudgets, this.ledger.spend(this.hooks.now()));
     } catch (err) {
       if (!this.ledgerUnread) this.hooks.warn(`${errorText(err)}: the period budgets are not checked in this run`);
       this.ledgerUnread = true;

@@ -6,7 +6,7 @@
  * that starts carries the budgets and the ledger's folder in its meta.json `env`, so its
  * wrapper records what it spends and wraps it up when the ledger reaches a budget.
  */
-import { readPeriodSpend } from "../../contracts/budget-ledger.js";
+import { LedgerReader } from "../../contracts/budget-ledger.js";
 import { type PeriodBudgets, periodOverrun, periodRefusal } from "../../contracts/budget-periods.js";
 import { ENV } from "../../contracts/env.js";
 import { ledgerDir } from "../../contracts/layout.js";
@@ -27,11 +27,20 @@ export function periodBudgetSource(env: NodeJS.ProcessEnv = process.env, now = D
   return { agentDir, budgets: readSubagentSettings({ agentDir }).settings.budgets ?? {}, now };
 }
 
+/** This process's readers of the ledger, by its folder: each later check reads only what was appended. */
+const readers = new Map<string, LedgerReader>();
+
 /** The refusal when a period's budget is reached, else undefined; throws when the ledger cannot be read. */
 export function periodBudgetRefusal(source: PeriodBudgetSource): string | undefined {
   const { budgets, agentDir, now } = source;
   if (budgets.daily_usd === undefined && budgets.monthly_usd === undefined) return undefined;
-  const overrun = periodOverrun(budgets, readPeriodSpend(ledgerDir(agentDir), now));
+  const dir = ledgerDir(agentDir);
+  let reader = readers.get(dir);
+  if (!reader) {
+    reader = new LedgerReader(dir);
+    readers.set(dir, reader);
+  }
+  const overrun = periodOverrun(budgets, reader.spend(now));
   return overrun && periodRefusal(overrun, now);
 }
 

@@ -2,7 +2,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { appendLedger, ledgerLine, parseLedger, readPeriodSpend } from "../../../src/contracts/budget-ledger.js";
+import {
+  appendLedger,
+  LedgerReader,
+  ledgerLine,
+  parseLedger,
+  readPeriodSpend,
+} from "../../../src/contracts/budget-ledger.js";
 import { ledgerDir, ledgerFile } from "../../../src/contracts/layout.js";
 
 const savedTz = process.env.TZ;
@@ -95,5 +101,51 @@ describe("the spending ledger on disk", () => {
     const whole = ledgerLine({ at: now, usd: 0.25, run: "died-before-newline" }).trimEnd();
     fs.writeFileSync(ledgerFile(ledger, now), `${whole}${line(now, 0.5)}${line(now, 1)}`);
     expect(readPeriodSpend(ledger, now)).toEqual({ daily: 1.75, monthly: 1.75 });
+  });
+});
+
+describe("the ledger read as it grows (one reader per process)", () => {
+  it("each check counts what was appended since, once; a line still being written counts once it is whole", () => {
+    const ledger = ledgerDir(dir);
+    const now = local(2026, 12, 3, 15);
+    const reader = new LedgerReader(ledger);
+    expect(reader.spend(now)).toEqual({ daily: 0, monthly: 0 });
+    appendLedger(ledger, { at: now, usd: 0.5, run: "a" });
+    expect(reader.spend(now).daily).toBe(0.5);
+    const half = line(now, 0.25, "b");
+    fs.appendFileSync(ledgerFile(ledger, now), half.slice(0, 10));
+    expect(reader.spend(now).daily).toBe(0.5);
+    fs.appendFileSync(ledgerFile(ledger, now), half.slice(10));
+    expect(reader.spend(now).daily).toBe(0.75);
+    expect(reader.spend(now).daily).toBe(0.75);
+  });
+
+  it("a ledger file replaced or cut short is read anew; a new month reads the new month's file", () => {
+    const ledger = ledgerDir(dir);
+    const now = local(2026, 12, 3, 15);
+    const reader = new LedgerReader(ledger);
+    appendLedger(ledger, { at: now, usd: 1, run: "a" });
+    appendLedger(ledger, { at: now, usd: 2, run: "b" });
+    expect(reader.spend(now).monthly).toBe(3);
+    fs.writeFileSync(ledgerFile(ledger, now), line(now, 0.5));
+    expect(reader.spend(now).monthly).toBe(0.5);
+    const replacement = `${ledgerFile(ledger, now)}.new`;
+    fs.writeFileSync(replacement, line(now, 4) + line(now, 4));
+    fs.renameSync(replacement, ledgerFile(ledger, now));
+    expect(reader.spend(now).monthly).toBe(8);
+    const nextMonth = local(2027, 1, 1, 9);
+    expect(reader.spend(nextMonth)).toEqual({ daily: 0, monthly: 0 });
+    appendLedger(ledger, { at: nextMonth, usd: 0.125, run: "c" });
+    expect(reader.spend(nextMonth)).toEqual({ daily: 0.125, monthly: 0.125 });
+  });
+
+  it("costs are summed exactly as JSON.parse reads them, whatever their digits", () => {
+    const ledger = ledgerDir(dir);
+    const now = local(2026, 12, 3, 15);
+    const costs = [0.0123, 1.5, 12, 0.0012000000000000001, 1e-7, 3.3333333333333335, 0.1, 0, 123456.789];
+    for (const usd of costs) appendLedger(ledger, { at: now, usd, run: "r" });
+    const expected = parseLedger(fs.readFileSync(ledgerFile(ledger, now), "utf8")).reduce((sum, e) => sum + e.usd, 0);
+    expect(readPeriodSpend(ledger, now).daily).toBe(expected);
+    expect(parseLedger(fs.readFileSync(ledgerFile(ledger, now), "utf8")).map((e) => e.usd)).toEqual(costs);
   });
 });
