@@ -60,7 +60,7 @@ export const ENV = {
   /**
    * Set by the extension in a turn's meta.json `env`: what was left of the tree's token budget
    * when the turn started. The wrapper wraps the turn up (`tree_budget_tokens`) once the turn
-   * has used that much (SPEC 5.3); only with meta.json `limits`.
+   * has used that much; only with meta.json `limits`.
    */
   budgetLeftTokens: "PI_SUBAGENTS_BUDGET_LEFT_TOKENS",
   /** The same for the cost budget (`tree_budget_cost`). */
@@ -73,7 +73,7 @@ export const ENV = {
    */
   wake: "PI_SUBAGENTS_WAKE",
   /**
-   * `detach` or `stop`: what a deliberate exit of the root does with running turns (5.2);
+   * `detach` or `stop`: what a deliberate exit of the root does with running turns;
    * beats the `onExit` setting. Default: detach in interactive mode, stop in print/json/rpc.
    */
   onExit: "PI_SUBAGENTS_ON_EXIT",

@@ -1,5 +1,5 @@
 /**
- * Runners: where a child's pi runs (SPEC 5.5, names in 5.7). `local` is the default and needs
+ * Runners: where a child's pi runs. `local` is the default and needs
  * no definition; the others are named in settings (`subagents.runners`: name → definition).
  * For every runner but `local`, the local wrapper runs `<prefix> <remote_command…> serve`.
  */
@@ -129,7 +129,7 @@ export function unknownRunnerMessage(name: string, runners: Record<string, Runne
   return `unknown runner: ${name} (known: ${[LOCAL_RUNNER, ...Object.keys(runners)].join(", ")})`;
 }
 
-/** A runner as meta.json carries it (SPEC 5.7 `runner`): its name and its definition, resolved. */
+/** A runner as meta.json carries it (its `runner` field): its name and its definition, resolved. */
 export type ResolvedRunner = RunnerDefinition & { name: string };
 
 /** The problems of meta.json's `runner`; none means it is valid. */
@@ -141,7 +141,7 @@ export function resolvedRunnerProblems(value: unknown, where: string): string[] 
   return [...problems, ...runnerProblems(definition, where)];
 }
 
-/** What result.json and notices say of the runner (SPEC 5.7): `{name, kind, host?}`. */
+/** What result.json and notices say of the runner: `{name, kind, host?}`. */
 export interface RunnerSummary {
   name: string;
   kind: RunnerKind;

@@ -295,7 +295,7 @@ export class OutcomeTracker {
     return this.conclude();
   }
 
-  /** pi retries the error that was the candidate: it no longer decides (2.3: the next terminal message does). */
+  /** pi retries the error that was the candidate: it no longer decides (the next terminal message does). */
   private onRetry(): Transition {
     if (this.locked || !this.candidate?.retryable) return NONE;
     this.candidate = undefined;

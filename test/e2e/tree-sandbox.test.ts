@@ -1,5 +1,5 @@
 /**
- * The `sandbox` runner end to end (SPEC 5.5): the real pi loading the extension, scripted
+ * The `sandbox` runner end to end: the real pi loading the extension, scripted
  * models, a real git repository with uncommitted parent changes, and bubblewrap. A child
  * spawned with `runner: "box"` starts from the parent's working state, cannot create or change
  * a file of the parent's checkout or of the package, cannot read a hidden path (each tried

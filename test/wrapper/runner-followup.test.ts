@@ -1,5 +1,5 @@
 /**
- * Shipping a runner's workspace (SPEC 5.5), from the local wrapper's side with the fake pi:
+ * Shipping a runner's workspace, from the local wrapper's side with the fake pi:
  * a follow-up sends only what the far side lacks (the sandbox keeps the agent's workspace in
  * meta.json `runnerWorkspacePath` between turns, so the second turn's bundle holds the
  * changed file and the new commit, not the repository), a bundle over the far side's bound

@@ -1,5 +1,5 @@
 /**
- * Which runner a spawn's child runs on (SPEC 5.5, names in 5.7): spawn_agent's `runner`, else
+ * Which runner a spawn's child runs on: spawn_agent's `runner`, else
  * the role's `runner:`, else the settings' default, else `local`. Any other runner is named in
  * the settings' `runners` (pi's global settings only); its definition is resolved here (the
  * sandbox's default hide list and capacity filled in) and kept in the agent's record, so every

@@ -1,5 +1,5 @@
 /**
- * A child that runs on a runner (SPEC 5.5), seen by the run as a local child: the run's
+ * A child that runs on a runner, seen by the run as a local child: the run's
  * ChildOperations start `<prefix> <remote_command…> serve` instead of pi and speak the runner
  * protocol with it (contracts/serve-protocol.ts). pi's stdout and stderr come back as they were
  * written, so the run normalizes, records and decides exactly as for a local pi; its exit
