@@ -92,7 +92,7 @@ beforeAll(async () => {
   );
   for (const [name, file] of Object.entries(sockets)) {
     if (name === "run" && !canListenInRun) continue;
-    const server = net.createServer((socket) => socket.end("HOST-SOCKET-ANSWERED\n"));
+    const server = net.createServer((socket) => socket.on("error", () => undefined).end("HOST-SOCKET-ANSWERED\n"));
     await new Promise<void>((resolve) => server.listen(file, resolve));
     servers.push(server);
   }
