@@ -68,13 +68,14 @@ export interface PrefixContext {
   /**
    * The agent's runner workspace folder (meta.json `runnerWorkspacePath`): bound writable at
    * its own path and named to `serve` as its scratch root, so the workspace it keeps outlives
-   * the sandbox's private /tmp. Left out when a hidden path covers it.
+   * the sandbox's private /tmp. Bound even below a hidden path (it is the agent's own).
    */
   scratchRoot?: string;
   /**
-   * pi's agent dir and a private copy of its top-level files: pi writes there (locks, trust,
-   * a refreshed login), so the sandbox sees the copy, writable, at the agent dir's place, with
-   * the agent dir's folders bound read-only into it. What it writes goes with the copy.
+   * pi's agent dir and a private copy of its top-level files: pi writes there (locks, trust),
+   * so the sandbox sees the copy, writable, at the agent dir's place, with the agent dir's
+   * folders (`folders`) bound read-only into it and `readOnlyFiles` of the copy bound
+   * read-only over themselves (auth.json). What it writes goes with the copy.
    */
   agentDir?: { path: string; copy: string; folders: string[]; readOnlyFiles?: string[] };
   /** Socket files bound on this machine (hostUnixSockets()): each is covered, so nothing inside can connect to it. */

@@ -3,7 +3,7 @@
  * IPC unshared, the socket folders emptied and made read-only last, a bound socket elsewhere
  * covered by /dev/null, auth.json bound read-only over the agent dir's copy, the agent's
  * workspace bound writable after (so above) the hidden folder it lies in, and a file pi needs
- * under a hidden folder shown again. The sandbox itself is tried in test/wrapper/sandbox-boundary.test.ts.
+ * under a hidden folder shown again. The sandbox itself is tried in test/reliability/sandbox-boundary.test.ts.
  */
 import fs from "node:fs";
 import net from "node:net";

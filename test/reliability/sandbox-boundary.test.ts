@@ -131,7 +131,7 @@ function probe(outside: string, scratch: string, hostPid: number): string {
   return lines.join("; ");
 }
 
-describe("the sandbox runner is a boundary (fake pi, real bubblewrap)", () => {
+describe("area 6: the sandbox runner is a boundary (fake pi, real bubblewrap): every escape tried from inside is refused", () => {
   it("a sandboxed child reads no secret variable, reaches no host socket, sees no hidden file or other login, writes only its workspace", async (ctx) => {
     skipOrFail(ctx, bwrapMissing());
     const c = await wrapperCase({ meta: {} });
