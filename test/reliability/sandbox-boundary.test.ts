@@ -53,6 +53,8 @@ const sockets = {
   run: `/run/psa-box-${tag}.sock`,
   runtime: path.join(runtimeDir, "bus"),
   loose: path.join(looseDir, "agent.sock"),
+  // An abstract name (Linux): no file, so no mount can hide it; the seccomp filter refuses it.
+  abstract: `\0psa-box-${tag}`,
 };
 const servers: net.Server[] = [];
 
@@ -104,17 +106,21 @@ afterAll(async () => {
   for (const dir of [home, runtimeDir, looseDir]) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A socket as the probe names it: an abstract name with `@` for its leading NUL. */
+const shown = (file: string) => (file.startsWith("\0") ? `@${file.slice(1)}` : file);
+
 /** Tries to connect to each socket: `CONNECTED <path>` or `REFUSED <path> <code>`. */
-const CONNECT_SCRIPT = `for (const file of process.argv.slice(1)) {
+const CONNECT_SCRIPT = `for (const name of process.argv.slice(1)) {
+  const file = name.startsWith("@") ? "\\0" + name.slice(1) : name;
   const s = require("net").connect(file);
-  s.on("connect", () => { console.log("CONNECTED " + file); s.destroy(); });
-  s.on("error", (e) => console.log("REFUSED " + file + " " + e.code));
+  s.on("connect", () => { console.log("CONNECTED " + name); s.destroy(); });
+  s.on("error", (e) => console.log("REFUSED " + name + " " + e.code));
 }`;
 
 function probe(outside: string, scratch: string, hostPid: number): string {
   const lines = [
     "echo '--- env'; env | grep -v '^FAKE_PI_SCRIPT=' | sort",
-    `echo '--- sockets'; node -e '${CONNECT_SCRIPT}' ${Object.values(sockets).join(" ")}`,
+    `echo '--- sockets'; node -e '${CONNECT_SCRIPT}' ${Object.values(sockets).map(shown).join(" ")}`,
     "echo '--- home'",
     ...Object.keys(HOME_SECRETS).map((file) => `cat ~/${file} 2>/dev/null || echo "HIDDEN ${file}"`),
     `echo '--- auth'; cat ${agentDir}/auth.json; echo; cat ${agentDir}/models.json`,
@@ -209,7 +215,7 @@ describe("area 6: the sandbox runner is a boundary (fake pi, real bubblewrap): e
     // No host socket answers: not under /run, not in the runtime dir, not in an unhidden folder.
     expect.soft(seen).not.toContain("CONNECTED");
     for (const [name, file] of Object.entries(sockets)) {
-      if (name !== "run" || canListenInRun) expect.soft(seen).toMatch(new RegExp(`REFUSED ${file} E[A-Z]+`));
+      if (name !== "run" || canListenInRun) expect.soft(seen).toMatch(new RegExp(`REFUSED ${shown(file)} E[A-Z]+`));
     }
     // The default hide, and pi's session history of other projects.
     for (const [file, word] of Object.entries(HOME_SECRETS)) {

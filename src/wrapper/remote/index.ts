@@ -17,7 +17,14 @@ import { fallbackSessionPath } from "../fallback.js";
 import { useSshMaster } from "../ssh-master.js";
 import { hostUnixSockets, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
-import { agentDirCopy, jitiCacheCopy, sandboxScratchRoot, sandboxSecrets } from "./sandbox-files.js";
+import {
+  agentDirCopy,
+  jitiCacheCopy,
+  SECCOMP_FD,
+  sandboxScratchRoot,
+  sandboxSecrets,
+  seccompFile,
+} from "./sandbox-files.js";
 import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
@@ -86,6 +93,7 @@ export async function runnerStarter(
   const start = (): RunnerStart => {
     const agentDir = secrets && agentDirCopy(secrets.agentDir, secrets.providers);
     const jitiCache = secrets && jitiCacheCopy();
+    const seccomp = secrets && seccompFile();
     const context = {
       env: childEnv,
       // `~` in hidden paths is the child's home, as pi and its tools resolve it.
@@ -95,7 +103,9 @@ export async function runnerStarter(
       ...(agentDir && { agentDir }),
       ...(scratchRoot && { scratchRoot }),
       ...(jitiCache && { jitiCache }),
-      ...(secrets && { hostSockets: hostUnixSockets(), showAgain: secrets.showAgain }),
+      ...(secrets && { showAgain: secrets.showAgain }),
+      // The filter refuses every Unix socket; without one, each socket file bound now is covered.
+      ...(secrets && (seccomp ? { seccompFd: SECCOMP_FD } : { hostSockets: hostUnixSockets() })),
     };
     const cleanup = async () => {
       if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
@@ -108,6 +118,7 @@ export async function runnerStarter(
       argv: runnerArgv(runner, context, argvOptions),
       cleanup,
       ...(secrets && { filterEnv: secrets.filterEnv }),
+      ...(seccomp !== undefined && { fd3: seccomp }),
     };
   };
   return start;
@@ -119,6 +130,8 @@ export interface RunnerStart {
   cleanup: () => Promise<void> | void;
   /** The environment the prefix starts with, from the one the run gives its child (a sandbox's allow-list). */
   filterEnv?: (env: Record<string, string>) => Record<string, string>;
+  /** An open file the prefix gets as its fd 3 (a sandbox's seccomp filter); closed here once the prefix has it. */
+  fd3?: number;
 }
 
 /**
@@ -199,8 +212,10 @@ export function remoteChildOperations(
     // The sandbox runs this machine's pi: found (and identified) as for a local run.
     resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
     spawn: (_bin, args, options) => {
-      const { argv, cleanup, filterEnv } =
-        typeof start === "function" ? start() : { argv: start, cleanup: () => undefined, filterEnv: undefined };
+      const { argv, cleanup, filterEnv, fd3 } =
+        typeof start === "function"
+          ? start()
+          : { argv: start, cleanup: () => undefined, filterEnv: undefined, fd3: undefined };
       const spawnOptions = filterEnv ? { ...options, env: filterEnv(options.env) } : options;
       const child = new RemoteChild(
         argv,
@@ -210,7 +225,9 @@ export function remoteChildOperations(
         runner.kind === "slurm" ? slurmSpawnOptions(spawnOptions) : spawnOptions,
       );
       if (runner.kind === "slurm") attachSlurmJob(child, runner.name, slurmJobName(meta), options.env);
+      child.fd3 = fd3;
       child.start();
+      if (fd3 !== undefined) fs.closeSync(fd3);
       const pid = child.pid;
       if (pid) children.set(pid, child);
       return new CleanedChild(child, () => {

@@ -4,10 +4,12 @@
  * this package's own `subagent-wrapper serve` under this Node:
  * - everything read-only (`--ro-bind / /`), a private `/tmp` (the far side's scratch space and
  *   the child's workspace live there), own `/dev` and `/proc`;
- * - no host Unix socket: the folders where services keep theirs (`/run`, `/var/run`,
- *   `$XDG_RUNTIME_DIR`; `/tmp/.X11-unix` goes with the private /tmp) are empty, and every other
+ * - no host Unix socket: a seccomp filter refuses socket(2) of the Unix family (seccomp.ts;
+ *   this reaches abstract names too, which no mount can hide), and the folders where services
+ *   keep theirs (`/run`, `/var/run`, `$XDG_RUNTIME_DIR`; `/tmp/.X11-unix` goes with the
+ *   private /tmp) are empty; where the filter cannot be built (another architecture), every
  *   socket file this machine's kernel lists as bound (/proc/net/unix) is covered by /dev/null
- *   — a read-only bind does not stop connect(2); IPC (System V, POSIX queues) is unshared;
+ *   instead — a read-only bind does not stop connect(2); IPC (System V, POSIX queues) is unshared;
  * - the definition's `hide` paths (default DEFAULT_SANDBOX_HIDE) and the parent's repository
  *   covered by an empty read-only folder (a file by /dev/null): not visible, not writable;
  * - its own PID namespace, and it dies with the wrapper (`--die-with-parent`): when serve ends,
@@ -80,6 +82,8 @@ export interface PrefixContext {
   agentDir?: { path: string; copy: string; folders: string[]; readOnlyFiles?: string[] };
   /** Socket files bound on this machine (hostUnixSockets()): each is covered, so nothing inside can connect to it. */
   hostSockets?: readonly string[];
+  /** The fd number under which bwrap finds the seccomp filter (seccomp.ts), when there is one. */
+  seccompFd?: number;
   /** Paths below a hidden folder the sandbox shows again, read-only (a provider's login file pi reads). */
   showAgain?: readonly string[];
 }
@@ -214,6 +218,7 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
     args.push("--bind", scratch, scratch, "--setenv", SERVE_ENV.root, scratch);
   }
   for (const folder of [...emptied, ...hiding.folders, ...hidingInside.folders]) args.push("--remount-ro", folder);
+  if (context.seccompFd !== undefined) args.push("--seccomp", String(context.seccompFd));
   args.push("--chdir", "/", "--");
   return args;
 }

@@ -19,6 +19,7 @@ import {
   runProviders,
   sandboxEnv,
 } from "./sandbox-env.js";
+import { unixSocketFilter } from "./seccomp.js";
 
 /** The agent dir's folder of session history (every project's conversations): never shown to a sandbox. */
 const SESSIONS_FOLDER = "sessions";
@@ -133,5 +134,27 @@ export function sandboxScratchRoot(meta: MetaV1): string | undefined {
     return meta.runnerWorkspacePath;
   } catch {
     return undefined; // nothing kept: the sandbox works as with no folder
+  }
+}
+
+/** The fd number bwrap reads the seccomp filter from (the prefix's stdio after stdin, stdout, stderr). */
+export const SECCOMP_FD = 3;
+
+/**
+ * The seccomp filter of this machine's architecture in an open file that is already unlinked
+ * (nothing is left behind however the run ends): its fd, or undefined when there is no filter
+ * here or the temporary folder cannot be written.
+ */
+export function seccompFile(): number | undefined {
+  const filter = unixSocketFilter();
+  if (!filter) return undefined;
+  const file = path.join(os.tmpdir(), `subagent-seccomp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  try {
+    fs.writeFileSync(file, filter, { mode: 0o600 });
+    return fs.openSync(file, "r");
+  } catch {
+    return undefined;
+  } finally {
+    fs.rmSync(file, { force: true });
   }
 }

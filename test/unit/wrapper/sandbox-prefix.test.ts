@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxPrefix } from "../../../src/wrapper/remote/prefix.js";
+import { unixSocketFilter } from "../../../src/wrapper/remote/seccomp.js";
 
 /** Outside /tmp: what lies under /tmp is hidden by the sandbox's private /tmp, so the prefix leaves it be. */
 const dir = fs.mkdtempSync(path.join(fs.existsSync("/var/tmp") ? "/var/tmp" : os.homedir(), "psa-prefix-"));
@@ -90,5 +91,27 @@ describe("sandboxPrefix", () => {
     expect(sessions).toBeGreaterThan(copyBind);
     expect(workspace).toBeGreaterThan(sessions);
     expect(at(argv, "--remount-ro", path.join(agent, "sessions"))).toBeGreaterThan(workspace);
+  });
+
+  it("names the seccomp filter's fd to bwrap when there is one", () => {
+    const base = { env: {}, home, hideAlso: [], keepVisible: [] };
+    expect(at(sandboxPrefix([], { ...base, seccompFd: 3 }), "--seccomp", "3")).toBeGreaterThan(0);
+    expect(sandboxPrefix([], base)).not.toContain("--seccomp");
+  });
+});
+
+describe("unixSocketFilter", () => {
+  it("is a whole number of 8-byte BPF instructions on x86-64 and arm64, ending in return", () => {
+    for (const arch of ["x64", "arm64"]) {
+      const filter = unixSocketFilter(arch)!;
+      expect(filter.length % 8).toBe(0);
+      // The last instruction returns EAFNOSUPPORT (errno 97) for a refused call.
+      expect(filter.readUInt16LE(filter.length - 8)).toBe(0x06);
+      expect(filter.readUInt32LE(filter.length - 4)).toBe(0x00050000 | 97);
+    }
+  });
+
+  it("is none on an architecture it has no system call numbers for (the socket files are covered instead)", () => {
+    expect(unixSocketFilter("riscv64")).toBeUndefined();
   });
 });
