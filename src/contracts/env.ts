@@ -42,7 +42,8 @@ export const ENV = {
   /**
    * Set by the extension in the meta.json `env` of a child on a runner other than local:
    * `<name> (<kind>)`. Such a child is away from the tree directory (a sandbox sees it
-   * read-only; ssh, slurm and command runners not at all), so its spawn_agent refuses.
+   * read-only, or not at all in its default place below pi's hidden session history; ssh,
+   * slurm and command runners not at all), so its spawn_agent refuses.
    */
   runner: "PI_SUBAGENTS_RUNNER",
   /** The folder that holds tree directories (default: `subagents/` beside the root's session file). */

@@ -65,7 +65,8 @@ function sentBytes(stderr: string): number {
 describe("shipping a runner's workspace", () => {
   it("sandbox: a follow-up's bundle is a small fraction of the first turn's; the kept workspace is in runnerWorkspacePath", async (ctx) => {
     skipOrFail(ctx, bwrapMissing());
-    const runner = { name: "box", kind: "sandbox" };
+    // The fake pi's script is one of this process's variables: named, so the sandbox passes it on.
+    const runner = { name: "box", kind: "sandbox", env: ["FAKE_PI_SCRIPT"] };
     const meta = (run: number) =>
       defaultMeta({
         runId: `run-${run}`,
