@@ -14,12 +14,33 @@ export type RunnerKind = (typeof RUNNER_KINDS)[number];
 export const DEFAULT_REMOTE_COMMAND = ["subagent-wrapper"] as const;
 /** Turns active at once on a sandbox runner when its definition sets no capacity. */
 export const DEFAULT_SANDBOX_CAPACITY = 3;
-/** Paths a sandbox hides when its definition names none (the parent's repository is always hidden too). */
-export const DEFAULT_SANDBOX_HIDE = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh"] as const;
+/**
+ * Paths a sandbox hides when its definition names none (the parent's repository is always
+ * hidden too): keys and logins of other tools, and pi's session history of every project.
+ * `~/.config` covers `~/.config/gh` and the like; what pi itself reads there for the run's
+ * provider is shown again (wrapper/remote/sandbox-env.ts).
+ */
+export const DEFAULT_SANDBOX_HIDE = [
+  "~/.ssh",
+  "~/.gnupg",
+  "~/.aws",
+  "~/.config",
+  "~/.netrc",
+  "~/.kube",
+  "~/.docker",
+  "~/.npmrc",
+  "~/.git-credentials",
+  "~/.pi/agent/sessions",
+] as const;
 
 export interface SandboxRunner {
   kind: "sandbox";
   hide?: string[];
+  /**
+   * Names of environment variables the sandboxed child gets besides the allow-list (a proxy,
+   * a CA bundle, a tool's token); every other variable of this process stays outside.
+   */
+  env?: string[];
   capacity?: number;
 }
 export interface SshRunner {
@@ -51,6 +72,10 @@ export const RUNNER_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0);
+/** An environment variable's name as a shell takes it. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const isEnvNameList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === "string" && ENV_NAME_PATTERN.test(item));
 const isPositiveWhole = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 
 /** The fields each kind takes: name → [required, check, expected]. */
@@ -58,7 +83,11 @@ type FieldRule = [required: boolean, ok: (value: unknown) => boolean, expected: 
 const LIST: FieldRule = [false, isStringList, "a list of non-empty strings"];
 const CAPACITY: FieldRule = [true, isPositiveWhole, "a positive whole number"];
 const KIND_FIELDS: Record<RunnerKind, Record<string, FieldRule>> = {
-  sandbox: { hide: LIST, capacity: [false, isPositiveWhole, "a positive whole number"] },
+  sandbox: {
+    hide: LIST,
+    env: [false, isEnvNameList, "a list of environment variable names"],
+    capacity: [false, isPositiveWhole, "a positive whole number"],
+  },
   ssh: {
     host: [true, (value) => typeof value === "string" && /^[^\s-][^\s]*$/.test(value), "a host name (user@host)"],
     port: [false, (value) => isPositiveWhole(value) && value <= 65_535, "a port number"],
