@@ -12,8 +12,8 @@
  *    │                                         └──── a message queued (revoked) ──────┘
  *    └──agent_settled, no terminal message──► settled
  *
- *   held, decided, settled ──turn_start, agent_start, a retry of the error──► open
- *                            (revoked when it leaves decided or settled)
+ *   held, decided, settled ──turn_start, agent_start──► open (revoked from decided, settled)
+ *   open, held, decided ──a retry of its error candidate──► open, no candidate (revoked from decided)
  *   held ──a tool-use message──► open
  *   decided ──the first agent_settled of a pi not known to settle──► decided (graceMs again)
  *   open, held ──[ABORT], a signal, a time-out──► final (nothing leaves it)
