@@ -42,7 +42,8 @@ export const ENV = {
   /**
    * Set by the extension in the meta.json `env` of a child on a runner other than local:
    * `<name> (<kind>)`. Such a child is away from the tree directory (a sandbox sees it
-   * read-only; ssh, slurm and command runners not at all), so its spawn_agent refuses.
+   * read-only, or not at all in its default place below pi's hidden session history; ssh,
+   * slurm and command runners not at all), so its spawn_agent refuses.
    */
   runner: "PI_SUBAGENTS_RUNNER",
   /** The folder that holds tree directories (default: `subagents/` beside the root's session file). */
@@ -60,7 +61,7 @@ export const ENV = {
   /**
    * Set by the extension in a turn's meta.json `env`: what was left of the tree's token budget
    * when the turn started. The wrapper wraps the turn up (`tree_budget_tokens`) once the turn
-   * has used that much (SPEC 5.3); only with meta.json `limits`.
+   * has used that much; only with meta.json `limits`.
    */
   budgetLeftTokens: "PI_SUBAGENTS_BUDGET_LEFT_TOKENS",
   /** The same for the cost budget (`tree_budget_cost`). */
@@ -86,7 +87,7 @@ export const ENV = {
    */
   wake: "PI_SUBAGENTS_WAKE",
   /**
-   * `detach` or `stop`: what a deliberate exit of the root does with running turns (5.2);
+   * `detach` or `stop`: what a deliberate exit of the root does with running turns;
    * beats the `onExit` setting. Default: detach in interactive mode, stop in print/json/rpc.
    */
   onExit: "PI_SUBAGENTS_ON_EXIT",

@@ -81,7 +81,7 @@ export const TREE_FILES = {
   ownerPrefix: "owner.",
   /**
    * At the top of a tree directory: `runners/<runner name>/slot.<n>.<generation>`, the leases
-   * of each runner's turn slots across the whole tree (its capacity, SPEC 5.5): each names the
+   * of each runner's turn slots across the whole tree (its capacity): each names the
    * process that holds it, the turn's wrapper (lib/slot-lease.ts, extension/turns/runner-slots.ts).
    */
   runners: "runners",

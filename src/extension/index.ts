@@ -80,7 +80,7 @@ interface SessionState {
 }
 
 /**
- * What the root's deliberate exit does with running turns (5.2): a child's pi always stops
+ * What the root's deliberate exit does with running turns: a child's pi always stops
  * its children (it ends with each of its turns); a root that is dying (SIGTERM, SIGHUP: pi
  * still runs session_shutdown) leaves them; else onExit. A temporary tree (`--no-session`)
  * cannot be re-attached: its turns are stopped.
@@ -149,7 +149,7 @@ async function sessionTree(identity: Identity, ctx: ExtensionContext, problem: (
 }
 
 /**
- * One owner per tree (5.2): the root takes its tree at the start, or — a new tree — once its
+ * One owner per tree: the root takes its tree at the start, or — a new tree — once its
  * first record is written; a root whose tree another live pi drives only reads it.
  */
 async function claimTree(state: SessionState, rt: TreeRuntime, problem: (line: string) => void): Promise<void> {

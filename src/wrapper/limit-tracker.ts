@@ -1,5 +1,5 @@
 /**
- * A run's per-turn limits (meta.json `limits`, SPEC 5.3), counted from the child's own event
+ * A run's per-turn limits (meta.json `limits`), counted from the child's own event
  * stream: `max_turns` (model requests: assistant messages, failed attempts included),
  * `max_tokens` (input + output tokens as usage counts them), `max_cost` (usage `cost.total`),
  * `time_limit` (seconds since the run began). Pure bookkeeping fed events in order, on an

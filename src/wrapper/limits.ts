@@ -1,5 +1,5 @@
 /**
- * A run's per-turn limits at work (meta.json `limits`, SPEC 5.3): the pure LimitTracker
+ * A run's per-turn limits at work (meta.json `limits`): the pure LimitTracker
  * (limit-tracker.ts) fed the child's events and the run's clock, and the I/O around it:
  * - the wrap-up message goes to the child through the run's live-message inbox (inbox.ts,
  *   in-child/inbox-feeder.ts), as a steering message before its next model request. A run

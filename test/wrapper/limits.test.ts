@@ -1,5 +1,5 @@
 /**
- * subagent-wrapper with meta.json `limits` (SPEC 5.3), against the fake pi running the
+ * subagent-wrapper with meta.json `limits`, against the fake pi running the
  * wrapper's real task extension: at a limit the wrapper writes the wrap-up message into the
  * run's inbox (a private one when meta.json names none), the extension steers it into pi,
  * and the run ends `completed` with an answer in the grace, else `interrupted` once the grace

@@ -3,7 +3,7 @@
  * (tokens and/or cost), spawn_agent and followup_task refuse with one clear error. A turn
  * that starts is told what is left of it (meta.json `env`, `budgetLeftEnv`), and its wrapper
  * wraps it up like a per-turn limit once it has used that much (`tree_budget_tokens` /
- * `tree_budget_cost`, SPEC 5.3): told to finish, then stopped after its grace, never killed
+ * `tree_budget_cost`): told to finish, then stopped after its grace, never killed
  * outright. What is left is counted when the turn starts: turns running side by side can
  * each spend it, so the tree can go over by what they spend at once. Set by the environment,
  * which every process of the tree inherits, so nested agents see the same budget and

@@ -66,8 +66,8 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   private detached = false;
   /**
-   * The pid of the live process that drives this tree, when it is not this one (one owner,
-   * 5.2): this process only reads the tree then — it starts, stops and waits on nothing.
+   * The pid of the live process that drives this tree, when it is not this one (one owner
+   * per tree): this process only reads the tree then — it starts, stops and waits on nothing.
    */
   readOnly: number | undefined;
   /** A child's own turn so far, summed from its session's answers (the extension feeds it; progress.ts says why). */
@@ -100,7 +100,7 @@ export class TreeRuntime implements StopContext, EffectContext {
     this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
   }
 
-  /** Refuses what would start, stop or message a turn while another process drives the tree (one owner, 5.2). */
+  /** Refuses what would start, stop or message a turn while another process drives the tree (one owner). */
   private assertDriver(): void {
     if (this.readOnly !== undefined)
       throw new Error(
@@ -380,7 +380,7 @@ export class TreeRuntime implements StopContext, EffectContext {
   /**
    * session_shutdown. `stop`: stop every running or queued turn. Finished agents keep their
    * status: a parent that ends is no verdict on its children's work, and a restarted parent
-   * resumes them. `detach` (onExit, 5.2): running turns go on to their own end and queued ones
+   * resumes them. `detach` (onExit): running turns go on to their own end and queued ones
    * stay queued, for the next root on this session to take back; turns being started or
    * recorded are let finish that first.
    */
