@@ -25,7 +25,7 @@ import {
 import { DeliveryLog, type DeliveryStep, deliverOnce, recordTaken } from "./deliveries.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
+import { awaitedByParent, followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
 import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
@@ -189,7 +189,11 @@ export class TreeRuntime implements StopContext, EffectContext {
   async dispatch(state: ChildState, event: TurnEvent): Promise<void> {
     if (this.detached) return;
     const { phase, effects } = transition(state.phase, event);
+    const wasAwaited = awaitedByParent(state.phase);
     state.phase = phase;
+    // A turn's notice reaches the mailbox just before its turn stops being awaited: wake the
+    // waits again then, or an all-wait holding that notice sees its group done a poll step late.
+    if (wasAwaited && !awaitedByParent(phase)) this.mailbox.wakeAll();
     for (const effect of effects) {
       const pending = perform(this, state, effect);
       if (pending) await pending;
@@ -280,8 +284,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   turnUnderWay(agentPath: string): boolean {
     const phase = this.children.get(agentPath)?.phase;
-    if (!phase || !isActive(phase)) return false;
-    return !(phase.name === "settling" && !phase.owesNotice);
+    return phase !== undefined && awaitedByParent(phase);
   }
 
   /** Direct children with a turn running (or being recorded) and those queued for a slot. */
