@@ -28,6 +28,12 @@ import { type LimitStep, LimitTracker } from "./limit-tracker.js";
 import type { PiEvent } from "./normalize.js";
 import type { RunTimers } from "./run-timers.js";
 
+/**
+ * How often a turn under a shared budget looks at the board between its own requests: a turn
+ * in a long tool call learns the tree has crossed the budget before its next request.
+ */
+export const BUDGET_POLL_MS = 500;
+
 /** The wrap-up message's file name in the inbox. */
 export const WRAP_UP_FILE = "limit-wrap-up.json";
 
@@ -51,6 +57,7 @@ function positive(raw: string | undefined): number | undefined {
 export class RunLimits {
   private readonly tracker: LimitTracker;
   private cancelCheck: (() => void) | undefined;
+  private cancelBoardPoll: (() => void) | undefined;
   private inboxDir: string | undefined;
   private privateInbox = false;
   private over = false;
@@ -77,6 +84,7 @@ export class RunLimits {
     if (!meta.limits) return undefined;
     const limits = new RunLimits({ ...meta, limits: meta.limits }, hooks);
     limits.schedule();
+    limits.pollBoard();
     return limits;
   }
 
@@ -120,6 +128,7 @@ export class RunLimits {
   close(): void {
     this.over = true;
     this.cancelCheck?.();
+    this.cancelBoardPoll?.();
     if (!this.inboxDir) return;
     try {
       if (this.privateInbox) fs.rmSync(this.inboxDir, { recursive: true, force: true });
@@ -134,10 +143,10 @@ export class RunLimits {
    * the tree has spent what was left when it started. Only a request that goes on: an answer
    * that crosses the budget is the turn's answer, not a wrap-up.
    */
-  private checkBudget(left: BudgetLeft): void {
+  private checkBudget(left: BudgetLeft, post = true): void {
     const used = this.tracker.used;
     const own = { tokens: used.totalTokens, cost: used.cost };
-    this.board?.post(own);
+    if (post) this.board?.post(own);
     if (!this.tracker.goesOn) return;
     const crossing = budgetCrossing(left, own, this.board?.othersSince());
     if (crossing) this.apply(this.tracker.reach(crossing.name, crossing.value, crossing.used));
@@ -173,6 +182,21 @@ export class RunLimits {
       fs.rm(temp, { force: true }, () => undefined);
       return `${file}: ${errorText(err)}`;
     }
+  }
+
+  /**
+   * Between this turn's requests, what the others post can cross the budget too: look every
+   * BUDGET_POLL_MS until the turn is wrapped up (by any limit) or over.
+   */
+  private pollBoard(): void {
+    const left = this.budgetLeft;
+    if (!this.board || !left || this.over || this.tracker.reached) return;
+    this.cancelBoardPoll = this.hooks.timers.after(BUDGET_POLL_MS, () => {
+      this.cancelBoardPoll = undefined;
+      if (this.over || this.hooks.answered()) return;
+      this.checkBudget(left, false);
+      this.pollBoard();
+    });
   }
 
   /** One timer at a time: the time limit, then the grace's seconds. */
