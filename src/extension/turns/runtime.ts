@@ -189,11 +189,10 @@ export class TreeRuntime implements StopContext, EffectContext {
   async dispatch(state: ChildState, event: TurnEvent): Promise<void> {
     if (this.detached) return;
     const { phase, effects } = transition(state.phase, event);
-    const wasAwaited = awaitedByParent(state.phase);
+    // A turn's notice reaches the mailbox just before it stops being awaited: wake the waits then
+    // (they resume after the phase is set), or an all-wait holding it sees its group end late.
+    if (awaitedByParent(state.phase) && !awaitedByParent(phase)) this.mailbox.wakeAll();
     state.phase = phase;
-    // A turn's notice reaches the mailbox just before its turn stops being awaited: wake the
-    // waits again then, or an all-wait holding that notice sees its group done a poll step late.
-    if (wasAwaited && !awaitedByParent(phase)) this.mailbox.wakeAll();
     for (const effect of effects) {
       const pending = perform(this, state, effect);
       if (pending) await pending;
