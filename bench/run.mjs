@@ -23,6 +23,7 @@ const SUITES = [
   "fallback",
   "fanout",
   "tree-fanout",
+  "wait-cpu",
   "isolation-spawn",
   "durable",
   "runners",

@@ -67,6 +67,14 @@ export const ENV = {
   /** The same for the cost budget (`tree_budget_cost`). */
   budgetLeftCost: "PI_SUBAGENTS_BUDGET_LEFT_COST",
   /**
+   * Set by the extension in a turn's meta.json `env` beside what is left: the tree's budget
+   * board, a folder where the wrapper of every running turn posts what its turn has used so
+   * far. Each wrapper adds what the others spent since its turn started to its own use, so
+   * turns side by side are wrapped up once the tree's total crosses the budget, not each only
+   * at what was left for it alone.
+   */
+  budgetBoard: "PI_SUBAGENTS_BUDGET_BOARD",
+  /**
    * Set by the extension in every turn's meta.json `env`: the folder of the spending ledger
    * (layout.ts `ledgerDir`). The wrapper appends each model request's cost there, so the
    * settings' period budgets see what every tree of the user spends. Unset: nothing is recorded.

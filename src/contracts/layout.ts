@@ -85,6 +85,12 @@ export const TREE_FILES = {
    * process that holds it, the turn's wrapper (lib/slot-lease.ts, extension/turns/runner-slots.ts).
    */
   runners: "runners",
+  /**
+   * At the top of a tree directory, with a tree budget set: `budget-board/<runId>.json`, what
+   * each turn has used so far (`{"tokens": <total tokens>, "cost": <cost>}`), written by its
+   * wrapper at each model request it sees end (wrapper/budget-board.ts).
+   */
+  budgetBoard: "budget-board",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */

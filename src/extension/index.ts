@@ -235,9 +235,13 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
           claimed = true;
         },
         noticed: (notice) => state.session?.noticed(notice),
-        // Each turn is told what is left of the tree's budget (its wrapper wraps it up there),
-        // where the person's spending ledger is and their period budgets.
-        turnEnv: async () => ({ ...periodBudgetEnv(periodBudgetSource()), ...(await budgetLeftEnv(progressOf(rt))) }),
+        // Each turn is told what is left of the tree's budget and where the turns beside it post
+        // their use (its wrapper wraps it up once the tree has spent that much), where the
+        // person's spending ledger is and their period budgets.
+        turnEnv: async () => ({
+          ...periodBudgetEnv(periodBudgetSource()),
+          ...(await budgetLeftEnv(progressOf(rt), process.env, rt.tree.root)),
+        }),
       },
     });
     if (claimed) await claimTree(state, rt, problem);

@@ -25,7 +25,7 @@ import {
 import { DeliveryLog, type DeliveryStep, deliverOnce, recordTaken } from "./deliveries.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
+import { awaitedByParent, followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
 import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
@@ -189,6 +189,9 @@ export class TreeRuntime implements StopContext, EffectContext {
   async dispatch(state: ChildState, event: TurnEvent): Promise<void> {
     if (this.detached) return;
     const { phase, effects } = transition(state.phase, event);
+    // A turn's notice reaches the mailbox just before it stops being awaited: wake the waits then
+    // (they resume after the phase is set), or an all-wait holding it sees its group end late.
+    if (awaitedByParent(state.phase) && !awaitedByParent(phase)) this.mailbox.wakeAll();
     state.phase = phase;
     for (const effect of effects) {
       const pending = perform(this, state, effect);
@@ -280,8 +283,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   turnUnderWay(agentPath: string): boolean {
     const phase = this.children.get(agentPath)?.phase;
-    if (!phase || !isActive(phase)) return false;
-    return !(phase.name === "settling" && !phase.owesNotice);
+    return phase !== undefined && awaitedByParent(phase);
   }
 
   /** Direct children with a turn running (or being recorded) and those queued for a slot. */
