@@ -74,7 +74,7 @@ export class RunLimits {
   /** The person's period budgets, and the spending ledger read as it grows (only with one of them). */
   private readonly periodBudgets: PeriodBudgets = {};
   private readonly ledger: LedgerReader | undefined;
-  private ledgerUnread = false;
+  private ledgerProblemSaid = false;
 
   private constructor(
     meta: MetaV1 & { limits: TurnLimits },
@@ -177,8 +177,8 @@ export class RunLimits {
     try {
       overrun = periodOverrun(this.periodBudgets, this.ledger.spend(this.hooks.now()));
     } catch (err) {
-      if (!this.ledgerUnread) this.hooks.warn(`${errorText(err)}: the period budgets are not checked in this run`);
-      this.ledgerUnread = true;
+      if (!this.ledgerProblemSaid) this.hooks.warn(`${errorText(err)}: the period budgets are not checked in this run`);
+      this.ledgerProblemSaid = true;
       return;
     }
     if (overrun) {
