@@ -113,7 +113,7 @@ function loadFigures({ load, fuzzed, trials, loadWrappers }) {
 function extensionFigures({ diskFull, restored, rootKills }) {
   return {
     rootKills: rootKills
-      ? `${rootKills.rounds} rounds × 3 children, the root SIGKILLed ${rootKills.kills} times in all while they ran: results lost ${rootKills.resultsLost}, notices duplicated ${rootKills.duplicated}, notices lost ${rootKills.lost} (read but killed before the trial saw the line: ${rootKills.takenUnprinted}), processes left after their turns ${rootKills.left}`
+      ? `${rootKills.rounds} rounds × 3 children, the root SIGKILLed ${rootKills.kills} times in all while they ran: results lost ${rootKills.resultsLost}, notices duplicated ${rootKills.duplicated}, notices lost ${rootKills.lost} (recorded read though the root's session does not hold them: ${rootKills.takenUnprinted}), processes left after their turns ${rootKills.left}`
       : "(not run)",
     diskFull: diskFull.skipped
       ? `skipped: ${diskFull.skipped}`

@@ -43,6 +43,12 @@ export class Mailbox {
     for (const wake of [...this.waiters]) wake();
   }
 
+  /** Notices taken whose hand-over failed: first again, in their order. */
+  putBack(notices: readonly Notice[]): void {
+    this.notices.unshift(...notices);
+    for (const wake of [...this.waiters]) wake();
+  }
+
   get pending(): number {
     return this.notices.length;
   }

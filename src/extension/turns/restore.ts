@@ -21,7 +21,7 @@ import { errorText } from "../../lib/values.js";
 import { parentOf } from "../tree/paths.js";
 import { recordsFromEntries } from "../tree/session-entries.js";
 import { type ChildState, childState } from "./child-state.js";
-import { deliveryKey } from "./deliveries.js";
+import { deliveryKey, heldDeliveryKeys } from "./deliveries.js";
 import type { RunningTurn } from "./launcher.js";
 import type { FoundTurn } from "./lifecycle.js";
 import { dropConfirmed, liveRuns } from "./live-messages.js";
@@ -67,8 +67,16 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
       if (record.parent === runtime.self) runtime.children.set(record.path, childState(record));
     return;
   }
-  // Notices given before and not read yet go back to the mailbox first, in their order.
-  for (const notice of await runtime.deliveries.load()) runtime.mailbox.push(notice);
+  // Notices given before and not read yet go back to the mailbox first, in their order; those
+  // the session holds reached pi before the previous process could record them taken.
+  const held = heldDeliveryKeys(sessionEntries);
+  const heldKeys: string[] = [];
+  for (const notice of await runtime.deliveries.load()) {
+    const key = runtime.deliveries.keyOf(notice);
+    if (key !== undefined && held.has(key)) heldKeys.push(key);
+    else runtime.mailbox.push(notice);
+  }
+  await runtime.noticesHeld(heldKeys);
   const { attached, untouched } = await liveTurns(runtime, mine);
   const settle = mine.filter((record) => !untouched.has(record.path));
   const unsettled = settle.filter(

@@ -16,13 +16,14 @@ import { subtreeUsage } from "../tree/usage-rollup.js";
 import { type RunnerWait, runnerPool, TurnSlots } from "./capacity.js";
 import {
   type ChildState,
+  type FaultStep,
   type FollowupResult,
   type RuntimeHooks,
   type RuntimeOptions,
   runningTurn,
   type StopReason,
 } from "./child-state.js";
-import { DeliveryLog, type DeliveryStep, deliverOnce, recordTaken } from "./deliveries.js";
+import { DeliveryLog, deliverOnce, recordTaken } from "./deliveries.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
 import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
@@ -34,7 +35,7 @@ import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./sto
 import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
-export type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
+export type { ChildState, FaultStep, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
 export class TreeRuntime implements StopContext, EffectContext {
   readonly children = new Map<string, ChildState>();
@@ -58,8 +59,8 @@ export class TreeRuntime implements StopContext, EffectContext {
   private readonly launching = new Set<Promise<void>>();
   /** Which turn-end notices this agent was given and took, on disk (deliveries.ts). */
   readonly deliveries: DeliveryLog;
-  /** Fault injection at each step of a delivery (tests): a hook that throws stops the process there. */
-  private readonly fault: ((step: DeliveryStep) => void) | undefined;
+  /** Fault injection at each step of a delivery or a turn's start (tests): a hook that throws stops the process there. */
+  readonly fault: ((step: FaultStep) => void) | undefined;
   /**
    * The process left with its turns detached (onExit `detach`): their ends belong to the next
    * root that takes the tree, so nothing here moves a turn on any more.
@@ -89,7 +90,7 @@ export class TreeRuntime implements StopContext, EffectContext {
       options.deliveryFiles,
       (line) => this.report(line),
     );
-    this.mailbox = new Mailbox(this.clock, (notices) => this.recordTaken(notices));
+    this.mailbox = new Mailbox(this.clock);
     this.turns = options.turns ?? wrapperTurns;
     this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(
@@ -256,9 +257,23 @@ export class TreeRuntime implements StopContext, EffectContext {
     );
   }
 
-  /** Notices taken from the mailbox, recorded as taken before they are handed on. */
-  private recordTaken(notices: Notice[]): Promise<void> {
-    return recordTaken(this.deliveries, notices, { fault: this.fault, report: (line) => this.report(line) });
+  /**
+   * The delivery keys of notices taken from the mailbox, for the details of the message that
+   * hands them to pi (deliveries.ts): a restore finds there what pi held.
+   */
+  deliveryKeysOf(notices: readonly Notice[]): string[] {
+    return notices.flatMap((notice) => this.deliveries.keyOf(notice) ?? []);
+  }
+
+  /** pi holds these notices durably (its session has the message): recorded as taken, never given again. */
+  noticesHeld(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
+    return recordTaken(this.deliveries, keys, { fault: this.fault, report: (line) => this.report(line) });
+  }
+
+  /** Notices whose hand-over to pi failed: back at the head of the mailbox, offered again. */
+  giveBack(notices: readonly Notice[]): void {
+    this.mailbox.putBack(notices);
   }
 
   /** Moves messages that children posted to this agent's inbox into the mailbox. */

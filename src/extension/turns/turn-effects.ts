@@ -15,7 +15,7 @@ import type { TreeLimits } from "../config.js";
 import { recordCooldowns } from "../tree/cooldowns.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import { runnerPool, type TurnSlots } from "./capacity.js";
-import type { ChildState } from "./child-state.js";
+import type { ChildState, FaultStep } from "./child-state.js";
 import { deliveryKey } from "./deliveries.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
 import { turnModelReport } from "./fallback-turns.js";
@@ -44,6 +44,8 @@ export interface EffectContext {
   readonly cwd: string;
   /** This agent's path: the parent of the children whose turns these are. */
   readonly self: string;
+  /** Fault injection (tests): the process is killed at this step of a turn's start. */
+  readonly fault?: ((step: FaultStep) => void) | undefined;
   dispatch(state: ChildState, event: TurnEvent): Promise<void>;
   persist(state: ChildState): Promise<void>;
   persistOrReport(state: ChildState, what: string): Promise<string | undefined>;
@@ -141,6 +143,7 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
   } catch (err) {
     return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
   }
+  ctx.fault?.("wrapper_spawned");
   // A runner's tree-wide slot is the wrapper's from now on: it outlives this process if need be.
   if (turn.pid !== undefined) ctx.slots.handOver(record.path, turn.pid);
   return ctx.dispatch(state, { type: "wrapper_started", turn, parts });

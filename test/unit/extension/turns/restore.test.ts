@@ -39,7 +39,8 @@ describe("restore", () => {
       lastOutcome: "completed",
     });
     expect(first.children.get("/root/worker")?.record.runningParts).toBeUndefined();
-    expect(first.mailbox.take(5)).toEqual([
+    const taken = first.mailbox.take(5);
+    expect(taken).toEqual([
       expect.objectContaining({
         agent_name: "/root/worker",
         type: "completed",
@@ -47,8 +48,8 @@ describe("restore", () => {
         report_stored: true,
       }),
     ]);
-    // As wait_agent does: the notices it returns are recorded as taken first.
-    await first.mailbox.settled();
+    // As wait_agent's result does once pi holds it: the notices it returned are recorded as taken.
+    await first.noticesHeld(first.deliveryKeysOf(taken));
     expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ text: "found it", turn_number: 1 });
 
     const second = h.restarted();
