@@ -115,7 +115,9 @@ describe("area 7b: exactly once — the root killed while a turn starts", () => 
         const runtime = await nextRoot(rc, sessionFile);
         await vi.waitFor(() => expect(runtime.mailbox.pending).toBe(1), { timeout: 30_000 });
         const notices = runtime.mailbox.take(5);
-        expect(notices).toMatchObject([{ agent_name: "/root/worker", type: "completed", report: expect.stringContaining("count me once") }]);
+        expect(notices).toMatchObject([
+          { agent_name: "/root/worker", type: "completed", report: expect.stringContaining("count me once") },
+        ]);
         await runtime.noticesHeld(runtime.deliveryKeysOf(notices));
         expect(await settleLeftovers()).toEqual([]);
 

@@ -4,7 +4,7 @@
  * nothing is `interrupted`, never `running` forever) and gives each notice once.
  */
 import { spawn } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ResultV1 } from "../../src/contracts/result.js";
@@ -65,6 +65,8 @@ async function leftRunning(rc: RuntimeCase, name: string, outcome?: ResultV1): P
   record.inbox = [];
   const runDir = path.join(rc.tree.agentDir(record.path), "runs", "0001-spawn");
   await mkdir(runDir, { recursive: true });
+  // Its wrapper started (it read this): a run folder without one never started, and is started again.
+  await writeFile(path.join(runDir, "meta.json"), "{}\n");
   if (outcome) await writeResultAtomic(path.join(runDir, "result.json"), outcome);
   await rc.tree.writeRecord(record);
 }

@@ -37,6 +37,12 @@ export interface TurnSpec {
   limits: TurnLimits;
   /** Extra meta.json `env` (what is left of the tree's budget). */
   env?: Record<string, string>;
+  /**
+   * Records the run (the agent's record names it) once its folder is claimed and before its
+   * wrapper can start: a parent killed after the start finds the run and re-attaches it,
+   * never starts it again. Throwing fails the start.
+   */
+  recordRun?(runName: string): Promise<void>;
 }
 
 /**
@@ -44,8 +50,16 @@ export interface TurnSpec {
  * pass turns they finish by hand).
  */
 export interface TurnOperations {
-  /** Writes the turn's run directory and starts it; throws when it cannot start. */
+  /**
+   * Claims a new run directory (never one that exists), records the run (`spec.recordRun`),
+   * writes the run's files and starts it; throws when it cannot start.
+   */
   start(spec: TurnSpec): Promise<RunningTurn>;
+  /**
+   * Whether a run a previous process recorded ever started: false when its wrapper could not
+   * have run (no meta.json), so the turn may start again, in a new run directory.
+   */
+  runStarted?(runDir: string): Promise<boolean>;
   /**
    * The results of runs a previous process of this agent's parent started (a restore): the
    * wrappers still running are waited for all at once, `waitMs` in total, then each run is
@@ -139,11 +153,49 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
   };
 }
 
-/** Writes the run directory and starts the wrapper (its own process group, no shell). */
+/** How many taken run folder names are skipped before a start gives up (a tree someone filled with folders). */
+const RUN_NAME_TRIES = 1000;
+
+/**
+ * Claims the agent's next run directory: created here, never one that exists, so two wrappers
+ * never share a run's files (a folder a killed parent made before its wrapper could start is
+ * left as it is, and the turn gets the next number).
+ */
+export async function claimRunDir(agentDir: string, firstIndex: number, kind: string): Promise<string> {
+  const runs = path.join(agentDir, TREE_FILES.runs);
+  await fs.promises.mkdir(runs, { recursive: true });
+  for (let index = firstIndex; index < firstIndex + RUN_NAME_TRIES; index++) {
+    const runDir = path.join(runs, runName(index, kind));
+    try {
+      await fs.promises.mkdir(runDir);
+      return runDir;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  throw new Error(`no free run folder in ${runs} after ${RUN_NAME_TRIES} tries`);
+}
+
+/** Whether a run ever started: its wrapper reads meta.json, written just before the wrapper starts. */
+export async function runStarted(runDir: string): Promise<boolean> {
+  try {
+    await fs.promises.lstat(path.join(runDir, RUN_FILES.meta));
+    return true;
+  } catch (err) {
+    // Only a folder that is plainly without one is "never started": anything else may have run.
+    return (err as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}
+
+/**
+ * Claims the run directory, records the run, writes its files and starts the wrapper (its own
+ * process group, no shell). The wrapper starts only once the record names its run.
+ */
 export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
-  const name = runName(spec.record.runs.length + 1, spec.kind);
-  const runDir = path.join(spec.agentDir, TREE_FILES.runs, name);
-  await fs.promises.mkdir(path.join(runDir, RUN_FILES.inbox), { recursive: true });
+  const runDir = await claimRunDir(spec.agentDir, spec.record.runs.length + 1, spec.kind);
+  const name = path.basename(runDir);
+  await spec.recordRun?.(name);
+  await fs.promises.mkdir(path.join(runDir, RUN_FILES.inbox));
   // A user-defined role's text, snapshotted at spawn, follows the tree instructions every turn.
   const rolePrompt = await fs.promises
     .readFile(path.join(spec.agentDir, TREE_FILES.rolePrompt), "utf8")
@@ -238,6 +290,7 @@ export async function postLiveMessage(runDir: string, seq: number, message: Inbo
 /** Turns as `subagent-wrapper` processes. */
 export const wrapperTurns: TurnOperations = {
   start: startTurn,
+  runStarted,
   settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs),
   attach: reattachTurn,
   postLive: postLiveMessage,

@@ -53,6 +53,12 @@ export type FoundTurn =
    * process died between recording the end and giving it): `result` is its run's result.
    */
   | { kind: "unnoticed"; runName: string; result: ResultV1 | undefined }
+  /**
+   * `running`, but its wrapper never could have started (the parent was killed between
+   * recording the run and starting it): the run is dropped and its parts go back; the turn
+   * starts again (queued, as restore queues turns), in a new run directory.
+   */
+  | { kind: "unstarted"; runName: string; parts: PendingPart[] }
   /** `running`: what its run directory holds now. */
   | {
       kind: "running";
@@ -126,6 +132,8 @@ export type TurnEffect =
   | { type: "watch_end"; runName: string }
   /** Queue the turn a previous process left queued, under the usual capacity rules. */
   | { type: "requeue"; kind: TurnKind }
+  /** The record no longer names this run (it never started): pending_init, its parts first in the next turn's prompt. */
+  | { type: "unrecord_run"; runName: string; parts: PendingPart[] }
   /** Give the notice of an ended turn that its record says ended (rebuilt from the record and its result). */
   | { type: "give_notice"; runName: string; result: ResultV1 | undefined }
   /** Recording a turn's end failed unforeseen: report it, and give the owed notice as errored. */
@@ -281,7 +289,8 @@ function recordingFailed(phase: TurnPhase, event: Extract<TurnEvent, { type: "re
 
 /**
  * A turn a previous process of the parent left behind. A queued one of this process's own
- * child is queued again (a deeper one, whose parent is gone, is interrupted). One with a
+ * child is queued again (a deeper one, whose parent is gone, is interrupted), and so is one
+ * recorded running whose wrapper never started. One with a
  * result it was never told of ends as that result says, with its notice; one without (its
  * wrapper left none) is interrupted, silently. One whose end is recorded but whose notice was
  * never given gets its notice. (A turn whose wrapper still runs is `reattached` instead.)
@@ -292,6 +301,18 @@ function restoreFound(phase: TurnPhase, found: FoundTurn, direct: boolean): Tran
     return direct
       ? { phase, effects: [{ type: "requeue", kind: found.turnKind }] }
       : { phase, effects: [{ type: "record_interrupted", what: "a queued turn", restored: true }] };
+  if (found.kind === "unstarted") {
+    const unrecord: TurnEffect = { type: "unrecord_run", runName: found.runName, parts: found.parts };
+    // Never started, so never run twice: a child of this process's is queued again (restore
+    // starts it with the other queued turns); a deeper one, whose parent is gone, waits
+    // interrupted for its parent's next word.
+    return direct
+      ? { phase, effects: [unrecord] }
+      : {
+          phase,
+          effects: [unrecord, { type: "record_interrupted", what: "a turn that never started", restored: true }],
+        };
+  }
   if (found.kind === "unnoticed")
     return direct
       ? { phase, effects: [{ type: "give_notice", runName: found.runName, result: found.result }] }

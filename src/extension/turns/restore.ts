@@ -93,6 +93,9 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
     const state = childState(record);
     if (record.status === "pending_init" && record.parent === runtime.self) queued.push(state);
     const keepRun = await settleRecord(runtime, state, attached.get(record.path), unsettled.includes(record), reads);
+    // A turn whose wrapper never started is queued again, in its place among the others.
+    if (record.status === "pending_init" && record.parent === runtime.self && !queued.includes(state))
+      queued.push(state);
     await reconcileRecord(runtime, state, keepRun);
     if (record.parent === runtime.self) {
       await restoreWorktree(runtime, record);
@@ -170,7 +173,7 @@ async function wrapperStillRuns(runDir: string): Promise<boolean> {
  */
 async function settleLeftTurn(runtime: TreeRuntime, state: ChildState, read: RunRead): Promise<string | undefined> {
   const { record } = state;
-  const found = foundTurn(runtime, record, read);
+  const found = (await unstartedTurn(runtime, record, read)) ?? foundTurn(runtime, record, read);
   record.followupQueued = false;
   try {
     await runtime.dispatch(state, { type: "restore_found", found, direct: record.parent === runtime.self });
@@ -209,6 +212,22 @@ async function giveUnnoticed(runtime: TreeRuntime, state: ChildState): Promise<v
   } catch (err) {
     runtime.report(`could not give the notice of ${record.path}'s turn ${lastRun}: ${errorText(err)}`);
   }
+}
+
+/**
+ * A turn recorded running whose wrapper never started (its run left no result and its folder
+ * no meta.json: the previous process was killed between recording the run and starting it).
+ */
+async function unstartedTurn(
+  runtime: TreeRuntime,
+  record: AgentRecordV1,
+  read: RunRead,
+): Promise<FoundTurn | undefined> {
+  const runName = record.runs.at(-1);
+  const runDir = runDirOf(runtime, record);
+  if (record.status !== "running" || !runName || !runDir || read.result || read.damaged) return undefined;
+  if (!runtime.turns.runStarted || (await runtime.turns.runStarted(runDir).catch(() => true))) return undefined;
+  return { kind: "unstarted", runName, parts: record.runningParts ?? [] };
 }
 
 /** What the record and its run directory say of a turn that was left behind. */
