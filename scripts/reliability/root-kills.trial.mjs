@@ -22,8 +22,9 @@ function rootScript(treeDir, cwd, sessionFile) {
     const { TreeDir } = await import(${js("tree/tree-dir.js")});
     const { TreeRuntime } = await import(${js("turns/runtime.js")});
     const { restore } = await import(${js("turns/restore.js")});
+    const { killAtStep } = await import(${js("ui/durable-exit.js")});
     const tree = new TreeDir(${JSON.stringify(treeDir)});
-    const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, ${JSON.stringify(TREE_LIMITS)}, ${JSON.stringify(cwd)}, { hooks: { problem: () => undefined } });
+    const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, ${JSON.stringify(TREE_LIMITS)}, ${JSON.stringify(cwd)}, { fault: killAtStep(), hooks: { problem: () => undefined } });
     const entries = fs.existsSync(sessionFile) ? fs.readFileSync(sessionFile, "utf8").split("\\n").flatMap((line) => { try { return [JSON.parse(line)]; } catch { return []; } }) : [];
     await restore(rt, entries);
     console.log("READY");
@@ -37,7 +38,11 @@ function rootScript(treeDir, cwd, sessionFile) {
   `;
 }
 
-function startRoot(treeDir, cwd, sessionFile) {
+/**
+ * A root process over `treeDir`; `env` adds to (or overrides) its environment: the fault step
+ * that kills it (PI_SUBAGENTS_TEST_KILL_AT), a shorter child, where pi starts are counted.
+ */
+export function startRoot(treeDir, cwd, sessionFile, env = {}) {
   const child = spawn(process.execPath, ["--input-type=module", "-e", rootScript(treeDir, cwd, sessionFile)], {
     stdio: ["ignore", "pipe", "ignore"],
     env: {
@@ -46,6 +51,7 @@ function startRoot(treeDir, cwd, sessionFile) {
       PI_SUBAGENTS_PI_BIN: FAKE_PI,
       FAKE_PI_SCRIPT: JSON.stringify({ steps: [{ sleep: CHILD_MS }, { echoTask: true }] }),
       TMPDIR: scratch,
+      ...env,
     },
   });
   let buffer = "";
@@ -63,7 +69,7 @@ function startRoot(treeDir, cwd, sessionFile) {
 }
 
 /** The agents whose notices the root's session holds, once per time it holds one. */
-function readInSession(sessionFile) {
+export function readInSession(sessionFile) {
   if (!fs.existsSync(sessionFile)) return [];
   return fs
     .readFileSync(sessionFile, "utf8")
@@ -77,7 +83,7 @@ function readInSession(sessionFile) {
     });
 }
 
-function resultStatus(tree, name) {
+export function resultStatus(tree, name) {
   const runs = path.join(tree.agentDir(`/root/${name}`), "runs");
   const run = fs.existsSync(runs) ? fs.readdirSync(runs).sort().at(-1) : undefined;
   if (!run) return undefined;

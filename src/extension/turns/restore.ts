@@ -67,16 +67,7 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
       if (record.parent === runtime.self) runtime.children.set(record.path, childState(record));
     return;
   }
-  // Notices given before and not read yet go back to the mailbox first, in their order; those
-  // the session holds reached pi before the previous process could record them taken.
-  const held = heldDeliveryKeys(sessionEntries);
-  const heldKeys: string[] = [];
-  for (const notice of await runtime.deliveries.load()) {
-    const key = runtime.deliveries.keyOf(notice);
-    if (key !== undefined && held.has(key)) heldKeys.push(key);
-    else runtime.mailbox.push(notice);
-  }
-  await runtime.noticesHeld(heldKeys);
+  await restoreUnread(runtime, sessionEntries);
   const { attached, untouched } = await liveTurns(runtime, mine);
   const settle = mine.filter((record) => !untouched.has(record.path));
   const unsettled = settle.filter(
@@ -104,6 +95,21 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
   }
   // Queued turns start under the usual capacity rules, once the turns still running hold their slots.
   for (const state of queued) await settleLeftTurn(runtime, state, {});
+}
+
+/**
+ * Notices given before and not read yet go back to the mailbox first, in their order; those
+ * the session holds reached pi before the previous process could record them taken: taken now.
+ */
+async function restoreUnread(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+  const held = heldDeliveryKeys(sessionEntries);
+  const heldKeys: string[] = [];
+  for (const notice of await runtime.deliveries.load()) {
+    const key = runtime.deliveries.keyOf(notice);
+    if (key !== undefined && held.has(key)) heldKeys.push(key);
+    else runtime.mailbox.push(notice);
+  }
+  await runtime.noticesHeld(heldKeys);
 }
 
 /**

@@ -20,18 +20,11 @@ import { deliveryKey } from "./deliveries.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
 import { turnModelReport } from "./fallback-turns.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
-import {
-  applyTurnEnd,
-  liveTurnOf,
-  lostResultReason,
-  type TurnEffect,
-  type TurnEndPlan,
-  type TurnEvent,
-  type TurnKind,
-} from "./lifecycle.js";
+import { liveTurnOf, type TurnEffect, type TurnEndPlan, type TurnEvent, type TurnKind } from "./lifecycle.js";
 import { dropConfirmed, liveRuns } from "./live-messages.js";
 import { turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
+import { applyTurnEnd, lostResultReason } from "./turn-end.js";
 import { finishWorktreeTurn, type WorktreeOperations } from "./worktree-turns.js";
 
 /** What carrying out effects needs of the runtime (TreeRuntime is one). */
