@@ -57,7 +57,8 @@ export interface TurnOperations {
   start(spec: TurnSpec): Promise<RunningTurn>;
   /**
    * Whether a run a previous process recorded ever started: false when its wrapper could not
-   * have run (no meta.json), so the turn may start again, in a new run directory.
+   * have run (no meta.json, nor anything a wrapper writes), so the turn may start again, in a
+   * new run directory.
    */
   runStarted?(runDir: string): Promise<boolean>;
   /**
@@ -176,15 +177,24 @@ export async function claimRunDir(agentDir: string, firstIndex: number, kind: st
   throw new Error(`no free run folder in ${runs} after ${RUN_NAME_TRIES} tries`);
 }
 
-/** Whether a run ever started: its wrapper reads meta.json, written just before the wrapper starts. */
+/** What a wrapper that started leaves in its run folder, meta.json first (its input, written just before it starts). */
+const STARTED_TRACES = [RUN_FILES.meta, RUN_FILES.wrapperPid, RUN_FILES.events, RUN_FILES.result] as const;
+
+/**
+ * Whether a run may have started: false only when its folder holds none of what a started
+ * wrapper leaves (a wrapper cannot run without meta.json). Anything unclear counts as started,
+ * so a turn is never started twice.
+ */
 export async function runStarted(runDir: string): Promise<boolean> {
-  try {
-    await fs.promises.lstat(path.join(runDir, RUN_FILES.meta));
-    return true;
-  } catch (err) {
-    // Only a folder that is plainly without one is "never started": anything else may have run.
-    return (err as NodeJS.ErrnoException).code !== "ENOENT";
+  for (const name of STARTED_TRACES) {
+    try {
+      await fs.promises.lstat(path.join(runDir, name));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") return true;
+    }
   }
+  return false;
 }
 
 /**

@@ -222,7 +222,8 @@ async function giveUnnoticed(runtime: TreeRuntime, state: ChildState): Promise<v
 
 /**
  * A turn recorded running whose wrapper never started (its run left no result and its folder
- * no meta.json: the previous process was killed between recording the run and starting it).
+ * nothing a started wrapper leaves, launcher.ts `runStarted`: the previous process was killed
+ * between recording the run and starting it).
  */
 async function unstartedTurn(
   runtime: TreeRuntime,

@@ -33,13 +33,19 @@ describe("run folders", () => {
     );
   });
 
-  it("a run started once its folder holds meta.json; without one its wrapper never could have", async () => {
+  it("a run may have started once its folder holds meta.json or anything a wrapper writes; without them it never could have", async () => {
     const dir = await agentDir();
     const runDir = await claimRunDir(dir, 1, "spawn");
+    // What the launcher writes before meta.json is no trace of a wrapper.
+    await writeFile(path.join(runDir, "instructions.md"), "…");
+    await writeFile(path.join(runDir, "wrapper.log"), "");
     expect(await runStarted(runDir)).toBe(false);
     expect(await runStarted(path.join(dir, "runs", "0009-spawn"))).toBe(false);
-    await writeFile(path.join(runDir, "meta.json"), "{}");
-    expect(await runStarted(runDir)).toBe(true);
+    for (const trace of ["meta.json", "wrapper.pid", "events.jsonl", "result.json"]) {
+      const run = await claimRunDir(dir, 1, "spawn");
+      await writeFile(path.join(run, trace), "");
+      expect(await runStarted(run), trace).toBe(true);
+    }
   });
 
   it("the record names the run before meta.json is written; a record that cannot be written starts nothing", async () => {
