@@ -8,13 +8,16 @@
 //     cooperating pi and artifact paths that used to hang, 50 concurrent wrappers in several
 //     rounds, and a meta.json mutation fuzz; for the extension, the tree directory's disk
 //     filling while children finish (a tmpfs, when this runs as root) and a restore of 64
-//     agents whose wrapper.pid holds a live pid that is not their wrapper;
+//     agents whose wrapper.pid holds a live pid that is not their wrapper, the root killed
+//     while its children run, and killed by its fault hook where a turn starts or a notice
+//     is handed to pi;
 //  3. counts processes left over from /proc (every process started here carries a tag in
 //     its environment) and writes the figures.
 // Options (env): RELIABILITY_KILL_TRIALS (default 240), RELIABILITY_TERM_TRIALS (100),
 // RELIABILITY_ORPHAN_TRIALS (20), RELIABILITY_ORPHAN_KIND_TRIALS (10 per kind),
 // RELIABILITY_PATH_TRIALS (3 per case), RELIABILITY_LOAD_ROUNDS (3), RELIABILITY_FUZZ_CASES (300),
-// RELIABILITY_DISKFULL_TRIALS (10), RELIABILITY_ROOT_KILL_ROUNDS (5: 4 root kills each), RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial),
+// RELIABILITY_DISKFULL_TRIALS (10), RELIABILITY_ROOT_KILL_ROUNDS (5: 4 root kills each),
+// RELIABILITY_START_KILL_TRIALS (5 per fault step), RELIABILITY_SKIP_VITEST=1, RELIABILITY_DEBUG=1 (one line per trial),
 // RELIABILITY_OUT=<file> (write the page there instead of docs/reliability.md, e.g. for a short trial run).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -38,6 +41,7 @@ const { fuzz } = await import("./reliability/fuzz.trial.mjs");
 const { diskFullTrials } = await import("./reliability/disk-full.trial.mjs");
 const { restoreTiming } = await import("./reliability/restore.trial.mjs");
 const { rootKillTrials } = await import("./reliability/root-kills.trial.mjs");
+const { START_KILL_STEPS, startKillTrials } = await import("./reliability/start-kills.trial.mjs");
 const { allKept, renderReport } = await import("./reliability/report.mjs");
 
 const DOC = process.env.RELIABILITY_OUT
@@ -75,6 +79,8 @@ log(`restore of ${RESTORE_AGENTS} agents whose wrapper.pid is a live non-wrapper
 const restored = await restoreTiming(RESTORE_AGENTS);
 log(`the root killed while its children run × ${TRIALS.rootKills} rounds …`);
 const rootKills = await rootKillTrials(TRIALS.rootKills);
+log(`the root killed at ${START_KILL_STEPS.join(", ")} × ${TRIALS.startKills} each …`);
+const startKills = await startKillTrials(TRIALS.startKills);
 fs.rmSync(scratch, { recursive: true, force: true });
 
 const results = {
@@ -96,6 +102,7 @@ const results = {
   diskFull,
   restored,
   rootKills,
+  startKills,
 };
 fs.writeFileSync(DOC, renderReport(results));
 log(`wrote ${path.relative(ROOT, DOC)}`);

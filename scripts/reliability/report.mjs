@@ -40,7 +40,7 @@ export function tallies(r) {
 /** Whether every figure is what the documentation promises (the script's exit code). */
 export function allKept(r) {
   const t = tallies(r);
-  const { kills, terms, fuzzed, diskFull, restored, rootKills } = r;
+  const { kills, terms, fuzzed, diskFull, restored, rootKills, startKills = [] } = r;
   const bad =
     t.pathHung +
     t.pathWrong +
@@ -60,7 +60,11 @@ export function allKept(r) {
     (diskFull.slotsLeft ?? 0) +
     (diskFull.skipped ? 0 : diskFull.turns - diskFull.notices) +
     (restored.agents - restored.interrupted) +
-    (rootKills ? rootKills.resultsLost + rootKills.duplicated + rootKills.lost + rootKills.left : 0);
+    (rootKills ? rootKills.resultsLost + rootKills.duplicated + rootKills.lost + rootKills.left : 0) +
+    startKills.reduce(
+      (n, row) => n + row.ranTwice + row.resultsLost + row.duplicated + row.lost + row.hung + row.left,
+      0,
+    );
   return bad === 0 && r.suite.ok;
 }
 
@@ -110,10 +114,18 @@ function loadFigures({ load, fuzzed, trials, loadWrappers }) {
   };
 }
 
-function extensionFigures({ diskFull, restored, rootKills }) {
+function extensionFigures({ diskFull, restored, rootKills, startKills }) {
   return {
+    startKills: startKills?.length
+      ? startKills
+          .map(
+            (row) =>
+              `at ${row.step} ×${row.trials}: ran twice ${row.ranTwice}, results lost ${row.resultsLost}, notices duplicated ${row.duplicated}, notices lost ${row.lost}, hung ${row.hung}, left ${row.left}`,
+          )
+          .join("; ")
+      : "(not run)",
     rootKills: rootKills
-      ? `${rootKills.rounds} rounds × 3 children, the root SIGKILLed ${rootKills.kills} times in all while they ran: results lost ${rootKills.resultsLost}, notices duplicated ${rootKills.duplicated}, notices lost ${rootKills.lost} (read but killed before the trial saw the line: ${rootKills.takenUnprinted}), processes left after their turns ${rootKills.left}`
+      ? `${rootKills.rounds} rounds × 3 children, the root SIGKILLed ${rootKills.kills} times in all while they ran: results lost ${rootKills.resultsLost}, notices duplicated ${rootKills.duplicated}, notices lost ${rootKills.lost} (recorded read though the root's session does not hold them: ${rootKills.takenUnprinted}), processes left after their turns ${rootKills.left}`
       : "(not run)",
     diskFull: diskFull.skipped
       ? `skipped: ${diskFull.skipped}`

@@ -2,8 +2,9 @@
 // tree back (re-attaching the turns still at work, finding the ends of the others), the
 // children go on to their own end, and each child's notice is read exactly once. A "root"
 // is a node process running the extension's real runtime from dist/ (TreeRuntime, restore,
-// the launcher: real wrappers over the fake pi), reading its mailbox as wait_agent does
-// (take, then the taken record on disk) and printing each notice it read.
+// the launcher: real wrappers over the fake pi), reading its mailbox as wait_agent and pi do:
+// take, write the notices to its session (a JSON Lines file, as pi writes a tool result),
+// then record them taken. The session is what the root read; a restart restores from it.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,27 +14,36 @@ import { FAKE_PI, ROOT, scratch, settleLeftovers, sleep, TAG, TAG_ENV } from "./
 /** Each child works this long before it answers. */
 const CHILD_MS = 4000;
 
-function rootScript(treeDir, cwd) {
+function rootScript(treeDir, cwd, sessionFile) {
   const js = (file) => JSON.stringify(path.join(ROOT, "dist", "extension", file));
   return `
+    import fs from "node:fs";
+    const sessionFile = ${JSON.stringify(sessionFile)};
     const { TreeDir } = await import(${js("tree/tree-dir.js")});
     const { TreeRuntime } = await import(${js("turns/runtime.js")});
     const { restore } = await import(${js("turns/restore.js")});
+    const { killAtStep } = await import(${js("ui/durable-exit.js")});
     const tree = new TreeDir(${JSON.stringify(treeDir)});
-    const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, ${JSON.stringify(TREE_LIMITS)}, ${JSON.stringify(cwd)}, { hooks: { problem: () => undefined } });
-    await restore(rt, []);
+    const rt = new TreeRuntime({ self: "/root", isRoot: true, treeDir: tree.root }, tree, ${JSON.stringify(TREE_LIMITS)}, ${JSON.stringify(cwd)}, { fault: killAtStep(), hooks: { problem: () => undefined } });
+    const entries = fs.existsSync(sessionFile) ? fs.readFileSync(sessionFile, "utf8").split("\\n").flatMap((line) => { try { return [JSON.parse(line)]; } catch { return []; } }) : [];
+    await restore(rt, entries);
     console.log("READY");
     setInterval(async () => {
       const notices = rt.mailbox.take(10);
       if (notices.length === 0) return;
-      await rt.mailbox.settled();
-      for (const notice of notices) console.log("NOTICE " + notice.agent_name);
+      const keys = rt.deliveryKeysOf(notices);
+      fs.appendFileSync(sessionFile, JSON.stringify({ type: "message", message: { role: "toolResult", details: { notices, delivery_keys: keys } } }) + "\\n");
+      await rt.noticesHeld(keys);
     }, 50);
   `;
 }
 
-function startRoot(treeDir, cwd, read) {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", rootScript(treeDir, cwd)], {
+/**
+ * A root process over `treeDir`; `env` adds to (or overrides) its environment: the fault step
+ * that kills it (PI_SUBAGENTS_TEST_KILL_AT), a shorter child, where pi starts are counted.
+ */
+export function startRoot(treeDir, cwd, sessionFile, env = {}) {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", rootScript(treeDir, cwd, sessionFile)], {
     stdio: ["ignore", "pipe", "ignore"],
     env: {
       ...process.env,
@@ -41,6 +51,7 @@ function startRoot(treeDir, cwd, read) {
       PI_SUBAGENTS_PI_BIN: FAKE_PI,
       FAKE_PI_SCRIPT: JSON.stringify({ steps: [{ sleep: CHILD_MS }, { echoTask: true }] }),
       TMPDIR: scratch,
+      ...env,
     },
   });
   let buffer = "";
@@ -49,10 +60,7 @@ function startRoot(treeDir, cwd, read) {
       buffer += chunk;
       const lines = buffer.split("\n");
       buffer = lines.pop();
-      for (const line of lines) {
-        if (line === "READY") resolve();
-        else if (line.startsWith("NOTICE ")) read.push(line.slice(7));
-      }
+      for (const line of lines) if (line === "READY") resolve();
     });
     child.once("exit", resolve);
   });
@@ -60,7 +68,22 @@ function startRoot(treeDir, cwd, read) {
   return { child, ready, exited };
 }
 
-function resultStatus(tree, name) {
+/** The agents whose notices the root's session holds, once per time it holds one. */
+export function readInSession(sessionFile) {
+  if (!fs.existsSync(sessionFile)) return [];
+  return fs
+    .readFileSync(sessionFile, "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      try {
+        return JSON.parse(line).message.details.notices.map((notice) => notice.agent_name);
+      } catch {
+        return []; // a line the killed root was writing
+      }
+    });
+}
+
+export function resultStatus(tree, name) {
   const runs = path.join(tree.agentDir(`/root/${name}`), "runs");
   const run = fs.existsSync(runs) ? fs.readdirSync(runs).sort().at(-1) : undefined;
   if (!run) return undefined;
@@ -84,22 +107,24 @@ export async function rootKillTrials(rounds, kills = 4, children = 3) {
     await tree.init("session");
     const names = Array.from({ length: children }, (_, i) => `child${i + 1}`);
     for (const [i, name] of names.entries()) await tree.writeRecord(agentRecord(name, i + 1));
-    const read = [];
+    const sessionFile = path.join(dir, "root-session.jsonl");
     for (let k = 0; k < kills; k++) {
-      const root = startRoot(tree.root, dir, read);
+      const root = startRoot(tree.root, dir, sessionFile);
       await root.ready;
       await sleep(Math.floor(Math.random() * (CHILD_MS / kills + 500)));
       root.child.kill("SIGKILL");
       await root.exited;
       totals.kills++;
     }
-    const last = startRoot(tree.root, dir, read);
+    const last = startRoot(tree.root, dir, sessionFile);
     await last.ready;
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && names.some((name) => !read.includes(`/root/${name}`))) await sleep(100);
+    while (Date.now() < deadline && names.some((name) => !readInSession(sessionFile).includes(`/root/${name}`)))
+      await sleep(100);
     await sleep(500);
     last.child.kill("SIGKILL");
     await last.exited;
+    const read = readInSession(sessionFile);
     const deliveries = JSON.parse(fs.readFileSync(path.join(tree.root, "deliveries.json"), "utf8")).given;
     for (const name of names) {
       totals.turns++;
@@ -107,7 +132,7 @@ export async function rootKillTrials(rounds, kills = 4, children = 3) {
       const count = read.filter((agent) => agent === `/root/${name}`).length;
       totals.duplicated += Math.max(0, count - 1);
       const taken = deliveries.some((entry) => entry.key.startsWith(`/root/${name}#`) && entry.taken);
-      // Killed between the taken record and its print: read by the root, though the trial never saw the line.
+      // Recorded taken without the session holding it: the window this order closes.
       if (count === 0 && taken) totals.takenUnprinted++;
       else if (count === 0) totals.lost++;
     }

@@ -30,6 +30,7 @@ export const TRIALS = {
   fuzz: num("RELIABILITY_FUZZ_CASES", 300),
   diskFull: num("RELIABILITY_DISKFULL_TRIALS", 10),
   rootKills: num("RELIABILITY_ROOT_KILL_ROUNDS", 5),
+  startKills: num("RELIABILITY_START_KILL_TRIALS", 5),
 };
 export const LOAD_WRAPPERS = 50;
 export const RESTORE_AGENTS = 64;

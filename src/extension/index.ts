@@ -36,6 +36,7 @@ import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
 import { registerAgentsCommand } from "./ui/agents-command.js";
 import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
+import { watchNoticeHold } from "./ui/notice-hold.js";
 import { plain } from "./ui/paint.js";
 import { SessionUi } from "./ui/session-ui.js";
 import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
@@ -205,6 +206,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     refresh: () => state.session?.refresh(),
   });
 
+  // A notice counts as read once pi's session holds the message that carries it.
+  const hold = watchNoticeHold(pi, () => state.runtime);
+
   pi.on("session_start", async (_event, ctx) => {
     await endSession(pi, identity, state, "restart");
     // Every extension has registered its tools by now, so definition files' tool names can be
@@ -248,7 +252,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     await restore(rt, ctx.sessionManager.getEntries(), { readOnly: rt.readOnly !== undefined });
     state.runtime = rt;
     if (ctx.hasUI) {
-      state.session = new SessionUi(pi, ctx, rt, sessionFile);
+      state.session = new SessionUi(pi, ctx, rt, sessionFile, hold);
       state.session.exitHow = exitHow(identity, state);
       state.session.start();
       // Turns that ended while no root was there (restore): shown, and they wake an idle root.

@@ -141,10 +141,27 @@ async function waitForResults(h: TreeHarness, count: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
 }
 
+/** How many times the root's session holds the notices of `agent` (wake messages and wait_agent results). */
+function noticesInSession(h: TreeHarness, agent: string): number {
+  let count = 0;
+  const walk = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const sub = path.join(dir, entry.name);
+      return entry.isDirectory() ? walk(sub) : entry.name.endsWith(".jsonl") ? [sub] : [];
+    });
+  for (const file of walk(path.join(h.home.dir, "sessions")))
+    for (const line of fs.readFileSync(file, "utf8").split("\n").filter(Boolean)) {
+      const entry = JSON.parse(line) as Json;
+      const details = entry.details ?? entry.message?.details;
+      for (const notice of details?.notices ?? []) if (notice.agent_name === agent) count++;
+    }
+  return count;
+}
+
 describe("exactly once: the root killed at each step of a notice's delivery (real pi)", () => {
   // PI_SUBAGENTS_TEST_KILL_AT makes the root SIGKILL itself at that step (ui/durable-exit.ts).
   it.each(["end_recorded", "given", "pushed", "taking", "taken"] as const)(
-    "killed at %s: a restart reads the notice once (none after `taken`: it was handed on), and none is left to give",
+    "killed at %s: the notice reaches the root's session once (a restart gives it when pi never held it, never after), and none is left to give",
     async (step) => {
       const h = await tree({
         scripts: {
@@ -163,20 +180,23 @@ describe("exactly once: the root killed at each step of a notice's delivery (rea
       // The worker ends while the root is idle: its notice is delivered, then wakes the root.
       const killed = await Promise.race([first.exited, new Promise((r) => setTimeout(() => r("alive"), 60_000))]);
       expect(killed).not.toBe("alive");
+      // taking, taken: pi held the wake message (its session has it) before the root was killed.
+      const heldBefore = step === "taking" || step === "taken";
+      expect(noticesInSession(h, "/root/worker")).toBe(heldBefore ? 1 : 0);
       const requestsBefore = h.requestsOf("/root").length;
-      expect(requestsBefore).toBe(2);
 
       const second = startRpcRoot(h, { args: ["-c"] });
       second.send({ type: "get_state" });
       await second.rpc.waitFor((line) => line.type === "response");
-      if (step !== "taken") {
+      if (!heldBefore) {
         await second.rpc.waitFor(() => agentEnds(second) >= 1, 60_000);
         expect(noticesRead(h.requestsOf("/root").at(-1)!)).toEqual(["/root/worker"]);
       } else {
-        // Recorded as taken before it was handed on: never given again.
+        // Its session holds it: not given again (the wake would have asked the model by now).
         await new Promise((r) => setTimeout(r, 2000));
         expect(h.requestsOf("/root").length).toBe(requestsBefore);
       }
+      expect(noticesInSession(h, "/root/worker")).toBe(1);
       const records = await h.readRecords();
       expect(records.map((r) => [r.path, r.status, r.notifiedRun])).toEqual([
         ["/root/worker", "completed", "0001-spawn"],

@@ -4,7 +4,7 @@
  * nothing is `interrupted`, never `running` forever) and gives each notice once.
  */
 import { spawn } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ResultV1 } from "../../src/contracts/result.js";
@@ -65,6 +65,8 @@ async function leftRunning(rc: RuntimeCase, name: string, outcome?: ResultV1): P
   record.inbox = [];
   const runDir = path.join(rc.tree.agentDir(record.path), "runs", "0001-spawn");
   await mkdir(runDir, { recursive: true });
+  // Its wrapper started (it read this): a run folder without one never started, and is started again.
+  await writeFile(path.join(runDir, "meta.json"), "{}\n");
   if (outcome) await writeResultAtomic(path.join(runDir, "result.json"), outcome);
   await rc.tree.writeRecord(record);
 }
@@ -96,7 +98,7 @@ describe("area 7: the parent restarts while children run", () => {
         ["/root/done", "completed"],
         ["/root/broke", "errored"],
       ]);
-      await first.mailbox.settled();
+      await first.noticesHeld(first.deliveryKeysOf(notices));
       for (const { record } of first.children.values()) expect(FINISHED_STATUSES).toContain(record.status);
 
       const second = await restarted(rc);
@@ -152,10 +154,11 @@ describe("area 7: the parent restarts while children run", () => {
       expect(runtime.children.get("/root/slowpoke")!.phase.name).toBe("running");
       await vi.waitFor(() => expect(runtime.mailbox.pending).toBe(1), { timeout: 20_000 });
       expect(runtime.children.get("/root/slowpoke")!.record).toMatchObject({ status: "completed" });
-      expect(runtime.mailbox.take(5)).toMatchObject([
+      const taken = runtime.mailbox.take(5);
+      expect(taken).toMatchObject([
         { agent_name: "/root/slowpoke", type: "completed", report: "finished before the crash" },
       ]);
-      await runtime.mailbox.settled();
+      await runtime.noticesHeld(runtime.deliveryKeysOf(taken));
       expect((await restarted(rc)).mailbox.pending).toBe(0);
       expect(await settleLeftovers()).toEqual([]);
     } finally {
@@ -174,8 +177,9 @@ describe("area 7: the parent restarts while children run", () => {
       const runtime = await restarted(rc);
       expect(runtime.children.get("/root/finisher")!.record.status).toBe("completed");
       // The notice nobody read comes back once (deliveries.ts); once read, never again.
-      expect(runtime.mailbox.take(5).map((n) => n.agent_name)).toEqual(["/root/finisher"]);
-      await runtime.mailbox.settled();
+      const taken = runtime.mailbox.take(5);
+      expect(taken.map((n) => n.agent_name)).toEqual(["/root/finisher"]);
+      await runtime.noticesHeld(runtime.deliveryKeysOf(taken));
       expect((await restarted(rc)).mailbox.pending).toBe(0);
     } finally {
       await rc.dispose();

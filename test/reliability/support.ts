@@ -157,8 +157,6 @@ export async function runtimeCase(scenario: object, extraEnv: Record<string, str
       // queue or record write: removing the folder under them would fail (ENOTEMPTY) or leave
       // it re-created. shutdown stops the turns and waits for every write.
       await Promise.all(runtimes.map((each) => each.shutdown()));
-      // A notice taken (mailbox.take) is recorded as taken without the caller awaiting it.
-      await Promise.all(runtimes.map((each) => each.mailbox.settled().catch(() => undefined)));
       await rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });
     },
   };

@@ -65,6 +65,8 @@ export class FakeTurns implements TurnOperations {
   failNextPost: Error | undefined;
   /** When set, the next turn's wrapper "runs" as this pid (a real process the test started). */
   nextPid: number | undefined;
+  /** Run directories of a previous process whose wrapper never started (`runStarted` says false). */
+  readonly neverStarted = new Set<string>();
 
   async start(spec: TurnSpec): Promise<RunningTurn> {
     const hold = this.holdNextStart;
@@ -76,6 +78,8 @@ export class FakeTurns implements TurnOperations {
       throw failure;
     }
     const name = runName(spec.record.runs.length + 1, spec.kind);
+    // As the real launcher: the record names the run before the wrapper starts.
+    await spec.recordRun?.(name);
     let resolve!: (result: ResultV1 | undefined) => void;
     const finished = new Promise<ResultV1 | undefined>((r) => (resolve = r));
     let ended = false;
@@ -108,6 +112,10 @@ export class FakeTurns implements TurnOperations {
           turn.finish(turnResult({ status: "interrupted", turns: 0, abortReason: "stopped" }));
       },
     };
+  }
+
+  async runStarted(runDir: string): Promise<boolean> {
+    return !this.neverStarted.has(runDir);
   }
 
   async settledResults(runDirs: readonly string[], waitMs: number): Promise<Map<string, RunRead>> {

@@ -31,14 +31,8 @@ const runtimes: TreeRuntime[] = [];
 
 /** Removes every tree directory the harness made (call in afterEach). */
 export async function cleanupRuntimes(): Promise<void> {
-  // A write still landing would re-create a folder being removed (ENOTEMPTY): the records, and
-  // the delivery record's "taken" that a mailbox.take() writes without the caller awaiting it.
-  await Promise.all(
-    runtimes.splice(0).map(async (runtime) => {
-      await runtime.writesSettled();
-      await runtime.mailbox.settled().catch(() => undefined);
-    }),
-  );
+  // A record write still landing would re-create a folder being removed (ENOTEMPTY).
+  await Promise.all(runtimes.splice(0).map((runtime) => runtime.writesSettled()));
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 }
 

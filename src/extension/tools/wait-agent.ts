@@ -1,10 +1,11 @@
 import type { ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS } from "../../contracts/tree.js";
+import { LIMITS, type Notice } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
 import { errorValue } from "../../lib/text.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 import { stillWorking, waitGroup } from "./wait-group.js";
@@ -218,6 +219,13 @@ async function waitForAnswer(
   }
 }
 
+/** The answer with the delivery keys of the notices it hands on in its details (none: unchanged). */
+function withDeliveryKeys<T extends { details: object }>(rt: TreeRuntime, answer: T): T {
+  const notices = (answer.details as { notices?: Notice[] }).notices ?? [];
+  const keys = rt.deliveryKeysOf(notices);
+  return keys.length === 0 ? answer : { ...answer, details: { ...answer.details, [DELIVERY_KEYS_FIELD]: keys } };
+}
+
 /** `targets`, when given: a non-empty list (null and [] mean not given). */
 function givenTargets(targets: unknown): unknown[] | undefined {
   if (targets === undefined || targets === null) return undefined;
@@ -247,9 +255,10 @@ export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolD
         call.group = waitGroup(rt, targets);
       }
       const answer = await waitForAnswer(call, clock, onUpdate);
-      // The notices it returns are recorded as taken first: a restarted root never returns them again.
-      await rt.mailbox.settled();
-      return answer;
+      // Their keys ride in the details (not shown to the model): once pi has written this tool
+      // result to the session they are recorded as taken (ui/notice-hold.ts), and a restore
+      // finds them there if the process died before (turns/deliveries.ts).
+      return withDeliveryKeys(rt, answer);
     },
   };
 }

@@ -12,6 +12,13 @@ import type { WorktreeOperations } from "./worktree-turns.js";
 
 export type { StopReason };
 
+/**
+ * Where a test may kill the process (PI_SUBAGENTS_TEST_KILL_AT): a step of a notice's
+ * delivery, or of a turn's start — `run_recorded` (the record names the run, nothing made
+ * yet) and `wrapper_spawned` (the wrapper runs, the phase not moved on).
+ */
+export type FaultStep = DeliveryStep | "run_recorded" | "wrapper_spawned";
+
 /** What the runtime holds per direct child: its record and where its turn stands. */
 export interface ChildState {
   record: AgentRecordV1;
@@ -55,8 +62,8 @@ export interface RuntimeOptions {
   worktrees?: WorktreeOperations;
   /** The delivery record's I/O (tests inject failures; default: atomic, fsynced files). */
   deliveryFiles?: DeliveryFiles;
-  /** Fault injection at each step of a notice's delivery (tests): a hook that throws stops the process there. */
-  fault?: (step: DeliveryStep) => void;
+  /** Fault injection at each step of a notice's delivery or a turn's start (tests): a hook that throws stops the process there. */
+  fault?: (step: FaultStep) => void;
   /** The time the runtime reads and waits on: its mailbox's waits and its stop waits (default: the system's). */
   clock?: Clock;
   /** The runners' tree-wide slots (default: leases in the tree directory, runner-slots.ts). */

@@ -8,11 +8,15 @@
  * 2. the notice is written here as `given` (the one durable step that gives it);
  * 3. it is pushed to the in-memory mailbox (and shown, or wakes the root);
  * 4. the record's `notifiedRun` says so;
- * 5. wait_agent or a wake takes it: written here as `taken` before it is returned.
+ * 5. wait_agent or a wake hands it to pi, its delivery key in the message's details
+ *    (`delivery_keys`, never shown to the model);
+ * 6. once pi holds it durably (its session has the tool result or the wake message) it is
+ *    written here as `taken`.
  *
  * A parent killed before 2 finds the turn's end unnoticed at restore and gives it then; after
- * 2 it finds the notice here, still pending, and puts it back in the mailbox (not given anew);
- * after 5 the notice is never returned again. A notice is identified by its agent and run
+ * 2 it finds the notice here, still pending, and puts it back in the mailbox (not given anew)
+ * unless its session already holds it (killed between 6's two halves: recorded taken then);
+ * after 6 the notice is never returned again. A notice is identified by its agent and run
  * (`/root/a#0002-followup`); notices of no run (a turn that never started, messages) are not
  * recorded here.
  *
@@ -37,6 +41,27 @@ export interface DeliveryEntry {
 export interface DeliveryFileV1 {
   version: 1;
   given: DeliveryEntry[];
+}
+
+/** The details field of a message pi holds (a tool result, a wake) that names the notices it carries. */
+export const DELIVERY_KEYS_FIELD = "delivery_keys";
+
+/**
+ * The delivery keys a session's entries hold (any message whose details name them): those
+ * notices reached pi durably, whatever the delivery record says.
+ */
+export function heldDeliveryKeys(entries: readonly unknown[]): Set<string> {
+  const held = new Set<string>();
+  for (const entry of entries) {
+    const e = entry as { message?: { details?: unknown }; details?: unknown } | null;
+    if (typeof e !== "object" || e === null) continue;
+    // A tool result is a `message` entry; a wake is a `custom_message` entry with details of its own.
+    for (const details of [e.message?.details, e.details]) {
+      const keys = (details as Record<string, unknown> | null | undefined)?.[DELIVERY_KEYS_FIELD];
+      if (Array.isArray(keys)) for (const key of keys) if (typeof key === "string") held.add(key);
+    }
+  }
+  return held;
 }
 
 /** The steps of a delivery, for fault injection: a hook that throws at one stops the process there. */
@@ -140,12 +165,16 @@ export class DeliveryLog {
     return true;
   }
 
-  /** Records these notices as taken (durably); notices of no key are skipped. */
-  async taken(notices: readonly Notice[]): Promise<void> {
+  /** The key this notice was given under; undefined for a notice of no run. */
+  keyOf(notice: Notice): string | undefined {
+    return this.keys.get(notice);
+  }
+
+  /** Records the notices of these keys as taken (durably); unknown keys are skipped. */
+  async taken(keys: readonly string[]): Promise<void> {
     let changed = false;
-    for (const notice of notices) {
-      const key = this.keys.get(notice);
-      const entry = key ? this.entries.get(key) : undefined;
+    for (const key of keys) {
+      const entry = this.entries.get(key);
       if (!entry || entry.taken) continue;
       entry.taken = true;
       delete entry.notice;
@@ -193,13 +222,13 @@ export async function deliverOnce(
   steps.fault?.("pushed");
 }
 
-/** Notices taken from the mailbox, recorded as taken before they are handed on (a failure is reported). */
-export async function recordTaken(log: DeliveryLog, notices: readonly Notice[], steps: DeliverySteps): Promise<void> {
+/** Notices pi holds durably, recorded as taken (a failure is reported: the session still holds them). */
+export async function recordTaken(log: DeliveryLog, keys: readonly string[], steps: DeliverySteps): Promise<void> {
   steps.fault?.("taking");
   try {
-    await log.taken(notices);
+    await log.taken(keys);
   } catch (err) {
-    steps.report(`could not record that ${notices.length} notice(s) were read: ${errorText(err)}`);
+    steps.report(`could not record that ${keys.length} notice(s) were read: ${errorText(err)}`);
   }
   steps.fault?.("taken");
 }

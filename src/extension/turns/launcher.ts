@@ -37,6 +37,12 @@ export interface TurnSpec {
   limits: TurnLimits;
   /** Extra meta.json `env` (what is left of the tree's budget). */
   env?: Record<string, string>;
+  /**
+   * Records the run (the agent's record names it) once its folder is claimed and before its
+   * wrapper can start: a parent killed after the start finds the run and re-attaches it,
+   * never starts it again. Throwing fails the start.
+   */
+  recordRun?(runName: string): Promise<void>;
 }
 
 /**
@@ -44,8 +50,17 @@ export interface TurnSpec {
  * pass turns they finish by hand).
  */
 export interface TurnOperations {
-  /** Writes the turn's run directory and starts it; throws when it cannot start. */
+  /**
+   * Claims a new run directory (never one that exists), records the run (`spec.recordRun`),
+   * writes the run's files and starts it; throws when it cannot start.
+   */
   start(spec: TurnSpec): Promise<RunningTurn>;
+  /**
+   * Whether a run a previous process recorded ever started: false when its wrapper could not
+   * have run (no meta.json, nor anything a wrapper writes), so the turn may start again, in a
+   * new run directory.
+   */
+  runStarted?(runDir: string): Promise<boolean>;
   /**
    * The results of runs a previous process of this agent's parent started (a restore): the
    * wrappers still running are waited for all at once, `waitMs` in total, then each run is
@@ -139,11 +154,58 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
   };
 }
 
-/** Writes the run directory and starts the wrapper (its own process group, no shell). */
+/** How many taken run folder names are skipped before a start gives up (a tree someone filled with folders). */
+const RUN_NAME_TRIES = 1000;
+
+/**
+ * Claims the agent's next run directory: created here, never one that exists, so two wrappers
+ * never share a run's files (a folder a killed parent made before its wrapper could start is
+ * left as it is, and the turn gets the next number).
+ */
+export async function claimRunDir(agentDir: string, firstIndex: number, kind: string): Promise<string> {
+  const runs = path.join(agentDir, TREE_FILES.runs);
+  await fs.promises.mkdir(runs, { recursive: true });
+  for (let index = firstIndex; index < firstIndex + RUN_NAME_TRIES; index++) {
+    const runDir = path.join(runs, runName(index, kind));
+    try {
+      await fs.promises.mkdir(runDir);
+      return runDir;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  throw new Error(`no free run folder in ${runs} after ${RUN_NAME_TRIES} tries`);
+}
+
+/** What a wrapper that started leaves in its run folder, meta.json first (its input, written just before it starts). */
+const STARTED_TRACES = [RUN_FILES.meta, RUN_FILES.wrapperPid, RUN_FILES.events, RUN_FILES.result] as const;
+
+/**
+ * Whether a run may have started: false only when its folder holds none of what a started
+ * wrapper leaves (a wrapper cannot run without meta.json). Anything unclear counts as started,
+ * so a turn is never started twice.
+ */
+export async function runStarted(runDir: string): Promise<boolean> {
+  for (const name of STARTED_TRACES) {
+    try {
+      await fs.promises.lstat(path.join(runDir, name));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Claims the run directory, records the run, writes its files and starts the wrapper (its own
+ * process group, no shell). The wrapper starts only once the record names its run.
+ */
 export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
-  const name = runName(spec.record.runs.length + 1, spec.kind);
-  const runDir = path.join(spec.agentDir, TREE_FILES.runs, name);
-  await fs.promises.mkdir(path.join(runDir, RUN_FILES.inbox), { recursive: true });
+  const runDir = await claimRunDir(spec.agentDir, spec.record.runs.length + 1, spec.kind);
+  const name = path.basename(runDir);
+  await spec.recordRun?.(name);
+  await fs.promises.mkdir(path.join(runDir, RUN_FILES.inbox));
   // A user-defined role's text, snapshotted at spawn, follows the tree instructions every turn.
   const rolePrompt = await fs.promises
     .readFile(path.join(spec.agentDir, TREE_FILES.rolePrompt), "utf8")
@@ -238,6 +300,7 @@ export async function postLiveMessage(runDir: string, seq: number, message: Inbo
 /** Turns as `subagent-wrapper` processes. */
 export const wrapperTurns: TurnOperations = {
   start: startTurn,
+  runStarted,
   settledResults: (runDirs, waitMs) => settledRunResults(runDirs, waitMs),
   attach: reattachTurn,
   postLive: postLiveMessage,

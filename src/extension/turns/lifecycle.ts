@@ -2,8 +2,8 @@
  * The life of a child's turn, as one pure machine: where the turn stands (TurnPhase), what
  * can happen to it (TurnEvent) and what each happening makes the runtime do (TurnEffect).
  * `transition` is the only place that decides; the live runtime (runtime.ts) and the restore
- * of a restarted parent (restore.ts) only carry out its effects. `planTurnEnd` is the one
- * rule of how a turn ends, whoever saw it end. Tested as tables in lifecycle.test.ts.
+ * of a restarted parent (restore.ts) only carry out its effects. `planTurnEnd` (turn-end.ts)
+ * is the one rule of how a turn ends, whoever saw it end. Tested as tables in lifecycle.test.ts.
  *
  *   idle ─queued→ queued ─slot_granted→ starting ─wrapper_started→ running ─stop_asked→ stopping
  *     ▲ │                                   │ start_failed         ▲  │ wrapper_exited    │ wrapper_exited
@@ -13,10 +13,10 @@
  * `reattached`: a restarted parent found the turn's wrapper still at work (its previous
  * process went away, the turn did not): the turn is `running` again, its end watched as any.
  */
-import type { ResultV1, RunStatus } from "../../contracts/result.js";
-import type { AgentRecordV1, PendingPart } from "../../contracts/tree.js";
-import { healthForOutcome, statusForOutcome } from "../../contracts/tree.js";
+import type { ResultV1 } from "../../contracts/result.js";
+import type { PendingPart } from "../../contracts/tree.js";
 import type { RunningTurn } from "./launcher.js";
+import { planTurnEnd } from "./turn-end.js";
 
 export type TurnKind = "spawn" | "followup";
 
@@ -53,6 +53,12 @@ export type FoundTurn =
    * process died between recording the end and giving it): `result` is its run's result.
    */
   | { kind: "unnoticed"; runName: string; result: ResultV1 | undefined }
+  /**
+   * `running`, but its wrapper never could have started (the parent was killed between
+   * recording the run and starting it): the run is dropped and its parts go back; the turn
+   * starts again (queued, as restore queues turns), in a new run directory.
+   */
+  | { kind: "unstarted"; runName: string; parts: PendingPart[] }
   /** `running`: what its run directory holds now. */
   | {
       kind: "running";
@@ -126,6 +132,8 @@ export type TurnEffect =
   | { type: "watch_end"; runName: string }
   /** Queue the turn a previous process left queued, under the usual capacity rules. */
   | { type: "requeue"; kind: TurnKind }
+  /** The record no longer names this run (it never started): pending_init, its parts first in the next turn's prompt. */
+  | { type: "unrecord_run"; runName: string; parts: PendingPart[] }
   /** Give the notice of an ended turn that its record says ended (rebuilt from the record and its result). */
   | { type: "give_notice"; runName: string; result: ResultV1 | undefined }
   /** Recording a turn's end failed unforeseen: report it, and give the owed notice as errored. */
@@ -289,7 +297,8 @@ function recordingFailed(phase: TurnPhase, event: Extract<TurnEvent, { type: "re
 
 /**
  * A turn a previous process of the parent left behind. A queued one of this process's own
- * child is queued again (a deeper one, whose parent is gone, is interrupted). One with a
+ * child is queued again (a deeper one, whose parent is gone, is interrupted), and so is one
+ * recorded running whose wrapper never started. One with a
  * result it was never told of ends as that result says, with its notice; one without (its
  * wrapper left none) is interrupted, silently. One whose end is recorded but whose notice was
  * never given gets its notice. (A turn whose wrapper still runs is `reattached` instead.)
@@ -300,6 +309,18 @@ function restoreFound(phase: TurnPhase, found: FoundTurn, direct: boolean): Tran
     return direct
       ? { phase, effects: [{ type: "requeue", kind: found.turnKind }] }
       : { phase, effects: [{ type: "record_interrupted", what: "a queued turn", restored: true }] };
+  if (found.kind === "unstarted") {
+    const unrecord: TurnEffect = { type: "unrecord_run", runName: found.runName, parts: found.parts };
+    // Never started, so never run twice: a child of this process's is queued again (restore
+    // starts it with the other queued turns); a deeper one, whose parent is gone, waits
+    // interrupted for its parent's next word.
+    return direct
+      ? { phase, effects: [unrecord] }
+      : {
+          phase,
+          effects: [unrecord, { type: "record_interrupted", what: "a turn that never started", restored: true }],
+        };
+  }
   if (found.kind === "unnoticed")
     return direct
       ? { phase, effects: [{ type: "give_notice", runName: found.runName, result: found.result }] }
@@ -326,74 +347,4 @@ function restoreFound(phase: TurnPhase, found: FoundTurn, direct: boolean): Tran
     if (result === undefined) plan.failure = "the parent went away and the turn's wrapper left no result.json";
   }
   return { phase, effects: [{ type: "end_turn", plan }] };
-}
-
-/**
- * The rule of a turn's end. Its prompt goes back first in the queue when the turn was
- * stopped before any assistant message reached the child's session (pi writes a session
- * only once there is one, so the prompt was never recorded there); otherwise the live
- * messages its run confirmed are final.
- */
-export function planTurnEnd(facts: {
-  runName: string | undefined;
-  result: ResultV1 | undefined;
-  stopping: StopReason | undefined;
-  parts: PendingPart[];
-  notify: boolean;
-  commitHow: string;
-  /** The model turns the run made, when the result that says so is not the one recorded. */
-  turnsRan?: number | undefined;
-}): TurnEndPlan {
-  const turns = facts.result?.turns ?? facts.turnsRan ?? 0;
-  const leftNoTrace = facts.stopping !== undefined && turns === 0;
-  return {
-    runName: facts.runName,
-    result: facts.result,
-    failure: undefined,
-    stopping: facts.stopping,
-    returnParts: leftNoTrace ? facts.parts : undefined,
-    dropConfirmedOf: leftNoTrace ? undefined : facts.runName,
-    commitHow: facts.runName === undefined ? undefined : facts.commitHow,
-    storeReport: facts.runName !== undefined,
-    notify: facts.notify,
-    restored: false,
-  };
-}
-
-/** What applyTurnEnd needs of a turn's end (a TurnEndPlan is one). */
-export type TurnEndFacts = Partial<Pick<TurnEndPlan, "result" | "failure" | "stopping">>;
-
-/** Applies a turn's end to `record`; returns its outcome, reason and answer text. */
-export function applyTurnEnd(
-  record: AgentRecordV1,
-  end: TurnEndFacts,
-): { outcome: RunStatus; reason: string | undefined; text: string } {
-  const { result, stopping } = end;
-  // A wrapper stopped in its first milliseconds dies before it can write a result (and
-  // before it starts pi): for a turn this process stopped, that is an interruption.
-  const outcome: RunStatus = result?.status ?? (stopping ? "interrupted" : "failed");
-  const reason = end.failure ?? result?.errorMessage ?? result?.abortReason;
-  record.lastOutcome = outcome;
-  record.lastReason = reason;
-  if (stopping === "close") {
-    record.lastTurnStatus = statusForOutcome(outcome);
-  } else if (stopping) {
-    // interrupt_agent already reported; a process that is ending reports nothing.
-    record.status = "interrupted";
-    record.lastTurnStatus = "interrupted";
-  } else {
-    record.status = statusForOutcome(outcome);
-    record.health = healthForOutcome(outcome);
-    record.lastTurnStatus = record.status;
-  }
-  return { outcome, reason, text: result?.finalText ?? "" };
-}
-
-/**
- * Why a turn this process did not stop has no result: its wrapper was killed (SIGKILL, OOM)
- * or crashed, or left a damaged result.json. An error of the turn, never an interruption.
- */
-export function lostResultReason(howExited: string | undefined, damagedResult: string | undefined): string {
-  const exited = `wrapper exited (${howExited ?? "unknown"})`;
-  return damagedResult ? `${exited}; the run's ${damagedResult}` : `${exited} without writing result.json`;
 }

@@ -8,37 +8,11 @@ export class Mailbox {
   /** How many notices have ever arrived: a waiter names the count it has seen, and sleeps until a later one. */
   private arrived = 0;
 
-  /** Records of notices taken, not yet known to be on disk (see `settled`). */
-  private taking: Array<Promise<void>> = [];
-
   /**
-   * `clock` times the waits (tests move a fake one). `ledger` hears every notice taken, so a
-   * restarted parent never gets it again (deliveries.ts); `settled` waits for it.
+   * `clock` times the waits (tests move a fake one). A notice taken here is not yet read: it
+   * is recorded as taken once pi holds the message that carries it (deliveries.ts).
    */
-  constructor(
-    private readonly clock: Clock = systemClock,
-    private readonly ledger?: (notices: Notice[]) => Promise<void>,
-  ) {}
-
-  private track(notices: Notice[]): Notice[] {
-    if (this.ledger && notices.length > 0) {
-      const recorded = this.ledger(notices);
-      // Whoever hands the notices on awaits `settled`; a take nobody settles raises nothing.
-      recorded.catch(() => undefined);
-      this.taking.push(recorded);
-    }
-    return notices;
-  }
-
-  /**
-   * Resolves once every notice taken so far is recorded as taken: what takes notices (wait_agent,
-   * a wake) awaits it before it hands them on. Rejects when the ledger did (an injected fault).
-   */
-  async settled(): Promise<void> {
-    const taking = this.taking;
-    this.taking = [];
-    await Promise.all(taking);
-  }
+  constructor(private readonly clock: Clock = systemClock) {}
 
   push(notice: Notice): void {
     this.notices.push(notice);
@@ -49,6 +23,16 @@ export class Mailbox {
   /** Notices arrived so far (taken or not); only grows. */
   get arrivals(): number {
     return this.arrived;
+  }
+
+  /**
+   * Notices taken whose hand-over failed: first again, in their order. They count as arrivals,
+   * so a wait that had already looked past them sees them again.
+   */
+  putBack(notices: readonly Notice[]): void {
+    this.notices.unshift(...notices);
+    this.arrived += notices.length;
+    for (const wake of [...this.waiters]) wake();
   }
 
   get pending(): number {
@@ -67,7 +51,7 @@ export class Mailbox {
 
   /** Takes up to `max` notices, oldest first. */
   take(max: number): Notice[] {
-    return this.track(this.notices.splice(0, max));
+    return this.notices.splice(0, max);
   }
 
   /** The agents whose notices wait to be taken. */
@@ -85,7 +69,7 @@ export class Mailbox {
       if (agents.has(this.notices[i]!.agent_name)) taken.push(...this.notices.splice(i, 1));
       else i++;
     }
-    return this.track(taken);
+    return taken;
   }
 
   /**

@@ -21,7 +21,7 @@ import { errorText } from "../../lib/values.js";
 import { parentOf } from "../tree/paths.js";
 import { recordsFromEntries } from "../tree/session-entries.js";
 import { type ChildState, childState } from "./child-state.js";
-import { deliveryKey } from "./deliveries.js";
+import { deliveryKey, heldDeliveryKeys } from "./deliveries.js";
 import type { RunningTurn } from "./launcher.js";
 import type { FoundTurn } from "./lifecycle.js";
 import { dropConfirmed, liveRuns } from "./live-messages.js";
@@ -67,8 +67,7 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
       if (record.parent === runtime.self) runtime.children.set(record.path, childState(record));
     return;
   }
-  // Notices given before and not read yet go back to the mailbox first, in their order.
-  for (const notice of await runtime.deliveries.load()) runtime.mailbox.push(notice);
+  await restoreUnread(runtime, sessionEntries);
   const { attached, untouched } = await liveTurns(runtime, mine);
   const settle = mine.filter((record) => !untouched.has(record.path));
   const unsettled = settle.filter(
@@ -85,6 +84,9 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
     const state = childState(record);
     if (record.status === "pending_init" && record.parent === runtime.self) queued.push(state);
     const keepRun = await settleRecord(runtime, state, attached.get(record.path), unsettled.includes(record), reads);
+    // A turn whose wrapper never started is queued again, in its place among the others.
+    if (record.status === "pending_init" && record.parent === runtime.self && !queued.includes(state))
+      queued.push(state);
     await reconcileRecord(runtime, state, keepRun);
     if (record.parent === runtime.self) {
       await restoreWorktree(runtime, record);
@@ -93,6 +95,21 @@ async function restoreTree(runtime: TreeRuntime, sessionEntries: readonly unknow
   }
   // Queued turns start under the usual capacity rules, once the turns still running hold their slots.
   for (const state of queued) await settleLeftTurn(runtime, state, {});
+}
+
+/**
+ * Notices given before and not read yet go back to the mailbox first, in their order; those
+ * the session holds reached pi before the previous process could record them taken: taken now.
+ */
+async function restoreUnread(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<void> {
+  const held = heldDeliveryKeys(sessionEntries);
+  const heldKeys: string[] = [];
+  for (const notice of await runtime.deliveries.load()) {
+    const key = runtime.deliveries.keyOf(notice);
+    if (key !== undefined && held.has(key)) heldKeys.push(key);
+    else runtime.mailbox.push(notice);
+  }
+  await runtime.noticesHeld(heldKeys);
 }
 
 /**
@@ -162,7 +179,7 @@ async function wrapperStillRuns(runDir: string): Promise<boolean> {
  */
 async function settleLeftTurn(runtime: TreeRuntime, state: ChildState, read: RunRead): Promise<string | undefined> {
   const { record } = state;
-  const found = foundTurn(runtime, record, read);
+  const found = (await unstartedTurn(runtime, record, read)) ?? foundTurn(runtime, record, read);
   record.followupQueued = false;
   try {
     await runtime.dispatch(state, { type: "restore_found", found, direct: record.parent === runtime.self });
@@ -201,6 +218,23 @@ async function giveUnnoticed(runtime: TreeRuntime, state: ChildState): Promise<v
   } catch (err) {
     runtime.report(`could not give the notice of ${record.path}'s turn ${lastRun}: ${errorText(err)}`);
   }
+}
+
+/**
+ * A turn recorded running whose wrapper never started (its run left no result and its folder
+ * nothing a started wrapper leaves, launcher.ts `runStarted`: the previous process was killed
+ * between recording the run and starting it).
+ */
+async function unstartedTurn(
+  runtime: TreeRuntime,
+  record: AgentRecordV1,
+  read: RunRead,
+): Promise<FoundTurn | undefined> {
+  const runName = record.runs.at(-1);
+  const runDir = runDirOf(runtime, record);
+  if (record.status !== "running" || !runName || !runDir || read.result || read.damaged) return undefined;
+  if (!runtime.turns.runStarted || (await runtime.turns.runStarted(runDir).catch(() => true))) return undefined;
+  return { kind: "unstarted", runName, parts: record.runningParts ?? [] };
 }
 
 /** What the record and its run directory say of a turn that was left behind. */

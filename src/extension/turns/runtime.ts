@@ -5,7 +5,7 @@
  */
 import { TREE_FILES } from "../../contracts/layout.js";
 
-import type { AgentRecordV1, AgentStatus, Notice, PendingPart } from "../../contracts/tree.js";
+import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
 import { emptyUsage, type Usage, type UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
 import { errorText } from "../../lib/values.js";
@@ -14,19 +14,12 @@ import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
 import { type RunnerWait, runnerPool, TurnSlots } from "./capacity.js";
-import {
-  type ChildState,
-  type FollowupResult,
-  type RuntimeHooks,
-  type RuntimeOptions,
-  runningTurn,
-  type StopReason,
-} from "./child-state.js";
-import { DeliveryLog, type DeliveryStep, deliverOnce, recordTaken } from "./deliveries.js";
-import { partEnvelope } from "./envelope.js";
+import { followupChild, messageChild } from "./child-requests.js";
+import type { ChildState, FaultStep, FollowupResult, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
+import { DeliveryLog, deliverOnce, recordTaken } from "./deliveries.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { awaitedByParent, followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
-import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
+import { awaitedByParent, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
+import type { MessageDelivery } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
 import { treeRunnerGate } from "./runner-slots.js";
@@ -34,7 +27,7 @@ import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./sto
 import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
-export type { ChildState, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
+export type { ChildState, FaultStep, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
 export class TreeRuntime implements StopContext, EffectContext {
   readonly children = new Map<string, ChildState>();
@@ -58,8 +51,8 @@ export class TreeRuntime implements StopContext, EffectContext {
   private readonly launching = new Set<Promise<void>>();
   /** Which turn-end notices this agent was given and took, on disk (deliveries.ts). */
   readonly deliveries: DeliveryLog;
-  /** Fault injection at each step of a delivery (tests): a hook that throws stops the process there. */
-  private readonly fault: ((step: DeliveryStep) => void) | undefined;
+  /** Fault injection at each step of a delivery or a turn's start (tests): a hook that throws stops the process there. */
+  readonly fault: ((step: FaultStep) => void) | undefined;
   /**
    * The process left with its turns detached (onExit `detach`): their ends belong to the next
    * root that takes the tree, so nothing here moves a turn on any more.
@@ -89,7 +82,7 @@ export class TreeRuntime implements StopContext, EffectContext {
       options.deliveryFiles,
       (line) => this.report(line),
     );
-    this.mailbox = new Mailbox(this.clock, (notices) => this.recordTaken(notices));
+    this.mailbox = new Mailbox(this.clock);
     this.turns = options.turns ?? wrapperTurns;
     this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(
@@ -259,9 +252,23 @@ export class TreeRuntime implements StopContext, EffectContext {
     );
   }
 
-  /** Notices taken from the mailbox, recorded as taken before they are handed on. */
-  private recordTaken(notices: Notice[]): Promise<void> {
-    return recordTaken(this.deliveries, notices, { fault: this.fault, report: (line) => this.report(line) });
+  /**
+   * The delivery keys of notices taken from the mailbox, for the details of the message that
+   * hands them to pi (deliveries.ts): a restore finds there what pi held.
+   */
+  deliveryKeysOf(notices: readonly Notice[]): string[] {
+    return notices.flatMap((notice) => this.deliveries.keyOf(notice) ?? []);
+  }
+
+  /** pi holds these notices durably (its session has the message): recorded as taken, never given again. */
+  noticesHeld(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
+    return recordTaken(this.deliveries, keys, { fault: this.fault, report: (line) => this.report(line) });
+  }
+
+  /** Notices whose hand-over to pi failed: back at the head of the mailbox, offered again. */
+  giveBack(notices: readonly Notice[]): void {
+    this.mailbox.putBack(notices);
   }
 
   /** Moves messages that children posted to this agent's inbox into the mailbox. */
@@ -298,70 +305,16 @@ export class TreeRuntime implements StopContext, EffectContext {
     return { running, queued };
   }
 
-  /**
-   * followup_task: a new turn in the child's own conversation. Behind a running or queued
-   * turn it waits for that turn's end; else it starts now (or queues for a slot). `admit`
-   * runs once the child is known to take follow-ups, before anything changes, and refuses by
-   * throwing (the tree's budget).
-   */
+  /** followup_task: a new turn in the child's own conversation (child-requests.ts). */
   async followup(state: ChildState, text: string, admit?: () => Promise<void>): Promise<FollowupResult> {
     this.assertDriver();
-    const { record } = state;
-    if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
-    await admit?.();
-    record.inbox.push({ kind: "FOLLOWUP_TASK", from: this.self, text, sentAt: new Date().toISOString() });
-    const busy = followupWaits(state.phase);
-    if (busy) record.followupQueued = true;
-    await this.persist(state);
-    if (!busy) await this.requestTurn(state, "followup");
-    const queuePosition = this.queuePosition(record.path);
-    return {
-      status: record.status,
-      queuedBehindRunningTurn: busy,
-      ...(queuePosition !== undefined && { queuePosition }),
-    };
+    return followupChild(this, state, text, admit);
   }
 
-  /**
-   * send_message to a child: live into a running turn's inbox, else queued for the next turn.
-   * It is in the record first and leaves it only once the child's conversation has it
-   * (finishTurn, restore), so a crash of either process loses nothing (live-messages.ts).
-   */
+  /** send_message to a child: live into a running turn, else queued for the next (child-requests.ts). */
   async queueMessage(state: ChildState, text: string): Promise<MessageDelivery> {
     this.assertDriver();
-    const { record } = state;
-    if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no messages`);
-    const { id, seq } = nextMessageId(record);
-    // A turn being stopped reads nothing more: the message waits for the next one.
-    const running = state.phase.name === "running" ? state.phase.turn : undefined;
-    const part: PendingPart = {
-      kind: "MESSAGE",
-      from: this.self,
-      text,
-      sentAt: new Date().toISOString(),
-      id,
-      ...(running && { liveRun: running.runName }),
-    };
-    record.inbox.push(part);
-    await this.persist(state);
-    let delivered: MessageDelivery["delivered"] = "queued";
-    if (running) {
-      try {
-        await this.turns.postLive(running.runDir, seq, { id, text: partEnvelope(part, record.taskName) });
-        delivered = "live";
-      } catch {
-        // The run's inbox cannot be written: the message waits for the next turn instead.
-        delete part.liveRun;
-        await this.persist(state);
-      }
-    }
-    return {
-      delivered,
-      messageId: id,
-      pendingMessages: pendingMessageCount(record),
-      queuedMessages: queuedPartCount(record, runningTurn(state)?.runName),
-      status: record.status,
-    };
+    return messageChild(this, state, text);
   }
 
   /**

@@ -15,23 +15,16 @@ import type { TreeLimits } from "../config.js";
 import { recordCooldowns } from "../tree/cooldowns.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import { runnerPool, type TurnSlots } from "./capacity.js";
-import type { ChildState } from "./child-state.js";
+import type { ChildState, FaultStep } from "./child-state.js";
 import { deliveryKey } from "./deliveries.js";
 import { childInstructions, turnPrompt } from "./envelope.js";
 import { turnModelReport } from "./fallback-turns.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";
-import {
-  applyTurnEnd,
-  liveTurnOf,
-  lostResultReason,
-  type TurnEffect,
-  type TurnEndPlan,
-  type TurnEvent,
-  type TurnKind,
-} from "./lifecycle.js";
+import { liveTurnOf, type TurnEffect, type TurnEndPlan, type TurnEvent, type TurnKind } from "./lifecycle.js";
 import { dropConfirmed, liveRuns } from "./live-messages.js";
 import { turnEndNotice } from "./notices.js";
 import { saveReport } from "./reports.js";
+import { applyTurnEnd, lostResultReason } from "./turn-end.js";
 import { finishWorktreeTurn, type WorktreeOperations } from "./worktree-turns.js";
 
 /** What carrying out effects needs of the runtime (TreeRuntime is one). */
@@ -44,6 +37,8 @@ export interface EffectContext {
   readonly cwd: string;
   /** This agent's path: the parent of the children whose turns these are. */
   readonly self: string;
+  /** Fault injection (tests): the process is killed at this step of a turn's start. */
+  readonly fault?: ((step: FaultStep) => void) | undefined;
   dispatch(state: ChildState, event: TurnEvent): Promise<void>;
   persist(state: ChildState): Promise<void>;
   persistOrReport(state: ChildState, what: string): Promise<string | undefined>;
@@ -107,10 +102,21 @@ export function perform(ctx: EffectContext, state: ChildState, effect: TurnEffec
         .catch((err: unknown) => ctx.report(`could not queue the turn of ${record.path} again: ${errorText(err)}`));
     case "give_notice":
       return giveUnnoticed(ctx, state, effect.runName, effect.result);
+    case "unrecord_run":
+      record.runs = record.runs.filter((run) => run !== effect.runName);
+      record.runningParts = undefined;
+      record.undelivered = [...effect.parts, ...record.undelivered];
+      record.status = "pending_init";
+      return undefined;
   }
 }
 
-/** Takes the record's pending parts as the turn's prompt and starts its wrapper. */
+/**
+ * Takes the record's pending parts as the turn's prompt and starts its wrapper. The record
+ * names the run, with its parts, before the wrapper can start (`recordRun`): a parent killed
+ * at any moment of the start finds it at restore, re-attaches the wrapper that runs, and
+ * starts again only a turn whose wrapper never could have (restore.ts).
+ */
 async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Promise<void> {
   const { record } = state;
   const parts = [...record.undelivered, ...record.inbox];
@@ -120,6 +126,15 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
   record.forkTranscript = undefined;
   // A follow-up that joined this turn while it was queued is delivered now, not again later.
   record.followupQueued = false;
+  let recorded: string | undefined;
+  const recordRun = async (runName: string): Promise<void> => {
+    record.runs.push(runName);
+    recorded = runName;
+    record.runningParts = parts;
+    record.status = "running";
+    await ctx.persist(state);
+    ctx.fault?.("run_recorded");
+  };
   let turn: RunningTurn;
   try {
     const place = record.worktree ? await ctx.worktrees.turnCwd(record.worktree) : { cwd: ctx.cwd };
@@ -137,16 +152,26 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       // The agent's limits; the turn limit (PI_SUBAGENTS_TURN_TIMEOUT_MS, 30 minutes) is time_limit's default.
       limits: mergeLimits(record.limits, { time_limit: ctx.limits.turnTimeoutMs / 1000 }),
       env,
+      recordRun,
     });
   } catch (err) {
+    // No wrapper runs: the run it was recorded as is no run of the agent's (its end writes the record).
+    if (recorded !== undefined) {
+      record.runs = record.runs.filter((run) => run !== recorded);
+      record.runningParts = undefined;
+    }
     return ctx.dispatch(state, { type: "start_failed", parts, error: errorText(err) });
   }
+  ctx.fault?.("wrapper_spawned");
   // A runner's tree-wide slot is the wrapper's from now on: it outlives this process if need be.
   if (turn.pid !== undefined) ctx.slots.handOver(record.path, turn.pid);
   return ctx.dispatch(state, { type: "wrapper_started", turn, parts });
 }
 
-/** The record says the turn runs; its end, whenever the wrapper exits, is the next event. */
+/**
+ * The record says the turn runs (recorded before its wrapper started, or here for launchers
+ * that do not record runs); its end, whenever the wrapper exits, is the next event.
+ */
 async function recordStart(
   ctx: EffectContext,
   state: ChildState,
@@ -154,12 +179,15 @@ async function recordStart(
   parts: PendingPart[],
 ): Promise<void> {
   const { record } = state;
-  record.runningParts = parts;
-  record.runs.push(runName);
-  record.status = "running";
-  // The wrapper is at work whether or not this write succeeds: failing the call would drop
-  // an agent that runs. Its end is recorded (or reported) when it comes.
-  await ctx.persistOrReport(state, "the start of a turn");
+  const recordedBefore = record.runs.at(-1) === runName && record.status === "running";
+  if (!recordedBefore) {
+    record.runningParts = parts;
+    record.runs.push(runName);
+    record.status = "running";
+    // The wrapper is at work whether or not this write succeeds: failing the call would drop
+    // an agent that runs. Its end is recorded (or reported) when it comes.
+    await ctx.persistOrReport(state, "the start of a turn");
+  }
   watchEnd(ctx, state, runName);
 }
 

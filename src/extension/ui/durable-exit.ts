@@ -9,8 +9,7 @@ import { treeIsTemporary } from "../../contracts/layout.js";
 import { type Ownership, takeOwnership } from "../../lib/owner-lease.js";
 import { errorText } from "../../lib/values.js";
 import { budgetFromEnv } from "../progress/budget.js";
-import type { DeliveryStep } from "../turns/deliveries.js";
-import type { TreeRuntime } from "../turns/runtime.js";
+import type { FaultStep, TreeRuntime } from "../turns/runtime.js";
 import { type ActiveAgents, detachLines, exitLines, type OnExit } from "./exit.js";
 
 const DYING_SIGNALS = ["SIGTERM", "SIGHUP"] as const;
@@ -108,15 +107,23 @@ export function ownerOnly<T extends Tool>(tool: T, runtime: () => TreeRuntime | 
   };
 }
 
-const DELIVERY_STEPS: ReadonlySet<string> = new Set(["end_recorded", "given", "pushed", "taking", "taken"]);
+const FAULT_STEPS: ReadonlySet<string> = new Set([
+  "end_recorded",
+  "given",
+  "pushed",
+  "taking",
+  "taken",
+  "run_recorded",
+  "wrapper_spawned",
+]);
 
 /**
  * Testing only (PI_SUBAGENTS_TEST_KILL_AT): the fault hook that SIGKILLs this process at one
- * step of a notice's delivery; undefined when the variable is not set to a step.
+ * step of a notice's delivery or of a turn's start; undefined when the variable is not set to a step.
  */
-export function killAtStep(env: NodeJS.ProcessEnv = process.env): ((step: DeliveryStep) => void) | undefined {
+export function killAtStep(env: NodeJS.ProcessEnv = process.env): ((step: FaultStep) => void) | undefined {
   const at = env[ENV.faultAt];
-  if (!at || !DELIVERY_STEPS.has(at)) return undefined;
+  if (!at || !FAULT_STEPS.has(at)) return undefined;
   return (step) => {
     if (step === at) process.kill(process.pid, "SIGKILL");
   };

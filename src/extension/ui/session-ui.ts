@@ -9,8 +9,10 @@ import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { type ActiveAgents, activeAgents, countActive, type OnExit, sayAtExit, stoppingStatus } from "./exit.js";
+import type { NoticeHold } from "./notice-hold.js";
 import { noticeLevel, noticeLine } from "./notice-view.js";
 import { type Painter, plain, themePainter } from "./paint.js";
 import { watchForQuit } from "./quit-watch.js";
@@ -51,6 +53,8 @@ export class SessionUi {
     private readonly rt: TreeRuntime,
     /** The root's session file (the exit lines' resume hint); undefined when not saved. */
     readonly sessionFile: string | undefined,
+    /** Which notices reached pi in a message (the wake gives back those that did not). */
+    hold: Pick<NoticeHold, "reachedPi">,
     /** Times the display, the inbox poll, the wake and the quit keys (tests move a fake one). */
     private readonly clock: Clock = systemClock,
   ) {
@@ -68,22 +72,21 @@ export class SessionUi {
       ? new IdleWake({
           mailbox: rt.mailbox,
           isIdle: () => safely(() => ctx.isIdle(), false),
-          // Recorded as taken first (deliveries.ts): a restarted root never gives them again.
+          // Their keys ride in the details: once pi has written the message they are taken (notice-hold.ts).
           send: (notices, pending) =>
-            void rt.mailbox
-              .settled()
-              .then(() =>
-                pi.sendMessage(
-                  {
-                    customType: WAKE_MESSAGE_TYPE,
-                    content: wakeText(notices, pending),
-                    display: true,
-                    details: { notices, pending },
-                  },
-                  { triggerTurn: true, deliverAs: "followUp" },
-                ),
-              )
-              .catch(() => undefined),
+            safely(() => {
+              pi.sendMessage(
+                {
+                  customType: WAKE_MESSAGE_TYPE,
+                  content: wakeText(notices, pending),
+                  display: true,
+                  details: { notices, pending, [DELIVERY_KEYS_FIELD]: rt.deliveryKeysOf(notices) },
+                },
+                { triggerTurn: true, deliverAs: "followUp" },
+              );
+              return true;
+            }, false),
+          reachedPi: (notice) => hold.reachedPi(notice),
           clock,
         })
       : undefined;

@@ -3,7 +3,10 @@
  * woken with the notice: the notices go to its model in one message that starts a turn, so
  * the model reads them and goes on, as if its wait_agent had returned them. They are taken
  * out of the mailbox as they are sent, so no wait_agent returns them again, and at most
- * LIMITS.noticesPerWait go in one message (the next idle moment sends the rest).
+ * LIMITS.noticesPerWait go in one message (the next idle moment sends the rest). They count
+ * as read only once pi holds the message (notice-hold.ts): a message pi refused, or whose
+ * turn never started while the root stayed idle, gives its notices back to the mailbox, and
+ * they are offered again.
  *
  * Only notices that end or change a child's work wake the root; `interrupted` and
  * `shutdown` follow an order of the root's own (its model or the person), so they wait for
@@ -44,10 +47,12 @@ export function wakeText(notices: Notice[], pending: number): string {
 }
 
 export interface WakeDeps {
-  mailbox: Pick<Mailbox, "holds" | "take" | "pending">;
+  mailbox: Pick<Mailbox, "holds" | "take" | "pending" | "putBack">;
   isIdle(): boolean;
-  /** Starts the root's turn with these notices (pi.sendMessage with triggerTurn). */
-  send(notices: Notice[], pending: number): void;
+  /** Starts the root's turn with these notices (pi.sendMessage with triggerTurn); false when pi refused it. */
+  send(notices: Notice[], pending: number): boolean;
+  /** Whether a message carrying this notice reached pi (notice-hold.ts). */
+  reachedPi(notice: Notice): boolean;
   /** Times the batching and the wait for a woken turn; the system's clock when not given. */
   clock?: Clock;
 }
@@ -59,6 +64,8 @@ export class IdleWake {
   private batch: TimerHandle | undefined;
   /** When the last wake was sent, until its turn is seen to start. */
   private sentAt: number | undefined;
+  /** The notices of the last wake, until its turn is seen to start. */
+  private sent: Notice[] = [];
 
   constructor(private readonly deps: WakeDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -84,19 +91,37 @@ export class IdleWake {
     // A wait_agent may have taken them meanwhile: those need no wake.
     for (const notice of this.waiting) if (!this.deps.mailbox.holds(notice)) this.waiting.delete(notice);
     if (this.sentAt !== undefined) {
-      if (!this.deps.isIdle() || this.clock.now() - this.sentAt >= TURN_START_WAIT_MS) this.sentAt = undefined;
+      if (!this.deps.isIdle()) this.sentAt = undefined;
+      else if (this.clock.now() - this.sentAt >= TURN_START_WAIT_MS) {
+        this.sentAt = undefined;
+        // Idle all along and pi never took the message: its delivery failed.
+        this.giveBack(this.sent.filter((notice) => !this.deps.reachedPi(notice)));
+      }
+      if (this.sentAt === undefined) this.sent = [];
       return;
     }
     if (this.waiting.size === 0 || !this.deps.isIdle()) return;
     const notices = this.deps.mailbox.take(LIMITS.noticesPerWait);
     for (const notice of notices) this.waiting.delete(notice);
+    if (!this.deps.send(notices, this.deps.mailbox.pending)) {
+      this.giveBack(notices);
+      return;
+    }
     this.sentAt = this.clock.now();
-    this.deps.send(notices, this.deps.mailbox.pending);
+    this.sent = notices;
+  }
+
+  /** Notices whose wake failed: back in the mailbox, first, and offered again. */
+  private giveBack(notices: Notice[]): void {
+    if (notices.length === 0) return;
+    this.deps.mailbox.putBack(notices);
+    for (const notice of notices) this.offer(notice);
   }
 
   stop(): void {
     if (this.batch !== undefined) this.clock.clearTimeout(this.batch);
     this.batch = undefined;
     this.waiting.clear();
+    this.sent = [];
   }
 }

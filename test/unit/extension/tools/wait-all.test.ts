@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
+import { restore } from "../../../../src/extension/turns/restore.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
 import { FakeClock, settle } from "../../../support/fake-clock.js";
 import { turnResult } from "../../../support/fake-turns.js";
@@ -245,5 +246,27 @@ describe("wait_agent all: true", () => {
     );
     await expect(wait({ targets: ["a"] })).rejects.toThrow("targets needs all: true");
     await h.runtime.shutdown();
+  });
+});
+
+describe("wait_agent hands its notices to pi with their delivery keys", () => {
+  it("the keys ride in details, not in the text the model reads; nothing is recorded taken until pi holds the result", async () => {
+    const { h, states } = await fanOut(["a"]);
+    const execute = waitAgentTool({ pi: {} as never, runtime: () => h.runtime }).execute as Execute;
+    await finish(h, states, "a");
+    const result = await execute("call", { timeout_ms: 0 } as never, undefined, undefined, undefined as never);
+    const details = result.details as unknown as { notices: unknown[]; delivery_keys: string[] };
+    expect(details.delivery_keys).toEqual(["/root/a#0001-spawn"]);
+    const text = (result.content[0] as { text: string }).text;
+    expect(text).not.toContain("delivery_keys");
+    expect(JSON.parse(text).notices).toHaveLength(1);
+    // Handed out, not held: a restart offers it again; once held, never.
+    const restarted = h.restarted();
+    await restore(restarted, []);
+    expect(restarted.mailbox.pending).toBe(1);
+    await h.runtime.noticesHeld(details.delivery_keys);
+    const again = h.restarted();
+    await restore(again, [{ type: "message", message: { role: "toolResult", details } }]);
+    expect(again.mailbox.pending).toBe(0);
   });
 });

@@ -27,12 +27,7 @@ const dirs: string[] = [];
 const runtimes: TreeRuntime[] = [];
 
 afterEach(async () => {
-  await Promise.all(
-    runtimes.splice(0).map(async (rt) => {
-      await rt.writesSettled();
-      await rt.mailbox.settled().catch(() => undefined);
-    }),
-  );
+  await Promise.all(runtimes.splice(0).map((rt) => rt.writesSettled()));
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
@@ -50,7 +45,7 @@ async function treeCase() {
       turns,
       hooks: { problem: (line) => problems.push(line) },
       ...(fault && {
-        fault: (step: DeliveryStep) => {
+        fault: (step: string) => {
           if (step === fault) throw new Killed(`killed at ${step}`);
         },
       }),
@@ -58,14 +53,22 @@ async function treeCase() {
     runtimes.push(rt);
     return rt;
   };
-  return { root, tree, turns, problems, process };
+  /** pi's session entries, shared by every process of the case (the session file). */
+  const session: unknown[] = [];
+  return { root, tree, turns, problems, process, session };
 }
 
-/** What wait_agent does: take the notices, record them taken, then return them. Undefined: killed meanwhile. */
-async function waitAgent(rt: TreeRuntime): Promise<Notice[] | undefined> {
+/**
+ * What wait_agent and pi do: take the notices, hand them to pi (which writes them to its
+ * session), then record them taken. Undefined: killed before pi held them; the session
+ * entries (`session`) hold what pi did.
+ */
+async function waitAgent(rt: TreeRuntime, session: unknown[]): Promise<Notice[] | undefined> {
   const notices = rt.mailbox.take(10);
+  const keys = rt.deliveryKeysOf(notices);
+  session.push({ type: "message", message: { role: "toolResult", details: { notices, delivery_keys: keys } } });
   try {
-    await rt.mailbox.settled();
+    await rt.noticesHeld(keys);
   } catch (err) {
     if (err instanceof Killed) return undefined;
     throw err;
@@ -92,15 +95,22 @@ async function firstProcess(c: Awaited<ReturnType<typeof treeCase>>, fault: Deli
   await state.settled;
   // A kill before the mailbox: the rest of this process never ran.
   if (fault === "end_recorded" || fault === "given" || fault === "pushed") return [];
-  const seen = await waitAgent(a);
+  const seen = await waitAgent(a, c.session);
   return seen ?? [];
 }
 
 async function restartAndRead(c: Awaited<ReturnType<typeof treeCase>>): Promise<Notice[]> {
   const rt = c.process();
-  await restore(rt, []);
+  await restore(rt, c.session);
   await Promise.all([...rt.children.values()].map((state) => state.settled));
-  return (await waitAgent(rt)) ?? [];
+  return (await waitAgent(rt, c.session)) ?? [];
+}
+
+/** The notices of `agent` the session holds (what the model read), across every process. */
+function inSession(session: unknown[], agent: string): Notice[] {
+  return session
+    .flatMap((entry) => (entry as { message: { details: { notices: Notice[] } } }).message.details.notices)
+    .filter((notice) => notice.agent_name === agent);
 }
 
 async function deliveryEntries(root: string) {
@@ -111,21 +121,45 @@ async function deliveryEntries(root: string) {
 describe("exactly once: the parent killed at each step of a notice's delivery", () => {
   const steps: Array<DeliveryStep | undefined> = [undefined, "end_recorded", "given", "pushed", "taking", "taken"];
   it.each(steps.map((step) => [step ?? "no kill", step] as const))(
-    "%s: one notice reaches the mailbox and the model, once; a second restart gives none",
+    "%s: one notice reaches the mailbox and pi's session, once; a second restart gives none",
     async (_name, fault) => {
       const c = await treeCase();
-      const seenA = await firstProcess(c, fault);
-      const seenB = await restartAndRead(c);
+      await firstProcess(c, fault);
+      await restartAndRead(c);
       const seenC = await restartAndRead(c);
-      const seen = [...seenA, ...seenB, ...seenC].filter((n) => n.agent_name === "/root/worker");
-      // Killed after the taken record, before wait_agent returned: taken, so never returned again.
-      expect(seen.length).toBe(fault === "taken" ? 0 : 1);
-      if (seen[0]) expect(seen[0]).toMatchObject({ type: "completed", report: "the answer" });
+      // Killed after pi held it (taking, taken): its session's copy counts, none is returned again.
+      const seen = inSession(c.session, "/root/worker");
+      expect(seen.length).toBe(1);
+      expect(seen[0]).toMatchObject({ type: "completed", report: "the answer" });
       expect(seenC).toEqual([]);
       expect(await deliveryEntries(c.root)).toEqual([{ key: "/root/worker#0001-spawn", taken: true }]);
       expect((await c.tree.readRecord("/root/worker"))?.notifiedRun).toBe("0001-spawn");
     },
   );
+});
+
+describe("a notice counts as read only once pi holds it", () => {
+  it("taken from the mailbox and never held by pi (the process died first): the next process offers it again", async () => {
+    const c = await treeCase();
+    const a = c.process();
+    const record = agentRecord({
+      path: "/root/worker",
+      status: "pending_init",
+      inbox: [{ kind: "NEW_TASK", from: "/root", text: "the task", sentAt: new Date().toISOString() }],
+    });
+    const state = childState(record);
+    a.children.set(record.path, state);
+    await c.tree.writeRecord(record);
+    await a.requestTurn(state, "spawn");
+    c.turns.last.finish(turnResult({ finalText: "the answer" }));
+    await state.settled;
+    expect(a.mailbox.take(10)).toHaveLength(1);
+    await a.writesSettled();
+
+    const b = c.process();
+    await restore(b, []);
+    expect(b.mailbox.list()).toMatchObject([{ agent_name: "/root/worker", report: "the answer" }]);
+  });
 });
 
 describe("a damaged delivery record", () => {
@@ -161,7 +195,7 @@ describe("DeliveryLog", () => {
     const again = DeliveryLog.in(root, TREE_FILES.deliveries);
     const pending = await again.load();
     expect(pending).toEqual([notice]);
-    await again.taken(pending);
+    await again.taken(pending.map((n) => again.keyOf(n)!));
     const third = DeliveryLog.in(root, TREE_FILES.deliveries);
     expect(await third.load()).toEqual([]);
     expect(third.has("/root/a#0001-spawn")).toBe(true);

@@ -1,6 +1,6 @@
 /** What the end of a turn makes of an agent's record, whatever ended it. */
 import { describe, expect, it } from "vitest";
-import { applyTurnEnd, lostResultReason } from "../../../../src/extension/turns/lifecycle.js";
+import { applyTurnEnd, lostResultReason } from "../../../../src/extension/turns/turn-end.js";
 import { turnResult } from "../../../support/fake-turns.js";
 import { agentRecord } from "../../../support/records.js";
 

@@ -39,7 +39,8 @@ describe("restore", () => {
       lastOutcome: "completed",
     });
     expect(first.children.get("/root/worker")?.record.runningParts).toBeUndefined();
-    expect(first.mailbox.take(5)).toEqual([
+    const taken = first.mailbox.take(5);
+    expect(taken).toEqual([
       expect.objectContaining({
         agent_name: "/root/worker",
         type: "completed",
@@ -47,8 +48,8 @@ describe("restore", () => {
         report_stored: true,
       }),
     ]);
-    // As wait_agent does: the notices it returns are recorded as taken first.
-    await first.mailbox.settled();
+    // As wait_agent's result does once pi holds it: the notices it returned are recorded as taken.
+    await first.noticesHeld(first.deliveryKeysOf(taken));
     expect(await readReportPage(h.tree.agentDir("/root/worker"))).toMatchObject({ text: "found it", turn_number: 1 });
 
     const second = h.restarted();
@@ -82,6 +83,44 @@ describe("restore", () => {
     expect(rt.children.get("/root/worker")?.record).toMatchObject({ status: "running", inbox: [] });
     expect(h.turns.last.spec).toMatchObject({ kind: "spawn" });
     expect(h.turns.last.spec.prompt).toContain("the task");
+  });
+
+  it("a turn recorded running whose wrapper never started is started again, once, its prompt intact, the unstarted run dropped", async () => {
+    const h = await runtimeHarness();
+    await h.tree.writeRecord(leftRunning({ runs: ["0001-spawn", "0002-followup"], runningParts: [task] }));
+    h.turns.neverStarted.add(path.join(h.tree.agentDir("/root/worker"), TREE_FILES.runs, "0002-followup"));
+    const rt = h.restarted();
+    await restore(rt, []);
+    expect(h.turns.started).toHaveLength(1);
+    expect(h.turns.last.spec).toMatchObject({ kind: "followup" });
+    expect(h.turns.last.spec.prompt).toContain("the task");
+    const record = rt.children.get("/root/worker")!.record;
+    expect(record).toMatchObject({ status: "running", runs: ["0001-spawn", h.turns.last.runName], undelivered: [] });
+    expect(rt.children.get("/root/worker")!.phase.name).toBe("running");
+    expect(rt.mailbox.pending).toBe(0);
+  });
+
+  it("a deeper agent's turn that never started is not started by the root: interrupted, its prompt kept, the run dropped", async () => {
+    const h = await runtimeHarness();
+    const deeper = agentRecord({
+      path: "/root/worker/sub",
+      parent: "/root/worker",
+      nickname: "Sub",
+      status: "running",
+      runs: ["0001-spawn"],
+      runningParts: [task],
+    });
+    await h.tree.writeRecord(agentRecord({ status: "completed", runs: ["0001-spawn"], notifiedRun: "0001-spawn" }));
+    await h.tree.writeRecord(deeper);
+    h.turns.neverStarted.add(path.join(h.tree.agentDir("/root/worker/sub"), TREE_FILES.runs, "0001-spawn"));
+    const rt = h.restarted();
+    await restore(rt, []);
+    expect(h.turns.started).toEqual([]);
+    expect(await h.tree.readRecord("/root/worker/sub")).toMatchObject({
+      status: "interrupted",
+      runs: [],
+      undelivered: [task],
+    });
   });
 
   it("a restored child takes a follow-up through the same launcher", async () => {

@@ -107,7 +107,11 @@ describe("a runner's capacity across the tree", () => {
     // The release is in the tree directory; the lead's process finds it at its next look.
     expect(t.startedPaths()).not.toContain("/root/lead/c");
     await t.clock.advance(SLOT_POLL_MS);
-    expect(t.startedPaths()).toEqual(["/root/a", "/root/b", "/root/lead/local", "/root/lead/c"]);
+    // Its start writes its record (the run named before the wrapper starts): waited for, not timed.
+    await vi.waitFor(
+      () => expect(t.startedPaths()).toEqual(["/root/a", "/root/b", "/root/lead/local", "/root/lead/c"]),
+      { timeout: 10_000 },
+    );
     expect(leadRt.runnerWait("/root/lead/c")).toBeUndefined();
   });
 
@@ -150,6 +154,6 @@ describe("a runner's capacity across the tree", () => {
     wrapper.kill("SIGKILL");
     await exited;
     await t.clock.advance(SLOT_POLL_MS);
-    expect(t.startedPaths()).toEqual(["/root/a", "/root/b"]);
+    await vi.waitFor(() => expect(t.startedPaths()).toEqual(["/root/a", "/root/b"]), { timeout: 10_000 });
   });
 });

@@ -99,7 +99,7 @@ describe("a turn that ends while its record cannot be written", () => {
     expect(unhandled).toEqual([]);
   });
 
-  it("a queued turn started by the slot's release runs although its start cannot be recorded; its end is noticed once the disk has room", async () => {
+  it("a queued turn started by the slot's release whose run cannot be recorded does not start (a wrapper never runs unrecorded): an errored notice, its prompt kept, no unhandled rejection", async () => {
     const { h, tree } = await failingHarness({ maxActiveChildTurns: 1 });
     const first = await h.child("first");
     const second = await h.child("second", "the second task");
@@ -111,26 +111,23 @@ describe("a turn that ends while its record cannot be written", () => {
     h.turns.started[0]!.finish(turnResult({ finalText: "first done" }));
     await first.settled;
     await drain();
-    // Nobody awaits the queued turn's launch: before the fix its failed write was an unhandled rejection.
+    // Nobody awaits the queued turn's launch: a failed write must not be an unhandled rejection.
     expect(unhandled).toEqual([]);
-    expect(h.turns.started.map((turn) => turn.spec.record.path)).toEqual(["/root/first", "/root/second"]);
-    expect(second.record.status).toBe("running");
-    expect(h.turns.last.spec.prompt).toContain("the second task");
-    // The slot goes to the queued turn the moment the first one ends, before its end is recorded.
-    expect(h.problems).toEqual([
-      expect.stringContaining("could not record the start of a turn of /root/second: ENOSPC"),
-      expect.stringContaining("could not record the end of a turn (completed) of /root/first: ENOSPC"),
+    expect(h.turns.started.map((turn) => turn.spec.record.path)).toEqual(["/root/first"]);
+    expect(second.record).toMatchObject({ status: "errored", runs: [] });
+    expect(second.record.undelivered.map((part) => part.text)).toEqual(["the second task"]);
+    const notices = h.runtime.mailbox.take(5);
+    expect(notices.map((n) => [n.agent_name, n.type]).sort()).toEqual([
+      ["/root/first", "errored"],
+      ["/root/second", "errored"],
     ]);
-
-    tree.heal();
-    h.turns.last.finish(turnResult({ finalText: "second done" }));
-    await second.settled;
-    expect(h.runtime.mailbox.take(5).map((n) => [n.agent_name, n.type, n.report])).toEqual([
-      ["/root/first", "errored", "first done"],
-      ["/root/second", "completed", "second done"],
-    ]);
-    expect((await h.tree.readRecord("/root/second"))?.status).toBe("completed");
+    expect(notices.find((n) => n.agent_name === "/root/second")!.reason).toContain("could not start the turn: ENOSPC");
     expect(h.runtime.slots.activeCount).toBe(0);
+
+    // Once the disk has room, the kept prompt starts with the next turn.
+    tree.heal();
+    await h.runtime.followup(second, "again");
+    expect(h.turns.last.spec.prompt).toContain("the second task");
   });
 
   it("a turn that can neither start nor be recorded still gives its errored notice", async () => {

@@ -19,16 +19,27 @@ describe("the idle wake", () => {
   let sent: Array<{ notices: Notice[]; pending: number }>;
   let wake: IdleWake;
   let clock: FakeClock;
+  /** What pi does with a wake: takes it (its message_end comes), refuses it (throws), or drops it silently. */
+  let pi: "takes" | "refuses" | "drops";
+  let reached: Set<Notice>;
 
   beforeEach(() => {
     clock = new FakeClock();
     idle = true;
     mailbox = new Mailbox();
     sent = [];
+    pi = "takes";
+    reached = new Set();
     wake = new IdleWake({
       mailbox,
       isIdle: () => idle,
-      send: (notices, pending) => sent.push({ notices, pending }),
+      send: (notices, pending) => {
+        if (pi === "refuses") return false;
+        sent.push({ notices, pending });
+        if (pi === "takes") for (const notice of notices) reached.add(notice);
+        return true;
+      },
+      reachedPi: (notice) => reached.has(notice),
       clock,
     });
   });
@@ -96,6 +107,37 @@ describe("the idle wake", () => {
     wake.tick();
     expect(sent).toHaveLength(2);
     expect(sent[1]!.notices.map((n) => n.agent_name)).toEqual(["/root/f", "/root/g"]);
+  });
+
+  it("a wake pi refused gives its notices back, first in the mailbox, and they are offered again", async () => {
+    pi = "refuses";
+    arrive(ended("a"));
+    await clock.advance(WAKE_BATCH_MS);
+    expect(sent).toEqual([]);
+    expect(mailbox.list().map((n) => n.agent_name)).toEqual(["/root/a"]);
+    pi = "takes";
+    await clock.advance(WAKE_BATCH_MS);
+    expect(sent.map((s) => s.notices.map((n) => n.agent_name))).toEqual([["/root/a"]]);
+    expect(mailbox.pending).toBe(0);
+  });
+
+  it("a wake whose message never reached pi while the root stayed idle gives its notices back after the start wait", async () => {
+    pi = "drops";
+    arrive(ended("a"));
+    await clock.advance(WAKE_BATCH_MS);
+    expect(sent).toHaveLength(1);
+    expect(mailbox.pending).toBe(0);
+    await clock.advance(5000);
+    wake.tick();
+    expect(mailbox.list().map((n) => n.agent_name)).toEqual(["/root/a"]);
+    pi = "takes";
+    await clock.advance(WAKE_BATCH_MS);
+    expect(sent).toHaveLength(2);
+    expect(mailbox.pending).toBe(0);
+    // Once pi holds it, the start wait gives nothing back.
+    await clock.advance(5000);
+    wake.tick();
+    expect(mailbox.pending).toBe(0);
   });
 
   it("stop() leaves no timer", () => {
