@@ -165,8 +165,11 @@ With --tree <dir> (a tree directory: <PI_SUBAGENTS_DIR or subagents/>/<root sess
 each isolated agent's worktree and branch, stale when its folder is missing or unknown to git
 for an agent not shut down, its branch is gone, a shut-down agent's worktree is still there,
 or a folder in worktrees/ belongs to no agent. Read-only: it repairs nothing.
-With --runner <name> (a runner of pi's settings, docs/runners.md): its prefix is there, the far
-side answers the protocol's hello, and for a sandbox: bwrap, user namespaces, git.
+With --runner <name> (a runner of pi's settings, docs/runners.md): for ssh, slurm and command,
+the connection (ssh) or \`srun true\` (slurm), then on the far side git, Node, the pi serve starts
+(and its Node: pi 1.x needs 22.19), this package, and a model that pi has a key for there; for a
+sandbox: bwrap, user namespaces, git. Then the far side answers the protocol's hello. Only that
+runner is spoken of; one the settings name but cannot use says why (exit 2).
 Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree: some stale),
             2 usage error (--tree: no tree directory there)`,
     )
@@ -174,7 +177,7 @@ Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree:
       quietWhenStdoutCloses();
       if (flags.runner !== undefined) {
         const { runnerDoctor } = await import("./doctor-runner.js");
-        onExitCode(await runnerDoctor(flags.runner, flags.json));
+        onExitCode(await runnerDoctor(flags.runner, flags.json, flags.timeoutMs));
         return;
       }
       const { doctorCommand } = await import("./doctor.js");

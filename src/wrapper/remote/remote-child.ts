@@ -32,6 +32,7 @@ import {
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
+import { nameFarSide } from "./far-lines.js";
 import { checkoutDone, letCheckoutGo, unsentInboxMessages } from "./local-side.js";
 import { SessionCopy } from "./session-copy.js";
 import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
@@ -278,7 +279,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         this.stdout.write(Buffer.from(frame.data, "base64"));
         return;
       case "stderr":
-        this.stderr.write(Buffer.from(frame.data, "base64"));
+        this.stderr.write(nameFarSide(Buffer.from(frame.data, "base64"), this.runner));
         return;
       case "blob":
       case "blob_end":

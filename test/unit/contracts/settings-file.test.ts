@@ -65,7 +65,14 @@ describe("readSubagentSettings", () => {
       },
     });
     const { settings, problems } = read();
-    expect(settings).toEqual({ onExit: "detach", limits: { max_turns: 9, max_cost: 1 }, fallbackModels: ["x/y"] });
+    expect(settings).toEqual({
+      onExit: "detach",
+      limits: { max_turns: 9, max_cost: 1 },
+      fallbackModels: ["x/y"],
+      unusableRunners: {
+        evil: `it is defined in ${projectFile}, and only pi's global settings (settings.json in pi's agent dir) may define runners`,
+      },
+    });
     expect(problems).toEqual([
       `${projectFile}: subagents.runners is ignored: only pi's global settings may set runners, runner, onExit`,
       `${projectFile}: subagents.onExit is ignored: only pi's global settings may set runners, runner, onExit`,
@@ -74,13 +81,14 @@ describe("readSubagentSettings", () => {
 
   it("bad values: one line naming each key, defaults for them", () => {
     const file = path.join(agentDir, "settings.json");
-    write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1 } });
+    write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1, limit: {} } });
     const { settings, problems } = read();
     expect(settings).toEqual({});
     expect(problems).toEqual([
       `${file}: subagents.onExit must be "detach" or "stop"`,
       `${file}: subagents.fallback_models must be a list of provider/id model names`,
       `${file}: subagents: unknown key "extra" (known: onExit, limits, fallback_models, runner, runners)`,
+      `${file}: subagents: unknown key "limit"; did you mean "limits"? (known: onExit, limits, fallback_models, runner, runners)`,
       "subagents.runner: unknown runner: gpu (known: local); using local",
     ]);
   });
