@@ -216,7 +216,7 @@ Exit codes: 0 everything came in, 1 some files conflict (named), 2 nothing done 
 
 function addCleanCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
-    .command("clean <tree>")
+    .command("clean [tree]")
     .description(
       "list, then with --yes remove, the git worktrees of a tree's ended agents and their branches without commits",
     )
@@ -227,10 +227,15 @@ function addCleanCommand(program: Command, version: string, onExitCode: (code: n
       "also delete this branch though it holds the child's commits (a branch name or the agent's path; repeatable)",
       collect,
     )
+    .option("--repo", "every tree that holds a worktree of the repository at [tree] (default: the current folder)")
     .addHelpText(
       "after",
       `
-<tree> is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>).
+[tree] is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>), or a folder
+of them (a session's subagents/, PI_SUBAGENTS_DIR): each of its trees. With --repo, every tree
+that holds a worktree of the repository (found through git's own list of its worktrees,
+wherever the sessions kept their trees); [tree] then names the repository. Several trees:
+each is listed under a "tree <dir>:" line.
 Goes: the worktree of every isolated agent that ended (not running or queued, and under no
 parent that still works), and its subagent/* branch when the branch holds no commit beyond
 its base. Stays: a branch with the child's commits (name it with --branch to delete it), a
@@ -238,9 +243,10 @@ worktree with uncommitted changes, everything of an agent in use. Clean a tree o
 session is over; inside the session, /agents clean does the same.
 Exit codes: 0 listed (or removed) everything it should
             1 something could not be removed (each failure is a line)
-            2 no tree directory there, or a --branch it does not hold (one line on stderr)`,
+            2 no tree directory there (or no tree of the repository), or a --branch no tree
+              holds (one line on stderr)`,
     )
-    .action(async (tree: string, flags: { yes?: boolean; branch?: string[] }) => {
+    .action(async (tree: string | undefined, flags: { yes?: boolean; branch?: string[]; repo?: boolean }) => {
       quietWhenStdoutCloses();
       const { cleanCommand } = await import("./clean.js");
       onExitCode(await cleanCommand(tree, flags));
