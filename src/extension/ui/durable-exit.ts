@@ -11,7 +11,7 @@ import { errorText } from "../../lib/values.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import type { DeliveryStep } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
-import { type ActiveAgents, detachLines, exitLines, type OnExit } from "./exit.js";
+import { type ActiveAgents, detachLines, exitLines, launchCommand, type OnExit } from "./exit.js";
 
 const DYING_SIGNALS = ["SIGTERM", "SIGHUP"] as const;
 let received: string | undefined;
@@ -57,6 +57,7 @@ export function exitMessage(
     .filter(Boolean)
     .join(", ");
   const hint = {
+    command: launchCommand(),
     sessionFile,
     treeDir: rt.tree.root,
     temporary: rt.identity.isRoot && treeIsTemporary(sessionFile),
