@@ -443,6 +443,7 @@ class WrapperRun {
       exitCode: exit.exitCode,
       crashHint: () => this.explainCrash?.(this.stderrTail),
       limits: this.limits,
+      stderrTail: this.stderrTail,
     });
   }
 }

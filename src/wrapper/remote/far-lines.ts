@@ -13,3 +13,16 @@ export function nameFarSide(data: Buffer, runner: ResolvedRunner): Buffer {
   const name = runner.kind === "ssh" ? `ssh ${runner.host}` : `${runner.kind} ${runner.name}`;
   return Buffer.concat([Buffer.from(`on far (${name}):`), data.subarray(MARK.length)]);
 }
+
+/** A line that says where a runner's turn failed before pi could answer: the runner did not start, or the far side said why. */
+const RUNNER_FAILURE = /^(runner \S+ \([a-z]+\) could not start\b|on far \()/m;
+
+/**
+ * From that line to the end of the stderr tail, or undefined when there is none: the run's
+ * error then says `runner far (ssh) could not start: …` or `on far (ssh me@host): pi not
+ * found on the far PATH`, not `pi exited with code 1`.
+ */
+export function runnerFailureText(stderrTail: string): string | undefined {
+  const match = RUNNER_FAILURE.exec(stderrTail);
+  return match ? stderrTail.slice(match.index).trim() : undefined;
+}

@@ -381,7 +381,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       return;
     }
     if (!this.helloSeen) {
-      this.stderr.write(`${this.label} could not start (${how})${said ? `: ${said}` : ""}\n`);
+      this.stderr.write(`${this.label} could not start: ${said ? `${said} (${how})` : how}\n`);
     } else if (!this.farError) {
       this.stderr.write(
         `runner_lost: ${this.label}: the connection was lost mid-turn (${how})${said ? `: ${said}` : ""}\n`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ResolvedRunner } from "../../../src/contracts/runners.js";
 import { piStartFailure } from "../../../src/serve/pi-process.js";
-import { nameFarSide } from "../../../src/wrapper/remote/far-lines.js";
+import { nameFarSide, runnerFailureText } from "../../../src/wrapper/remote/far-lines.js";
 
 const enoent = Object.assign(new Error("spawn pi ENOENT"), { code: "ENOENT" });
 const ssh: ResolvedRunner = { name: "far", kind: "ssh", host: "me@host", capacity: 1 };
@@ -22,5 +22,16 @@ describe("a far-side failure, said where it happened", () => {
     const slurm: ResolvedRunner = { name: "hpc", kind: "slurm", capacity: 1 };
     expect(nameFarSide(line, slurm).toString()).toMatch(/^on far \(slurm hpc\): pi not found/);
     expect(nameFarSide(Buffer.from("Error: on far: no\n"), ssh).toString()).toBe("Error: on far: no\n");
+  });
+
+  it("the run's error starts at the runner's own failure line; pi's stderr or a lost connection is not one", () => {
+    expect(runnerFailureText("noise\nrunner far (ssh) could not start: Permission denied (exit code 255)\n")).toBe(
+      "runner far (ssh) could not start: Permission denied (exit code 255)",
+    );
+    expect(runnerFailureText("on far (ssh me@host): pi not found on the far PATH (…)\n")).toBe(
+      "on far (ssh me@host): pi not found on the far PATH (…)",
+    );
+    expect(runnerFailureText("runner_lost: runner far (ssh): the connection was lost mid-turn\n")).toBeUndefined();
+    expect(runnerFailureText("Error: something in pi\n")).toBeUndefined();
   });
 });
