@@ -60,6 +60,13 @@ export function failureText(stderr: string): string {
   return tail.startsWith(first) ? tail : `${first}\n…${tail}`;
 }
 
+/** `could not start: <the prefix's first stderr line> (<how it ended>)<the rest of its tail>`. */
+export function startFailure(said: string, how: string): string {
+  if (said === "") return `could not start: ${how}`;
+  const [first, ...rest] = said.split("\n");
+  return `could not start: ${first} (${how})${rest.length > 0 ? `\n${rest.join("\n")}` : ""}`;
+}
+
 export class RemoteChild extends EventEmitter implements ChildHandle {
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
@@ -381,7 +388,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       return;
     }
     if (!this.helloSeen) {
-      this.stderr.write(`${this.label} could not start: ${said ? `${said} (${how})` : how}\n`);
+      this.stderr.write(`${this.label} ${startFailure(said, how)}\n`);
     } else if (!this.farError) {
       this.stderr.write(
         `runner_lost: ${this.label}: the connection was lost mid-turn (${how})${said ? `: ${said}` : ""}\n`,

@@ -32,6 +32,12 @@ describe("a far-side failure, said where it happened", () => {
       "on far (ssh me@host): pi not found on the far PATH (…)",
     );
     expect(runnerFailureText("runner_lost: runner far (ssh): the connection was lost mid-turn\n")).toBeUndefined();
+    // A refusal said before the could-not-start line opens the error.
+    const refusal =
+      "pi noise\nrunner hpc (slurm): the cluster will not run job 2\nrunner hpc (slurm) could not start: exit code 1";
+    expect(runnerFailureText(refusal)).toBe(
+      "runner hpc (slurm): the cluster will not run job 2\nrunner hpc (slurm) could not start: exit code 1",
+    );
     expect(runnerFailureText("Error: something in pi\n")).toBeUndefined();
   });
 });
