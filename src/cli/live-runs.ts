@@ -1,7 +1,7 @@
 /**
  * The runs of a tree that are still at work: a run directory without result.json whose
  * wrapper (wrapper.pid: pid, start time, boot) still runs. Read by `stop` and by `inspect`
- * (which shows the ones running while no root owns the tree, 5.2). Files and /proc only.
+ * (which shows the ones running while no root owns the tree). Files and /proc only.
  */
 import fs from "node:fs";
 import path from "node:path";
