@@ -202,8 +202,11 @@ With --tree <dir> (a tree directory: <PI_SUBAGENTS_DIR or subagents/>/<root sess
 each isolated agent's worktree and branch, stale when its folder is missing or unknown to git
 for an agent not shut down, its branch is gone, a shut-down agent's worktree is still there,
 or a folder in worktrees/ belongs to no agent. Read-only: it repairs nothing.
-With --runner <name> (a runner of pi's settings, docs/runners.md): its prefix is there, the far
-side answers the protocol's hello, and for a sandbox: bwrap, user namespaces, git.
+With --runner <name> (a runner of pi's settings, docs/runners.md): for ssh, slurm and command,
+the connection (ssh) or \`srun true\` (slurm), then on the far side git, Node, the pi serve starts
+(and its Node: pi 1.x needs 22.19), this package, and a model that pi has a key for there; for a
+sandbox: bwrap, user namespaces, git. Then the far side answers the protocol's hello. Only that
+runner is spoken of; one the settings name but cannot use says why (exit 2).
 Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree: some stale),
             2 usage error (--tree: no tree directory there)`,
     )
@@ -211,7 +214,7 @@ Exit codes: 0 every check passed (--tree: none stale), 1 a check failed (--tree:
       quietWhenStdoutCloses();
       if (flags.runner !== undefined) {
         const { runnerDoctor } = await import("./doctor-runner.js");
-        onExitCode(await runnerDoctor(flags.runner, flags.json));
+        onExitCode(await runnerDoctor(flags.runner, flags.json, flags.timeoutMs));
         return;
       }
       const { doctorCommand } = await import("./doctor.js");
@@ -250,7 +253,7 @@ Exit codes: 0 everything came in, 1 some files conflict (named), 2 nothing done 
 
 function addCleanCommand(program: Command, version: string, onExitCode: (code: number) => void): void {
   program
-    .command("clean <tree>")
+    .command("clean [tree]")
     .description(
       "list, then with --yes remove, the git worktrees of a tree's ended agents and their branches without commits",
     )
@@ -261,10 +264,15 @@ function addCleanCommand(program: Command, version: string, onExitCode: (code: n
       "also delete this branch though it holds the child's commits (a branch name or the agent's path; repeatable)",
       collect,
     )
+    .option("--repo", "every tree that holds a worktree of the repository at [tree] (default: the current folder)")
     .addHelpText(
       "after",
       `
-<tree> is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>).
+[tree] is a tree directory (<PI_SUBAGENTS_DIR or subagents/>/<root session id>), or a folder
+of them (a session's subagents/, PI_SUBAGENTS_DIR): each of its trees. With --repo, every tree
+that holds a worktree of the repository (found through git's own list of its worktrees,
+wherever the sessions kept their trees); [tree] then names the repository. Several trees:
+each is listed under a "tree <dir>:" line.
 Goes: the worktree of every isolated agent that ended (not running or queued, and under no
 parent that still works), and its subagent/* branch when the branch holds no commit beyond
 its base. Stays: a branch with the child's commits (name it with --branch to delete it), a
@@ -272,9 +280,10 @@ worktree with uncommitted changes, everything of an agent in use. Clean a tree o
 session is over; inside the session, /agents clean does the same.
 Exit codes: 0 listed (or removed) everything it should
             1 something could not be removed (each failure is a line)
-            2 no tree directory there, or a --branch it does not hold (one line on stderr)`,
+            2 no tree directory there (or no tree of the repository), or a --branch no tree
+              holds (one line on stderr)`,
     )
-    .action(async (tree: string, flags: { yes?: boolean; branch?: string[] }) => {
+    .action(async (tree: string | undefined, flags: { yes?: boolean; branch?: string[]; repo?: boolean }) => {
       quietWhenStdoutCloses();
       const { cleanCommand } = await import("./clean.js");
       onExitCode(await cleanCommand(tree, flags));

@@ -1,9 +1,10 @@
 /**
  * `subagent-wrapper doctor --runner <name>`: whether a runner of the settings can work here,
- * and what is missing. For every kind: its prefix's program is on PATH, and the far side
- * answers the protocol's hello through the whole argv (`<prefix> <remote_command…> serve`:
- * this package is there, speaking this protocol version). For `sandbox` also: bwrap can make
- * its namespaces here (user namespaces allowed), and git is there for the workspace.
+ * and what is missing. For ssh, slurm and command: the connection or scheduler, then each
+ * piece a child needs on the far side (doctor-runner-remote.ts); for `sandbox`: bwrap can make
+ * its namespaces here (user namespaces allowed), and git is there for the workspace. When all
+ * of that holds, the far side answers the protocol's hello through the whole argv (`<prefix>
+ * <remote_command…> serve`: this package is there, speaking this protocol version).
  */
 import { spawn, spawnSync } from "node:child_process";
 import type { ResolvedRunner } from "../contracts/runners.js";
@@ -13,6 +14,7 @@ import { readSubagentSettings } from "../contracts/settings-file.js";
 import { findOnPath } from "../wrapper/child.js";
 import { runnerOperationsArgv } from "../wrapper/remote/index.js";
 import { type DoctorCheck, formatDoctorReport } from "./doctor-format.js";
+import { checkRemoteRunner } from "./doctor-runner-remote.js";
 
 const HELLO_TIMEOUT_MS = 20_000;
 
@@ -111,9 +113,13 @@ function sandboxChecks(): DoctorCheck[] {
   return checks;
 }
 
-/** The checks of one runner; exit 0 when all pass, 1 when one fails, 2 for a runner the settings do not name. */
-export async function runnerDoctor(name: string, json = false): Promise<number> {
-  const { settings, problems } = readSubagentSettings({});
+/**
+ * The checks of one runner; exit 0 when all pass, 1 when one fails, 2 for a runner the
+ * settings do not name or cannot use (why: its invalid fields, or a project's settings set it).
+ * Only that runner is spoken of: another runner's settings lines are not this one's problem.
+ */
+export async function runnerDoctor(name: string, json = false, timeoutMs = HELLO_TIMEOUT_MS): Promise<number> {
+  const { settings } = readSubagentSettings({ cwd: process.cwd() });
   const runners = settings.runners ?? {};
   if (name === LOCAL_RUNNER) {
     process.stdout.write("runner local: runs here (subagent-wrapper doctor checks this machine)\n");
@@ -121,22 +127,15 @@ export async function runnerDoctor(name: string, json = false): Promise<number> 
   }
   const definition = runners[name];
   if (!definition) {
-    process.stderr.write(`subagent-wrapper: ${unknownRunnerMessage(name, runners)}\n`);
-    for (const problem of problems) process.stderr.write(`subagent-wrapper: settings: ${problem}\n`);
+    process.stderr.write(`subagent-wrapper: ${unknownRunnerMessage(name, runners, settings.unusableRunners)}\n`);
     return 2;
   }
   const runner = { name, ...definition } as ResolvedRunner;
   const argv = runnerOperationsArgv(runner, process.cwd(), process.env);
-  const checks: DoctorCheck[] = runner.kind === "sandbox" ? sandboxChecks() : [];
-  const prefix = argv[0]!;
-  if (runner.kind !== "sandbox") {
-    const found = prefix.includes("/") ? prefix : findOnPath(prefix, process.env);
-    checks.push(
-      found
-        ? { name: `prefix ${prefix}`, ok: true, detail: found }
-        : { name: `prefix ${prefix}`, ok: false, detail: "not on PATH" },
-    );
-  }
+  const checks: DoctorCheck[] = [];
+  if (runner.kind === "sandbox") checks.push(...sandboxChecks());
+  // Everything a child needs on the far side, named where it is missing, before the hello through serve.
+  else checks.push(...(await checkRemoteRunner(runner, { timeoutMs: Math.max(timeoutMs, HELLO_TIMEOUT_MS) })));
   if (checks.every((check) => check.ok)) checks.push(await helloCheck(argv));
   const ok = checks.every((check) => check.ok);
   process.stdout.write(

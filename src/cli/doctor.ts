@@ -25,7 +25,8 @@ import {
   versionEmitsSettled,
 } from "../wrapper/pi-version.js";
 import { type DoctorCheck, formatDoctorReport, nodeVersionOk, parsePiVersion } from "./doctor-format.js";
-import { type PiCommandRun, piSetupChecks, type RunPi } from "./doctor-pi-setup.js";
+import { PACKAGE_ROOT, type PiCommandRun, piSetupChecks, type RunPi } from "./doctor-pi-setup.js";
+import { packagePi, packagePiEnv } from "./package-pi.js";
 
 export interface DoctorFlags {
   json?: boolean;
@@ -77,8 +78,9 @@ function checkNode(): DoctorCheck {
 }
 
 /** The pi binary, its version, and when it starts: its default model and this package's extension (doctor-pi-setup.ts). */
-async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
-  const checks = await checkPiBinary(env, timeoutMs);
+async function checkPi(given: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
+  const { env, from } = piToCheck(given);
+  const checks = await checkPiBinary(env, timeoutMs, from);
   if (!checks.every((check) => check.ok)) return [...checks, checkAgentDir(env)];
   const bin = resolvePiBinary(env, process.cwd());
   // Loading models and extensions takes pi longer than printing its version.
@@ -90,17 +92,39 @@ async function checkPi(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Docto
 /** How many times `--timeout-ms` a start of pi that loads its models or extensions may take. */
 const PI_LOAD_FACTOR = 3;
 
-async function checkPiBinary(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DoctorCheck[]> {
-  const from = env[ENV.piBin] ? `from ${ENV.piBin}` : "from PATH";
+/**
+ * Which pi to check: PI_SUBAGENTS_PI_BIN or `pi` on PATH, as the wrapper finds it; with
+ * neither, the pi that `pi-subagent-tree` runs (this package's pi 1.x, on its Node 22 first
+ * on PATH, as that launcher hands it to every child), when it is installed.
+ */
+function piToCheck(env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; from?: string } {
+  if (env[ENV.piBin] || findOnPath("pi", env)) return { env };
+  const pi = packagePi();
+  if (pi === undefined) return { env };
+  return { env: packagePiEnv(pi, env, ENV.piBin), from: `the pi that pi-subagent-tree runs, on ${pi.nodeDir}/node` };
+}
+
+async function checkPiBinary(env: NodeJS.ProcessEnv, timeoutMs: number, packageFrom?: string): Promise<DoctorCheck[]> {
+  const from = packageFrom ?? (env[ENV.piBin] ? `from ${ENV.piBin}` : "from PATH");
   let bin: string;
   try {
     bin = resolvePiBinary(env, process.cwd());
   } catch (err) {
     if (!(err instanceof PiNotFoundError)) throw err;
-    // The message already says what to do; there is no version to ask for.
-    return [{ name: "pi", ok: false, detail: err.message }];
+    // No pi on PATH and none installed with this package: both ways to get one.
+    const hint = env[ENV.piBin]
+      ? undefined
+      : `for pi-subagent-tree: run "npm install" in ${PACKAGE_ROOT} (it installs pi 1.x and Node 22 there); for plain pi: npm install -g @earendil-works/pi-coding-agent (needs Node 22.19 or newer)`;
+    return [{ name: "pi", ok: false, detail: err.message, ...(hint && { hint }) }];
   }
-  const found: DoctorCheck = { name: "pi", ok: true, detail: `${bin} (${from})` };
+  const found: DoctorCheck = {
+    name: "pi",
+    ok: true,
+    detail: `${bin} (${from})`,
+    ...(packageFrom && {
+      notes: ["no pi on PATH: a plain `pi` session's children need one there (or PI_SUBAGENTS_PI_BIN)"],
+    }),
+  };
   const identity = identifyPi(bin, env);
   const run = await runVersion(bin, timeoutMs, env);
   if (run.timedOut) {
@@ -206,7 +230,7 @@ function checkAgentDir(env: NodeJS.ProcessEnv): DoctorCheck {
       ok: false,
       detail: missing ? `${dir} (${from}) does not exist` : `${dir} (${from}) cannot be read: ${errorText(err)}`,
       hint: missing
-        ? `run pi once to set it up (models, login), or set ${PI_AGENT_DIR_ENV}`
+        ? `run pi (or pi-subagent-tree) once to set it up (models, login), or set ${PI_AGENT_DIR_ENV}`
         : `fix its permissions, or set ${PI_AGENT_DIR_ENV}`,
     };
   }

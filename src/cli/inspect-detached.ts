@@ -61,7 +61,9 @@ export function formatDetached(view: DetachedView, treeDir: string): string {
     );
   }
   if (view.ownerPid === undefined)
-    out.push(`  stop them: subagent-wrapper stop ${treeDir}   take them back: pi -c (or pi --session <file>)`);
+    out.push(
+      `  stop them: subagent-wrapper stop ${treeDir}   take them back: pi-subagent-tree -c or pi -c, as the session was started (or --session <file>)`,
+    );
   return `${out.join("\n")}\n`;
 }
 

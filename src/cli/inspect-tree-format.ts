@@ -16,6 +16,9 @@ export interface TreeRunView {
   status: string;
   durationMs?: number;
   reason?: string;
+  /** result.json's usage (tokens as pi counts them, cost in dollars), for a run that has one. */
+  tokens?: number;
+  cost?: number;
 }
 
 export interface TreeAgentView {

@@ -10,6 +10,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { recordBranchFacts } from "../contracts/bring.js";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
+import { RUN_STATUSES, type RunStatus } from "../contracts/result.js";
+import { statusForOutcome } from "../contracts/tree.js";
 import { isRecord } from "../lib/values.js";
 import { detachedJson, formatDetached, readDetached } from "./inspect-detached.js";
 import { runState } from "./inspect-format.js";
@@ -33,6 +35,41 @@ export function isTreeDirectory(dir: string): boolean {
   return fs.existsSync(path.join(dir, TREE_FILES.marker)) || fs.existsSync(path.join(dir, TREE_FILES.agents));
 }
 
+/** result.json's usage as the tree view counts it; nothing when it holds none. */
+function usageOf(usage: unknown): { tokens?: number; cost?: number } {
+  if (!isRecord(usage)) return {};
+  return {
+    ...(typeof usage.totalTokens === "number" && { tokens: usage.totalTokens }),
+    ...(isRecord(usage.cost) && typeof usage.cost.total === "number" && { cost: usage.cost.total }),
+  };
+}
+
+/** Statuses of a record whose turn has not ended, as far as the record knows. */
+const UNENDED = new Set(["running", "pending_init"]);
+
+/**
+ * What the runs say when the record is behind them: a turn that ended with no root to write
+ * it down (a detached child that finished on its own, one `stop` ended) leaves the record
+ * `running` with its old usage, while its result.json holds the outcome and the turn's usage.
+ * The record's status stands unless its last run has a result; usage is the larger of the
+ * record's sum and the results' sum (a root that did update the record has both equal).
+ */
+function reconcileWithRuns(
+  status: string,
+  tokens: number,
+  cost: number,
+  runs: readonly TreeRunView[],
+): { status: string; tokens: number; cost: number } {
+  const last = runs.at(-1);
+  const ended = last !== undefined && (RUN_STATUSES as readonly string[]).includes(last.status);
+  const sum = (key: "tokens" | "cost") => runs.reduce((total, run) => total + (run[key] ?? 0), 0);
+  return {
+    status: UNENDED.has(status) && ended ? statusForOutcome(last.status as RunStatus) : status,
+    tokens: Math.max(tokens, sum("tokens")),
+    cost: Math.max(cost, sum("cost")),
+  };
+}
+
 function runView(agentDir: string, name: string): TreeRunView {
   const dir = path.join(agentDir, TREE_FILES.runs, name);
   const result = readJsonFileSync(path.join(dir, RUN_FILES.result)).value;
@@ -45,6 +82,7 @@ function runView(agentDir: string, name: string): TreeRunView {
       ...(typeof result.errorMessage === "string" && { reason: result.errorMessage }),
       ...(typeof result.abortReason === "string" &&
         result.errorMessage === undefined && { reason: result.abortReason }),
+      ...usageOf(result.usage),
     };
   }
   try {
@@ -66,12 +104,19 @@ function agentView(dir: string, record: Record<string, unknown>): TreeAgentView 
   const runs = Array.isArray(record.runs) ? record.runs.filter((run): run is string => typeof run === "string") : [];
   const worktree = isRecord(record.worktree) ? record.worktree : undefined;
   const usage = isRecord(record.usage) ? record.usage : {};
+  const runViews = runs.map((name) => runView(dir, name));
+  const counted = reconcileWithRuns(
+    text("status") ?? "?",
+    typeof usage.totalTokens === "number" ? usage.totalTokens : 0,
+    isRecord(usage.cost) && typeof usage.cost.total === "number" ? usage.cost.total : 0,
+    runViews,
+  );
   return {
     path: text("path") ?? "?",
     parent: text("parent") ?? "",
     dir,
     nickname: text("nickname") ?? "?",
-    status: text("status") ?? "?",
+    status: counted.status,
     health: text("health") ?? "?",
     role: text("role") ?? "default",
     model: text("model") ?? "?",
@@ -87,9 +132,9 @@ function agentView(dir: string, record: Record<string, unknown>): TreeAgentView 
       },
     }),
     spawnSeq: typeof record.spawnSeq === "number" ? record.spawnSeq : Number.MAX_SAFE_INTEGER,
-    tokens: typeof usage.totalTokens === "number" ? usage.totalTokens : 0,
-    cost: isRecord(usage.cost) && typeof usage.cost.total === "number" ? usage.cost.total : 0,
-    runs: runs.map((name) => runView(dir, name)),
+    tokens: counted.tokens,
+    cost: counted.cost,
+    runs: runViews,
   };
 }
 

@@ -15,6 +15,11 @@ export const ENV = {
    * the wrapper reads it there otherwise, to know whether pi emits `agent_settled`.
    */
   piVersion: "PI_SUBAGENTS_PI_VERSION",
+  /**
+   * The command that started pi, set by the `pi-subagent-tree` launcher (default `pi`): the
+   * exit and re-attach hints name it, so a user is told `pi-subagent-tree -c`, not `pi -c`.
+   */
+  launcher: "PI_SUBAGENTS_LAUNCHER",
   /** A pid: the wrapper stops its run (outcome `interrupted`) once that process is gone. */
   parentPid: "PI_SUBAGENTS_PARENT_PID",
   /** Cap of each raw log (stdout.log, stderr.log) in bytes, or `unlimited` (default 8 MiB). */

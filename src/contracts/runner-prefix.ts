@@ -20,6 +20,8 @@
  *   name per run and its last resort: src/wrapper/remote/slurm-job.ts).
  * - command: `<command…> <remote words…>`, as given.
  */
+import { PI_AGENT_DIR_ENV } from "../lib/pi-agent-dir.js";
+import { ENV } from "./env.js";
 import {
   type CommandRunner,
   DEFAULT_REMOTE_COMMAND,
@@ -39,9 +41,21 @@ export const SERVE_SUBCOMMAND = "serve";
 export const isRemoteRunner = (definition: RunnerDefinition): definition is RemoteRunner =>
   definition.kind === "ssh" || definition.kind === "slurm" || definition.kind === "command";
 
-/** What runs on the far side: `<remote_command…> serve`. */
+/**
+ * `env PI_SUBAGENTS_PI_BIN=<pi> PI_CODING_AGENT_DIR=<dir>` when the definition names the far
+ * pi or its agent dir (serve starts that pi, which reads that dir), else nothing.
+ */
+export function farPiEnvWords(definition: RemoteRunner): string[] {
+  const assignments = [
+    ...(definition.pi === undefined ? [] : [`${ENV.piBin}=${definition.pi}`]),
+    ...(definition.agent_dir === undefined ? [] : [`${PI_AGENT_DIR_ENV}=${definition.agent_dir}`]),
+  ];
+  return assignments.length === 0 ? [] : ["env", ...assignments];
+}
+
+/** What runs on the far side: `[env <far pi settings>] <remote_command…> serve`. */
 export function remoteWords(definition: RemoteRunner): string[] {
-  return [...(definition.remote_command ?? DEFAULT_REMOTE_COMMAND), SERVE_SUBCOMMAND];
+  return [...farPiEnvWords(definition), ...(definition.remote_command ?? DEFAULT_REMOTE_COMMAND), SERVE_SUBCOMMAND];
 }
 
 /** Characters a POSIX shell takes literally in a bare word. */

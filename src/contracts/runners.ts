@@ -4,6 +4,7 @@
  * For every runner but `local`, the local wrapper runs `<prefix> <remote_command…> serve`.
  */
 import { isRecord } from "../lib/values.js";
+import { nearestField } from "./field-suggestion.js";
 import { kindOf } from "./fields.js";
 
 export const LOCAL_RUNNER = "local";
@@ -43,7 +44,16 @@ export interface SandboxRunner {
   env?: string[];
   capacity?: number;
 }
-export interface SshRunner {
+/**
+ * What a runner that goes through `serve` may say of the far side's pi, so a definition needs
+ * no `env` wrapper in its remote_command: the far pi (a path, or a name on the far PATH; else
+ * `pi` there) and the far agent dir it reads (models, keys; else the far user's ~/.pi/agent).
+ */
+export interface FarPi {
+  pi?: string;
+  agent_dir?: string;
+}
+export interface SshRunner extends FarPi {
   kind: "ssh";
   /** `host` or `user@host`, as ssh takes it (the user's ssh config applies). */
   host: string;
@@ -53,13 +63,13 @@ export interface SshRunner {
   remote_command?: string[];
   capacity: number;
 }
-export interface SlurmRunner {
+export interface SlurmRunner extends FarPi {
   kind: "slurm";
   srun_options?: string[];
   remote_command?: string[];
   capacity: number;
 }
-export interface CommandRunner {
+export interface CommandRunner extends FarPi {
   kind: "command";
   command: string[];
   remote_command?: string[];
@@ -82,6 +92,10 @@ const isPositiveWhole = (value: unknown): value is number => Number.isSafeIntege
 type FieldRule = [required: boolean, ok: (value: unknown) => boolean, expected: string];
 const LIST: FieldRule = [false, isStringList, "a list of non-empty strings"];
 const CAPACITY: FieldRule = [true, isPositiveWhole, "a positive whole number"];
+const FAR_PI: Record<string, FieldRule> = {
+  pi: [false, (value) => typeof value === "string" && value.trim() !== "", "a path or a name on the far PATH"],
+  agent_dir: [false, (value) => typeof value === "string" && /^(\/|~$|~\/)/.test(value), "an absolute or ~/ path"],
+};
 const KIND_FIELDS: Record<RunnerKind, Record<string, FieldRule>> = {
   sandbox: {
     hide: LIST,
@@ -95,12 +109,14 @@ const KIND_FIELDS: Record<RunnerKind, Record<string, FieldRule>> = {
     ssh_options: LIST,
     remote_command: LIST,
     capacity: CAPACITY,
+    ...FAR_PI,
   },
-  slurm: { srun_options: LIST, remote_command: LIST, capacity: CAPACITY },
+  slurm: { srun_options: LIST, remote_command: LIST, capacity: CAPACITY, ...FAR_PI },
   command: {
     command: [true, (value) => isStringList(value) && value.length > 0, "a non-empty list of strings"],
     remote_command: LIST,
     capacity: CAPACITY,
+    ...FAR_PI,
   },
 };
 
@@ -120,21 +136,28 @@ export function runnerProblems(value: unknown, where: string): string[] {
     } else if (!ok(fieldValue)) problems.push(`${where}.${field} must be ${expected}`);
   }
   for (const field of Object.keys(value)) {
-    if (field !== "kind" && !(field in fields)) problems.push(`${where}: unknown field "${field}" for kind ${kind}`);
+    if (field === "kind" || field in fields) continue;
+    const meant = nearestField(field, Object.keys(fields));
+    problems.push(`${where}: unknown field "${field}" for kind ${kind}${meant ? `; did you mean "${meant}"?` : ""}`);
   }
   return problems;
 }
 
 export interface RunnersParse {
-  /** The valid definitions; an invalid one is left out (a turn that names it meets `unknown runner`). */
+  /** The valid definitions; an invalid one is left out (a turn that names it is told why, from `unusable`). */
   runners: Record<string, RunnerDefinition>;
+  /** Why each runner that is named but left out cannot be used. */
+  unusable: Record<string, string>;
   problems: string[];
 }
 
 export function parseRunners(value: unknown, where = "runners"): RunnersParse {
-  if (value === undefined || value === null) return { runners: {}, problems: [] };
-  if (!isRecord(value)) return { runners: {}, problems: [`${where} must be an object, not ${kindOf(value)}`] };
+  if (value === undefined || value === null) return { runners: {}, unusable: {}, problems: [] };
+  if (!isRecord(value)) {
+    return { runners: {}, unusable: {}, problems: [`${where} must be an object, not ${kindOf(value)}`] };
+  }
   const runners: Record<string, RunnerDefinition> = {};
+  const unusable: Record<string, string> = {};
   const problems: string[] = [];
   for (const [name, definition] of Object.entries(value)) {
     if (name === LOCAL_RUNNER) problems.push(`${where}.${name}: "local" is built in and cannot be redefined`);
@@ -142,10 +165,13 @@ export function parseRunners(value: unknown, where = "runners"): RunnersParse {
     else {
       const found = runnerProblems(definition, `${where}.${name}`);
       if (found.length === 0) runners[name] = definition as RunnerDefinition;
-      else problems.push(...found);
+      else {
+        problems.push(...found);
+        unusable[name] = `its definition is invalid: ${found.join("; ")}`;
+      }
     }
   }
-  return { runners, problems };
+  return { runners, unusable, problems };
 }
 
 /** Turns a runner may keep active at once. */
@@ -153,8 +179,17 @@ export function runnerCapacity(definition: RunnerDefinition): number {
   return definition.capacity ?? DEFAULT_SANDBOX_CAPACITY;
 }
 
-/** `unknown runner: gpu (known: local, sandbox)`. */
-export function unknownRunnerMessage(name: string, runners: Record<string, RunnerDefinition>): string {
+/**
+ * `unknown runner: gpu (known: local, sandbox)`; for a runner the settings name but cannot
+ * use (`unusable`: an invalid definition, or one a project's settings set), why not.
+ */
+export function unknownRunnerMessage(
+  name: string,
+  runners: Record<string, RunnerDefinition>,
+  unusable: Record<string, string> = {},
+): string {
+  const why = unusable[name];
+  if (why !== undefined) return `runner ${name} is not usable: ${why}`;
   return `unknown runner: ${name} (known: ${[LOCAL_RUNNER, ...Object.keys(runners)].join(", ")})`;
 }
 

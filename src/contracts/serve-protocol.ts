@@ -19,6 +19,12 @@
 import { isRecord } from "../lib/values.js";
 
 export const SERVE_PROTOCOL_VERSION = 2;
+/**
+ * How serve's own stderr lines about the far side begin (`on far: pi not found on the far
+ * PATH`): serve cannot know how the local side reaches it, so the local wrapper puts the far
+ * side's name in (`on far (ssh me@host):`).
+ */
+export const FAR_LINE_MARK = "on far:";
 /** The versions a far side answers: the current one and version 1 (whole workspaces only). */
 export const SERVE_PROTOCOL_VERSIONS: readonly number[] = [1, 2];
 /** The longest workspace key a `hello` may carry. */

@@ -7,6 +7,7 @@
  */
 import { isRecord } from "../lib/values.js";
 import { BUDGET_KEYS, type PeriodBudgets } from "./budget-periods.js";
+import { nearestField } from "./field-suggestion.js";
 import { kindOf } from "./fields.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
 import { LOCAL_RUNNER, parseRunners, type RunnerDefinition, unknownRunnerMessage } from "./runners.js";
@@ -28,6 +29,8 @@ export interface SubagentSettings {
   runners?: Record<string, RunnerDefinition>;
   /** USD the agents of all the person's trees may spend per local day / month (the ledger counts it). */
   budgets?: PeriodBudgets;
+  /** Runners the settings name but cannot use, and why (an invalid definition, a project's runners). */
+  unusableRunners?: Record<string, string>;
 }
 
 /** Keys only the global settings may set. */
@@ -80,10 +83,16 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
   } else if (key === "runners") {
     const parsed = parseRunners(value, at);
     into.runners = parsed.runners;
+    if (Object.keys(parsed.unusable).length > 0) into.unusableRunners = parsed.unusable;
     problems.push(...parsed.problems);
   } else if (key === "budgets") {
     into.budgets = parseBudgets(value, at, problems);
-  } else problems.push(`${where}: unknown key "${key}" (known: ${KNOWN_KEYS.join(", ")})`);
+  } else {
+    const meant = nearestField(key, KNOWN_KEYS);
+    problems.push(
+      `${where}: unknown key "${key}"${meant ? `; did you mean "${meant}"?` : ""} (known: ${KNOWN_KEYS.join(", ")})`,
+    );
+  }
 }
 
 /**
@@ -99,11 +108,18 @@ export function parseSubagentSettings(raw: unknown, scope: "global" | "project",
   for (const [key, value] of Object.entries(raw)) {
     if (scope === "project" && (GLOBAL_ONLY_KEYS as readonly string[]).includes(key)) {
       problems.push(`${where}.${key} is ignored: only pi's global settings may set ${GLOBAL_ONLY_KEYS.join(", ")}`);
+      if (key === "runners" && isRecord(value)) settings.unusableRunners = projectRunners(value, file);
       continue;
     }
     parseKey(key, value, where, settings, problems);
   }
   return { settings, problems };
+}
+
+/** Why each runner a project's settings define is not used: a repository does not choose where code runs. */
+function projectRunners(runners: Record<string, unknown>, file: string): Record<string, string> {
+  const why = `it is defined in ${file}, and only pi's global settings (settings.json in pi's agent dir) may define runners`;
+  return Object.fromEntries(Object.keys(runners).map((name) => [name, why]));
 }
 
 /** Global settings, with a project's `limits` (key by key) and `fallback_models` over them; the default runner checked. */
@@ -113,8 +129,12 @@ export function combineSettings(global: SettingsParse, project: SettingsParse): 
   if (project.settings.fallbackModels) settings.fallbackModels = project.settings.fallbackModels;
   const problems = [...global.problems, ...project.problems];
   const runners = settings.runners ?? {};
+  // A runner the global settings define (even invalid) is not shadowed by a project's of that name.
+  const unusable = { ...project.settings.unusableRunners, ...global.settings.unusableRunners };
+  for (const name of Object.keys(runners)) delete unusable[name];
+  if (Object.keys(unusable).length > 0) settings.unusableRunners = unusable;
   if (settings.runner !== undefined && settings.runner !== LOCAL_RUNNER && !(settings.runner in runners)) {
-    problems.push(`${SETTINGS_KEY}.runner: ${unknownRunnerMessage(settings.runner, runners)}; using local`);
+    problems.push(`${SETTINGS_KEY}.runner: ${unknownRunnerMessage(settings.runner, runners, unusable)}; using local`);
     delete settings.runner;
   }
   return { settings, problems };

@@ -23,7 +23,8 @@ export function readSubagentSettings(
   if (report) {
     for (const line of fresh) {
       said.add(line);
-      report(line);
+      // Said among pi's own messages: the prefix says whose settings line it is.
+      report(`pi-subagent-tree: ${line}`);
     }
   }
   return { settings: read.settings, problems: fresh };

@@ -12,7 +12,7 @@ import fs from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
-import { ARG_TOKENS, type BlobKind, type ServeStart, sessionHere } from "../contracts/serve-protocol.js";
+import { ARG_TOKENS, type BlobKind, FAR_LINE_MARK, type ServeStart, sessionHere } from "../contracts/serve-protocol.js";
 
 export { sessionHere };
 
@@ -111,7 +111,7 @@ export class PiProcess {
     child.stderr.on("data", (chunk: Buffer) => this.events.stderr(chunk));
     child.once("spawn", () => this.events.started(child.pid ?? 0));
     child.once("error", (err) => {
-      this.events.stderr(Buffer.from(`could not start pi (${bin}): ${err.message}\n`));
+      this.events.stderr(Buffer.from(`${piStartFailure(bin, err)}\n`));
       this.exited(127, null);
     });
     // `close`, not `exit`: every byte of pi's output is forwarded before the turn is committed.
@@ -183,4 +183,18 @@ export class PiProcess {
       }
     }
   }
+}
+
+/**
+ * Why pi did not start, said as the far side's (FAR_LINE_MARK: the local wrapper names the far side there): a missing pi is the usual first failure of a
+ * new far host, and `spawn pi ENOENT` does not say that it is the far PATH that lacks it.
+ */
+export function piStartFailure(bin: string, err: NodeJS.ErrnoException): string {
+  const where = `name another with the runner's pi field, or ${ENV.piBin} there`;
+  if (err.code === "ENOENT") {
+    return bin.includes("/")
+      ? `${FAR_LINE_MARK} ${bin} not found (${where})`
+      : `${FAR_LINE_MARK} ${bin} not found on the far PATH (${where})`;
+  }
+  return `${FAR_LINE_MARK} could not start pi (${bin}): ${err.message}`;
 }

@@ -12,6 +12,7 @@ import type { Usage } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
 import type { Outcome } from "./outcome.js";
+import { runnerFailureText } from "./remote/far-lines.js";
 import type { RunWarnings } from "./run-warnings.js";
 
 /** What explainOutcome reads of the run besides the outcome. */
@@ -21,16 +22,22 @@ export interface OutcomeContext {
   crashHint: () => string | undefined;
   /** meta.json `limits` at work, if any (limits.ts). */
   limits: { reached: LimitReport | undefined; lastAssistantText: string } | undefined;
+  /** The end of the child's stderr: a runner's own failure line there names the runner. */
+  stderrTail?: string;
 }
 
 /**
  * The outcome as result.json says it: pi that crashed on a Node too old for it gets doctor's
- * one-line hint rather than Node's stack, and a turn stopped after a limit's grace keeps what
- * it last said as its report.
+ * one-line hint rather than Node's stack; a runner that could not start, or a far side that
+ * said why pi did not run there, is the error in its own words (not `pi exited with code 1`);
+ * and a turn stopped after a limit's grace keeps what it last said as its report.
  */
 export function explainOutcome(outcome: Outcome, context: OutcomeContext): Outcome {
   const hint = outcome.status === "failed" && context.exitCode ? context.crashHint() : undefined;
   if (hint) return { ...outcome, errorMessage: `pi could not start: ${hint}` };
+  const runnerFailure =
+    outcome.status === "failed" && !outcome.finalText ? runnerFailureText(context.stderrTail ?? "") : undefined;
+  if (runnerFailure) return { ...outcome, errorMessage: runnerFailure };
   if (context.limits?.reached && !outcome.finalText) return { ...outcome, finalText: context.limits.lastAssistantText };
   return outcome;
 }

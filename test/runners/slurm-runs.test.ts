@@ -130,7 +130,7 @@ describe("a run on a slurm runner (one-node Slurm, fake pi)", () => {
       expect(out.code).toBe(1);
       expect(out.durationMs).toBeLessThan(10_000);
       expect(out.result?.status).toBe("failed");
-      expect(out.result?.errorMessage).toMatch(/runner hpc \(slurm\) could not start \(exit code \d+\)/);
+      expect(out.result?.errorMessage).toMatch(/runner hpc \(slurm\) could not start: .*\(exit code \d+\)/);
       expect(out.result?.errorMessage).toMatch(said);
       expect(out.result!.errorMessage!.length).toBeLessThan(1600);
       console.log(`slurm refusal (${what}) in ${out.durationMs} ms: ${out.result?.errorMessage}`);
@@ -149,7 +149,7 @@ describe("a run on a slurm runner (one-node Slurm, fake pi)", () => {
     fs.writeFileSync(c.metaPath, JSON.stringify(c.meta));
     const out = await c.run({ env, timeoutMs: 60_000 });
     expect(out.result?.status).toBe("failed");
-    expect(out.result?.errorMessage).toMatch(/runner hpc \(slurm\): protocol error/);
+    expect(out.result?.errorMessage).toMatch(/^runner hpc \(slurm\): protocol error/);
     const log = await out.read("out/stderr.log");
     expect(log).toMatch(
       new RegExp(

@@ -138,4 +138,57 @@ describe("clean", () => {
     expect(unknown.stderr).toBe(`subagent-wrapper clean: no agent or branch subagent/nope in ${treeDir}\n`);
     expect(fs.readdirSync(path.join(treeDir, "worktrees"))).toContain("done");
   });
+
+  it("a folder of trees, or --repo, takes every tree of the repository at once", async () => {
+    const box = sandbox();
+    const repo = makeRepo(box, { "a.txt": "a\n" });
+    const base = sh(box, repo, ["rev-parse", "HEAD"]).trim();
+    const subagents = path.join(box.dir, "subagents");
+    const trees = ["aaaa0001", "bbbb0002"].map((tag) => path.join(subagents, `session-${tag}`));
+    for (const treeDir of trees) {
+      const tag = path.basename(treeDir).slice("session-".length);
+      fs.mkdirSync(path.join(treeDir, "agents", "done"), { recursive: true });
+      fs.writeFileSync(path.join(treeDir, "tree.json"), JSON.stringify({ version: 1, rootSession: tag, tag }));
+      const worktree: AgentWorktreeV1 = {
+        path: path.join(treeDir, "worktrees", "done"),
+        branch: `subagent/${tag}-done`,
+        baseCommit: base,
+        gitDir: path.join(repo, ".git"),
+        subdir: "",
+      };
+      await createWorktree({
+        topLevel: repo,
+        worktreePath: worktree.path,
+        branch: worktree.branch,
+        base,
+        env: box.env,
+      });
+      const record = agentRecord({ path: "/root/done", status: "completed", spawnSeq: 1, worktree });
+      fs.writeFileSync(path.join(treeDir, "agents", "done", "agent.json"), JSON.stringify(record));
+    }
+    const listed = await clean(box, subagents);
+    expect(listed.stderr).toBe("");
+    expect(listed.code).toBe(0);
+    for (const treeDir of trees) {
+      expect(listed.stdout).toContain(
+        `tree ${treeDir}:\nto remove:\n  worktree ${treeDir}/worktrees/done (/root/done)\n`,
+      );
+    }
+    const removed = await runProcess(process.execPath, [WRAPPER_BIN, "clean", "--repo", "--yes"], {
+      timeoutMs: 30_000,
+      env: box.env,
+      cwd: repo,
+    });
+    expect(removed.stderr).toBe("");
+    expect(removed.code).toBe(0);
+    expect(branches(box, repo)).toEqual(["main"]);
+    expect(sh(box, repo, ["worktree", "list", "--porcelain"])).not.toContain("worktrees/done");
+    const none = await runProcess(process.execPath, [WRAPPER_BIN, "clean", "--repo"], {
+      timeoutMs: 30_000,
+      env: box.env,
+      cwd: repo,
+    });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe(`subagent-wrapper clean: no tree holds a worktree of the repository at ${repo}\n`);
+  });
 });

@@ -75,12 +75,25 @@ describe("subagent-wrapper doctor", () => {
     expect(run.stdout).toContain(
       `✗ pi agent dir     ${path.join(home, "nowhere")} (from PI_CODING_AGENT_DIR) does not exist\n`,
     );
-    expect(run.stdout).toContain("→ run pi once to set it up (models, login), or set PI_CODING_AGENT_DIR");
+    expect(run.stdout).toContain(
+      "→ run pi (or pi-subagent-tree) once to set it up (models, login), or set PI_CODING_AGENT_DIR",
+    );
     expect(run.stdout).toMatch(
       /✗ run directories {2}.*cannot be written: .* is not a directory\n +→ set PI_SUBAGENTS_DIR to a writable folder/,
     );
     expect(run.stdout).toContain("\n3 checks failed\n");
     expect(run.stdout).not.toContain("pi --version");
+  });
+
+  it("no pi on PATH (a Quick-start user): it checks the pi that pi-subagent-tree runs, on that pi's Node", async () => {
+    const run = await doctor({ PATH: "/usr/bin:/bin", HOME: home, ...QUIET_PI }, ["--timeout-ms", "20000"], 90_000);
+    const packagePi = path.join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
+    expect(run.stdout).toMatch(
+      new RegExp(`✓ pi +${packagePi}/\\S+ \\(the pi that pi-subagent-tree runs, on \\S+/node\\)\n`),
+    );
+    expect(run.stdout).toContain("no pi on PATH: a plain `pi` session's children need one there");
+    expect(run.stdout).toMatch(/✓ pi --version +\d+\.\d+\.\d+/);
+    expect(run.stdout).toMatch(/✓ pi extension +pi loads/);
   });
 
   it("a PI_CODING_AGENT_DIR starting with ~/ is read below the home directory, as pi reads it", async () => {

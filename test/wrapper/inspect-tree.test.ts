@@ -186,4 +186,29 @@ describe("subagent-wrapper inspect <tree directory>", () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toBe(`tree      ${treeDir}\nagents    none yet\n\n/root\n`);
   });
+
+  it("a record no root updated after its turn ended takes the status and usage of the runs' result.json", async () => {
+    const treeDir = await mkdtemp(path.join(os.tmpdir(), "inspect-tree-"));
+    dirs.push(treeDir);
+    const usage = (totalTokens: number, total: number) => ({
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total },
+    });
+    // A detached child that completed on its own, and one that `stop` interrupted: both still `running`.
+    const alone = turnResult({ usage: usage(1200, 0.01) });
+    await agent(treeDir, { path: "/root/alone", status: "running", spawnSeq: 1 }, { "0001-spawn": alone });
+    const stopped = turnResult({ status: "interrupted", usage: usage(800, 0.02) });
+    await agent(treeDir, { path: "/root/stopped", status: "running", spawnSeq: 2 }, { "0001-spawn": stopped });
+    // Still going: its record's word stands.
+    await agent(treeDir, { path: "/root/busy", status: "running", spawnSeq: 3 }, { "0001-spawn": "events-only" });
+    const shown = await cli(["inspect", treeDir]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("agents    3 agents: 1 completed, 1 interrupted, 1 running · 2,000 tokens · $0.03");
+    expect(shown.stdout).toMatch(/\/root\/alone · .* · completed · .* · 1,200 tokens/);
+    expect(shown.stdout).toMatch(/\/root\/stopped · .* · interrupted · .* · 800 tokens/);
+  });
 });

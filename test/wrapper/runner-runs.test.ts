@@ -89,8 +89,17 @@ describe("a run on a runner (command prefix, fake pi)", () => {
     expect(out.code).toBe(1);
     expect(out.durationMs).toBeLessThan(10_000);
     expect(out.result?.status).toBe("failed");
-    expect(out.result?.errorMessage).toMatch(/runner here \(command\) could not start/);
+    expect(out.result?.errorMessage).toMatch(/^runner here \(command\) could not start: /);
     expect(out.result?.errorMessage).toMatch(/ENOENT|nonexistent/);
+  });
+
+  it("a far side with no such pi: the error says so, on which far side, not `pi exited with code 127`", async () => {
+    const { c } = await runnerCase({ command: ["env"], remote_command: SERVE, pi: "/nonexistent/far-pi" }, steps());
+    const out = await c.run();
+    expect(out.result?.status).toBe("failed");
+    expect(out.result?.errorMessage).toBe(
+      "on far (command here): /nonexistent/far-pi not found (name another with the runner's pi field, or PI_SUBAGENTS_PI_BIN there)",
+    );
   });
 
   it("a prefix that fails at once: its stderr's first line and tail (at most 1 KB) are the error", async () => {

@@ -36,7 +36,7 @@ export function chooseRunner(
   if (name === LOCAL_RUNNER) return { ok: true, runner: undefined };
   const runners = settings.runners ?? {};
   const definition = runners[name];
-  if (!definition) return { ok: false, error: unknownRunnerMessage(name, runners) };
+  if (!definition) return { ok: false, error: unknownRunnerMessage(name, runners, settings.unusableRunners) };
   if (definition.kind === "sandbox") {
     return {
       ok: true,

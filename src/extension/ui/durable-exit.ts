@@ -10,7 +10,7 @@ import { type Ownership, takeOwnership } from "../../lib/owner-lease.js";
 import { errorText } from "../../lib/values.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import type { FaultStep, TreeRuntime } from "../turns/runtime.js";
-import { type ActiveAgents, detachLines, exitLines, type OnExit } from "./exit.js";
+import { type ActiveAgents, detachLines, exitLines, launchCommand, type OnExit } from "./exit.js";
 
 const DYING_SIGNALS = ["SIGTERM", "SIGHUP"] as const;
 let received: string | undefined;
@@ -56,6 +56,7 @@ export function exitMessage(
     .filter(Boolean)
     .join(", ");
   const hint = {
+    command: launchCommand(),
     sessionFile,
     treeDir: rt.tree.root,
     temporary: rt.identity.isRoot && treeIsTemporary(sessionFile),

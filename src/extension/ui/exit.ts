@@ -70,12 +70,17 @@ export function someNames(records: readonly AgentRecordV1[], shown = NAMES_SHOWN
 }
 
 /** The status line of the last frame while pi exits: nobody is drawn running any more. */
-export function stoppingStatus(active: ActiveAgents, p: Painter = plain, how: OnExit = "stop"): string {
+export function stoppingStatus(
+  active: ActiveAgents,
+  p: Painter = plain,
+  how: OnExit = "stop",
+  command = launchCommand(),
+): string {
   const one = countActive(active) === 1;
   if (how === "detach")
     return p.fg(
       "warning",
-      `agents: leaving ${activeCounts(active)} (pi is exiting; ${one ? "it goes" : "they go"} on, pi -c takes ${one ? "it" : "them"} back)`,
+      `agents: leaving ${activeCounts(active)} (pi is exiting; ${one ? "it goes" : "they go"} on, ${command} -c takes ${one ? "it" : "them"} back)`,
     );
   return p.fg(
     "warning",
@@ -83,7 +88,15 @@ export function stoppingStatus(active: ActiveAgents, p: Painter = plain, how: On
   );
 }
 
+/** The command that started this pi (`pi-subagent-tree` when its launcher did, else `pi`), for the hints. */
+export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
+  const named = env[ENV.launcher]?.trim();
+  return named && /^[\w.-]+$/.test(named) ? named : "pi";
+}
+
 export interface ResumeHint {
+  /** The command that resumes a session: `pi`, or `pi-subagent-tree` when it started this one (launchCommand). */
+  command?: string;
   /** The root's session file; undefined when the session is not saved. */
   sessionFile: string | undefined;
   /** The tree directory (run folders, reports). */
@@ -119,9 +132,10 @@ export function detachLines(active: ActiveAgents, hint: ResumeHint): string[] {
   if (active.queued.length > 0) lines.push("  queued turns stay queued until a root takes the tree back.");
   lines.push(`  look:      subagent-wrapper inspect ${hint.treeDir}`);
   lines.push(`  stop:      subagent-wrapper stop ${hint.treeDir}`);
+  const pi = hint.command ?? "pi";
   if (hint.sessionFile)
     lines.push(
-      `  re-attach: pi --session ${hint.sessionFile}  (or pi -c in this folder); notices come then, once each`,
+      `  re-attach: ${pi} --session ${hint.sessionFile}  (or ${pi} -c in this folder); notices come then, once each`,
     );
   return lines;
 }
@@ -133,9 +147,10 @@ export function exitLines(active: ActiveAgents, hint: ResumeHint): string[] {
   const lines: string[] = [
     `pi-subagent-tree: stopped ${activeCounts(active)} agent${one ? "" : "s"} (${someNames(all)}); ${one ? "it is" : "they are"} interrupted, not lost.`,
   ];
+  const pi = hint.command ?? "pi";
   if (hint.sessionFile) {
     lines.push(
-      `  resume: pi --session ${hint.sessionFile}  (or pi -c in this folder), then ask to follow ${one ? "it" : "them"} up`,
+      `  resume: ${pi} --session ${hint.sessionFile}  (or ${pi} -c in this folder), then ask to follow ${one ? "it" : "them"} up`,
     );
   } else {
     lines.push("  this session was not saved, so the tree cannot be resumed");

@@ -32,6 +32,7 @@ import {
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
 import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
+import { nameFarSide } from "./far-lines.js";
 import { checkoutDone, letCheckoutGo, unsentInboxMessages } from "./local-side.js";
 import { SessionCopy } from "./session-copy.js";
 import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
@@ -57,6 +58,13 @@ export function failureText(stderr: string): string {
   const first = text.split("\n")[0]!;
   const tail = Buffer.from(text).subarray(-STDERR_TAIL_BYTES).toString("utf8");
   return tail.startsWith(first) ? tail : `${first}\n…${tail}`;
+}
+
+/** `could not start: <the prefix's first stderr line> (<how it ended>)<the rest of its tail>`. */
+export function startFailure(said: string, how: string): string {
+  if (said === "") return `could not start: ${how}`;
+  const [first, ...rest] = said.split("\n");
+  return `could not start: ${first} (${how})${rest.length > 0 ? `\n${rest.join("\n")}` : ""}`;
 }
 
 export class RemoteChild extends EventEmitter implements ChildHandle {
@@ -280,7 +288,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         this.stdout.write(Buffer.from(frame.data, "base64"));
         return;
       case "stderr":
-        this.stderr.write(Buffer.from(frame.data, "base64"));
+        this.stderr.write(nameFarSide(Buffer.from(frame.data, "base64"), this.runner));
         return;
       case "blob":
       case "blob_end":
@@ -382,7 +390,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       return;
     }
     if (!this.helloSeen) {
-      this.stderr.write(`${this.label} could not start (${how})${said ? `: ${said}` : ""}\n`);
+      this.stderr.write(`${this.label} ${startFailure(said, how)}\n`);
     } else if (!this.farError) {
       this.stderr.write(
         `runner_lost: ${this.label}: the connection was lost mid-turn (${how})${said ? `: ${said}` : ""}\n`,

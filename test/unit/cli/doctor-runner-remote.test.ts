@@ -33,15 +33,39 @@ describe("the far script", () => {
     tool("sw it", 'echo "sw $1"');
     // pi missing; PATH holds only the fake tools and the folder of sh, head and hostname.
     const script = farCheckScript([path.join(dir, "sw it")]);
-    const out = execFileSync("/bin/sh", ["-c", script], { env: { PATH: `${dir}:/usr/bin:/bin` }, encoding: "utf8" });
+    const env = { PATH: `${dir}:/usr/bin:/bin`, HOME: "/home/far" };
+    const out = execFileSync("/bin/sh", ["-c", script], { env, encoding: "utf8" });
     const found = parseFarReport(`motd banner\n${out}`);
     expect(Object.fromEntries(found)).toEqual({
       git: "git version 2.39.5",
       node: "v22.1.0",
+      pipath: "",
       pi: "",
+      agentdir: "/home/far/.pi/agent",
       package: "sw --version",
       host: os.hostname(),
     });
+  });
+
+  it("asks the pi PI_SUBAGENTS_PI_BIN names for its version and models, in PI_CODING_AGENT_DIR's dir", () => {
+    // pi 0.73.1 lists its models on stderr: the script reads both streams.
+    tool(
+      "my pi",
+      '[ "$1" = --version ] && echo 1.6.0 && exit 0\nprintf "provider  model\\nfake  fast\\nfake  slow\\n" >&2',
+    );
+    const env = {
+      PATH: "/usr/bin:/bin",
+      PI_SUBAGENTS_PI_BIN: path.join(dir, "my pi"),
+      PI_CODING_AGENT_DIR: "/x/agent",
+    };
+    const out = execFileSync("/bin/sh", ["-c", farCheckScript(["sw"])], { env, encoding: "utf8" });
+    const found = parseFarReport(out);
+    expect([found.get("pipath"), found.get("pi"), found.get("models"), found.get("agentdir")]).toEqual([
+      path.join(dir, "my pi"),
+      "1.6.0",
+      "2 fake/fast",
+      "/x/agent",
+    ]);
   });
 
   it("reports the package missing when the remote command's program is not there", () => {
@@ -53,42 +77,74 @@ describe("the far script", () => {
 
 describe("farChecks", () => {
   const remote = ["subagent-wrapper"];
-  it("passes when git, Node ≥ 20, pi and the package are there", () => {
-    const checks = farChecks(
-      parseFarReport(
-        report({ git: "git version 2.39.5", node: "v20.1.0", pi: "1.6.0", package: packageVersion(), host: "far" }),
-      ),
-      remote,
-    );
+  const present = { git: "git version 2.39.5", node: "v22.19.0", pipath: "/u/bin/pi", pi: "1.6.0" };
+  const rest = { package: packageVersion(), models: "3 a/b", agentdir: "/h/.pi/agent", host: "far" };
+
+  it("passes when git, Node ≥ 20, pi on its Node, the package and a model are there", () => {
+    const checks = farChecks(parseFarReport(report({ ...present, ...rest })), remote);
     expect(checks.map((c) => [c.name, c.ok])).toEqual([
       ["far git", true],
       ["far node", true],
       ["far pi", true],
       ["far package", true],
+      ["far models", true],
     ]);
+    expect(checks[2]?.detail).toBe("1.6.0 (/u/bin/pi) on far");
+    expect(checks[4]?.detail).toBe("the far pi has a key for 3 models (first: a/b), from /h/.pi/agent on far");
     expect(checks[3]?.detail).toBe(`subagent-wrapper --version: ${packageVersion()} on far`);
     expect(checks[3]?.notes).toBeUndefined();
   });
 
   it("names each missing one with what to do, and an old Node as too old", () => {
     const checks = farChecks(
-      parseFarReport(report({ git: "", node: "v18.19.0", pi: "", package: "", host: "far" })),
+      parseFarReport(report({ git: "", node: "v18.19.0", pipath: "", pi: "", package: "", host: "far" })),
       remote,
     );
     expect(checks.map((c) => [c.name, c.ok, c.detail])).toEqual([
       ["far git", false, "missing on far"],
       ["far node", false, "v18.19.0 on far is too old"],
-      ["far pi", false, "missing on far"],
+      ["far pi", false, "pi not found on the far PATH on far"],
       ["far package", false, "missing on far"],
     ]);
     expect(checks.every((c) => c.hint !== undefined)).toBe(true);
   });
 
-  it("notes a package version other than this machine's", () => {
-    const checks = farChecks(
-      parseFarReport(report({ git: "g", node: "v22.0.0", pi: "0.73.1", package: "0.0.1", host: "far" })),
+  it("names the runner's own pi when it is not there", () => {
+    const checks = farChecks(parseFarReport(report({ ...present, pipath: "", pi: "", ...rest })), remote, "/opt/pi");
+    expect(checks[2]).toMatchObject({ ok: false, detail: "/opt/pi not found on far" });
+  });
+
+  it("fails a pi 1.x on a Node older than 22.19, and a pi --version that printed no version", () => {
+    const old = farChecks(parseFarReport(report({ ...present, node: "v20.19.0", ...rest })), remote);
+    expect(old[2]).toMatchObject({
+      ok: false,
+      detail: "1.6.0 on far needs Node 22.19.0 or newer, and node there is 20.19.0",
+    });
+    const crashed = farChecks(
+      parseFarReport(report({ ...present, node: "v20.19.0", pi: "SyntaxError: Invalid regular expression", ...rest })),
       remote,
     );
+    expect(crashed[2]?.ok).toBe(false);
+    expect(crashed[2]?.detail).toBe("/u/bin/pi --version failed on far: SyntaxError: Invalid regular expression");
+    expect(crashed[2]?.hint).toContain("node there is 20.19.0");
+    // pi 0.73.1 runs on Node 20.
+    expect(
+      farChecks(parseFarReport(report({ ...present, node: "v20.19.0", pi: "0.73.1", ...rest })), remote)[2]?.ok,
+    ).toBe(true);
+  });
+
+  it("fails a far pi with a key for no model, naming the far agent dir it reads", () => {
+    const checks = farChecks(parseFarReport(report({ ...present, ...rest, models: "0 " })), remote);
+    expect(checks[4]).toMatchObject({
+      name: "far models",
+      ok: false,
+      detail: "the far pi has a key for no model (it reads /h/.pi/agent on far)",
+    });
+    expect(checks[4]?.hint).toContain("does not travel");
+  });
+
+  it("notes a package version other than this machine's", () => {
+    const checks = farChecks(parseFarReport(report({ ...present, pi: "0.73.1", ...rest, package: "0.0.1" })), remote);
     expect(checks[3]?.ok).toBe(true);
     expect(checks[3]?.notes?.[0]).toContain(packageVersion());
   });
@@ -132,14 +188,15 @@ describe("checkSshRunner with an injected runner", () => {
 
   it("runs the far script through sh -c, quoted once for the far shell", async () => {
     const calls: string[][] = [];
-    const answer = report({ git: "g", node: "v22.0.0", pi: "1.6.0", package: packageVersion(), host: "far" });
+    const answer = report({ git: "g", node: "v22.19.0", pipath: "/p", pi: "1.6.0", package: packageVersion() });
+    const more = report({ models: "1 a/b", agentdir: "/a", host: "far" });
     const checks = await checkSshRunner(
       { kind: "ssh", host: "far", capacity: 1 },
       {
         timeoutMs: 1000,
         run: async (argv) => {
           calls.push([...argv]);
-          return ok(calls.length === 1 ? "" : answer);
+          return ok(calls.length === 1 ? "" : `${answer}\n${more}`);
         },
       },
     );

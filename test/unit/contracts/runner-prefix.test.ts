@@ -82,6 +82,19 @@ describe("runnerArgv: `<prefix> <remote_command…> serve` per kind", () => {
     expect(runnerArgv(definition, { connection })).toEqual(expected);
   });
 
+  it("a definition's far pi and agent dir go before the remote command as env assignments, quoted for ssh", () => {
+    const far: RemoteRunner = { kind: "ssh", host: "far", pi: "/opt/my pi/pi", agent_dir: "~/agent", capacity: 1 };
+    expect(runnerArgv(far).slice(-5)).toEqual([
+      "env",
+      "'PI_SUBAGENTS_PI_BIN=/opt/my pi/pi'",
+      "'PI_CODING_AGENT_DIR=~/agent'",
+      "subagent-wrapper",
+      "serve",
+    ]);
+    const hpc: RemoteRunner = { kind: "slurm", pi: "/p/pi", remote_command: ["/sw"], capacity: 1 };
+    expect(runnerArgv(hpc).slice(-4)).toEqual(["env", "PI_SUBAGENTS_PI_BIN=/p/pi", "/sw", "serve"]);
+  });
+
   it("ssh without a connection shares none: no ControlMaster options", () => {
     const argv = runnerArgv({ kind: "ssh", host: "far", capacity: 1 });
     expect(argv).toEqual(["ssh", "-o", "BatchMode=yes", "far", "--", "subagent-wrapper", "serve"]);

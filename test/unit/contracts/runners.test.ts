@@ -9,8 +9,9 @@ describe("parseRunners", () => {
       far: { kind: "ssh", host: "me@far", port: 2222, identity: "~/.ssh/k", ssh_options: ["-4"], capacity: 12 },
       hpc: { kind: "slurm", srun_options: ["-p", "debug"], remote_command: ["/opt/sw"], capacity: 8 },
       pod: { kind: "command", command: ["kubectl", "exec", "-i", "p", "--"], capacity: 4 },
+      far2: { kind: "ssh", host: "far", pi: "/opt/pi/bin/pi", agent_dir: "~/pi-agent", capacity: 1 },
     };
-    expect(parseRunners(runners)).toEqual({ runners, problems: [] });
+    expect(parseRunners(runners)).toEqual({ runners, unusable: {}, problems: [] });
   });
 
   it.each([
@@ -29,6 +30,11 @@ describe("parseRunners", () => {
     [{ local: { kind: "sandbox" } }, 'runners.local: "local" is built in and cannot be redefined'],
     [{ "a b": { kind: "sandbox" } }, 'runners: bad runner name "a b"'],
     [{ x: 3 }, "runners.x must be an object, not a number"],
+    [
+      { x: { kind: "slurm", capacity: 1, srun_option: [] } },
+      'runners.x: unknown field "srun_option" for kind slurm; did you mean "srun_options"?',
+    ],
+    [{ x: { kind: "slurm", capacity: 1, agent_dir: "rel/dir" } }, "runners.x.agent_dir must be an absolute or ~/ path"],
   ])("refuses %j with one line naming it", (value, problem) => {
     const parsed = parseRunners(value);
     expect(parsed.problems).toEqual([problem]);
@@ -38,6 +44,22 @@ describe("parseRunners", () => {
   it("a sandbox's capacity defaults to 3", () => {
     expect(runnerCapacity({ kind: "sandbox" })).toBe(3);
     expect(runnerCapacity({ kind: "slurm", capacity: 9 })).toBe(9);
+  });
+
+  it("names a misspelt field with the field it most likely meant", () => {
+    expect(parseRunners({ x: { kind: "ssh", host: "h", capacity: 1, indentity: "~/k" } }).problems).toEqual([
+      'runners.x: unknown field "indentity" for kind ssh; did you mean "identity"?',
+    ]);
+  });
+
+  it("says why a named runner is not usable: its invalid definition, not `unknown runner`", () => {
+    const parsed = parseRunners({ gpu: { kind: "slurm" } });
+    expect(parsed.unusable).toEqual({
+      gpu: "its definition is invalid: runners.gpu.capacity is missing (a positive whole number)",
+    });
+    expect(unknownRunnerMessage("gpu", parsed.runners, parsed.unusable)).toBe(
+      "runner gpu is not usable: its definition is invalid: runners.gpu.capacity is missing (a positive whole number)",
+    );
   });
 
   it("an unknown runner's message lists the known names, local first", () => {

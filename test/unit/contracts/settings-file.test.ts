@@ -73,6 +73,9 @@ describe("readSubagentSettings", () => {
       limits: { max_turns: 9, max_cost: 1 },
       fallbackModels: ["x/y"],
       budgets: { daily_usd: 2 },
+      unusableRunners: {
+        evil: `it is defined in ${projectFile}, and only pi's global settings (settings.json in pi's agent dir) may define runners`,
+      },
     });
     const only = "only pi's global settings may set runners, runner, onExit, budgets";
     expect(problems).toEqual([
@@ -84,13 +87,14 @@ describe("readSubagentSettings", () => {
 
   it("bad values: one line naming each key, defaults for them", () => {
     const file = path.join(agentDir, "settings.json");
-    write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1 } });
+    write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1, limit: {} } });
     const { settings, problems } = read();
     expect(settings).toEqual({});
     expect(problems).toEqual([
       `${file}: subagents.onExit must be "detach" or "stop"`,
       `${file}: subagents.fallback_models must be a list of provider/id model names`,
       `${file}: subagents: unknown key "extra" (known: onExit, limits, fallback_models, runner, runners, budgets)`,
+      `${file}: subagents: unknown key "limit"; did you mean "limits"? (known: onExit, limits, fallback_models, runner, runners, budgets)`,
       "subagents.runner: unknown runner: gpu (known: local); using local",
     ]);
   });

@@ -40,6 +40,11 @@ describe("chooseRunner: the parameter, else the role's, else the settings' defau
       error: "unknown runner: cluster (known: local, box, tight, gpu)",
     });
     expect(chooseRunner(7, undefined, settings)).toEqual({ ok: false, error: "runner must be a runner name, not 7" });
+    const unusableRunners = { hpc: "its definition is invalid: runners.hpc.capacity is missing" };
+    expect(chooseRunner("hpc", undefined, { ...settings, unusableRunners })).toEqual({
+      ok: false,
+      error: "runner hpc is not usable: its definition is invalid: runners.hpc.capacity is missing",
+    });
     expect(runnerNeedsGit("box")).toBe("runner box needs a git repository");
   });
 });

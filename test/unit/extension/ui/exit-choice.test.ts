@@ -6,6 +6,7 @@ import {
   activeAgents,
   detachLines,
   interactiveMode,
+  launchCommand,
   onExitChoice,
   stoppingStatus,
 } from "../../../../src/extension/ui/exit.js";
@@ -49,6 +50,22 @@ describe("the detach exit lines", () => {
       "  re-attach: pi --session /s/root.jsonl  (or pi -c in this folder); notices come then, once each",
     ]);
     expect(stoppingStatus(activeAgents(records), undefined, "detach")).toContain("pi -c takes them back");
+  });
+
+  it("names the command that started pi: pi-subagent-tree when its launcher did", () => {
+    const records = [agentRecord({ path: "/root/a", status: "running" })];
+    const lines = detachLines(activeAgents(records), {
+      command: launchCommand({ PI_SUBAGENTS_LAUNCHER: "pi-subagent-tree" }),
+      sessionFile: "/s/root.jsonl",
+      treeDir: "/s/subagents/id",
+    });
+    expect(lines.at(-1)).toBe(
+      "  re-attach: pi-subagent-tree --session /s/root.jsonl  (or pi-subagent-tree -c in this folder); notices come then, once each",
+    );
+    const status = stoppingStatus(activeAgents(records), undefined, "detach", "pi-subagent-tree");
+    expect(status).toContain("pi-subagent-tree -c takes it back");
+    expect(launchCommand({})).toBe("pi");
+    expect(launchCommand({ PI_SUBAGENTS_LAUNCHER: "x; rm -rf /" })).toBe("pi");
   });
 });
 
