@@ -22,6 +22,11 @@ export const ENV = {
   launcher: "PI_SUBAGENTS_LAUNCHER",
   /** A pid: the wrapper stops its run (outcome `interrupted`) once that process is gone. */
   parentPid: "PI_SUBAGENTS_PARENT_PID",
+  /**
+   * In every child's environment: the root's session id. pi permission extensions read this
+   * name to find the session that holds the person (a child's dialog is the root's to answer).
+   */
+  parentSession: "PI_SUBAGENT_PARENT_SESSION",
   /** Cap of each raw log (stdout.log, stderr.log) in bytes, or `unlimited` (default 8 MiB). */
   logMaxBytes: "PI_SUBAGENTS_LOG_MAX_BYTES",
   /** Set by the wrapper for its child: the file holding the task text (read once, then removed). */
