@@ -97,6 +97,7 @@ export function dialogAskSeq(name: string): number | undefined {
 export function piDialogResponse(answer: DialogAnswerV1): Record<string, unknown> {
   if (answer.cancelled === true || (answer.value === undefined && answer.confirmed === undefined))
     return { type: "extension_ui_response", id: answer.id, cancelled: true };
-  if (answer.confirmed !== undefined) return { type: "extension_ui_response", id: answer.id, confirmed: answer.confirmed };
+  if (answer.confirmed !== undefined)
+    return { type: "extension_ui_response", id: answer.id, confirmed: answer.confirmed };
   return { type: "extension_ui_response", id: answer.id, value: answer.value };
 }
