@@ -5,8 +5,9 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
+import type { ProcessIdentity } from "../contracts/process-identity.js";
 import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
-import { procStatFields } from "../lib/process.js";
+import { processIdentity, procStatFields, sameProcessAlive } from "../lib/process.js";
 import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import type { PiIdentity } from "./pi-version.js";
 
@@ -114,8 +115,10 @@ export interface ChildOperations {
   resolvePi(env: NodeJS.ProcessEnv, cwd: string): string;
   spawn(bin: string, args: string[], options: SpawnOptions): ChildHandle;
   signalGroup(pid: number | undefined, signal: NodeJS.Signals): void;
-  /** Whether the process exists and can be signalled (the parent watch asks it once a second). */
-  canSignal(pid: number): boolean;
+  /** What tells the live process `pid` from a later one with its pid (the parent watch takes its parent's at its start). */
+  identify(pid: number): ProcessIdentity;
+  /** Whether the process `identity` names still runs (lib/process.ts's one rule; the parent watch asks it once a second). */
+  stillRuns(identity: ProcessIdentity): boolean;
   /** Which pi `bin` is (default: pi-version.ts's identifyPi, from its package.json or PI_SUBAGENTS_PI_VERSION). */
   identifyPi?(bin: string, env: NodeJS.ProcessEnv): PiIdentity;
   /** Whether any process of the group is left (the child's, after the child exited). */
@@ -178,16 +181,6 @@ function signalProcess(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Whether `pid` can be signalled; any failure (gone, or not ours) counts as no. */
-function canSignal(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Whether a live process of group `pgid` is left. kill(-pgid, 0) also counts zombies, which
  * never go away where nothing reaps orphans (a container whose pid 1 is not an init): on
@@ -224,7 +217,8 @@ export const nodeChildOperations: ChildOperations = {
   resolvePi: resolvePiBinary,
   spawn: spawnChild,
   signalGroup,
-  canSignal,
+  identify: processIdentity,
+  stillRuns: sameProcessAlive,
   groupAlive,
   startGuard: startOrphanGuard,
   tokenProcesses: processesWithToken,

@@ -401,8 +401,9 @@ class WrapperRun {
   }
 
   private watchParent(env: NodeJS.ProcessEnv): void {
-    const canSignal = (pid: number) => this.processes.canSignal(pid);
-    this.cleanups.push(...watchRunEnds(env, this.meta, this.clock, canSignal, (reason) => this.interruptBy(reason)));
+    this.cleanups.push(
+      ...watchRunEnds(env, this.meta, this.clock, this.processes, (reason) => this.interruptBy(reason)),
+    );
   }
 
   /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */
