@@ -99,6 +99,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   taskFile: string;
+  /** The run's own folder in the temp folder (run-temp.ts): what the run writes there for itself goes in it. */
+  tempDir?: string;
   /** The run's token, put in the child's environment (see orphan-guard.ts). */
   runToken: string;
   /** The live-message folder the task extension watches (meta.json `inboxPath`), when the run has one. */
@@ -123,8 +125,11 @@ export interface ChildOperations {
   identifyPi?(bin: string, env: NodeJS.ProcessEnv): PiIdentity;
   /** Whether any process of the group is left (the child's, after the child exited). */
   groupAlive(pgid: number): boolean;
-  /** Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned. */
-  startGuard(runToken: string, reservePath: string, onError: (err: Error) => void): OrphanGuard;
+  /**
+   * Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned and before
+   * the run's temp folder `runTemp` is made (the guard removes it if the wrapper dies).
+   */
+  startGuard(runToken: string, reservePath: string, onError: (err: Error) => void, runTemp?: string): OrphanGuard;
   /** The live processes that carry the run's token (what left the child's group included). */
   tokenProcesses(runToken: string): Promise<number[]>;
   /** Signals one process. Never throws. */
