@@ -14,8 +14,8 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { formatProcessIdentity, type ProcessIdentity, sameIdentity } from "../contracts/process-identity.js";
 import { processIdentity, readIdentityFile, readIdentityFileSync, sameProcessAlive } from "./process.js";
+import { formatProcessIdentity, type ProcessIdentity, sameIdentity } from "./process-identity.js";
 import { errorText } from "./values.js";
 
 export type Ownership =

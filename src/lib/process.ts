@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { MAX_IDENTITY_FILE_BYTES, type ProcessIdentity, parseProcessIdentity } from "../contracts/process-identity.js";
+import { MAX_IDENTITY_FILE_BYTES, type ProcessIdentity, parseProcessIdentity } from "./process-identity.js";
 import { readRegularFile, readRegularFileSync } from "./regular-file.js";
 
 /** Whether a process is alive (EPERM means it is, but belongs to someone else). */
@@ -110,10 +110,13 @@ function startTicks(pid: number): string | undefined {
   return procStatFields(pid)?.at(19);
 }
 
+/** This boot's id (Linux), undefined without /proc. */
+const bootId = (): string | undefined => readProc("/proc/sys/kernel/random/boot_id")?.trim() || undefined;
+
 /** The identity of the live process `pid` now (its start time and boot where /proc says them). */
 export function processIdentity(pid: number): ProcessIdentity {
   const ticks = startTicks(pid);
-  const boot = readProc("/proc/sys/kernel/random/boot_id")?.trim();
+  const boot = bootId();
   return { pid, ...(ticks && { startTicks: ticks }), ...(boot && { bootId: boot }) };
 }
 
@@ -140,12 +143,13 @@ export function sameProcessAlive(recorded: ProcessIdentity): boolean {
   } catch {
     return false;
   }
-  const now = processIdentity(recorded.pid);
-  if (now.startTicks === undefined) return !hasProc(); // gone meanwhile, or no /proc here
-  if (recorded.startTicks !== now.startTicks) return false;
-  if (recorded.bootId && now.bootId && recorded.bootId !== now.bootId) return false;
-  const state = processState(recorded.pid);
-  return state !== undefined && !EXITED_STATES.has(state);
+  // One read of its stat gives both its start time (field 22) and its state (field 3).
+  const fields = procStatFields(recorded.pid);
+  if (fields === undefined) return !hasProc(); // gone meanwhile, or no /proc here
+  if (recorded.startTicks === undefined || recorded.startTicks !== fields[19]) return false;
+  const boot = recorded.bootId === undefined ? undefined : bootId();
+  if (boot !== undefined && boot !== recorded.bootId) return false;
+  return !EXITED_STATES.has(fields[0] ?? "");
 }
 
 /** What an identity file holds: the identity, or why there is none (`is gone` when there is no file). */
@@ -159,7 +163,7 @@ function identityOf(read: { text: string } | { absent: true } | { problem: strin
   return identity ? { identity } : { problem: "holds no process identity" };
 }
 
-/** Reads an identity file (contracts/process-identity.ts): never blocks on a FIFO, never reads past its bound. */
+/** Reads an identity file (process-identity.ts): never blocks on a FIFO, never reads past its bound. */
 export async function readIdentityFile(file: string): Promise<IdentityRead> {
   const read = await readRegularFile(file, MAX_IDENTITY_FILE_BYTES);
   return identityOf(read.ok ? read : read.absent ? { absent: true } : { problem: read.problem });

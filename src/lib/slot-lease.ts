@@ -20,9 +20,9 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { formatProcessIdentity, type ProcessIdentity, parseProcessIdentity } from "../contracts/process-identity.js";
 import { createComplete } from "./atomic-file.js";
 import { processIdentity, sameProcessAlive } from "./process.js";
+import { formatProcessIdentity, type ProcessIdentity, parseProcessIdentity } from "./process-identity.js";
 
 /** The file operations of slot leases (tests inject them to stage races). */
 export interface SlotFileOperations {

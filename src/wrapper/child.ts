@@ -5,9 +5,9 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
-import type { ProcessIdentity } from "../contracts/process-identity.js";
 import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
 import { processIdentity, procStatFields, sameProcessAlive } from "../lib/process.js";
+import type { ProcessIdentity } from "../lib/process-identity.js";
 import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import type { PiIdentity } from "./pi-version.js";
 

@@ -9,8 +9,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { MetaV1 } from "../contracts/meta.js";
-import type { ProcessIdentity } from "../contracts/process-identity.js";
 import type { Clock } from "../lib/clock.js";
+import type { ProcessIdentity } from "../lib/process-identity.js";
 
 /** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
 export const PARENT_CHECK_MS = 1000;

@@ -31,7 +31,6 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
-import { formatProcessIdentity, type ProcessIdentity } from "../contracts/process-identity.js";
 import {
   type SshConnection,
   sshControlArgv,
@@ -43,6 +42,7 @@ import type { SshRunner } from "../contracts/runners.js";
 import { createComplete } from "../lib/atomic-file.js";
 import { type Clock, sleep, systemClock } from "../lib/clock.js";
 import { processIdentity, readIdentityFileSync, sameProcessAlive } from "../lib/process.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../lib/process-identity.js";
 import { runProcess, tail } from "../lib/run-process.js";
 
 export interface SshConnectionPlace {

@@ -27,7 +27,7 @@ export async function readRunResult(runDir: string): Promise<RunRead> {
   return checked.ok ? { result: checked.record } : { damaged: `${RUN_FILES.result} is damaged: ${checked.problem}` };
 }
 
-/** The wrapper recorded in a run directory (wrapper.pid, contracts/process-identity.ts). */
+/** The wrapper recorded in a run directory (wrapper.pid, lib/process-identity.ts). */
 export async function readWrapperPid(runDir: string): Promise<ProcessIdentity | undefined> {
   const read = await readIdentityFile(path.join(runDir, RUN_FILES.wrapperPid));
   return "identity" in read ? read.identity : undefined;

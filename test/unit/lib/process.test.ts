@@ -5,7 +5,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { parseProcessIdentity } from "../../../src/contracts/process-identity.js";
 import {
   processAlive,
   processesWithEnv,
@@ -17,6 +16,7 @@ import {
   readIdentityFileSync,
   sameProcessAlive,
 } from "../../../src/lib/process.js";
+import { parseProcessIdentity } from "../../../src/lib/process-identity.js";
 import { watchParent } from "../../../src/wrapper/interrupts.js";
 import { FakeClock } from "../../support/fake-clock.js";
 
