@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Durable children (SPEC 5.2), the extension's side, in-process over the runtime from dist/:
+// Durable children, the extension's side, in-process over the runtime from dist/:
 // 1. a root's session start with 20 turns running detached in its tree (their wrappers alive,
 //    re-attached at restore) against a root with no tree: restore never waits for them;
 // 2. a detached turn that ends while the root is attached: result.json written → its notice

@@ -22,6 +22,7 @@ const SUITES = [
   "fallback",
   "fanout",
   "tree-fanout",
+  "wait-cpu",
   "isolation-spawn",
   "durable",
   "runners",

@@ -1,4 +1,4 @@
-// The root killed again and again while its children run (SPEC 5.2): each restart takes the
+// The root killed again and again while its children run: each restart takes the
 // tree back (re-attaching the turns still at work, finding the ends of the others), the
 // children go on to their own end, and each child's notice is read exactly once. A "root"
 // is a node process running the extension's real runtime from dist/ (TreeRuntime, restore,

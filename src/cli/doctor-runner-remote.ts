@@ -1,6 +1,6 @@
 /**
  * `subagent-wrapper doctor --runner <name>` for the runners that go through `serve` on a far
- * side (SPEC 5.5): can a child start there? One round trip through the runner's own prefix
+ * side: can a child start there? One round trip through the runner's own prefix
  * (src/contracts/runner-prefix.ts) runs a small POSIX sh script on the far side that reports
  * git, Node (≥ 20), pi and this package (`<remote_command…> --version`); each missing one is a
  * failed check that names it. Before that:

@@ -1,5 +1,5 @@
 /**
- * What `inspect <tree dir>` adds for durable children (5.2): the process that owns the tree
+ * What `inspect <tree dir>` adds for durable children: the process that owns the tree
  * (its live root, from the owner lease), and the turns running while none does — left
  * running by a root that quit (onExit detach) or died — with their wrapper's pid, their age
  * and the limits that bound them.

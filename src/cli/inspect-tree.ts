@@ -111,7 +111,7 @@ export function readTree(treeDir: string): TreeInspection {
 /** Prints the tree; exit 0, or 1 when an agent's record is unreadable. */
 export function inspectTree(treeDir: string, flags: { json?: boolean }): number {
   const tree = readTree(treeDir);
-  // Durable children (5.2): who owns the tree, and the turns that run without an owner.
+  // Durable children: who owns the tree, and the turns that run without an owner.
   const detached = readDetached(treeDir);
   process.stdout.write(
     flags.json

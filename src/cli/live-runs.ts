@@ -4,7 +4,7 @@
  * by `stop` and by `inspect` (which shows the ones running while no root owns the tree).
  * A wrapper.pid of an older version holds only a pid, which proves nothing once pids are
  * reused: such a run is not counted as running, and `stop` names it instead of signalling
- * whatever holds that pid now (unprovenRuns). Files and /proc only.
+ * whatever holds that pid now (unprovenWrapper). Files and /proc only.
  */
 import fs from "node:fs";
 import path from "node:path";

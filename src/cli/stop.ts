@@ -1,5 +1,5 @@
 /**
- * `subagent-wrapper stop <tree dir | run dir>` (5.2): stops the turns that run there — most
+ * `subagent-wrapper stop <tree dir | run dir>`: stops the turns that run there — most
  * often ones a root left running when it went away (detached). Each wrapper gets SIGTERM, as
  * the extension's own stop does: it stops its pi and writes result.json `interrupted` (the
  * agent is resumable by a follow-up), within its own bounds. A wrapper is signalled only

@@ -42,7 +42,8 @@ export const ENV = {
   /**
    * Set by the extension in the meta.json `env` of a child on a runner other than local:
    * `<name> (<kind>)`. Such a child is away from the tree directory (a sandbox sees it
-   * read-only; ssh, slurm and command runners not at all), so its spawn_agent refuses.
+   * read-only, or not at all in its default place below pi's hidden session history; ssh,
+   * slurm and command runners not at all), so its spawn_agent refuses.
    */
   runner: "PI_SUBAGENTS_RUNNER",
   /** The folder that holds tree directories (default: `subagents/` beside the root's session file). */
@@ -60,11 +61,19 @@ export const ENV = {
   /**
    * Set by the extension in a turn's meta.json `env`: what was left of the tree's token budget
    * when the turn started. The wrapper wraps the turn up (`tree_budget_tokens`) once the turn
-   * has used that much (SPEC 5.3); only with meta.json `limits`.
+   * has used that much; only with meta.json `limits`.
    */
   budgetLeftTokens: "PI_SUBAGENTS_BUDGET_LEFT_TOKENS",
   /** The same for the cost budget (`tree_budget_cost`). */
   budgetLeftCost: "PI_SUBAGENTS_BUDGET_LEFT_COST",
+  /**
+   * Set by the extension in a turn's meta.json `env` beside what is left: the tree's budget
+   * board, a folder where the wrapper of every running turn posts what its turn has used so
+   * far. Each wrapper adds what the others spent since its turn started to its own use, so
+   * turns side by side are wrapped up once the tree's total crosses the budget, not each only
+   * at what was left for it alone.
+   */
+  budgetBoard: "PI_SUBAGENTS_BUDGET_BOARD",
 
   // --- the extension: interactive use ---------------------------------------------------
   /**
@@ -73,7 +82,7 @@ export const ENV = {
    */
   wake: "PI_SUBAGENTS_WAKE",
   /**
-   * `detach` or `stop`: what a deliberate exit of the root does with running turns (5.2);
+   * `detach` or `stop`: what a deliberate exit of the root does with running turns;
    * beats the `onExit` setting. Default: detach in interactive mode, stop in print/json/rpc.
    */
   onExit: "PI_SUBAGENTS_ON_EXIT",

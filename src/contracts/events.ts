@@ -85,7 +85,7 @@ export interface MessageDeliveredRecord {
 }
 
 /**
- * A per-turn limit (meta.json `limits`, SPEC 5.3) was reached (`phase: "reached"`: the child
+ * A per-turn limit (meta.json `limits`) was reached (`phase: "reached"`: the child
  * is told to wrap up) or its grace ran out with no answer (`phase: "stopped"`: the run is stopped).
  */
 export interface LimitRecord {
@@ -98,7 +98,7 @@ export interface LimitRecord {
 }
 
 /**
- * The turn's model failed with a provider error that moves it on (SPEC 5.4): the same session
+ * The turn's model failed with a provider error that moves it on: the same session
  * goes on with the next fallback model, in a new pi (a `run_start` follows).
  */
 export interface ModelSwitchRecord {

@@ -81,10 +81,16 @@ export const TREE_FILES = {
   ownerPrefix: "owner.",
   /**
    * At the top of a tree directory: `runners/<runner name>/slot.<n>.<generation>`, the leases
-   * of each runner's turn slots across the whole tree (its capacity, SPEC 5.5): each names the
+   * of each runner's turn slots across the whole tree (its capacity): each names the
    * process that holds it, the turn's wrapper (lib/slot-lease.ts, extension/turns/runner-slots.ts).
    */
   runners: "runners",
+  /**
+   * At the top of a tree directory, with a tree budget set: `budget-board/<runId>.json`, what
+   * each turn has used so far (`{"tokens": <total tokens>, "cost": <cost>}`), written by its
+   * wrapper at each model request it sees end (wrapper/budget-board.ts).
+   */
+  budgetBoard: "budget-board",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */

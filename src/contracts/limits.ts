@@ -1,5 +1,5 @@
 /**
- * Per-turn limits of an agent (SPEC 5.3, names in 5.7): set on `spawn_agent` (`limits`), in an
+ * Per-turn limits of an agent: set on `spawn_agent` (`limits`), in an
  * agent definition's `limits:` block, or as a settings default — the first that sets a key wins.
  * The wrapper enforces them from the child's own event stream (meta.json `limits`).
  */

@@ -71,7 +71,7 @@ export interface MetaV1 {
   /** Wall-clock limit of the run; absent = no limit. */
   timeoutMs?: PositiveMs;
   /**
-   * Per-turn limits the wrapper enforces from the child's stream (SPEC 5.3): at a limit the
+   * Per-turn limits the wrapper enforces from the child's stream: at a limit the
    * child is told to wrap up, then has a grace (`grace_turns`, `grace_seconds`); with no answer
    * in it the run is stopped and ends `interrupted`. Absent = no limits (keys left out take the
    * defaults of contracts/limits.ts, `time_limit` 30 minutes, once any key is set).
@@ -99,13 +99,13 @@ export interface MetaV1 {
    */
   cwdReadyPath?: string;
   /**
-   * Where the child runs (SPEC 5.5): a runner's name and definition, resolved. Absent (or
+   * Where the child runs: a runner's name and definition, resolved. Absent (or
    * `local`) runs pi here; any other runs `<prefix> <remote_command…> serve` and speaks the
    * runner protocol with it (docs/runners.md). `cwd` must then be inside a git repository.
    */
   runner?: ResolvedRunner;
   /**
-   * A folder of the parent's for this agent's runner workspace (SPEC 5.5): the runner protocol
+   * A folder of the parent's for this agent's runner workspace: the runner protocol
    * names the workspace by it, so a far side keeps the agent's workspace between turns and a
    * follow-up sends only what changed; a sandbox keeps it in this folder (bound writable as its
    * scratch root). Removed with the agent (close_agent) or the tree. Absent: nothing is kept.
@@ -113,7 +113,7 @@ export interface MetaV1 {
   runnerWorkspacePath?: string;
   /**
    * Models (`provider/id`) the turn moves to, in order, when its model fails with a provider
-   * error after pi's own retries (SPEC 5.4): the same session goes on with the next one.
+   * error after pi's own retries: the same session goes on with the next one.
    */
   fallbackModels?: NonEmptyString[];
 }

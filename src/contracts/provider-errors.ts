@@ -1,5 +1,5 @@
 /**
- * Which provider errors switch a turn to its next fallback model (SPEC 5.4), decided from what
+ * Which provider errors switch a turn to its next fallback model, decided from what
  * pi reports: the `errorMessage` of its terminal assistant message (stopReason `error`), or,
  * for a pi that could not start, its stderr. Pure: the wrapper decides with it, the extension
  * reads its cool-downs. The taxonomy follows LiteLLM's router: decide by HTTP status when the
@@ -38,7 +38,7 @@ export interface ProviderErrorInfo {
   retryAfterMs?: number;
 }
 
-/** Cool-downs when the provider names no delay (SPEC 5.4). */
+/** Cool-downs when the provider names no delay. */
 export const RATE_LIMIT_COOLDOWN_MS = 60_000;
 export const QUOTA_COOLDOWN_MS = 3_600_000;
 

@@ -37,7 +37,7 @@ export const WRAPPER_EXIT = {
 } as const;
 
 /**
- * A per-turn limit that was reached (SPEC 5.3): its name (a `limits` key, or
+ * A per-turn limit that was reached: its name (a `limits` key, or
  * `tree_budget_tokens` / `tree_budget_cost`), its value, and what the turn had used when it
  * was reached. A turn carrying it was wrapped up: its answer is partial work, not finished work.
  */
@@ -90,11 +90,11 @@ export interface ResultV1 {
   /** True when the wrapper had to signal the child to make it exit. */
   forcedExit: boolean;
   errorMessage?: string;
-  /** Where the child ran, when not here (SPEC 5.5): `{name, kind, host?}`. */
+  /** Where the child ran, when not here: `{name, kind, host?}`. */
   runner?: RunnerSummary;
-  /** Set when a limit was reached and the child was told to wrap up (SPEC 5.3). */
+  /** Set when a limit was reached and the child was told to wrap up. */
   limit?: LimitReport;
-  /** Each model that failed with a provider error, in order (SPEC 5.4): fallbacks and the last failure. */
+  /** Each model that failed with a provider error, in order: fallbacks and the last failure. */
   attempts?: ModelAttempt[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * The command line that starts a child's far side on a remote runner (SPEC 5.5, names in 5.7):
+ * The command line that starts a child's far side on a remote runner:
  * `<prefix> <remote_command…> serve`, where the prefix is the runner kind's way of running a
  * command elsewhere with its stdin and stdout connected. Pure: the local wrapper spawns the
  * argv (never through a local shell), `doctor --runner` checks the same prefix, and the
@@ -33,7 +33,7 @@ export type RemoteRunner = SshRunner | SlurmRunner | CommandRunner;
 
 /** Seconds a shared ssh connection stays up after its last session (then the master exits by itself). */
 export const SSH_CONTROL_PERSIST_SECONDS = 60;
-/** The far side's subcommand (SPEC 5.7). */
+/** The far side's subcommand. */
 export const SERVE_SUBCOMMAND = "serve";
 
 export const isRemoteRunner = (definition: RunnerDefinition): definition is RemoteRunner =>

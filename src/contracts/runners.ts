@@ -1,5 +1,5 @@
 /**
- * Runners: where a child's pi runs (SPEC 5.5, names in 5.7). `local` is the default and needs
+ * Runners: where a child's pi runs. `local` is the default and needs
  * no definition; the others are named in settings (`subagents.runners`: name → definition).
  * For every runner but `local`, the local wrapper runs `<prefix> <remote_command…> serve`.
  */
@@ -14,12 +14,33 @@ export type RunnerKind = (typeof RUNNER_KINDS)[number];
 export const DEFAULT_REMOTE_COMMAND = ["subagent-wrapper"] as const;
 /** Turns active at once on a sandbox runner when its definition sets no capacity. */
 export const DEFAULT_SANDBOX_CAPACITY = 3;
-/** Paths a sandbox hides when its definition names none (the parent's repository is always hidden too). */
-export const DEFAULT_SANDBOX_HIDE = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh"] as const;
+/**
+ * Paths a sandbox hides when its definition names none (the parent's repository is always
+ * hidden too): keys and logins of other tools, and pi's session history of every project.
+ * `~/.config` covers `~/.config/gh` and the like; what pi itself reads there for the run's
+ * provider is shown again (wrapper/remote/sandbox-env.ts).
+ */
+export const DEFAULT_SANDBOX_HIDE = [
+  "~/.ssh",
+  "~/.gnupg",
+  "~/.aws",
+  "~/.config",
+  "~/.netrc",
+  "~/.kube",
+  "~/.docker",
+  "~/.npmrc",
+  "~/.git-credentials",
+  "~/.pi/agent/sessions",
+] as const;
 
 export interface SandboxRunner {
   kind: "sandbox";
   hide?: string[];
+  /**
+   * Names of environment variables the sandboxed child gets besides the allow-list (a proxy,
+   * a CA bundle, a tool's token); every other variable of this process stays outside.
+   */
+  env?: string[];
   capacity?: number;
 }
 export interface SshRunner {
@@ -51,6 +72,10 @@ export const RUNNER_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0);
+/** An environment variable's name as a shell takes it. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const isEnvNameList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === "string" && ENV_NAME_PATTERN.test(item));
 const isPositiveWhole = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 
 /** The fields each kind takes: name → [required, check, expected]. */
@@ -58,7 +83,11 @@ type FieldRule = [required: boolean, ok: (value: unknown) => boolean, expected: 
 const LIST: FieldRule = [false, isStringList, "a list of non-empty strings"];
 const CAPACITY: FieldRule = [true, isPositiveWhole, "a positive whole number"];
 const KIND_FIELDS: Record<RunnerKind, Record<string, FieldRule>> = {
-  sandbox: { hide: LIST, capacity: [false, isPositiveWhole, "a positive whole number"] },
+  sandbox: {
+    hide: LIST,
+    env: [false, isEnvNameList, "a list of environment variable names"],
+    capacity: [false, isPositiveWhole, "a positive whole number"],
+  },
   ssh: {
     host: [true, (value) => typeof value === "string" && /^[^\s-][^\s]*$/.test(value), "a host name (user@host)"],
     port: [false, (value) => isPositiveWhole(value) && value <= 65_535, "a port number"],
@@ -129,7 +158,7 @@ export function unknownRunnerMessage(name: string, runners: Record<string, Runne
   return `unknown runner: ${name} (known: ${[LOCAL_RUNNER, ...Object.keys(runners)].join(", ")})`;
 }
 
-/** A runner as meta.json carries it (SPEC 5.7 `runner`): its name and its definition, resolved. */
+/** A runner as meta.json carries it (its `runner` field): its name and its definition, resolved. */
 export type ResolvedRunner = RunnerDefinition & { name: string };
 
 /** The problems of meta.json's `runner`; none means it is valid. */
@@ -141,7 +170,7 @@ export function resolvedRunnerProblems(value: unknown, where: string): string[] 
   return [...problems, ...runnerProblems(definition, where)];
 }
 
-/** What result.json and notices say of the runner (SPEC 5.7): `{name, kind, host?}`. */
+/** What result.json and notices say of the runner: `{name, kind, host?}`. */
 export interface RunnerSummary {
   name: string;
   kind: RunnerKind;

@@ -1,5 +1,5 @@
 /**
- * The runner protocol (SPEC 5.5): how the local wrapper speaks with `subagent-wrapper serve`
+ * The runner protocol: how the local wrapper speaks with `subagent-wrapper serve`
  * over the far side's stdin and stdout. JSON lines, one frame a line, each line at most
  * MAX_FRAME_BYTES; a frame is an object whose `t` names its type. Files (the workspace bundle,
  * the session, the turn's commit) travel as `blob` frames of base64 chunks closed by

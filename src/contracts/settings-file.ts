@@ -1,6 +1,6 @@
 /**
  * Reads the `subagents` settings from pi's global settings file and the project's
- * `.pi/settings.json` (SPEC 5.7). A missing file is no settings; a file that cannot be read or
+ * `.pi/settings.json`. A missing file is no settings; a file that cannot be read or
  * parsed is one problem line, and the defaults hold. Both the extension and the CLI (`doctor
  * --runner`) read settings through here.
  */

@@ -1,5 +1,5 @@
 /**
- * The extension's settings (SPEC 5.7): the object `subagents` in pi's global settings file
+ * The extension's settings: the object `subagents` in pi's global settings file
  * (`settings.json` in pi's agent dir). A project's `.pi/settings.json` may set `limits` and
  * `fallback_models` there too, but not `runners`, `runner` or `onExit`: a repository does not
  * choose where code runs or what outlives a session. Invalid values give one line naming the
@@ -15,15 +15,15 @@ export const ON_EXIT_CHOICES = ["detach", "stop"] as const;
 export type OnExit = (typeof ON_EXIT_CHOICES)[number];
 
 export interface SubagentSettings {
-  /** What a deliberate exit does with running turns (5.2). Unset: detach interactive, stop otherwise. */
+  /** What a deliberate exit does with running turns. Unset: detach interactive, stop otherwise. */
   onExit?: OnExit;
-  /** Per-turn limit defaults (5.3). */
+  /** Per-turn limit defaults. */
   limits?: TurnLimits;
-  /** Models tried in order when a turn's model fails with a provider error (5.4). */
+  /** Models tried in order when a turn's model fails with a provider error. */
   fallbackModels?: string[];
-  /** The default runner's name (5.5); `local` when unset. */
+  /** The default runner's name; `local` when unset. */
   runner?: string;
-  /** Named runner definitions (5.5). */
+  /** Named runner definitions. */
   runners?: Record<string, RunnerDefinition>;
 }
 

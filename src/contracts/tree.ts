@@ -195,13 +195,13 @@ export interface AgentRecordV1 {
   notifiedRun?: string;
   /** Set when the agent runs in its own git worktree (`isolation: "worktree"`). */
   worktree?: AgentWorktreeV1;
-  /** Where the agent's turns run when not here (SPEC 5.5): the runner, resolved at spawn. */
+  /** Where the agent's turns run when not here: the runner, resolved at spawn. */
   runner?: ResolvedRunner;
   /** Per-turn limits from spawn_agent, the role and the settings, merged at spawn: every turn (follow-ups too) runs with them. */
   limits?: TurnLimits;
   /**
-   * The models its turns move to, in order, when `model` fails with a provider error (SPEC
-   * 5.4), each with the reasoning level nearest to `reasoning` that it supports.
+   * The models its turns move to, in order, when `model` fails with a provider error,
+   * each with the reasoning level nearest to `reasoning` that it supports.
    */
   fallbacks?: FallbackModel[];
 }
@@ -264,11 +264,11 @@ export interface Notice {
   report: string;
   /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
   worktree?: NoticeWorktree;
-  /** Where the child ran, when not here (SPEC 5.7). */
+  /** Where the child ran, when not here. */
   runner?: RunnerSummary;
-  /** The turn met a limit (SPEC 5.3) and was wrapped up: its report is partial work, not finished work. */
+  /** The turn met a limit and was wrapped up: its report is partial work, not finished work. */
   limit?: LimitReport;
-  /** The models that failed this turn with a provider error before `model` finished it (SPEC 5.4). */
+  /** The models that failed this turn with a provider error before `model` finished it. */
   attempts?: NoticeAttempt[];
 }
 

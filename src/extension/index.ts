@@ -79,7 +79,7 @@ interface SessionState {
 }
 
 /**
- * What the root's deliberate exit does with running turns (5.2): a child's pi always stops
+ * What the root's deliberate exit does with running turns: a child's pi always stops
  * its children (it ends with each of its turns); a root that is dying (SIGTERM, SIGHUP: pi
  * still runs session_shutdown) leaves them; else onExit. A temporary tree (`--no-session`)
  * cannot be re-attached: its turns are stopped.
@@ -148,7 +148,7 @@ async function sessionTree(identity: Identity, ctx: ExtensionContext, problem: (
 }
 
 /**
- * One owner per tree (5.2): the root takes its tree at the start, or — a new tree — once its
+ * One owner per tree: the root takes its tree at the start, or — a new tree — once its
  * first record is written; a root whose tree another live pi drives only reads it.
  */
 async function claimTree(state: SessionState, rt: TreeRuntime, problem: (line: string) => void): Promise<void> {
@@ -234,8 +234,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
           claimed = true;
         },
         noticed: (notice) => state.session?.noticed(notice),
-        // Each turn is told what is left of the tree's budget: its wrapper wraps it up there.
-        turnEnv: () => budgetLeftEnv(progressOf(rt)),
+        // Each turn is told what is left of the tree's budget and where the turns beside it post
+        // their use: its wrapper wraps it up once the tree has spent that much.
+        turnEnv: () => budgetLeftEnv(progressOf(rt), process.env, rt.tree.root),
       },
     });
     if (claimed) await claimTree(state, rt, problem);

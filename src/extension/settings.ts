@@ -1,5 +1,5 @@
 /**
- * The extension's settings (`subagents` in pi's settings, SPEC 5.7), read once per call site
+ * The extension's settings (`subagents` in pi's settings), read once per call site
  * from the files; each problem line is said once per process, so a bad key does not repeat on
  * every spawn.
  */

@@ -1,5 +1,5 @@
 /**
- * One owner per tree (5.2): at most one live process drives a tree directory — starts, stops,
+ * One owner per tree: at most one live process drives a tree directory — starts, stops,
  * waits on and re-attaches its turns. The owner is named by a lease file at the top of the
  * tree directory, `owner.<generation>`, holding its ProcessIdentity (pid, start time, boot):
  * a reused pid is not the owner. The highest generation is the current lease.

@@ -1,6 +1,6 @@
 /**
  * Counted slots shared by every process of a machine (a runner's capacity across a whole agent
- * tree, SPEC 5.5): a folder holds at most `capacity` live leases, whoever took them. Like the
+ * tree): a folder holds at most `capacity` live leases, whoever took them. Like the
  * owner lease (owner-lease.ts), a lease is a file naming its holder's ProcessIdentity (pid,
  * start time, boot), so a holder that died — however it died — holds nothing, and a reused pid
  * is not the holder.

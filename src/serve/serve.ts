@@ -1,5 +1,5 @@
 /**
- * `subagent-wrapper serve`: the far side of a runner (SPEC 5.5). It reads the runner protocol
+ * `subagent-wrapper serve`: the far side of a runner. It reads the runner protocol
  * (contracts/serve-protocol.ts) on stdin and answers on stdout: after `hello` and `start` and
  * the blobs `start` announces, it unpacks the workspace into a scratch folder of its own, runs
  * pi there with the task extension (live messages go into an inbox folder it owns), forwards

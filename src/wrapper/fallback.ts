@@ -1,5 +1,5 @@
 /**
- * Fallback models (SPEC 5.4): when the child's model fails with a provider error after pi's own
+ * Fallback models: when the child's model fails with a provider error after pi's own
  * retries, the turn goes on with the next model of meta.json `fallbackModels` in the same
  * session (`--session`, a new pi), told to continue. Pure bookkeeping: which model is next,
  * what each failed attempt was (result.json `attempts`), and the counts carried across the

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { MessageDeliveredRecord } from "../contracts/events.js";
 import { INBOX_DELIVERED, type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../contracts/inbox.js";
+import { folderNames } from "../lib/folder-names.js";
 import { readRegularFileSync } from "../lib/regular-file.js";
 import { errorText, isRecord } from "../lib/values.js";
 import type { PiEvent } from "./normalize.js";
@@ -37,13 +38,7 @@ export const nodeInboxFiles: InboxFiles = {
     }
     if (!fs.statSync(dir).isDirectory()) throw new Error("it is not a folder");
   },
-  list(dir) {
-    try {
-      return fs.readdirSync(dir);
-    } catch {
-      return [];
-    }
-  },
+  list: folderNames,
   read(file) {
     // Never a blocking read: a FIFO in the inbox must not stop the run's timers.
     const read = readRegularFileSync(file);

@@ -1,7 +1,7 @@
 /**
  * What stops a run from outside: a signal to the wrapper (its owner asking: the parent that
  * started it, `subagent-wrapper stop`), the parent named in PI_SUBAGENTS_PARENT_PID going away
- * (set below a tree's root only: a root's turns outlive it, 5.2), or its result's folder
+ * (set below a tree's root only: a root's turns outlive it), or its result's folder
  * removed under it (the tree directory deleted: nobody could read its end). Each calls the
  * run's `interrupt` with the reason, which result.json then carries.
  */
@@ -85,7 +85,7 @@ export function watchResultFolder(
 
 /**
  * The run's watches for an end from outside: the parent named in the environment, and for a
- * tree's turn (which may run detached, 5.2) its result's folder. The functions returned stop them.
+ * tree's turn (which may run detached) its result's folder. The functions returned stop them.
  */
 export function watchRunEnds(
   env: NodeJS.ProcessEnv,

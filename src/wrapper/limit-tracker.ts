@@ -1,5 +1,5 @@
 /**
- * A run's per-turn limits (meta.json `limits`, SPEC 5.3), counted from the child's own event
+ * A run's per-turn limits (meta.json `limits`), counted from the child's own event
  * stream: `max_turns` (model requests: assistant messages, failed attempts included),
  * `max_tokens` (input + output tokens as usage counts them), `max_cost` (usage `cost.total`),
  * `time_limit` (seconds since the run began). Pure bookkeeping fed events in order, on an
@@ -12,7 +12,8 @@
  * - The grace: `grace_turns` model requests made once the wrap-up message is in the
  *   conversation, and `grace_seconds` from the moment the limit was reached. A request of the
  *   grace that ends in a tool call again, the last one allowed, stops the run; so does the time.
- * - An outside limit (the tree's budget) wraps up the same way (`reach`).
+ * - An outside limit (the tree's budget) wraps up the same way (`reach`), and like the run's
+ *   own only at a request that goes on (`goesOn`): an answer is never labelled a wrap-up.
  */
 import { effectiveLimits, type TurnLimits } from "../contracts/limits.js";
 import type { LimitReport } from "../contracts/result.js";
@@ -88,6 +89,8 @@ export class LimitTracker {
   private delivered = false;
   private graceRequests = 0;
   private lastText = "";
+  /** The latest model request ended in a tool call: the turn goes on (an answer ends it). */
+  private working = false;
 
   constructor(
     limits: TurnLimits,
@@ -122,6 +125,11 @@ export class LimitTracker {
     };
   }
 
+  /** Whether the latest model request went on to a tool call rather than answering. */
+  get goesOn(): boolean {
+    return this.working;
+  }
+
   /** When `check` has something to decide next (ms since the epoch), or undefined. */
   nextCheckAt(): number | undefined {
     if (this.phase === "counting") return this.startedAt + this.limits.time_limit * 1000;
@@ -141,7 +149,8 @@ export class LimitTracker {
     this.totalTokens += assistant.usage.totalTokens;
     this.cost += assistant.usage.cost.total;
     if (assistant.text) this.lastText = assistant.text;
-    if (isTerminalStop(assistant.stopReason, assistant.hasToolCall)) return NONE;
+    this.working = !isTerminalStop(assistant.stopReason, assistant.hasToolCall);
+    if (!this.working) return NONE;
     if (this.phase === "wrapping") return this.onGraceRequest();
     if (this.phase !== "counting") return NONE;
     return this.countedOver() ?? NONE;

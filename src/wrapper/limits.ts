@@ -1,5 +1,5 @@
 /**
- * A run's per-turn limits at work (meta.json `limits`, SPEC 5.3): the pure LimitTracker
+ * A run's per-turn limits at work (meta.json `limits`): the pure LimitTracker
  * (limit-tracker.ts) fed the child's events and the run's clock, and the I/O around it:
  * - the wrap-up message goes to the child through the run's live-message inbox (inbox.ts,
  *   in-child/inbox-feeder.ts), as a steering message before its next model request. A run
@@ -8,9 +8,11 @@
  * - the message file is `limit-wrap-up.json`: it sorts after the numbered messages of a
  *   sender, so what the parent sent first is read first. Not delivered by the run's end (the
  *   child answered first), it is removed, so no later turn is handed it;
- * - the tree's budget (env PI_SUBAGENTS_BUDGET_TOKENS / _COST with meta.json `env`
- *   PI_SUBAGENTS_BUDGET_LEFT_TOKENS / _COST, what was left of it when the turn started) wraps
- *   the turn up the same way, as `tree_budget_tokens` / `tree_budget_cost`.
+ * - the tree's budget (meta.json `env` PI_SUBAGENTS_BUDGET_LEFT_TOKENS / _COST, what was left
+ *   of it when the turn started) wraps the turn up the same way, as `tree_budget_tokens` /
+ *   `tree_budget_cost`, once the tree has spent that much since: this turn's use plus what the
+ *   turns beside it posted to the budget board (`PI_SUBAGENTS_BUDGET_BOARD`, budget-board.ts).
+ *   Checked at each request that goes on; an answer that crosses it is the turn's answer.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -20,9 +22,16 @@ import type { TurnLimits } from "../contracts/limits.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { LimitReport } from "../contracts/result.js";
 import { errorText } from "../lib/values.js";
+import { BudgetBoard, type BudgetLeft, budgetCrossing } from "./budget-board.js";
 import { type LimitStep, LimitTracker } from "./limit-tracker.js";
 import type { PiEvent } from "./normalize.js";
 import type { RunTimers } from "./run-timers.js";
+
+/**
+ * How often a turn under a shared budget looks at the board between its own requests: a turn
+ * in a long tool call learns the tree has crossed the budget before its next request.
+ */
+export const BUDGET_POLL_MS = 500;
 
 /** The wrap-up message's file name in the inbox. */
 export const WRAP_UP_FILE = "limit-wrap-up.json";
@@ -47,27 +56,34 @@ function positive(raw: string | undefined): number | undefined {
 export class RunLimits {
   private readonly tracker: LimitTracker;
   private cancelCheck: (() => void) | undefined;
+  private cancelBoardPoll: (() => void) | undefined;
   private inboxDir: string | undefined;
   private privateInbox = false;
   private over = false;
-  private readonly budgetTokens: number | undefined;
-  private readonly budgetCost: number | undefined;
+  /** What was left of the tree's budget when the turn started; undefined without a budget. */
+  private readonly budgetLeft: BudgetLeft | undefined;
+  private readonly board: BudgetBoard | undefined;
 
   private constructor(
-    limits: TurnLimits,
-    env: Record<string, string> | undefined,
+    meta: MetaV1 & { limits: TurnLimits },
     private readonly hooks: LimitHooks,
   ) {
-    this.tracker = new LimitTracker(limits, hooks.now);
-    this.budgetTokens = positive(env?.[ENV.budgetLeftTokens]);
-    this.budgetCost = positive(env?.[ENV.budgetLeftCost]);
+    this.tracker = new LimitTracker(meta.limits, hooks.now);
+    const tokens = positive(meta.env?.[ENV.budgetLeftTokens]);
+    const cost = positive(meta.env?.[ENV.budgetLeftCost]);
+    if (tokens === undefined && cost === undefined) return;
+    this.budgetLeft = { ...(tokens !== undefined && { tokens }), ...(cost !== undefined && { cost }) };
+    const boardDir = meta.env?.[ENV.budgetBoard];
+    // Opened before the child starts: the others' posts now are what was counted as spent.
+    if (boardDir) this.board = new BudgetBoard(boardDir, meta.runId, hooks.warn);
   }
 
   /** The run's limits, or undefined when meta.json sets none (then nothing is counted). */
   static open(meta: MetaV1, hooks: LimitHooks): RunLimits | undefined {
     if (!meta.limits) return undefined;
-    const limits = new RunLimits(meta.limits, meta.env, hooks);
+    const limits = new RunLimits({ ...meta, limits: meta.limits }, hooks);
     limits.schedule();
+    limits.pollBoard();
     return limits;
   }
 
@@ -103,14 +119,17 @@ export class RunLimits {
 
   observe(event: PiEvent): void {
     if (this.over) return;
+    const requests = this.tracker.used.turns;
     this.apply(this.tracker.observe(event));
-    if (this.budgetTokens !== undefined || this.budgetCost !== undefined) this.checkBudget();
+    // The budget moves only when a model request ends.
+    if (this.budgetLeft && this.tracker.used.turns !== requests) this.checkBudget(this.budgetLeft);
   }
 
   /** The run is over: no more timers; an undelivered wrap-up and a private inbox are removed. */
   close(): void {
     this.over = true;
     this.cancelCheck?.();
+    this.cancelBoardPoll?.();
     if (!this.inboxDir) return;
     try {
       if (this.privateInbox) fs.rmSync(this.inboxDir, { recursive: true, force: true });
@@ -120,13 +139,18 @@ export class RunLimits {
     }
   }
 
-  private checkBudget(): void {
+  /**
+   * Posts this turn's use (the answer's too: the others count it), then wraps the turn up once
+   * the tree has spent what was left when it started. Only a request that goes on: an answer
+   * that crosses the budget is the turn's answer, not a wrap-up.
+   */
+  private checkBudget(left: BudgetLeft, post = true): void {
     const used = this.tracker.used;
-    if (this.budgetTokens !== undefined && used.totalTokens >= this.budgetTokens) {
-      this.apply(this.tracker.reach("tree_budget_tokens", this.budgetTokens, used.totalTokens));
-    } else if (this.budgetCost !== undefined && used.cost >= this.budgetCost) {
-      this.apply(this.tracker.reach("tree_budget_cost", this.budgetCost, used.cost));
-    }
+    const own = { tokens: used.totalTokens, cost: used.cost };
+    if (post) this.board?.post(own);
+    if (!this.tracker.goesOn) return;
+    const crossing = budgetCrossing(left, own, this.board?.othersSince());
+    if (crossing) this.apply(this.tracker.reach(crossing.name, crossing.value, crossing.used));
   }
 
   private apply(step: LimitStep): void {
@@ -159,6 +183,21 @@ export class RunLimits {
       fs.rm(temp, { force: true }, () => undefined);
       return `${file}: ${errorText(err)}`;
     }
+  }
+
+  /**
+   * Between this turn's requests, what the others post can cross the budget too: look every
+   * BUDGET_POLL_MS until the turn is wrapped up (by any limit) or over.
+   */
+  private pollBoard(): void {
+    const left = this.budgetLeft;
+    if (!this.board || !left || this.over || this.tracker.reached) return;
+    this.cancelBoardPoll = this.hooks.timers.after(BUDGET_POLL_MS, () => {
+      this.cancelBoardPoll = undefined;
+      if (this.over || this.hooks.answered()) return;
+      this.checkBudget(left, false);
+      this.pollBoard();
+    });
   }
 
   /** One timer at a time: the time limit, then the grace's seconds. */

@@ -174,18 +174,13 @@ class WrapperRun {
       record: (record) => this.record(record),
       warn: (line) => this.warnings.add(line),
       stop: (reason) => this.stopForLimit(reason),
-      answered: () => this.answered(),
+      answered: () => this.tracker.answered,
     });
-  }
-
-  /** The child has answered: the outcome is known, or a completed answer waits for pi to settle. */
-  private answered(): boolean {
-    return Boolean(this.tracker.decided) || this.tracker.provisional?.status === "completed";
   }
 
   /** A limit's grace ran out: `interrupted`, the last assistant text kept, unless the child has answered. */
   private stopForLimit(reason: string): void {
-    if (this.answered()) return;
+    if (this.tracker.answered) return;
     this.apply({ records: [], transition: this.tracker.interrupt("interrupted", reason) });
   }
 

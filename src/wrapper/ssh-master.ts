@@ -1,5 +1,5 @@
 /**
- * The ssh runner's shared connection (SPEC 5.5: a spawn does not pay a full handshake): one
+ * The ssh runner's shared connection (a spawn does not pay a full handshake): one
  * ControlMaster per host, started by the first run that needs it and closed (`ssh -O exit`)
  * by the last run that used it.
  *

@@ -1,5 +1,5 @@
 /**
- * The warm standby of a run with fallback models (SPEC 5.4): a second pi, started beside the
+ * The warm standby of a run with fallback models: a second pi, started beside the
  * running one for the next fallback model, with its module graph loaded but held at a gate
  * (standby-gate.ts, loaded by `NODE_OPTIONS=--import`) before pi's own code runs. When the
  * running pi fails with a provider error that moves the turn on, the wrapper writes the

@@ -1,5 +1,5 @@
 /**
- * Fallback models (SPEC 5.4) with the REAL pi of the line under test against the scripted LLM:
+ * Fallback models with the REAL pi of the line under test against the scripted LLM:
  * a model that fails with a provider error after pi's retries (none here: pi-home turns them
  * off) hands the turn to the next model in the same session, and that model's first request
  * carries the conversation so far.

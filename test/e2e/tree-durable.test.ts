@@ -1,5 +1,5 @@
 /**
- * Durable children (5.2), against the real pi with scripted models: a root killed with
+ * Durable children, against the real pi with scripted models: a root killed with
  * SIGTERM, SIGHUP or SIGKILL while its children run takes no work with it — the children
  * finish on their own; a root started again on the session (`pi -c`) takes the tree back at
  * once (re-attached while they still run, or finding their ends), and each child's notice

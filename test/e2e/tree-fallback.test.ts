@@ -1,5 +1,5 @@
 /**
- * Fallback models through the tree (SPEC 5.4), real pi and scripted LLM: a child whose model
+ * Fallback models through the tree, real pi and scripted LLM: a child whose model
  * answers 429 finishes on its fallback; the notice names both; the failed model cools down, so
  * list_agents shows the model in use, list_models shows the cooling one, and a spawn that names only it is refused.
  */

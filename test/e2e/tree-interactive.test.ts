@@ -4,7 +4,7 @@
  * wakes the root's model with its notice (PI_SUBAGENTS_WAKE=0: only shown); wait_agent gives
  * way to a message the person typed and reports Esc (RPC `abort`) as cancelled with counts;
  * /agents works through the extension UI protocol; and a root killed with children working
- * leaves them running (5.2) and says so, with the commands to look, stop and re-attach.
+ * leaves them running and says so, with the commands to look, stop and re-attach.
  */
 import { describe, expect, it } from "vitest";
 import { runProcess } from "../support/processes.js";
@@ -270,7 +270,7 @@ describe("an interactive root", () => {
   );
 
   it(
-    "SIGTERM with children working: they go on (the root is dying, 5.2); the last frame and the terminal say so, with the commands to look, stop and re-attach",
+    "SIGTERM with children working: they go on (the root is dying); the last frame and the terminal say so, with the commands to look, stop and re-attach",
     async () => {
       const h = await tree({
         scripts: {

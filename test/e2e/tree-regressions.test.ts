@@ -209,7 +209,7 @@ describe("regressions of defects live stress runs once found (real pi, scripted 
       env: { ...h.home.env, PI_SUBAGENTS_DIR: h.baseDir },
     });
     await vi.waitFor(() => expect(root.remaining).toBe(0), { timeout: 30_000, interval: 50 });
-    process.kill(a.pid, "SIGKILL"); // the root alone: a dying root takes no work with it (5.2)
+    process.kill(a.pid, "SIGKILL"); // the root alone: a dying root takes no work with it
     await a.done;
     expect((await h.readRecords()).map((r) => r.status)).toEqual(["running"]);
 

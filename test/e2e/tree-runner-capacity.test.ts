@@ -1,5 +1,5 @@
 /**
- * A runner's capacity across the whole tree (SPEC 5.5), end to end: the real pi for the root
+ * A runner's capacity across the whole tree, end to end: the real pi for the root
  * and a local child `lead`, scripted models, and a `command` runner of capacity 1 whose prefix
  * starts `subagent-wrapper serve` on this machine (no bwrap needed). The root's child and the
  * lead's child both run on it; the lead's process has room for 3 turns of its own, yet the two

@@ -1,5 +1,5 @@
 /**
- * Fallback models on the `ssh` runner (issue 25; SPEC 5.4), the one case on a far host: the
+ * Fallback models on the `ssh` runner, the one case on a far host: the
  * child's model answers 429 on the far host (a separate host in a network namespace,
  * test/support/ssh-host.ts), and its fallback runs as a new far side over ssh that continues
  * the session the first sent back, in a workspace holding what the first attempt changed; the

@@ -1,14 +1,14 @@
 /**
- * What works on every runner (issue 25), end to end with the real pi and scripted models on a
+ * What works on every runner, end to end with the real pi and scripted models on a
  * `command` runner whose prefix starts `subagent-wrapper serve` on this machine (the cheapest
  * runner: the same protocol, far side and workspace shipping as ssh and Slurm, no root needed)
  * and on the `sandbox` runner (bubblewrap; skipped where it is missing, failing under CI):
- * - fallback models (SPEC 5.4): the child's 429 moves it to its fallback, a new far side that
+ * - fallback models: the child's 429 moves it to its fallback, a new far side that
  *   continues the session the first far side sent back, in a workspace holding what the first
  *   attempt changed; the notice names both models and the runner;
- * - limits (SPEC 5.3): at max_turns the wrap-up reaches the far pi as a live message before its
+ * - limits: at max_turns the wrap-up reaches the far pi as a live message before its
  *   next request, and the notice is `completed` with `limit`;
- * - re-attach (SPEC 5.2): a root SIGKILLed while the runner turn runs (and while it was still
+ * - re-attach: a root SIGKILLed while the runner turn runs (and while it was still
  *   writing the agent's checkout, which the restarted root finishes: finishLeftCheckout); the
  *   local wrapper keeps relaying; a root started on the same session takes the turn back, its
  *   notice arrives once and its commit is on its branch.

@@ -1,9 +1,11 @@
 /**
- * The `sandbox` runner end to end (SPEC 5.5): the real pi loading the extension, scripted
+ * The `sandbox` runner end to end: the real pi loading the extension, scripted
  * models, a real git repository with uncommitted parent changes, and bubblewrap. A child
  * spawned with `runner: "box"` starts from the parent's working state, cannot create or change
- * a file of the parent's checkout or of the package, cannot read a hidden path (each tried
- * through its bash tool), sees its own PID namespace; its edits land on its `subagent/*`
+ * a file of the parent's checkout or of the package, cannot read a hidden path, a secret
+ * variable of the root's environment or another provider's login in pi's auth.json, cannot
+ * write auth.json, cannot connect to a host Unix socket (under /run, in $XDG_RUNTIME_DIR) and
+ * cannot see a host process (each tried through its bash tool), sees its own PID namespace; its edits land on its `subagent/*`
  * branch with the notice's `worktree` fields; a live message reaches it through `serve`, an
  * interrupt stops it; its spawn_agent is refused with the reason; no process of it is left after its turn.
  *
@@ -11,9 +13,10 @@
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processAlive } from "../../src/lib/process.js";
 import { slotHolders } from "../../src/lib/slot-lease.js";
 import { REPO_ROOT } from "../support/pi-home.js";
@@ -54,7 +57,29 @@ const NOTE = "also write note.txt";
 /** A folder outside /tmp for the hide test (what lies under /tmp is hidden by the sandbox's private /tmp anyway). */
 const secretDir = fs.mkdtempSync(path.join(fs.existsSync("/var/tmp") ? "/var/tmp" : os.homedir(), "psa-hidden-"));
 fs.writeFileSync(path.join(secretDir, "key"), "TOP-SECRET\n");
-afterAll(() => fs.rmSync(secretDir, { recursive: true, force: true }));
+/** Host sockets the child tries to reach: one under /run, one in the root's $XDG_RUNTIME_DIR (outside /tmp). */
+const runtimeDir = fs.mkdtempSync(path.join(path.dirname(secretDir), "psa-xdg-"));
+const hostSockets = [`/run/psa-e2e-${path.basename(secretDir)}.sock`, path.join(runtimeDir, "bus")].filter(
+  (file) => !file.startsWith("/run/") || fs.statSync("/run", { throwIfNoEntry: false })?.isDirectory(),
+);
+const servers: net.Server[] = [];
+beforeAll(async () => {
+  for (const file of hostSockets) {
+    const server = net.createServer((socket) => socket.on("error", () => undefined).end("HOST-SOCKET-ANSWERED\n"));
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen(file, resolve));
+    servers.push(server);
+  }
+});
+afterAll(async () => {
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  for (const file of hostSockets) fs.rmSync(file, { force: true });
+  fs.rmSync(runtimeDir, { recursive: true, force: true });
+  fs.rmSync(secretDir, { recursive: true, force: true });
+});
+/** Tries each host socket: `CONNECTED <path>` or `REFUSED <path> <code>`. */
+const CONNECT_SCRIPT = `for (const f of process.argv.slice(1)) { const s = require("net").connect(f); s.on("connect", () => { console.log("CONNECTED " + f); s.destroy(); }); s.on("error", (e) => console.log("REFUSED " + f + " " + e.code)); }`;
+/** The root's environment: a secret the child must not see, a variable the runner names, a runtime dir. */
+const rootEnv = { PSA_SECRET_TOKEN: "ENV-SECRET-TOKEN", PSA_NAMED: "NAMED-KEPT", XDG_RUNTIME_DIR: runtimeDir };
 
 /** The parent's repository with uncommitted work (a modified and an untracked file), and a key in ~/.ssh. */
 function sandboxRepository(h: TreeHarness): string {
@@ -64,7 +89,9 @@ function sandboxRepository(h: TreeHarness): string {
   return repo;
 }
 
-const settings = { subagents: { runners: { box: { kind: "sandbox", hide: ["~/.ssh", secretDir] } } } };
+const settings = {
+  subagents: { runners: { box: { kind: "sandbox", hide: ["~/.ssh", secretDir], env: ["PSA_NAMED"] } } },
+};
 
 function snapshot(repo: string): string {
   return execFileSync("sh", ["-c", "find . -path ./.git -prune -o -type f -print | sort | xargs sha256sum"], {
@@ -103,6 +130,11 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
           `cat ${secretDir}/key && echo SECRET-READ || echo SECRET-HIDDEN`,
           `touch ${secretDir}/x && echo SECRET-WRITTEN || echo SECRET-WRITE-REFUSED`,
           "echo PROCS=$(ls /proc | grep -c '^[0-9]')",
+          "echo SECRET=[$PSA_SECRET_TOKEN] NAMED=[$PSA_NAMED] RUNTIME=[$XDG_RUNTIME_DIR]",
+          `node -e '${CONNECT_SCRIPT}' ${hostSockets.join(" ")}`,
+          'cat "$PI_CODING_AGENT_DIR/auth.json"',
+          'echo x > "$PI_CODING_AGENT_DIR/auth.json" && echo AUTH-WRITTEN || echo AUTH-WRITE-REFUSED',
+          `kill -0 ${process.pid} && echo HOST-PROCESS-SEEN || echo HOST-PROCESS-UNSEEN`,
           'echo boxed > boxed.txt; echo "boxed was here" >> a.txt',
           "sleep 4",
         ].join("; ");
@@ -122,7 +154,13 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
           ],
         },
         extraSettings: settings,
+        env: rootEnv,
       });
+      // Another provider's login beside the run's (fake, whose key is in models.json).
+      fs.writeFileSync(
+        path.join(h.home.dir, "auth.json"),
+        JSON.stringify({ other: { type: "api_key", key: "OTHER-LOGIN" } }),
+      );
       const repo = sandboxRepository(h);
       const before = snapshot(repo);
       const head = treeGit(h, ["rev-parse", "HEAD"]);
@@ -143,6 +181,13 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
       expect(procs).toBeGreaterThan(0);
       expect(procs).toBeLessThan(15);
       expect(fs.existsSync(path.join(REPO_ROOT, "sandbox-probe"))).toBe(false);
+      // The environment is an allow-list; no host socket, process or other login is reachable.
+      expect(seen).toContain("SECRET=[] NAMED=[NAMED-KEPT] RUNTIME=[]");
+      expect(seen).not.toMatch(/ENV-SECRET-TOKEN|CONNECTED|OTHER-LOGIN|AUTH-WRITTEN|HOST-PROCESS-SEEN/);
+      for (const file of hostSockets) expect(seen).toMatch(new RegExp(`REFUSED ${file} E[A-Z]+`));
+      expect(seen).toContain("AUTH-WRITE-REFUSED");
+      expect(seen).toContain("HOST-PROCESS-UNSEEN");
+      expect(JSON.parse(fs.readFileSync(path.join(h.home.dir, "auth.json"), "utf8")).other.key).toBe("OTHER-LOGIN");
 
       // The live message went through serve, before the child's next request.
       expect(

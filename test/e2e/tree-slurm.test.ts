@@ -1,5 +1,5 @@
 /**
- * The `slurm` runner end to end (SPEC 5.5): the real pi loading the extension, scripted
+ * The `slurm` runner end to end: the real pi loading the extension, scripted
  * models, a real git repository, and a one-node Slurm on loopback (test/support/slurm-cluster.ts,
  * started here and stopped by pid). A child spawned with `runner: "hpc"` runs through `srun`:
  * its bash sees the job's SLURM_JOB_ID and the job name the wrapper gave it; a live message

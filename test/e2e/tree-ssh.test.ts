@@ -1,5 +1,5 @@
 /**
- * The `ssh` runner end to end (SPEC 5.5): the real pi as the root (loopback LLM) spawning a
+ * The `ssh` runner end to end: the real pi as the root (loopback LLM) spawning a
  * child on a runner named in pi's settings, whose far side is a separate host in a network
  * namespace (test/support/ssh-host.ts) running the same pi line against a scripted LLM on this
  * machine's side of the veth. The child runs there (its `hostname` is the namespace's), its

@@ -1,5 +1,5 @@
 /**
- * Limits (SPEC 5.3) with the REAL pi of the line under test against the scripted LLM: the
+ * Limits with the REAL pi of the line under test against the scripted LLM: the
  * wrapper counts the child's requests, tokens, cost and time from its stream; at a limit the
  * wrap-up message reaches the child as a steering message, so the model sees it in its next
  * request; an answer in the grace ends the run `completed`, none ends it `interrupted` with

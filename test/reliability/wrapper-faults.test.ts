@@ -7,7 +7,7 @@
  *   removes the run's folder in the temp folder (0 files left there).
  * - The parent process exits gracefully: its turns are stopped. A child agent's process
  *   killed: its children's wrappers notice and stop. The root killed: its turns go on to their
- *   own end (5.2), and no process outlives them.
+ *   own end, and no process outlives them.
  */
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
@@ -206,7 +206,7 @@ describe("area 3: the parent goes away → 0 wrappers or children left", () => {
     }
   });
 
-  it("the root process is SIGKILLed: its 3 turns go on to their own end (5.2), write their results, and leave no process", async () => {
+  it("the root process is SIGKILLed: its 3 turns go on to their own end, write their results, and leave no process", async () => {
     const quick = { steps: [{ sleep: 2000 }, { echoTask: true }] };
     const { rc, runDirs } = await killedParent(quick, false);
     try {

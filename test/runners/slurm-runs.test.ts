@@ -1,5 +1,5 @@
 /**
- * A run on a slurm runner, from the local wrapper's side (SPEC 5.5), on the one-node Slurm of
+ * A run on a slurm runner, from the local wrapper's side, on the one-node Slurm of
  * test/support/slurm-cluster.ts with the fake pi: the turn runs as a job named for the run
  * and completes like a local one; the cluster's own refusals (a bad partition, a time limit
  * over the partition's, an option srun does not know) end it `failed` with srun's words in

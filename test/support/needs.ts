@@ -1,6 +1,6 @@
 /**
  * Tests that need machine tools (sshd, ip, srun, munged, bwrap): each says plainly why it
- * skipped where a tool is missing, and fails instead when `CI` is set (SPEC 5.6: `.ci/run`
+ * skipped where a tool is missing, and fails instead when `CI` is set (`.ci/run`
  * installs them, so a missing tool there is a broken setup, not a reason to skip).
  */
 import { accessSync, constants } from "node:fs";

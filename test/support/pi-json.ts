@@ -1,5 +1,5 @@
 /**
- * Reading `pi --mode json` output in tests. Shapes follow pi 0.73.1 (see PI-NOTES.md); they are
+ * Reading `pi --mode json` output in tests. Shapes follow pi 0.73.1's output; they are
  * loose on purpose so a test asserts on what it cares about.
  */
 

@@ -1,6 +1,6 @@
 /**
- * A one-node Slurm cluster on loopback for the slurm runner tests (SPEC 5.5,
- * ../shared/RUNNERS-NOTES.md): munged (with its own key and socket), slurmctld and slurmd,
+ * A one-node Slurm cluster on loopback for the slurm runner tests:
+ * munged (with its own key and socket), slurmctld and slurmd,
  * each started here in the foreground and stopped by its pid; configuration, state, spool and
  * logs in one temp folder; the two Slurm ports free high ports chosen per run. A command sees
  * the cluster through `env` (SLURM_CONF). stop() cancels what is left, ends every job step

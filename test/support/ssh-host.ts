@@ -1,5 +1,5 @@
 /**
- * A separate "far" host for runner tests (SPEC 5.5, ../shared/RUNNERS-NOTES.md): a network
+ * A separate "far" host for runner tests: a network
  * namespace with its own address and hostname, reached over a veth pair, where sshd runs in a
  * private mount namespace that hides the checkout (and the checkout node_modules comes from)
  * and /tmp, so a child there can read nothing of the parent's by accident: everything must

@@ -54,7 +54,7 @@ async function runWith(scripts: Record<string, object>, meta: Record<string, unk
   return { run, starts: await starts(c.dir) };
 }
 
-describe("subagent-wrapper: fallback models (SPEC 5.4)", () => {
+describe("subagent-wrapper: fallback models", () => {
   it("a 429 after pi's retries moves the turn to the next model in the same session, told to continue", async () => {
     const { run, starts: pis } = await runWith(
       {

@@ -1,19 +1,22 @@
 /**
- * subagent-wrapper with meta.json `limits` (SPEC 5.3), against the fake pi running the
+ * subagent-wrapper with meta.json `limits`, against the fake pi running the
  * wrapper's real task extension: at a limit the wrapper writes the wrap-up message into the
  * run's inbox (a private one when meta.json names none), the extension steers it into pi,
  * and the run ends `completed` with an answer in the grace, else `interrupted` once the grace
  * is over — result.json carrying `limit` either way.
  */
-import { readdir, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, type WrapperRunOutput, wrapperCase } from "../support/wrapper-harness.js";
 
+const boards: string[] = [];
 afterEach(async () => {
   await killAll();
   await cleanupWrapperCases();
+  for (const dir of boards.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
 const LOAD = { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js", PI_SUBAGENTS_PI_VERSION: "0.73.1" };
@@ -205,5 +208,58 @@ describe("subagent-wrapper with the tree's budget", () => {
     });
     const delivered = out.events.find((e) => e.type === "message_delivered") as { text: string };
     expect(delivered.text).toMatch(/^\[LIMIT tree_budget_tokens\] .*30 of 20 tokens of the tree's budget/);
+  });
+
+  it("an answer that crosses what was left is the turn's answer: completed, not labelled a wrap-up", async () => {
+    const { run } = await limitsCase(
+      [
+        ...start,
+        bashCall("c1"),
+        { tool: { id: "c1", name: "bash" } },
+        { turnEnd: true },
+        { turnStart: true },
+        answer("all done"),
+      ],
+      { limits: {}, env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "20" } },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({ status: "completed", finalText: "all done" });
+    expect(out.result!.limit).toBeUndefined();
+    expect(types(out)).not.toContain("limit");
+  });
+
+  it("a turn beside others is wrapped up once the tree has spent what was left, its own use under it", async () => {
+    const board = await mkdtemp(path.join(os.tmpdir(), "budget-board-case-"));
+    boards.push(board);
+    // Another turn of the tree had used 40 tokens when this one started: only what it adds counts.
+    await writeFile(path.join(board, "other.json"), JSON.stringify({ tokens: 40, cost: 0 }));
+    const { run } = await limitsCase(
+      [
+        ...start,
+        // The other turn spends 90 more while this one works; this one's 15 makes the tree's 105.
+        { writeFile: { path: path.join(board, "other.json"), text: JSON.stringify({ tokens: 130, cost: 0 }) } },
+        bashCall("c2", "working"),
+        ...toolThenSteer("c2"),
+        answer("done: A; left: B"),
+      ],
+      {
+        limits: {},
+        runId: "N1-0001-spawn",
+        env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "100", PI_SUBAGENTS_BUDGET_BOARD: board },
+      },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "completed",
+      finalText: "done: A; left: B",
+      limit: { name: "tree_budget_tokens", value: 100, used: 105 },
+    });
+    const delivered = out.events.find((e) => e.type === "message_delivered") as { text: string };
+    expect(delivered.text).toMatch(/^\[LIMIT tree_budget_tokens\] .*105 of 100 tokens of the tree's budget/);
+    // Its own use is posted for the others, its answer included.
+    expect(JSON.parse(await readFile(path.join(board, "N1-0001-spawn.json"), "utf8"))).toEqual({
+      tokens: 30,
+      cost: 0.002,
+    });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Shipping a runner's workspace (SPEC 5.5), from the local wrapper's side with the fake pi:
+ * Shipping a runner's workspace, from the local wrapper's side with the fake pi:
  * a follow-up sends only what the far side lacks (the sandbox keeps the agent's workspace in
  * meta.json `runnerWorkspacePath` between turns, so the second turn's bundle holds the
  * changed file and the new commit, not the repository), a bundle over the far side's bound
@@ -65,7 +65,8 @@ function sentBytes(stderr: string): number {
 describe("shipping a runner's workspace", () => {
   it("sandbox: a follow-up's bundle is a small fraction of the first turn's; the kept workspace is in runnerWorkspacePath", async (ctx) => {
     skipOrFail(ctx, bwrapMissing());
-    const runner = { name: "box", kind: "sandbox" };
+    // The fake pi's script is one of this process's variables: named, so the sandbox passes it on.
+    const runner = { name: "box", kind: "sandbox", env: ["FAKE_PI_SCRIPT"] };
     const meta = (run: number) =>
       defaultMeta({
         runId: `run-${run}`,

@@ -1,9 +1,9 @@
 /**
- * What works on every runner (issue 25), from the local wrapper's side with the fake pi and a
+ * What works on every runner, from the local wrapper's side with the fake pi and a
  * `command` runner whose prefix starts `subagent-wrapper serve` on this machine: fallback
- * models (SPEC 5.4: each model's pi is a new far side; the next one's workspace holds what the
+ * models (each model's pi is a new far side; the next one's workspace holds what the
  * failed one changed, its session is the far side's copy of the run's session, the attempts are
- * recorded) and limits (SPEC 5.3: the wrap-up is a live message that goes over the protocol
+ * recorded) and limits (the wrap-up is a live message that goes over the protocol
  * and reaches the far pi before its next request; the turn ends `completed` with `limit`).
  */
 import { execFileSync } from "node:child_process";

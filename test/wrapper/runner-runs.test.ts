@@ -1,5 +1,5 @@
 /**
- * A run on a runner, from the local wrapper's side (SPEC 5.5), with the fake pi and a
+ * A run on a runner, from the local wrapper's side, with the fake pi and a
  * `command` runner whose prefix starts `subagent-wrapper serve` on this machine (no bwrap
  * needed): the run directory is a local run's, the turn's commit lands on the checked-out
  * branch, and failures are answers — a prefix that cannot start ends `failed` with its own

@@ -1,5 +1,5 @@
 /**
- * Protocol 2 of `serve` (SPEC 5.5: "for a follow-up, only what the far side lacks"), driven
+ * Protocol 2 of `serve` (a follow-up sends only what the far side lacks), driven
  * directly: a hello that names the agent's workspace gets the commits the far side kept of it
  * (none the first time), the workspace is kept after a turn that went through and claimed by
  * the next one, which takes a bundle holding only what changed (prerequisites: the kept

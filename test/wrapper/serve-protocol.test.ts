@@ -1,6 +1,6 @@
 /**
  * The runner protocol's far side, `subagent-wrapper serve`, driven directly over stdin and
- * stdout with good and bad frames (SPEC 5.5): a turn goes through (pi's output, its commit as
+ * stdout with good and bad frames: a turn goes through (pi's output, its commit as
  * a bundle, exit, the scratch space gone); anything malformed, oversized or out of order ends
  * the run with one `error` frame and exit 1, never a crash or a hang; a closed stdin or a stop
  * leaves no process of the run alive.

@@ -1,5 +1,5 @@
 /**
- * The session stream (protocol 2 with `session_stream`, SPEC 5.5): serve, driven directly,
+ * The session stream (protocol 2 with `session_stream`): serve, driven directly,
  * sends what the fake pi appends to its session file while the turn runs, in order and in
  * bounded pieces, counted from the session the turn started with; a peer that does not ask
  * gets only the whole session at the end, as before. And the local side's copy

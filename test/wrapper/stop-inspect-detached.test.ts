@@ -1,6 +1,6 @@
 /**
  * `subagent-wrapper stop <tree dir | run dir>` and what `inspect <tree dir>` says of turns
- * running without an owner (5.2), with real wrappers running the fake pi (a turn that works
+ * running without an owner, with real wrappers running the fake pi (a turn that works
  * until stopped), laid out as the extension lays out a tree directory.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";

@@ -1,16 +1,19 @@
 /**
  * An optional spending limit for a whole tree: once the tree's agents have used the budget
  * (tokens and/or cost), spawn_agent and followup_task refuse with one clear error. A turn
- * that starts is told what is left of it (meta.json `env`, `budgetLeftEnv`), and its wrapper
- * wraps it up like a per-turn limit once it has used that much (`tree_budget_tokens` /
- * `tree_budget_cost`, SPEC 5.3): told to finish, then stopped after its grace, never killed
- * outright. What is left is counted when the turn starts: turns running side by side can
- * each spend it, so the tree can go over by what they spend at once. Set by the environment,
+ * that starts is told what is left of it and where the tree's budget board is (meta.json `env`,
+ * `budgetLeftEnv`); its wrapper wraps it up like a per-turn limit (`tree_budget_tokens` /
+ * `tree_budget_cost`) once the tree has spent that much since the turn started — its own use
+ * plus what the turns beside it posted to the board — so every running turn is wrapped up
+ * once the tree's total crosses the budget: told to finish, then stopped after its grace,
+ * never killed outright. Set by the environment,
  * which every process of the tree inherits, so nested agents see the same budget and
  * (through the shared tree directory) the same spend.
  */
 
+import path from "node:path";
 import { ENV } from "../../contracts/env.js";
+import { TREE_FILES } from "../../contracts/layout.js";
 import { ROOT_PATH } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, formatCost, roundCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import type { TreeProgress } from "./progress.js";
@@ -86,13 +89,14 @@ export async function assertBudgetLeft(progress: TreeProgress, env: NodeJS.Proce
 }
 
 /**
- * What is left of the tree's budget, for a turn about to start (meta.json `env`): none when no
- * budget is set (or it is invalid: spawn_agent says so). A budget already spent leaves the
- * least amount, so the turn wraps up at its first request.
+ * What is left of the tree's budget, for a turn about to start (meta.json `env`), and the tree's
+ * budget board in `treeDir`: none when no budget is set (or it is invalid: spawn_agent says
+ * so). A budget already spent leaves the least amount, so the turn wraps up at its first request.
  */
 export async function budgetLeftEnv(
   progress: TreeProgress,
   env: NodeJS.ProcessEnv = process.env,
+  treeDir?: string,
 ): Promise<Record<string, string>> {
   let state: BudgetState | undefined;
   try {
@@ -105,5 +109,6 @@ export async function budgetLeftEnv(
   const { budget, spent } = state;
   if (budget.tokens !== undefined) left[ENV.budgetLeftTokens] = String(Math.max(1, budget.tokens - spent.total_tokens));
   if (budget.cost !== undefined) left[ENV.budgetLeftCost] = String(Math.max(1e-6, roundCost(budget.cost - spent.cost)));
+  if (treeDir !== undefined) left[ENV.budgetBoard] = path.join(treeDir, TREE_FILES.budgetBoard);
   return left;
 }

@@ -24,7 +24,7 @@ export interface RunProgress {
   usage: Usage;
   /** pi is waiting to retry a provider error. */
   retrying: boolean;
-  /** The limit the run met (events.jsonl `limit`, SPEC 5.3): the child is wrapping up. */
+  /** The limit the run met (events.jsonl `limit`): the child is wrapping up. */
   limitReached?: string;
   /** The model the run's pi was started on (its latest `run_start`; a fallback after a `model_switch`). */
   model?: string;

@@ -1,5 +1,5 @@
 /**
- * A running turn's use against its limits (SPEC 5.3, `limits_used` in list_agents and
+ * A running turn's use against its limits (`limits_used` in list_agents and
  * /agents), from what the wrapper writes to events.jsonl: its model requests, their usage
  * (input + output tokens, cost.total) and the time since run_start. The limits are the agent's
  * (spawn, definition, settings), `time_limit` defaulting to the turn limit.

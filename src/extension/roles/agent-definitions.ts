@@ -11,7 +11,7 @@
  *   model: anthropic/claude-sonnet-4-5  # provider/id or `inherit` (the default)
  *   reasoning: high                     # a default, clamped to what the model supports
  *   isolation: worktree                 # a default: the child works in its own git worktree
- *   limits: { max_turns: 40, max_cost: 2 }  # per-turn limits (SPEC 5.3); spawn_agent's keys win
+ *   limits: { max_turns: 40, max_cost: 2 }  # per-turn limits; spawn_agent's keys win
  *   ---
  *   You are a code reviewer. …          (appended to the child's system prompt)
  *
@@ -50,7 +50,7 @@ export interface AgentDefinition {
   limits?: TurnLimits;
   /** Default fallback models (`provider/id`, in order; spawn_agent's `fallback_models` wins). */
   fallbackModels?: readonly string[];
-  /** Default runner's name (SPEC 5.5; spawn_agent's `runner` parameter wins). */
+  /** Default runner's name (spawn_agent's `runner` parameter wins). */
   runner?: string;
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;

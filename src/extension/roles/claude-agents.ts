@@ -19,6 +19,7 @@ import {
   type AgentDefinition,
   checkKnownFields,
   checkName,
+  DEFINITION_FIELDS,
   type DefinitionSource,
   declaredName,
   fileStem,
@@ -63,18 +64,13 @@ export const CLAUDE_UNSUPPORTED_FIELDS = [
   "background",
 ] as const;
 
-/** Every field a Claude Code file may hold here; pi's own `reasoning`, `isolation`, `limits`, `fallback_models` and `runner` work too. */
+/**
+ * Every field a Claude Code file may hold here: pi's own (`DEFINITION_FIELDS`, so a field pi
+ * files learn works here too), with `disallowedTools` beside `tools`, then Claude Code's
+ * `maxTurns` and the fields it has that are ignored.
+ */
 export const CLAUDE_FIELDS: readonly string[] = [
-  "name",
-  "description",
-  "tools",
-  "disallowedTools",
-  "model",
-  "reasoning",
-  "isolation",
-  "limits",
-  "fallback_models",
-  "runner",
+  ...DEFINITION_FIELDS.flatMap((field) => (field === "tools" ? [field, "disallowedTools"] : [field])),
   "maxTurns",
   ...CLAUDE_PRESENTATION_FIELDS,
   ...CLAUDE_UNSUPPORTED_FIELDS,

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { ENV } from "../../contracts/env.js";
+import { folderNames } from "../../lib/folder-names.js";
 import { errorText } from "../../lib/values.js";
 import {
   type DefinitionDirs,
@@ -147,14 +148,9 @@ function stemsIn(dir: string | undefined): string[] {
 
 /** `*.md` entries of `dir`, sorted; none when it cannot be read. */
 function markdownNames(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir)
-      .filter((name) => name.toLowerCase().endsWith(".md"))
-      .sort();
-  } catch {
-    return [];
-  }
+  return folderNames(dir)
+    .filter((name) => name.toLowerCase().endsWith(".md"))
+    .sort();
 }
 
 function isDirectory(p: string): boolean {

@@ -1,5 +1,5 @@
 /**
- * A spawn's fallback models (SPEC 5.4): `fallback_models` on spawn_agent, else the agent
+ * A spawn's fallback models: `fallback_models` on spawn_agent, else the agent
  * definition's `fallback_models:`, else the settings default (`subagents.fallback_models`).
  * Each must be a model the caller can use; each gets the reasoning level nearest to the
  * child's (the clamp of roles/models.ts, the one pi applies). A model cooling down after a

@@ -1,5 +1,5 @@
 /**
- * Which runner a spawn's child runs on (SPEC 5.5, names in 5.7): spawn_agent's `runner`, else
+ * Which runner a spawn's child runs on: spawn_agent's `runner`, else
  * the role's `runner:`, else the settings' default, else `local`. Any other runner is named in
  * the settings' `runners` (pi's global settings only); its definition is resolved here (the
  * sandbox's default hide list and capacity filled in) and kept in the agent's record, so every
@@ -57,7 +57,7 @@ export const runnerNeedsGit = (name: string): string => `runner ${name} needs a 
 /**
  * Why this process may not spawn: it is a child on a runner other than local (its parent set
  * PI_SUBAGENTS_RUNNER). Such a child runs away from the tree directory — a sandbox sees it
- * read-only, an ssh host, a Slurm node or a container not at all — so it could record no child,
+ * read-only or not at all, an ssh host, a Slurm node or a container not at all — so it could record no child,
  * claim no slot and hear no child's end. Undefined where spawning works.
  */
 export function delegationRefusal(env: NodeJS.ProcessEnv = process.env): string | undefined {

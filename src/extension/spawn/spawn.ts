@@ -97,7 +97,7 @@ export async function spawnAgent(
   const plan = withFallbacks(runtime, ctx, params, await checkRequest(runtime, pi, ctx, params, registry));
   const runner = pickRunner(runtime.cwd, params.runner, plan.roleInfo?.runner);
   // 13, the last rule: it runs git, so it comes after every rule that does not. A child on a
-  // runner always works in a worktree of its own: its turns' commits land on its branch (5.5).
+  // runner always works in a worktree of its own: its turns' commits land on its branch.
   const repository =
     plan.isolation === "worktree" || runner ? await runnerRepository(runtime.cwd, runner?.name) : undefined;
   return withRollback(async (rollback) => {

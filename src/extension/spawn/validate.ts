@@ -57,7 +57,7 @@ export interface SpawnEnv {
   spawnCount: number;
   maxDepth: number;
   maxSpawns: number;
-  /** The settings' `limits` (SPEC 5.7): under the role's and the call's. */
+  /** The settings' `limits`: under the role's and the call's. */
   settingsLimits?: TurnLimits;
 }
 
@@ -291,7 +291,7 @@ function checkIsolation(requested: unknown, role: Role | undefined): Checked<Iso
   return pass(requested.trim() as IsolationMode);
 }
 
-/** Not a numbered rule: `limits` (SPEC 5.7), every bad key named at once. */
+/** Not a numbered rule: `limits`, every bad key named at once. */
 function checkLimits(requested: unknown): Checked<TurnLimits> {
   if (!given(requested)) return pass({});
   const { limits, problems } = parseLimits(requested, "limits");

@@ -202,6 +202,8 @@ async function waitForAnswer(
   let lastUpdate: number | undefined;
   for (;;) {
     await rt.collectInbox();
+    // What this pass looks at: the sleep below ends only for a notice that arrives after it.
+    const seen = rt.mailbox.arrivals;
     const answer = answerNow(call);
     if (answer) return answer;
     const left = deadline - clock.now();
@@ -210,8 +212,9 @@ async function waitForAnswer(
       lastUpdate = clock.now();
       await sendProgress(rt, clock, lastUpdate - started, onUpdate);
     }
-    // Short steps: a message the person types is seen within INBOX_POLL_MS.
-    await rt.mailbox.waitForNotice(Math.min(left, INBOX_POLL_MS), signal);
+    // Short steps: a message the person types is seen within INBOX_POLL_MS. Notices this pass
+    // left pending (an all-wait's group is not done) do not wake it again: that would spin.
+    await rt.mailbox.waitForNotice(Math.min(left, INBOX_POLL_MS), signal, seen);
   }
 }
 

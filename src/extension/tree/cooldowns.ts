@@ -1,5 +1,5 @@
 /**
- * Model cool-downs of a tree (SPEC 5.4): a model that failed a turn with a rate-limit or quota
+ * Model cool-downs of a tree: a model that failed a turn with a rate-limit or quota
  * error is skipped by the tree's later turns until its cool-down ends — the provider's retry
  * delay when pi relayed one (result.json `attempts[].retry_after_ms`), else 60 s for a rate
  * limit and 1 h for a quota. One JSON file in the tree directory (TREE_FILES.cooldowns),

@@ -1,7 +1,7 @@
 /**
  * Turn slots: at most `limit` turns of one agent's direct children run here at once (the
- * per-parent limit of 3.2), and each runner other than local has a pool of its own with its
- * capacity (SPEC 5.5: the per-parent limit governs local turns only). A runner's capacity holds
+ * per-parent limit), and each runner other than local has a pool of its own with its
+ * capacity (the per-parent limit governs local turns only). A runner's capacity holds
  * across the whole tree: besides this process's own count, a runner turn starts only once it has
  * taken one of the runner's slots in the tree directory (runner-slots.ts, the RunnerGate), which
  * every process of the tree shares. The rest wait in order; a queued turn starts as soon as its

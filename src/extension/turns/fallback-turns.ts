@@ -1,5 +1,5 @@
 /**
- * Fallback models at a turn's start and end (SPEC 5.4). At the start: the models the turn may
+ * Fallback models at a turn's start and end. At the start: the models the turn may
  * use, its own first, skipping those the tree is cooling down (tree/cooldowns.ts) while one is
  * free. At the end: the model that finished and the ones that failed, for the notice. Pure.
  */

@@ -210,7 +210,7 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
 }
 
 /**
- * The wrapper's environment. A root's turns outlive it (5.2: its wrapper stops when its owner
+ * The wrapper's environment. A root's turns outlive it (its wrapper stops when its owner
  * asks or its limits say so, never because the root went away); below the root a child's
  * pi ends with each of its turns, so its children's wrappers watch it (PI_SUBAGENTS_PARENT_PID).
  */

@@ -144,6 +144,14 @@ export function isActive(phase: TurnPhase): boolean {
 }
 
 /**
+ * Whether a parent waiting on this turn still waits: running, queued, starting, or ended with
+ * its notice not in the mailbox yet (being recorded after the notice was given does not count).
+ */
+export function awaitedByParent(phase: TurnPhase): boolean {
+  return isActive(phase) && !(phase.name === "settling" && !phase.owesNotice);
+}
+
+/**
  * Whether a follow-up asked now waits for the turn under way (running, being stopped, or
  * queued) instead of starting a turn of its own.
  */

@@ -5,6 +5,8 @@ import { type Clock, systemClock } from "../../lib/clock.js";
 export class Mailbox {
   private readonly notices: Notice[] = [];
   private readonly waiters = new Set<() => void>();
+  /** How many notices have ever arrived: a waiter names the count it has seen, and sleeps until a later one. */
+  private arrived = 0;
 
   /** Records of notices taken, not yet known to be on disk (see `settled`). */
   private taking: Array<Promise<void>> = [];
@@ -40,7 +42,13 @@ export class Mailbox {
 
   push(notice: Notice): void {
     this.notices.push(notice);
+    this.arrived++;
     for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Notices arrived so far (taken or not); only grows. */
+  get arrivals(): number {
+    return this.arrived;
   }
 
   get pending(): number {
@@ -80,9 +88,16 @@ export class Mailbox {
     return this.track(taken);
   }
 
-  /** Resolves when a notice arrives, `ms` pass, or `signal` aborts; never holds the process open after. */
-  waitForNotice(ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.notices.length > 0 || ms <= 0 || signal?.aborted) return Promise.resolve();
+  /**
+   * Resolves when a notice arrives, `ms` pass, or `signal` aborts; never holds the process open after.
+   * With `seenArrivals` (the `arrivals` the caller has already looked at), notices that were
+   * pending then do not count: a wait that leaves some notices pending on purpose (an all-wait
+   * whose group is not done) sleeps until a new one instead of waking at once, over and over.
+   * Without it, any pending notice resolves it at once.
+   */
+  waitForNotice(ms: number, signal?: AbortSignal, seenArrivals?: number): Promise<void> {
+    const unseen = seenArrivals === undefined ? this.notices.length > 0 : this.arrived > seenArrivals;
+    if (unseen || ms <= 0 || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         this.clock.clearTimeout(timer);
@@ -96,7 +111,7 @@ export class Mailbox {
     });
   }
 
-  /** Wakes every waiter (shutdown: nothing may keep pi alive). */
+  /** Wakes every waiter: at shutdown (nothing may keep pi alive), and when what they wait on changed. */
   wakeAll(): void {
     for (const wake of [...this.waiters]) wake();
   }

@@ -119,7 +119,7 @@ async function settleRecord(
 }
 
 /**
- * The turns of `records` still at work (5.2): this process's own children's are taken back
+ * The turns of `records` still at work: this process's own children's are taken back
  * (`attached`); a deeper agent's, or any agent's below a turn still at work, belong to the
  * process of that turn and are left as they are (`untouched`). Never waits for a turn.
  */

@@ -1,5 +1,5 @@
 /**
- * A runner's capacity across the whole tree (SPEC 5.5): the turn slots of a runner are leases
+ * A runner's capacity across the whole tree: the turn slots of a runner are leases
  * in the tree directory, `runners/<name>/slot.<n>.<generation>` (lib/slot-lease.ts), shared by
  * the root and every nested agent's process, so a child that spawns children on its parent's
  * runner counts against the same capacity.

@@ -25,7 +25,7 @@ import {
 import { DeliveryLog, type DeliveryStep, deliverOnce, recordTaken } from "./deliveries.js";
 import { partEnvelope } from "./envelope.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
+import { awaitedByParent, followupWaits, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
 import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCount } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
@@ -66,8 +66,8 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   private detached = false;
   /**
-   * The pid of the live process that drives this tree, when it is not this one (one owner,
-   * 5.2): this process only reads the tree then — it starts, stops and waits on nothing.
+   * The pid of the live process that drives this tree, when it is not this one (one owner
+   * per tree): this process only reads the tree then — it starts, stops and waits on nothing.
    */
   readOnly: number | undefined;
   /** A child's own turn so far, summed from its session's answers (the extension feeds it; progress.ts says why). */
@@ -100,7 +100,7 @@ export class TreeRuntime implements StopContext, EffectContext {
     this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
   }
 
-  /** Refuses what would start, stop or message a turn while another process drives the tree (one owner, 5.2). */
+  /** Refuses what would start, stop or message a turn while another process drives the tree (one owner). */
   private assertDriver(): void {
     if (this.readOnly !== undefined)
       throw new Error(
@@ -189,6 +189,9 @@ export class TreeRuntime implements StopContext, EffectContext {
   async dispatch(state: ChildState, event: TurnEvent): Promise<void> {
     if (this.detached) return;
     const { phase, effects } = transition(state.phase, event);
+    // A turn's notice reaches the mailbox just before it stops being awaited: wake the waits then
+    // (they resume after the phase is set), or an all-wait holding it sees its group end late.
+    if (awaitedByParent(state.phase) && !awaitedByParent(phase)) this.mailbox.wakeAll();
     state.phase = phase;
     for (const effect of effects) {
       const pending = perform(this, state, effect);
@@ -280,8 +283,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   turnUnderWay(agentPath: string): boolean {
     const phase = this.children.get(agentPath)?.phase;
-    if (!phase || !isActive(phase)) return false;
-    return !(phase.name === "settling" && !phase.owesNotice);
+    return phase !== undefined && awaitedByParent(phase);
   }
 
   /** Direct children with a turn running (or being recorded) and those queued for a slot. */
@@ -380,7 +382,7 @@ export class TreeRuntime implements StopContext, EffectContext {
   /**
    * session_shutdown. `stop`: stop every running or queued turn. Finished agents keep their
    * status: a parent that ends is no verdict on its children's work, and a restarted parent
-   * resumes them. `detach` (onExit, 5.2): running turns go on to their own end and queued ones
+   * resumes them. `detach` (onExit): running turns go on to their own end and queued ones
    * stay queued, for the next root on this session to take back; turns being started or
    * recorded are let finish that first.
    */

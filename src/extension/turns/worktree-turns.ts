@@ -239,7 +239,7 @@ export function gitWorktreeOperations(
 }
 
 /**
- * Re-attach (5.2): a turn still at work whose checkout was being written (meta.json
+ * Re-attach: a turn still at work whose checkout was being written (meta.json
  * `cwdReadyPath` of `runDir`) by a process that died before it said `ready`. The turn's child
  * (on a runner, its wrapper, which lands the turn's commit in this checkout) waits for that
  * file, and nobody else would write it: the checkout is finished here (ensureWorktree writes a

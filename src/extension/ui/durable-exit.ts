@@ -1,5 +1,5 @@
 /**
- * The root's side of durable children (5.2) that index.ts wires: telling a dying root
+ * The root's side of durable children that index.ts wires: telling a dying root
  * (SIGTERM, SIGHUP — pi still runs session_shutdown then) from a deliberate exit, the exit
  * lines for either choice, one owner per tree, and the tools a reading-only root refuses.
  */

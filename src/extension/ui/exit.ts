@@ -1,5 +1,5 @@
 /**
- * Leaving pi while children work (5.2). `onExit` decides: `detach` — running turns go on to
+ * Leaving pi while children work. `onExit` decides: `detach` — running turns go on to
  * their own end under their own limits and queued ones stay queued, for the next root on the
  * session to take back; `stop` — they are stopped (they end `interrupted`, and a follow-up
  * resumes them). Default: detach in interactive mode, stop in print, json and rpc modes,
@@ -101,7 +101,7 @@ function duration(ms: number): string {
   return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
 }
 
-/** What the terminal shows after pi has left children running (onExit `detach`, 5.2). */
+/** What the terminal shows after pi has left children running (onExit `detach`). */
 export function detachLines(active: ActiveAgents, hint: ResumeHint): string[] {
   const running = active.running.length;
   const bounds = [

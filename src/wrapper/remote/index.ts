@@ -6,19 +6,25 @@
 
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import type { SshConnection } from "../../contracts/runner-prefix.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
-import { piAgentDir } from "../../lib/pi-agent-dir.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { fallbackSessionPath } from "../fallback.js";
 import { useSshMaster } from "../ssh-master.js";
-import { JITI_CACHE, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
+import { hostUnixSockets, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
+import {
+  agentDirCopy,
+  jitiCacheCopy,
+  SECCOMP_FD,
+  sandboxScratchRoot,
+  sandboxSecrets,
+  seccompFile,
+} from "./sandbox-files.js";
 import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
@@ -45,76 +51,6 @@ function installRoot(file: string): string {
   return at === -1 ? path.dirname(real) : real.slice(0, at + "/node_modules".length);
 }
 
-/**
- * A private copy of the agent dir's top-level files (its folders are bound read-only, not
- * copied): the sandbox's pi writes its locks there. Removed when the run's child is done.
- */
-function agentDirCopy(agentDir: string): { path: string; copy: string; folders: string[] } | undefined {
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(agentDir, { withFileTypes: true });
-  } catch {
-    return undefined;
-  }
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-agent-dir-"));
-  const folders: string[] = [];
-  for (const entry of entries) {
-    const from = path.join(agentDir, entry.name);
-    if (entry.isDirectory()) {
-      fs.mkdirSync(path.join(copy, entry.name));
-      folders.push(entry.name);
-    } else if (entry.isFile()) fs.copyFileSync(from, path.join(copy, entry.name));
-  }
-  return { path: agentDir, copy, folders };
-}
-
-/** At most this much of jiti's cache is copied for a sandbox (newest files first). */
-const JITI_COPY_BYTES = 32 * 1024 * 1024;
-
-/**
- * A private copy of jiti's cache (newest files first, within JITI_COPY_BYTES): jiti uses a
- * cache only in a folder it can write, and the sandbox must not write this machine's own.
- * Without it a sandboxed pi compiles every extension anew. Removed when the run's child is done.
- */
-function jitiCacheCopy(): string | undefined {
-  const from = path.join(os.tmpdir(), JITI_CACHE);
-  let files: Array<{ name: string; size: number; mtime: number }>;
-  try {
-    files = fs
-      .readdirSync(from, { withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => {
-        const stat = fs.statSync(path.join(from, entry.name));
-        return { name: entry.name, size: stat.size, mtime: stat.mtimeMs };
-      });
-  } catch {
-    return undefined;
-  }
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-jiti-"));
-  let budget = JITI_COPY_BYTES;
-  for (const file of files.sort((a, b) => b.mtime - a.mtime)) {
-    budget -= file.size;
-    if (budget < 0) break;
-    try {
-      fs.copyFileSync(path.join(from, file.name), path.join(copy, file.name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return copy;
-}
-
-/** The agent's runner workspace folder (meta.json `runnerWorkspacePath`), made: a sandbox keeps its workspace there. */
-function sandboxScratchRoot(meta: MetaV1): string | undefined {
-  if (!meta.runnerWorkspacePath) return undefined;
-  try {
-    fs.mkdirSync(meta.runnerWorkspacePath, { recursive: true, mode: 0o700 });
-    return meta.runnerWorkspacePath;
-  } catch {
-    return undefined; // nothing kept: the sandbox works as with no folder
-  }
-}
-
 /** The ChildOperations of meta.json `runner`, or undefined for a local run. */
 export async function runnerOperations(
   meta: MetaV1,
@@ -123,6 +59,19 @@ export async function runnerOperations(
 ): Promise<ChildOperations | undefined> {
   const runner = meta.runner;
   if (!runner) return undefined;
+  return remoteChildOperations(meta, runner, await runnerStarter(meta, runner, env, base), base);
+}
+
+/**
+ * What starts one far side of the run, per pi process (a fallback model's is another far
+ * side): its argv, what is undone after it, and for a sandbox the environment it may keep.
+ */
+export async function runnerStarter(
+  meta: MetaV1,
+  runner: ResolvedRunner,
+  env: NodeJS.ProcessEnv,
+  base: ChildOperations = nodeChildOperations,
+): Promise<() => RunnerStart> {
   const childEnv = { ...env, ...meta.env };
   const keepVisible = [PACKAGE_ROOT, path.dirname(process.execPath)];
   try {
@@ -138,18 +87,25 @@ export async function runnerOperations(
   const connection: SshConnection | undefined = master?.connection;
   const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
   const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
+  const secrets = runner.kind === "sandbox" ? sandboxSecrets(meta, childEnv, runner) : undefined;
   // Per pi process of the run (a fallback model's is another far side): a sandbox's private
   // copies are made for it and removed after it.
   const start = (): RunnerStart => {
-    const agentDir = runner.kind === "sandbox" ? agentDirCopy(piAgentDir(childEnv)) : undefined;
-    const jitiCache = runner.kind === "sandbox" ? jitiCacheCopy() : undefined;
+    const agentDir = secrets && agentDirCopy(secrets.agentDir, secrets.providers);
+    const jitiCache = secrets && jitiCacheCopy();
+    const seccomp = secrets && seccompFile();
     const context = {
       env: childEnv,
+      // `~` in hidden paths is the child's home, as pi and its tools resolve it.
+      ...(childEnv.HOME && { home: childEnv.HOME }),
       hideAlso,
       keepVisible,
       ...(agentDir && { agentDir }),
       ...(scratchRoot && { scratchRoot }),
       ...(jitiCache && { jitiCache }),
+      ...(secrets && { showAgain: secrets.showAgain }),
+      // The filter refuses every Unix socket; without one, each socket file bound now is covered.
+      ...(secrets && (seccomp ? { seccompFd: SECCOMP_FD } : { hostSockets: hostUnixSockets() })),
     };
     const cleanup = async () => {
       if (agentDir) fs.rmSync(agentDir.copy, { recursive: true, force: true });
@@ -158,15 +114,24 @@ export async function runnerOperations(
       // (A fallback model's next attempt rides a master if one is up, else its own connection.)
       await master?.release();
     };
-    return { argv: runnerArgv(runner, context, argvOptions), cleanup };
+    return {
+      argv: runnerArgv(runner, context, argvOptions),
+      cleanup,
+      ...(secrets && { filterEnv: secrets.filterEnv }),
+      ...(seccomp !== undefined && { fd3: seccomp }),
+    };
   };
-  return remoteChildOperations(meta, runner, start, base);
+  return start;
 }
 
 /** What starts one far side: its argv, and what is undone once it is over. */
 export interface RunnerStart {
   argv: string[];
   cleanup: () => Promise<void> | void;
+  /** The environment the prefix starts with, from the one the run gives its child (a sandbox's allow-list). */
+  filterEnv?: (env: Record<string, string>) => Record<string, string>;
+  /** An open file the prefix gets as its fd 3 (a sandbox's seccomp filter); closed here once the prefix has it. */
+  fd3?: number;
 }
 
 /**
@@ -247,16 +212,22 @@ export function remoteChildOperations(
     // The sandbox runs this machine's pi: found (and identified) as for a local run.
     resolvePi: (env, cwd) => (runner.kind === "sandbox" ? base.resolvePi(env, cwd) : "pi"),
     spawn: (_bin, args, options) => {
-      const { argv, cleanup } = typeof start === "function" ? start() : { argv: start, cleanup: () => undefined };
+      const { argv, cleanup, filterEnv, fd3 } =
+        typeof start === "function"
+          ? start()
+          : { argv: start, cleanup: () => undefined, filterEnv: undefined, fd3: undefined };
+      const spawnOptions = filterEnv ? { ...options, env: filterEnv(options.env) } : options;
       const child = new RemoteChild(
         argv,
         runMeta,
         runner,
         farArgs(runner, args),
-        runner.kind === "slurm" ? slurmSpawnOptions(options) : options,
+        runner.kind === "slurm" ? slurmSpawnOptions(spawnOptions) : spawnOptions,
       );
       if (runner.kind === "slurm") attachSlurmJob(child, runner.name, slurmJobName(meta), options.env);
+      child.fd3 = fd3;
       child.start();
+      if (fd3 !== undefined) fs.closeSync(fd3);
       const pid = child.pid;
       if (pid) children.set(pid, child);
       return new CleanedChild(child, () => {

@@ -1,5 +1,5 @@
 /**
- * A child that runs on a runner (SPEC 5.5), seen by the run as a local child: the run's
+ * A child that runs on a runner, seen by the run as a local child: the run's
  * ChildOperations start `<prefix> <remote_command…> serve` instead of pi and speak the runner
  * protocol with it (contracts/serve-protocol.ts). pi's stdout and stderr come back as they were
  * written, so the run normalizes, records and decides exactly as for a local pi; its exit
@@ -85,6 +85,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
    * slurm-job.ts); `say` puts a line in the run's log.
    */
   afterPrefix: ((say: (line: string) => void) => Promise<void>) | undefined;
+  /** A file descriptor the prefix gets as its fd 3 (a sandbox's seccomp filter, bwrap `--seccomp 3`). */
+  fd3: number | undefined;
   /** What the far side's hello said: the commits it has of this agent's workspace, its bundle bound. */
   private farHave: string[] = [];
   private farMaxBundle: number = MAX_BLOB_BYTES.bundle;
@@ -114,7 +116,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     const prefix = spawn(bin!, rest, {
       cwd: "/",
       env: { ...this.options.env, PI_SUBAGENT_RUN_TOKEN: this.options.runToken },
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: this.fd3 === undefined ? ["pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe", this.fd3],
       detached: true,
       shell: false,
     });

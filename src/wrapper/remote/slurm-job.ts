@@ -1,5 +1,5 @@
 /**
- * A slurm runner's job, from the run's side (SPEC 5.5: no job is left in `squeue` after its
+ * A slurm runner's job, from the run's side (no job is left in `squeue` after its
  * turn): the job's name, and the last resort once srun has ended.
  *
  * - The name (`srun --job-name`): `pst-<run id>-<hash>`, the run id in safe characters (it

@@ -1,7 +1,7 @@
 /**
- * The local side of a runner's workspace (SPEC 5.5): what the child's cwd holds goes over as
+ * The local side of a runner's workspace: what the child's cwd holds goes over as
  * a git bundle of one parentless commit (HEAD plus uncommitted changes and untracked files
- * git does not ignore, 4.4's starting state, made without touching the index or the working
+ * git does not ignore, the starting state of a local isolated child too, made without touching the index or the working
  * tree), and the turn's commit that comes back lands on the branch checked out there as one
  * commit on top of HEAD (for an isolated child: the agent's `subagent/*` branch, so the
  * notice's `worktree` fields are those of a local isolated turn). The base carries only its

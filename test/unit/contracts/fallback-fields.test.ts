@@ -27,7 +27,7 @@ const result = {
   forcedExit: false,
 };
 
-describe("fallback fields in the contracts (SPEC 5.7)", () => {
+describe("fallback fields in the contracts", () => {
   it("meta.json fallbackModels: a list of non-empty model names; anything else is a problem naming the field", () => {
     expect(checkMeta({ ...meta, fallbackModels: ["a/x", "b/y"] }, "/").fields.fallbackModels).toEqual(["a/x", "b/y"]);
     expect(checkMeta({ ...meta, fallbackModels: ["a/x", ""] }, "/").problems).toEqual([

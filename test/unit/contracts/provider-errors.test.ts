@@ -51,7 +51,7 @@ const TABLE: Array<[line: string, text: string, errorClass: string, status?: num
   ["both", "", "other"],
 ];
 
-describe("provider error classes (SPEC 5.4)", () => {
+describe("provider error classes", () => {
   for (const [line, text, errorClass, status] of TABLE) {
     it(`${line}: ${JSON.stringify(text)} → ${errorClass}`, () => {
       const info = classifyProviderError(text);

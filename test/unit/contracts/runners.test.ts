@@ -5,7 +5,7 @@ describe("parseRunners", () => {
   it("keeps a valid definition of each kind", () => {
     const runners = {
       box: { kind: "sandbox" },
-      box2: { kind: "sandbox", hide: ["~/secret"], capacity: 2 },
+      box2: { kind: "sandbox", hide: ["~/secret"], env: ["HTTPS_PROXY", "NODE_EXTRA_CA_CERTS"], capacity: 2 },
       far: { kind: "ssh", host: "me@far", port: 2222, identity: "~/.ssh/k", ssh_options: ["-4"], capacity: 12 },
       hpc: { kind: "slurm", srun_options: ["-p", "debug"], remote_command: ["/opt/sw"], capacity: 8 },
       pod: { kind: "command", command: ["kubectl", "exec", "-i", "p", "--"], capacity: 4 },
@@ -21,6 +21,10 @@ describe("parseRunners", () => {
     [{ x: { kind: "command", command: [], capacity: 1 } }, "runners.x.command must be a non-empty list of strings"],
     [{ x: { kind: "sandbox", hide: "~/.ssh" } }, "runners.x.hide must be a list of non-empty strings"],
     [{ x: { kind: "sandbox", capacity: 0 } }, "runners.x.capacity must be a positive whole number"],
+    [{ x: { kind: "sandbox", env: "GH_TOKEN" } }, "runners.x.env must be a list of environment variable names"],
+    [{ x: { kind: "sandbox", env: ["GH_TOKEN=abc"] } }, "runners.x.env must be a list of environment variable names"],
+    [{ x: { kind: "sandbox", env: ["LC_*"] } }, "runners.x.env must be a list of environment variable names"],
+    [{ x: { kind: "ssh", host: "h", env: ["A"], capacity: 1 } }, 'runners.x: unknown field "env" for kind ssh'],
     [{ x: { kind: "sandbox", host: "h" } }, 'runners.x: unknown field "host" for kind sandbox'],
     [{ local: { kind: "sandbox" } }, 'runners.local: "local" is built in and cannot be redefined'],
     [{ "a b": { kind: "sandbox" } }, 'runners: bad runner name "a b"'],

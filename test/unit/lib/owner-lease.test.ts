@@ -1,5 +1,5 @@
 /**
- * One owner per tree (5.2): the lease a root takes at its start. Identities are injected
+ * One owner per tree: the lease a root takes at its start. Identities are injected
  * (pid + start time), so a reused pid, a dead owner and two racing roots are all decided here
  * without a process; one case reads the real /proc identity of this process.
  */

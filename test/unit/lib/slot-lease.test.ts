@@ -1,5 +1,5 @@
 /**
- * A runner's slots across a tree (SPEC 5.5): leases in a folder, at most `capacity` held by
+ * A runner's slots across a tree: leases in a folder, at most `capacity` held by
  * live processes. Identities and liveness are injected (pid + start time), so a dead holder, a
  * reused pid and takers racing inside one take are decided here without a process; the file
  * operations are the real ones in a temp folder, wrapped where a race is staged.

@@ -1,4 +1,4 @@
-/** A detached turn whose tree directory is deleted under it still ends (5.2). */
+/** A detached turn whose tree directory is deleted under it still ends. */
 import { describe, expect, it } from "vitest";
 import { PARENT_CHECK_MS, watchResultFolder } from "../../../src/wrapper/interrupts.js";
 import { FakeClock } from "../../support/fake-clock.js";

@@ -57,6 +57,14 @@ describe("tree budget: what a starting turn is told is left (its wrapper wraps i
     expect(await budgetLeftEnv(progressSpent(400, 0.1), { PI_SUBAGENTS_BUDGET_TOKENS: "lots" })).toEqual({});
   });
 
+  it("with a budget, the turn is also told where the tree's budget board is (beside the tree's other files)", async () => {
+    expect(await budgetLeftEnv(progressSpent(400, 0.1), { PI_SUBAGENTS_BUDGET_TOKENS: "1000" }, "/trees/t1")).toEqual({
+      PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "600",
+      PI_SUBAGENTS_BUDGET_BOARD: "/trees/t1/budget-board",
+    });
+    expect(await budgetLeftEnv(progressSpent(400, 0.1), {}, "/trees/t1")).toEqual({});
+  });
+
   it("a budget already spent leaves the least amount: the turn wraps up at its first request", async () => {
     expect(
       await budgetLeftEnv(progressSpent(5000, 2), {

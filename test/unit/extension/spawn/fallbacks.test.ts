@@ -30,7 +30,7 @@ const input = (over: Partial<FallbackInput> = {}): FallbackInput => ({
 });
 const cooling = { until: "2030-01-01T00:00:00.000Z", error_class: "rate_limit", message: "429" };
 
-describe("spawn's fallback models (SPEC 5.4)", () => {
+describe("spawn's fallback models", () => {
   it("spawn beats definition beats settings, each model at the nearest reasoning level", () => {
     const role = { name: "r", filePath: "/a/r.md", fallbackModels: ["fake/dumb"] } as unknown as Role;
     const spawn = resolveFallbacks(input({ param: ["fake/deep"], role, settings: ["fake/dumb"] }));

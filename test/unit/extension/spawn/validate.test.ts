@@ -550,7 +550,7 @@ describe("validateSpawn: isolation (rule 12; rule 13 needs git and is checked by
   });
 });
 
-describe("validateSpawn: limits (SPEC 5.3, 5.7)", () => {
+describe("validateSpawn: limits", () => {
   const limited: RoleCatalog = {
     ...BUILTIN_CATALOG,
     roles: [

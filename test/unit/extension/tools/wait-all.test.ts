@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
-import { FakeClock } from "../../../support/fake-clock.js";
+import { FakeClock, settle } from "../../../support/fake-clock.js";
 import { turnResult } from "../../../support/fake-turns.js";
 import { cleanupRuntimes, type RuntimeHarness, runtimeHarness } from "../../../support/runtime-harness.js";
 
@@ -101,6 +101,34 @@ describe("wait_agent all: true", () => {
     expect(from(seen.value!)).toEqual(["/root/a"]);
     expect(seen.value).toMatchObject({ timed_out: true, pending: 0, waiting_for: ["/root/b", "/root/c"] });
     await h.runtime.shutdown();
+  });
+
+  it("while a member's notice waits for the rest, the wait sleeps: one pass per poll step, not a spin", async () => {
+    const clock = new FakeClock();
+    const { h, states, wait } = await fanOut(["a", "b"], clock);
+    // Each pass of the wait's loop starts by collecting the inbox: count the collections (the
+    // tool's start and a turn's end collect too). The children's
+    // notices reach the mailbox directly, so the real inbox has nothing to add. A wait that spins
+    // would loop on promise jobs alone and never give the test a turn: stop it with an error.
+    let passes = 0;
+    h.runtime.collectInbox = async () => {
+      if (++passes > 50) throw new Error("wait_agent spins");
+    };
+    const outcome = wait({ all: true, timeout_ms: 60_000 }).catch((error: Error) => error);
+    await finish(h, states, "a"); // its notice is pending; b still works
+    await settle();
+    const afterNotice = passes;
+    // The tool's start, the loop's first look, a's turn end, one pass for a's new notice and one
+    // when a's turn is no longer awaited.
+    expect(afterNotice).toBe(5);
+    await clock.advance(1000);
+    expect(passes - afterNotice).toBe(5); // one pass per 200 ms step: a plain wait's pace
+    await finish(h, states, "b");
+    const result = await outcome;
+    expect(result).not.toBeInstanceOf(Error);
+    expect(from(result as Result)).toEqual(["/root/a", "/root/b"]);
+    // b's turn end, one pass for its notice, and the pass that answers once its turn is no longer awaited.
+    expect(passes).toBe(afterNotice + 5 + 3);
   });
 
   it("timeout_ms 0 just looks: what has ended, and who is still working", async () => {

@@ -52,7 +52,7 @@ describe("TurnSlots: at most N turns of one parent's children at once", () => {
   });
 });
 
-describe("TurnSlots: a runner's own pool (SPEC 5.5)", () => {
+describe("TurnSlots: a runner's own pool", () => {
   it("runner turns count against the runner's capacity, not the local limit, and a full runner holds up no local turn", () => {
     const slots = new TurnSlots(1);
     const started: string[] = [];

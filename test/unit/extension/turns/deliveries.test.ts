@@ -1,5 +1,5 @@
 /**
- * Exactly once (5.2): a turn's notice reaches the parent's mailbox once across any number of
+ * Exactly once: a turn's notice reaches the parent's mailbox once across any number of
  * restarts, whatever step of its delivery the parent was killed at. The kill is injected: the
  * runtime's fault hook throws at one step, and that process is dropped there (nothing it holds
  * in memory counts; only what it wrote does). A new runtime over the same tree directory

@@ -1,5 +1,5 @@
 /**
- * finishLeftCheckout (re-attach, SPEC 5.2): a running turn whose checkout a dead root left
+ * finishLeftCheckout (re-attach): a running turn whose checkout a dead root left
  * half-written gets it finished by the restarted root, which writes the ready file the turn's
  * child (or runner wrapper) waits for; a checkout already said ready, or a run that waits for
  * none, is left alone. Real git in a temp folder.

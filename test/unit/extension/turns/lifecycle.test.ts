@@ -283,7 +283,7 @@ describe("where a follow-up asked now goes", () => {
   });
 });
 
-describe("re-attach: a restarted parent takes back a turn whose wrapper still runs (5.2)", () => {
+describe("re-attach: a restarted parent takes back a turn whose wrapper still runs", () => {
   const reattached: TurnEvent = { type: "reattached", turn: turn("0002-followup"), parts: [part] };
   checkTable([
     ["idle", reattached, "running", ["occupy_slot", "watch_end"]],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Notice } from "../../../../src/contracts/tree.js";
 import { Mailbox } from "../../../../src/extension/turns/mailbox.js";
-import { FakeClock } from "../../../support/fake-clock.js";
+import { FakeClock, settle } from "../../../support/fake-clock.js";
 
 const notice = (name: string): Notice => ({
   agent_name: `/root/${name}`,
@@ -51,6 +51,27 @@ describe("Mailbox", () => {
     expect(woke).toBe(true);
     expect(clock.pending().length).toBe(0);
     expect(box.pending).toBe(1);
+  });
+
+  it("a waiter that names the arrivals it has seen sleeps past them, and wakes for a later notice", async () => {
+    const clock = new FakeClock();
+    const box = new Mailbox(clock);
+    box.push(notice("seen"));
+    const seen = box.arrivals;
+    let woke = false;
+    const waiting = box.waitForNotice(5000, undefined, seen).then(() => (woke = true));
+    await clock.advance(4999);
+    expect(woke).toBe(false); // the pending notice it has seen does not wake it
+    box.push(notice("new"));
+    await waiting;
+    expect(clock.pending().length).toBe(0);
+    // Taking notices does not lower the count: a notice that arrived after `seen` still wakes at once.
+    box.take(5);
+    expect(box.arrivals).toBe(2);
+    let again = false;
+    void box.waitForNotice(5000, undefined, seen).then(() => (again = true));
+    await settle();
+    expect(again).toBe(true);
   });
 
   it("a waiter returns at its timeout, at once when notices are pending, and on abort", async () => {

@@ -1,5 +1,5 @@
 /**
- * A runner's capacity holds across the whole tree (SPEC 5.5): the root's runtime and a nested
+ * A runner's capacity holds across the whole tree: the root's runtime and a nested
  * agent's runtime (another process of the same tree in real life) share one tree directory and
  * its runner slots. Turns are fake and finished by hand; the slots are the real leases
  * (runner-slots.ts over lib/slot-lease.ts) and time is a FakeClock, so the poll that finds a

@@ -1,4 +1,4 @@
-/** What a deliberate exit does with running turns (5.2), and what the terminal says then. */
+/** What a deliberate exit does with running turns, and what the terminal says then. */
 import { describe, expect, it } from "vitest";
 import { ENV } from "../../../../src/contracts/env.js";
 import { wrapperEnv } from "../../../../src/extension/turns/launcher.js";
