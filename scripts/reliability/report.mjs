@@ -45,6 +45,9 @@ export function allKept(r) {
     t.pathHung +
     t.pathWrong +
     kills.reserves +
+    (kills.runFolders ?? 0) +
+    (terms.runFolders ?? 0) +
+    sum(r.kinds, "files") +
     kills.partial +
     terms.partial +
     (terms.absentAfterChild ?? 0) +
@@ -87,16 +90,17 @@ function wrapperFigures(r, t) {
   return {
     killSpanMs: Math.round(spanMs * 1.3),
     runMs: spanMs,
-    sigkill: `${trials.kill} trials: ${kills.complete} complete result.json, ${kills.absent} absent, **${kills.partial} partial**, ${kills.temps} temp files left, ${kills.reserves} result reserves left, ${kills.hung} hung`,
+    sigkill: `${trials.kill} trials: ${kills.complete} complete result.json, ${kills.absent} absent, **${kills.partial} partial**, ${kills.temps} temp files left, ${kills.reserves} result reserves left, **${kills.runFolders ?? 0} run folders left in the temp folder**, ${kills.hung} hung`,
     sigterm: `${trials.term} trials: ${terms.complete} complete (${statusList(terms.statuses)}), ${terms.absent} absent (${terms.absentBeforeChild ?? 0} before any child was started, **${terms.absentAfterChild ?? 0} after**), **${terms.partial} partial**`,
     orphanTiming: `${trials.orphan} trials: median ${median(orphans.outlived)} ms, max ${max(orphans.outlived)} ms (pi, its grandchild and the orphan guard, which waits 1 s between SIGTERM and SIGKILL)`,
     orphanKindCount: kinds.length,
-    orphanKinds: `${sum(kinds, "trials")} trials: **${sum(kinds, "survivors")} processes alive ${goneWithinMs} ms later**, ${sum(kinds, "hung")} hung`,
+    orphanKinds: `${sum(kinds, "trials")} trials: **${sum(kinds, "survivors")} processes alive ${goneWithinMs} ms later**, **${sum(kinds, "files")} run folders left in the temp folder**, ${sum(kinds, "hung")} hung`,
     pathCaseCount: `${paths.length} cases${skippedPaths > 0 ? `, ${skippedPaths} skipped: no mount permission` : ""}`,
     pathCases: `${t.pathTrials} trials: ${t.pathTrials - t.pathWrong} as documented, **${t.pathWrong} not**, **${t.pathHung} hung**`,
     goneWithinMs,
     orphanKindRows: kinds.map(
-      (k) => `| ${k.name} | ${k.trials} | ${k.survivors} | ${median(k.gone)} ms, ${max(k.gone)} ms | ${k.hung} |`,
+      (k) =>
+        `| ${k.name} | ${k.trials} | ${k.survivors} | ${k.files} | ${median(k.gone)} ms, ${max(k.gone)} ms | ${k.hung} |`,
     ),
     pathCaseRows: paths.map((p) =>
       p.skipped

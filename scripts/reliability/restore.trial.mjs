@@ -15,7 +15,7 @@ export async function restoreTiming(agents) {
     const record = agentRecord(`agent${i}`, i, { status: "running", runs: ["0001-spawn"], inbox: [] });
     const runDir = path.join(tree.agentDir(record.path), "runs", "0001-spawn");
     fs.mkdirSync(runDir, { recursive: true });
-    // A file of the older kind, the bare pid: the check falls back to the process's command line.
+    // A file of the older kind, the bare pid: it proves nothing, so it counts as no wrapper.
     fs.writeFileSync(path.join(runDir, "wrapper.pid"), `${process.pid}\n`);
     await tree.writeRecord(record);
   }

@@ -1,5 +1,6 @@
 // SIGKILL and SIGTERM to the wrapper at moments spread over a busy run: result.json must be
-// whole or absent (never partial), and after a SIGTERM present once a child was started.
+// whole or absent (never partial), and after a SIGTERM present once a child was started; no
+// reserve, result temp file or run folder in the temp folder is left.
 import fs from "node:fs";
 import path from "node:path";
 import {
@@ -14,6 +15,7 @@ import {
   median,
   pool,
   readResult,
+  runFoldersLeft,
   settleLeftovers,
   sleep,
   startWrapper,
@@ -35,12 +37,14 @@ export async function calibrate() {
 export async function killTrials(signal, trials, spanMs) {
   const tally = { complete: 0, absent: 0, partial: 0, temps: 0, reserves: 0, hung: 0, statuses: {} };
   const dirs = [];
+  const pids = [];
   await pool(
     Array.from({ length: trials }, (_, i) => Math.round((i / trials) * spanMs * 1.3)),
     async (delay) => {
       const dir = makeCase();
       dirs.push(dir);
       const wrapper = startWrapper(dir, BUSY, LOAD_TASK_EXTENSION);
+      pids.push(wrapper.pid);
       await sleep(delay);
       try {
         process.kill(wrapper.pid, signal);
@@ -65,6 +69,8 @@ export async function killTrials(signal, trials, spanMs) {
   // write it was killed in; its orphan guard does, so both are counted once the guards are done.
   tally.reserves = dirs.reduce((n, dir) => n + filesEndingWith(dir, ".reserve"), 0);
   tally.temps = dirs.reduce((n, dir) => n + tempFiles(dir), 0);
+  // Nor its run's folder in the temp folder (the task's text): the guard removes that too.
+  tally.runFolders = runFoldersLeft(pids);
   killLeftovers();
   return tally;
 }

@@ -73,6 +73,15 @@ export const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "psa-reliability-sc
 process.once("exit", () => fs.rmSync(scratch, { recursive: true, force: true }));
 const baseEnv = { ...process.env, [TAG_ENV]: TAG, PI_SUBAGENTS_PI_BIN: FAKE_PI, TMPDIR: scratch };
 
+/**
+ * The run folders (`pi-subagent-run-<pid>-…`: the task file, the limits' private inbox) that
+ * the wrappers of `pids` left in the temp folder every wrapper here shares (TMPDIR).
+ */
+export function runFoldersLeft(pids) {
+  const prefixes = pids.map((pid) => `pi-subagent-run-${pid}-`);
+  return fs.readdirSync(scratch).filter((name) => prefixes.some((prefix) => name.startsWith(prefix))).length;
+}
+
 /** A temp case dir with meta.json (artifacts under out/). */
 export function makeCase(overrides = {}, metaText) {
   const dir = fs.mkdtempSync(path.join(scratch, "case-"));

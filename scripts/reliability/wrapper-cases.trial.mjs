@@ -1,7 +1,8 @@
 // The wrapper's own promises, tried adversarially for `npm run reliability`:
 //  - orphans: SIGKILL the wrapper whose child is not a cooperating pi (a bash script, one that
 //    traps SIGTERM, the fake pi without the task extension, one that runs `setsid sleep 60`), and
-//    a child that exits leaving a setsid sleep behind; count what is alive 2 s later;
+//    a child that exits leaving a setsid sleep behind; count what is alive 2 s later, and the
+//    run folders (the task file the child never read) left in the temp folder;
 //  - paths: artifact paths under /proc and /sys, FIFOs, under a regular file, through symlinks,
 //    on a read-only mount and on a full tmpfs; check the exit code, result.json and that nothing hangs.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -15,6 +16,7 @@ import {
   makeCase,
   median,
   readResult,
+  runFoldersLeft,
   scratch,
   settleLeftovers,
   sleep,
@@ -86,6 +88,8 @@ async function orphanKindTrial([, child, readyFile, kill], row) {
   const left = await settleLeftovers(GONE_WITHIN_MS);
   row.survivors += left.length;
   if (left.length === 0) row.gone.push(Date.now() - ended);
+  // The guard's files go before its signals: by now its run folder must be gone.
+  row.files += runFoldersLeft([wrapper.pid]);
   killLeftovers();
 }
 
@@ -93,7 +97,7 @@ async function orphanKindTrial([, child, readyFile, kill], row) {
 export async function orphanKinds(trials) {
   const rows = [];
   for (const kind of ORPHAN_KINDS) {
-    const row = { name: kind[0], trials, survivors: 0, gone: [], hung: 0, notReady: 0 };
+    const row = { name: kind[0], trials, survivors: 0, files: 0, gone: [], hung: 0, notReady: 0 };
     for (let i = 0; i < trials; i++) await orphanKindTrial(kind, row);
     rows.push(row);
   }

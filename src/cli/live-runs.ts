@@ -1,12 +1,15 @@
 /**
  * The runs of a tree that are still at work: a run directory without result.json whose
- * wrapper (wrapper.pid: pid, start time, boot) still runs. Read by `stop` and by `inspect`
- * (which shows the ones running while no root owns the tree). Files and /proc only.
+ * wrapper (wrapper.pid: pid, start time, boot) still runs, by lib/process.ts's one rule. Read
+ * by `stop` and by `inspect` (which shows the ones running while no root owns the tree).
+ * A wrapper.pid of an older version holds only a pid, which proves nothing once pids are
+ * reused: such a run is not counted as running, and `stop` names it instead of signalling
+ * whatever holds that pid now (unprovenWrapper). Files and /proc only.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
-import { type ProcessIdentity, processRunning, sameProcessAlive } from "../lib/process.js";
+import { type ProcessIdentity, processRunning, readIdentityFileSync, sameProcessAlive } from "../lib/process.js";
 import { isRecord } from "../lib/values.js";
 import { agentRecordFiles, readJsonFileSync } from "./tree-records.js";
 
@@ -23,35 +26,29 @@ export interface LiveRun {
   limits: Record<string, unknown> | undefined;
 }
 
-/** The wrapper recorded in a run directory (a bare pid from an older version is accepted). */
+/** The wrapper recorded in a run directory (wrapper.pid), whatever it holds that names a process. */
 export function recordedWrapper(runDir: string): ProcessIdentity | undefined {
-  let text: string;
-  try {
-    const file = path.join(runDir, RUN_FILES.wrapperPid);
-    if (!fs.statSync(file).isFile()) return undefined;
-    text = fs.readFileSync(file, "utf8").trim();
-  } catch {
-    return undefined;
-  }
-  let value: unknown;
-  try {
-    value = text.startsWith("{") ? JSON.parse(text) : { pid: Number(text) };
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(value) || !Number.isSafeInteger(value.pid) || (value.pid as number) <= 1) return undefined;
-  return {
-    pid: value.pid as number,
-    ...(typeof value.startTicks === "string" && { startTicks: value.startTicks }),
-    ...(typeof value.bootId === "string" && { bootId: value.bootId }),
-  };
+  const read = readIdentityFileSync(path.join(runDir, RUN_FILES.wrapperPid));
+  return "identity" in read ? read.identity : undefined;
 }
 
-/** The run's wrapper when it is still at work (no result.json; the same process, not a zombie). */
+/** The run's wrapper when it is still at work (no result.json; the same process, not exited). */
 export function liveWrapper(runDir: string): ProcessIdentity | undefined {
   if (fs.existsSync(path.join(runDir, RUN_FILES.result))) return undefined;
   const wrapper = recordedWrapper(runDir);
-  return wrapper && sameProcessAlive(wrapper) && processRunning(wrapper.pid) ? wrapper : undefined;
+  return wrapper && sameProcessAlive(wrapper) ? wrapper : undefined;
+}
+
+/**
+ * A run without result.json whose wrapper.pid holds only a pid (an older version's file) that
+ * a live process holds now: maybe its wrapper, maybe a process that reused the pid — nothing
+ * tells them apart, so nothing signals it. Undefined for every other run.
+ */
+export function unprovenWrapper(runDir: string): number | undefined {
+  if (fs.existsSync(path.join(runDir, RUN_FILES.result))) return undefined;
+  const wrapper = recordedWrapper(runDir);
+  if (!wrapper || wrapper.startTicks !== undefined || sameProcessAlive(wrapper)) return undefined;
+  return processRunning(wrapper.pid) ? wrapper.pid : undefined;
 }
 
 /** A run directory: it holds meta.json. */
@@ -78,9 +75,9 @@ export function liveRunAt(runDir: string, agent: string): LiveRun | undefined {
   };
 }
 
-/** Every run of the tree still at work, in the agents' spawn order. */
-export function liveRuns(treeDir: string): LiveRun[] {
-  const runs: LiveRun[] = [];
+/** Every run directory of the tree with its agent's path, in the agents' spawn order. */
+export function treeRuns(treeDir: string): Array<{ runDir: string; agent: string }> {
+  const runs: Array<{ runDir: string; agent: string }> = [];
   for (const { dir, value } of agentRecordFiles(treeDir)) {
     const agent = isRecord(value) && typeof value.path === "string" ? value.path : dir;
     let names: string[];
@@ -89,10 +86,12 @@ export function liveRuns(treeDir: string): LiveRun[] {
     } catch {
       continue;
     }
-    for (const name of names) {
-      const live = liveRunAt(path.join(dir, TREE_FILES.runs, name), agent);
-      if (live) runs.push(live);
-    }
+    for (const name of names) runs.push({ runDir: path.join(dir, TREE_FILES.runs, name), agent });
   }
   return runs;
+}
+
+/** Every run of the tree still at work, in the agents' spawn order. */
+export function liveRuns(treeDir: string): LiveRun[] {
+  return treeRuns(treeDir).flatMap(({ runDir, agent }) => liveRunAt(runDir, agent) ?? []);
 }

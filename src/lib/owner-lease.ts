@@ -14,8 +14,8 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { type ProcessIdentity, processIdentity, processRunning, sameProcessAlive } from "./process.js";
-import { readRegularFile } from "./regular-file.js";
+import { processIdentity, readIdentityFile, readIdentityFileSync, sameProcessAlive } from "./process.js";
+import { formatProcessIdentity, type ProcessIdentity, sameIdentity } from "./process-identity.js";
 import { errorText } from "./values.js";
 
 export type Ownership =
@@ -27,7 +27,7 @@ export type Ownership =
 export interface LeaseDeps {
   /** This process (default: the running one). */
   self?: ProcessIdentity;
-  /** Whether a recorded owner still runs (default: same pid, same start time, not a zombie). */
+  /** Whether a recorded owner still runs (default: lib/process.ts's one rule, sameProcessAlive). */
   alive?: (owner: ProcessIdentity) => boolean;
   /** A damaged lease file is named here, once. */
   report?: (line: string) => void;
@@ -37,14 +37,6 @@ export interface LeaseDeps {
 export const LEASE_PREFIX = "owner.";
 const GENERATION = /^owner\.(\d{1,15})$/;
 const TRIES = 8;
-
-function defaultAlive(owner: ProcessIdentity): boolean {
-  return sameProcessAlive(owner) && processRunning(owner.pid);
-}
-
-function sameProcess(a: ProcessIdentity, b: ProcessIdentity): boolean {
-  return a.pid === b.pid && a.startTicks === b.startTicks && a.bootId === b.bootId;
-}
 
 /** The lease generations in `treeDir`, highest first. */
 async function generations(treeDir: string): Promise<number[]> {
@@ -62,26 +54,14 @@ export function leaseFile(treeDir: string, generation: number): string {
 
 /** The identity a lease file holds; a string saying why there is none when it is damaged. */
 export async function readLease(file: string): Promise<ProcessIdentity | string> {
-  const read = await readRegularFile(file, 4096);
-  if (!read.ok) return read.absent ? "is gone" : read.problem;
-  try {
-    const value = JSON.parse(read.text) as Partial<ProcessIdentity> | null;
-    if (typeof value === "object" && value !== null && Number.isSafeInteger(value.pid) && value.pid! > 1)
-      return {
-        pid: value.pid!,
-        ...(typeof value.startTicks === "string" && { startTicks: value.startTicks }),
-        ...(typeof value.bootId === "string" && { bootId: value.bootId }),
-      };
-  } catch {
-    // below
-  }
-  return read.text.trim() === "" ? "is empty" : "is not an owner lease";
+  const read = await readIdentityFile(file);
+  return "identity" in read ? read.identity : read.problem;
 }
 
 /** The process that holds the tree now, if one lives (for inspect). */
 export async function currentOwner(
   treeDir: string,
-  alive: (owner: ProcessIdentity) => boolean = defaultAlive,
+  alive: (owner: ProcessIdentity) => boolean = sameProcessAlive,
 ): Promise<ProcessIdentity | undefined> {
   const [top] = await generations(treeDir);
   if (top === undefined) return undefined;
@@ -94,7 +74,7 @@ async function createLease(file: string, identity: ProcessIdentity): Promise<boo
   const temp = path.join(path.dirname(file), `.owner.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const handle = await fs.promises.open(temp, "wx");
   try {
-    await handle.writeFile(`${JSON.stringify(identity)}\n`, "utf8");
+    await handle.writeFile(formatProcessIdentity(identity), "utf8");
     await handle.sync();
   } finally {
     await handle.close();
@@ -116,7 +96,7 @@ async function createLease(file: string, identity: ProcessIdentity): Promise<boo
  */
 export async function takeOwnership(treeDir: string, deps: LeaseDeps = {}): Promise<Ownership> {
   const self = deps.self ?? processIdentity(process.pid);
-  const alive = deps.alive ?? defaultAlive;
+  const alive = deps.alive ?? sameProcessAlive;
   let named = false;
   for (let attempt = 0; attempt < TRIES; attempt++) {
     const [top] = await generations(treeDir);
@@ -124,7 +104,7 @@ export async function takeOwnership(treeDir: string, deps: LeaseDeps = {}): Prom
       const file = leaseFile(treeDir, top);
       const owner = await readLease(file);
       if (typeof owner !== "string") {
-        if (sameProcess(owner, self)) return held(treeDir, top, self);
+        if (sameIdentity(owner, self)) return held(treeDir, top, self);
         if (alive(owner)) return { held: false, owner };
       } else if (owner !== "is gone" && !named) {
         named = true;
@@ -155,7 +135,7 @@ function held(treeDir: string, generation: number, self: ProcessIdentity): Owner
     release: async () => {
       try {
         const owner = await readLease(file);
-        if (typeof owner !== "string" && sameProcess(owner, self)) await fs.promises.rm(file, { force: true });
+        if (typeof owner !== "string" && sameIdentity(owner, self)) await fs.promises.rm(file, { force: true });
       } catch (err) {
         // the tree directory went away: nothing to give back
         void errorText(err);
@@ -167,7 +147,7 @@ function held(treeDir: string, generation: number, self: ProcessIdentity): Owner
 /** currentOwner, read synchronously (the CLI's inspect). */
 export function currentOwnerSync(
   treeDir: string,
-  alive: (owner: ProcessIdentity) => boolean = defaultAlive,
+  alive: (owner: ProcessIdentity) => boolean = sameProcessAlive,
 ): ProcessIdentity | undefined {
   let names: string[];
   try {
@@ -181,14 +161,6 @@ export function currentOwnerSync(
     .map(Number)
     .sort((a, b) => b - a);
   if (top === undefined) return undefined;
-  try {
-    const file = leaseFile(treeDir, top);
-    if (!fs.statSync(file).isFile()) return undefined;
-    const value = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<ProcessIdentity> | null;
-    if (typeof value !== "object" || value === null || !Number.isSafeInteger(value.pid)) return undefined;
-    const owner = value as ProcessIdentity;
-    return alive(owner) ? owner : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readIdentityFileSync(leaseFile(treeDir, top));
+  return "identity" in read && alive(read.identity) ? read.identity : undefined;
 }

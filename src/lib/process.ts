@@ -1,4 +1,6 @@
 import fs from "node:fs";
+import { MAX_IDENTITY_FILE_BYTES, type ProcessIdentity, parseProcessIdentity } from "./process-identity.js";
+import { readRegularFile, readRegularFileSync } from "./regular-file.js";
 
 /** Whether a process is alive (EPERM means it is, but belongs to someone else). */
 export function processAlive(pid: number): boolean {
@@ -10,16 +12,7 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/**
- * What tells one process apart from a later one that got the same pid (after a reboot, or
- * once pids wrap): its start time in clock ticks since boot (field 22 of /proc/<pid>/stat)
- * and the boot it belongs to. Both are undefined where /proc does not exist.
- */
-export interface ProcessIdentity {
-  pid: number;
-  startTicks?: string;
-  bootId?: string;
-}
+export type { ProcessIdentity };
 
 function readProc(file: string): string | undefined {
   try {
@@ -117,16 +110,32 @@ function startTicks(pid: number): string | undefined {
   return procStatFields(pid)?.at(19);
 }
 
+/** This boot's id (Linux), undefined without /proc. */
+const bootId = (): string | undefined => readProc("/proc/sys/kernel/random/boot_id")?.trim() || undefined;
+
+/** The identity of the live process `pid` now (its start time and boot where /proc says them). */
 export function processIdentity(pid: number): ProcessIdentity {
   const ticks = startTicks(pid);
-  const boot = readProc("/proc/sys/kernel/random/boot_id")?.trim();
+  const boot = bootId();
   return { pid, ...(ticks && { startTicks: ticks }), ...(boot && { bootId: boot }) };
 }
 
+let procThere: boolean | undefined;
+/** Whether this machine has Linux's /proc (looked at once). */
+function hasProc(): boolean {
+  procThere ??= fs.existsSync("/proc/self/stat");
+  return procThere;
+}
+
 /**
- * Whether `recorded` is still running: the same pid, started at the same tick of the same
- * boot. A process of another user (EPERM) is never one this process started. Without a
- * recorded start time (or without /proc) only the pid can be checked.
+ * The one rule for "the process a file names still runs" (a run's wrapper, a tree's owner, a
+ * slot's or an ssh connection's holder, a wrapper's parent): its pid is alive, it is this
+ * user's (another user's process is never one this package started), it started at the
+ * recorded tick of the recorded boot, and it has not exited (a zombie nobody reaped yet has
+ * ended all the same). An identity without a start time (an older file's bare pid) proves
+ * nothing on a machine with /proc: whatever holds that pid now may be anything, so it does
+ * not count as running — nothing waits on it, takes it for an owner, or signals it. Without
+ * /proc only the pid can be checked.
  */
 export function sameProcessAlive(recorded: ProcessIdentity): boolean {
   try {
@@ -134,10 +143,35 @@ export function sameProcessAlive(recorded: ProcessIdentity): boolean {
   } catch {
     return false;
   }
-  const now = processIdentity(recorded.pid);
-  if (recorded.bootId && now.bootId && recorded.bootId !== now.bootId) return false;
-  if (recorded.startTicks && now.startTicks) return recorded.startTicks === now.startTicks;
-  return true;
+  // One read of its stat gives both its start time (field 22) and its state (field 3).
+  const fields = procStatFields(recorded.pid);
+  if (fields === undefined) return !hasProc(); // gone meanwhile, or no /proc here
+  if (recorded.startTicks === undefined || recorded.startTicks !== fields[19]) return false;
+  const boot = recorded.bootId === undefined ? undefined : bootId();
+  if (boot !== undefined && boot !== recorded.bootId) return false;
+  return !EXITED_STATES.has(fields[0] ?? "");
+}
+
+/** What an identity file holds: the identity, or why there is none (`is gone` when there is no file). */
+export type IdentityRead = { identity: ProcessIdentity } | { problem: string };
+
+function identityOf(read: { text: string } | { absent: true } | { problem: string }): IdentityRead {
+  if ("absent" in read) return { problem: "is gone" };
+  if ("problem" in read) return read;
+  if (read.text.trim() === "") return { problem: "is empty" };
+  const identity = parseProcessIdentity(read.text);
+  return identity ? { identity } : { problem: "holds no process identity" };
+}
+
+/** Reads an identity file (process-identity.ts): never blocks on a FIFO, never reads past its bound. */
+export async function readIdentityFile(file: string): Promise<IdentityRead> {
+  const read = await readRegularFile(file, MAX_IDENTITY_FILE_BYTES);
+  return identityOf(read.ok ? read : read.absent ? { absent: true } : { problem: read.problem });
+}
+
+/** readIdentityFile, synchronously (the CLI, a lease taken in one go). */
+export function readIdentityFileSync(file: string): IdentityRead {
+  return identityOf(readRegularFileSync(file, MAX_IDENTITY_FILE_BYTES));
 }
 
 /** The arguments a live process was started with (Linux /proc), undefined when unreadable. */

@@ -77,11 +77,16 @@ export async function readJsonFile(file: string, maxBytes = MAX_SHARED_FILE_BYTE
  * blocks on a FIFO or reads a device: the synchronous twin of readRegularFile, for code that
  * cannot wait (the CLI, a poll, a wrapper's inbox, a lease's identity).
  */
-export function readRegularFileSync(file: string): { text: string } | { absent: true } | { problem: string } {
+export function readRegularFileSync(
+  file: string,
+  maxBytes = MAX_SHARED_FILE_BYTES,
+): { text: string } | { absent: true } | { problem: string } {
   let handle: number | undefined;
   try {
     handle = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-    if (!fs.fstatSync(handle).isFile()) return { problem: "is not a regular file" };
+    const stat = fs.fstatSync(handle);
+    if (!stat.isFile()) return { problem: "is not a regular file" };
+    if (stat.size > maxBytes) return { problem: `is ${stat.size} bytes (more than ${maxBytes})` };
     return { text: fs.readFileSync(handle, "utf8") };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

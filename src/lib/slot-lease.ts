@@ -21,7 +21,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { createComplete } from "./atomic-file.js";
-import { type ProcessIdentity, processIdentity, processRunning, sameProcessAlive } from "./process.js";
+import { processIdentity, sameProcessAlive } from "./process.js";
+import { formatProcessIdentity, type ProcessIdentity, parseProcessIdentity } from "./process-identity.js";
 
 /** The file operations of slot leases (tests inject them to stage races). */
 export interface SlotFileOperations {
@@ -143,25 +144,9 @@ export const nodeSlotFiles: SlotFileOperations = {
   makeDir: (dir) => fs.mkdirSync(dir, { recursive: true }),
 };
 
-function defaultAlive(holder: ProcessIdentity): boolean {
-  return sameProcessAlive(holder) && processRunning(holder.pid);
-}
-
 /** The holder a lease file's text names; undefined when released or damaged. */
 export function leaseHolder(text: string | undefined): ProcessIdentity | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const value = JSON.parse(text) as Partial<ProcessIdentity> | null;
-    if (typeof value !== "object" || value === null || !Number.isSafeInteger(value.pid) || value.pid! <= 1)
-      return undefined;
-    return {
-      pid: value.pid!,
-      ...(typeof value.startTicks === "string" && { startTicks: value.startTicks }),
-      ...(typeof value.bootId === "string" && { bootId: value.bootId }),
-    };
-  } catch {
-    return undefined;
-  }
+  return text === undefined ? undefined : parseProcessIdentity(text);
 }
 
 /** Each slot number's generations in `dir`, highest first. */
@@ -182,7 +167,7 @@ function generations(names: string[]): Map<number, number[]> {
 /** The live holders of `dir`'s slots, by slot number (any number, not only up to one capacity). */
 export function slotHolders(dir: string, deps: SlotDeps = {}): Map<number, ProcessIdentity> {
   const ops = deps.ops ?? nodeSlotFiles;
-  const alive = deps.alive ?? defaultAlive;
+  const alive = deps.alive ?? sameProcessAlive;
   const holders = new Map<number, ProcessIdentity>();
   for (const [slot, [top]] of generations(ops.list(dir))) {
     const holder = leaseHolder(ops.read(slotFile(dir, slot, top!)));
@@ -197,7 +182,7 @@ export function slotHolders(dir: string, deps: SlotDeps = {}): Map<number, Proce
  */
 export function takeSlot(dir: string, capacity: number, deps: SlotDeps = {}): SlotLease | undefined {
   const ops = deps.ops ?? nodeSlotFiles;
-  const alive = deps.alive ?? defaultAlive;
+  const alive = deps.alive ?? sameProcessAlive;
   const self = deps.self ?? processIdentity(process.pid);
   ops.makeDir(dir);
   const found = generations(ops.list(dir));
@@ -210,7 +195,7 @@ export function takeSlot(dir: string, capacity: number, deps: SlotDeps = {}): Sl
     const generation = (top ?? 0) + 1;
     const file = slotFile(dir, slot, generation);
     // Another taker made this generation first: it holds the slot.
-    if (!ops.create(file, `${JSON.stringify(self)}\n`)) continue;
+    if (!ops.create(file, formatProcessIdentity(self))) continue;
     const now = generations(ops.list(dir)).get(slot) ?? [];
     if (now[0] !== generation) {
       // A newer generation exists: this one was made from an old reading and holds nothing.
@@ -237,7 +222,7 @@ function heldLease(
     handOver(holder) {
       // While this process holds the slot its lease stays the newest: nobody removes it.
       if (released || ops.read(file) === undefined) return;
-      ops.replace(file, `${JSON.stringify(holder)}\n`);
+      ops.replace(file, formatProcessIdentity(holder));
       handedTo = holder;
     },
     release() {

@@ -7,6 +7,9 @@
  * its scratch folder, or keeps it for the agent's next turn when the local side named the
  * workspace (protocol 2: the `hello` answer then names the commits it still has). It acts only on the protocol: no shell, no path outside its scratch, every
  * frame and blob bounded; anything malformed ends the run with an `error` frame and exit 1.
+ * A live message or a stop that comes while the workspace is still being unpacked waits and
+ * goes to pi the moment it is started (the messages first): nothing is dropped in a turn's
+ * first second.
  * When stdin closes or a stop arrives, pi's group gets SIGTERM, then SIGKILL 3 s later: nothing
  * it started outlives it by more than that. Imports only the contracts and the in-child code,
  * so it runs from an installed package on a machine that never saw the parent.
@@ -66,6 +69,13 @@ class ServeSession {
     this.finished = resolve;
   });
   private messageCount = 0;
+  /**
+   * Live messages (written whole into the run folder) and a stop that came while the
+   * workspace was still being unpacked, before pi ran: handed over the moment pi is started,
+   * the messages first, so none is lost in a turn's first second.
+   */
+  private readonly waiting: Array<{ temp: string; name: string }> = [];
+  private waitingStop: "SIGTERM" | "SIGKILL" | undefined;
   /** The rest of the checkout, written while pi starts; the turn's commit waits for it. */
   private checkout: Promise<void> = Promise.resolve();
   /** The unpacking and start of pi: the scratch space is removed only once it is over. */
@@ -173,17 +183,24 @@ class ServeSession {
   }
 
   private onRunning(frame: ClientFrame): void {
-    if (frame.t === "stop") this.pi?.stop(frame.signal);
-    else if (frame.t === "message" && this.start?.inbox && this.scratch) this.deliver(frame.name, frame.id, frame.text);
+    if (frame.t === "stop") {
+      if (this.pi) this.pi.stop(frame.signal);
+      else if (this.waitingStop !== "SIGKILL") this.waitingStop = frame.signal;
+    } else if (frame.t === "message" && this.start?.inbox && this.scratch)
+      this.deliver(frame.name, frame.id, frame.text);
     else this.fail(`unexpected ${frame.t} frame while the child runs`);
   }
 
-  /** A live message, written whole into the inbox folder the task extension watches (rename: never half-read). */
+  /**
+   * A live message, written whole into the inbox folder the task extension watches (rename:
+   * never half-read); before pi runs, it waits in the run folder and goes in first (handOver).
+   */
   private deliver(name: string, id: string, text: string): void {
     this.messageCount += 1;
     try {
       const temp = this.scratch!.writeRunFile(`message-${this.messageCount}.tmp`, JSON.stringify({ id, text }));
-      this.pi?.deliver(temp, name);
+      if (this.pi) this.pi.deliver(temp, name);
+      else this.waiting.push({ temp, name });
     } catch (err) {
       this.fail(`cannot deliver a live message: ${(err as Error).message}`);
     }
@@ -207,12 +224,19 @@ class ServeSession {
         exited: (code, signal) => void this.afterExit(code, signal),
       });
       this.pi.spawn();
+      this.handOver();
       this.streamTheSession();
       // The rest of the files while pi starts; its tool calls wait for `ready`.
       this.checkout = this.finishCheckout(readyFile);
     } catch (err) {
       this.fail((err as Error).message);
     }
+  }
+
+  /** What came for pi before it ran: the messages into its inbox (in the order they came), then a stop. */
+  private handOver(): void {
+    for (const { temp, name } of this.waiting.splice(0)) this.pi!.deliver(temp, name);
+    if (this.waitingStop) this.pi!.stop(this.waitingStop);
   }
 
   /** What pi appends to its session goes over as it is written (when the local side asked for it). */

@@ -44,6 +44,8 @@ const BASE_BRANCH = "base";
 /** A kept workspace no turn claimed for this long is removed (a far side that never sees its agent's close). */
 export const KEEP_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 const KEEP_PREFIX = "subagent-keep-";
+/** How many symlinks the child's cwd may pass through (a loop of links is refused, not followed forever). */
+const MAX_CWD_LINKS = 40;
 /** How much of a bundle's start its header may take. */
 const MAX_BUNDLE_HEADER_BYTES = 1024 * 1024;
 
@@ -100,6 +102,23 @@ function pruneKept(root: string, now: number): void {
 }
 
 export class WorkspaceError extends Error {}
+
+/**
+ * Where the symlink `link` leads, as names still to walk: from its own folder (a relative
+ * target), or from `top` (an absolute one, refused when it is not below `top`).
+ */
+function linkHop(link: string, top: string): { names: string[]; from?: string } | undefined {
+  const target = fs.readlinkSync(link);
+  if (!path.isAbsolute(target)) return { names: target.split("/") };
+  const resolved = path.resolve(target);
+  return within(top, resolved) ? { names: path.relative(top, resolved).split(path.sep), from: top } : undefined;
+}
+
+/** Whether the real path `inner` is `outer` or below it. */
+function within(outer: string, inner: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
 
 const CONTEXT_FILES = ["AGENTS.md", "CLAUDE.md"];
 
@@ -300,21 +319,46 @@ export class Scratch {
     this.complete = true;
   }
 
-  /** The child's cwd: `relative` below the workspace, which must be a folder inside it (symlinks resolved). */
+  /**
+   * The child's cwd: `relative` below the workspace, which must be a folder inside it. Walked
+   * one name at a time from the workspace's real path, each symlink followed by its own text
+   * (its target may not be checked out yet) and refused as soon as it leads out, and a missing
+   * folder made only in a parent already reached inside: a bundle's symlink to a folder
+   * elsewhere (`a → /etc`, cwd `a/x`) makes nothing outside the scratch space, even for the
+   * cwd it then refuses.
+   */
   childCwd(relative: string): string {
-    const cwd = relative === "" ? this.work : this.inside(this.work, relative);
-    let real: string;
-    try {
-      real = fs.realpathSync(cwd);
-    } catch {
-      fs.mkdirSync(cwd, { recursive: true });
-      real = fs.realpathSync(cwd);
+    const refused = () => new WorkspaceError(`the child's cwd is not a folder inside the workspace: ${relative}`);
+    if (relative !== "" && !isInsidePath(relative)) throw refused();
+    const top = fs.realpathSync(this.work);
+    const names = relative.split("/");
+    let at = top;
+    let links = 0;
+    while (names.length > 0) {
+      const name = names.shift()!;
+      if (name === "" || name === ".") continue;
+      if (name === "..") {
+        at = path.dirname(at);
+        if (!within(top, at)) throw refused();
+        continue;
+      }
+      const next = path.join(at, name);
+      let stat = fs.lstatSync(next, { throwIfNoEntry: false });
+      if (stat === undefined) {
+        fs.mkdirSync(next, { mode: 0o700 });
+        stat = fs.lstatSync(next);
+      }
+      if (stat.isSymbolicLink()) {
+        const hop = ++links > MAX_CWD_LINKS ? undefined : linkHop(next, top);
+        if (!hop) throw refused();
+        names.unshift(...hop.names);
+        at = hop.from ?? at;
+        continue;
+      }
+      if (!stat.isDirectory()) throw refused();
+      at = next;
     }
-    const rel = path.relative(fs.realpathSync(this.work), real);
-    if (rel.startsWith("..") || path.isAbsolute(rel) || !fs.statSync(real).isDirectory()) {
-      throw new WorkspaceError(`the child's cwd is not a folder inside the workspace: ${relative}`);
-    }
-    return real;
+    return at;
   }
 
   /**

@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
-import { procStatFields } from "../lib/process.js";
+import { processIdentity, procStatFields, sameProcessAlive } from "../lib/process.js";
+import type { ProcessIdentity } from "../lib/process-identity.js";
 import { type OrphanGuard, processesWithToken, startOrphanGuard } from "./orphan-guard.js";
 import type { PiIdentity } from "./pi-version.js";
 
@@ -98,6 +99,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   taskFile: string;
+  /** The run's own folder in the temp folder (run-temp.ts): what the run writes there for itself goes in it. */
+  tempDir?: string;
   /** The run's token, put in the child's environment (see orphan-guard.ts). */
   runToken: string;
   /** The live-message folder the task extension watches (meta.json `inboxPath`), when the run has one. */
@@ -114,14 +117,19 @@ export interface ChildOperations {
   resolvePi(env: NodeJS.ProcessEnv, cwd: string): string;
   spawn(bin: string, args: string[], options: SpawnOptions): ChildHandle;
   signalGroup(pid: number | undefined, signal: NodeJS.Signals): void;
-  /** Whether the process exists and can be signalled (the parent watch asks it once a second). */
-  canSignal(pid: number): boolean;
+  /** What tells the live process `pid` from a later one with its pid (the parent watch takes its parent's at its start). */
+  identify(pid: number): ProcessIdentity;
+  /** Whether the process `identity` names still runs (lib/process.ts's one rule; the parent watch asks it once a second). */
+  stillRuns(identity: ProcessIdentity): boolean;
   /** Which pi `bin` is (default: pi-version.ts's identifyPi, from its package.json or PI_SUBAGENTS_PI_VERSION). */
   identifyPi?(bin: string, env: NodeJS.ProcessEnv): PiIdentity;
   /** Whether any process of the group is left (the child's, after the child exited). */
   groupAlive(pgid: number): boolean;
-  /** Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned. */
-  startGuard(runToken: string, reservePath: string, onError: (err: Error) => void): OrphanGuard;
+  /**
+   * Starts the orphan guard of a run (orphan-guard.ts), before its child is spawned and before
+   * the run's temp folder `runTemp` is made (the guard removes it if the wrapper dies).
+   */
+  startGuard(runToken: string, reservePath: string, onError: (err: Error) => void, runTemp?: string): OrphanGuard;
   /** The live processes that carry the run's token (what left the child's group included). */
   tokenProcesses(runToken: string): Promise<number[]>;
   /** Signals one process. Never throws. */
@@ -178,16 +186,6 @@ function signalProcess(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Whether `pid` can be signalled; any failure (gone, or not ours) counts as no. */
-function canSignal(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Whether a live process of group `pgid` is left. kill(-pgid, 0) also counts zombies, which
  * never go away where nothing reaps orphans (a container whose pid 1 is not an init): on
@@ -224,7 +222,8 @@ export const nodeChildOperations: ChildOperations = {
   resolvePi: resolvePiBinary,
   spawn: spawnChild,
   signalGroup,
-  canSignal,
+  identify: processIdentity,
+  stillRuns: sameProcessAlive,
   groupAlive,
   startGuard: startOrphanGuard,
   tokenProcesses: processesWithToken,

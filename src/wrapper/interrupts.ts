@@ -10,6 +10,7 @@ import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { Clock } from "../lib/clock.js";
+import type { ProcessIdentity } from "../lib/process-identity.js";
 
 /** How often the parent named in PI_SUBAGENTS_PARENT_PID is looked for. */
 export const PARENT_CHECK_MS = 1000;
@@ -28,21 +29,29 @@ export function onStopSignals(interrupt: (reason: string) => void): () => void {
   };
 }
 
+/** How the parent watch tells its parent from a process that got its pid later (child.ts ChildOperations). */
+export interface ParentCheck {
+  identify(pid: number): ProcessIdentity;
+  stillRuns(identity: ProcessIdentity): boolean;
+}
+
 /**
  * Looks for the parent named in PI_SUBAGENTS_PARENT_PID every PARENT_CHECK_MS and interrupts
- * the run once it is gone. Undefined when the environment names no parent; otherwise the
- * function that stops the watch.
+ * the run once it is gone. The parent is its identity taken as the watch starts, not its pid:
+ * a parent that died (a zombie included) is gone even once another process holds its pid.
+ * Undefined when the environment names no parent; otherwise the function that stops the watch.
  */
 export function watchParent(
   env: NodeJS.ProcessEnv,
   clock: Clock,
-  canSignal: (pid: number) => boolean,
+  check: ParentCheck,
   interrupt: (reason: string) => void,
 ): (() => void) | undefined {
   const parentPid = Number(env[ENV.parentPid]);
   if (!Number.isInteger(parentPid) || parentPid <= 1) return undefined;
+  const parent = check.identify(parentPid);
   const timer = clock.setInterval(() => {
-    if (canSignal(parentPid)) return;
+    if (check.stillRuns(parent)) return;
     clock.clearInterval(timer);
     interrupt(`parent process ${parentPid} is gone`);
   }, PARENT_CHECK_MS);
@@ -82,11 +91,11 @@ export function watchRunEnds(
   env: NodeJS.ProcessEnv,
   meta: MetaV1,
   clock: Clock,
-  canSignal: (pid: number) => boolean,
+  check: ParentCheck,
   interrupt: (reason: string) => void,
 ): Array<() => void> {
   const stops: Array<() => void> = [];
-  const parent = watchParent(env, clock, canSignal, interrupt);
+  const parent = watchParent(env, clock, check, interrupt);
   if (parent) stops.push(parent);
   // A tree's turn whose tree directory is deleted still ends.
   if (meta.env?.[ENV.treeDir]) {

@@ -19,7 +19,6 @@
  *   and this month, this request included) is read for what was appended since.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { LedgerReader } from "../contracts/budget-ledger.js";
 import { type PeriodBudgets, periodOverrun } from "../contracts/budget-periods.js";
@@ -115,16 +114,18 @@ export class RunLimits {
   }
 
   /**
-   * The inbox the wrap-up goes to: meta.json's own (`shared`), else a private one made now.
-   * Undefined when none can be made (a warning; the limits then only stop the run).
+   * The inbox the wrap-up goes to: meta.json's own (`shared`), else a private one made now at
+   * `privateDir` (in the run's own temp folder, run-temp.ts). Undefined when none can be made
+   * (a warning; the limits then only stop the run).
    */
-  inbox(shared: string | undefined): string | undefined {
+  inbox(shared: string | undefined, privateDir: string): string | undefined {
     if (shared) {
       this.inboxDir = shared;
       return shared;
     }
     try {
-      this.inboxDir = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-inbox-"));
+      fs.mkdirSync(privateDir, { mode: 0o700 });
+      this.inboxDir = privateDir;
       this.privateInbox = true;
     } catch (err) {
       this.hooks.warn(`no inbox for the limits' wrap-up message (${errorText(err)}): a limit stops the run at once`);

@@ -3,11 +3,12 @@
  * process of its own, after the wrapper may be gone, so it can use nothing of the package.
  * Its interface:
  * - arguments: $1 the run token's environment entry (`PI_SUBAGENT_RUN_TOKEN=<token>`),
- *   $2 the result.json reserve to remove (or empty);
+ *   $2 the result.json reserve to remove (or empty), $3 the run's own temp folder to remove
+ *   with all it holds (run-temp.ts; or empty);
  * - stdin, one word a line: `pgid N` (the child's process group), `done` (that group is gone:
  *   never signal the number again), `exit` (the wrapper ended everything itself: exit at once).
  * When stdin closes without `exit`, it removes the reserve and the temp files of a result.json
- * write beside it, then sends SIGTERM to the group and to every process whose /proc environ
+ * write beside it, and the run's temp folder (the task's text among what it holds), then sends SIGTERM to the group and to every process whose /proc environ
  * holds the token entry, and SIGKILL to what is still there once what the SIGTERM reached is
  * gone or GUARD_KILL_AFTER_S have passed. Zombies count as gone; without /proc the group is
  * asked with signal 0.
@@ -24,7 +25,7 @@ export const GUARD_POLLS_PER_S = 10;
 
 /** The program, for `/bin/sh -c` (orphan-guard.ts guardCommand). */
 export const GUARD_SCRIPT = `
-needle=$1 reserve=$2 pg=
+needle=$1 reserve=$2 runtmp=$3 pg=
 while read -r word arg; do
   case $word in
     pgid) pg=$arg ;;
@@ -36,6 +37,7 @@ if [ -n "$reserve" ]; then
   rm -f -- "$reserve"
   for f in "\${reserve%reserve}"*.tmp; do [ -f "$f" ] && rm -f -- "$f"; done
 fi
+[ -n "$runtmp" ] && rm -rf -- "$runtmp"
 end() {
   hit= pids=
   if [ -n "$pg" ] && kill -s "$1" -- "-$pg" 2>/dev/null; then hit=1; fi

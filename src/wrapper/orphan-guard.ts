@@ -17,10 +17,11 @@
  * second and the 2 s promise holds on a loaded machine. "Gone" is read from /proc: no process
  * of the group and none the token led to is left but zombies (their parent died with the
  * wrapper, and the init that inherits them may reap them late); without /proc, the group is
- * asked with signal 0. It also removes the
- * wrapper's result.json reserve and the temp file of a result.json write it was killed in,
- * which a killed wrapper leaves behind (both start with the reserve's prefix, `.<name>.<pid>.`:
- * hiddenSiblingPrefix).
+ * asked with signal 0. It also removes what a killed wrapper leaves behind: its result.json
+ * reserve and the temp file of a result.json write it was killed in (both start with the
+ * reserve's prefix, `.<name>.<pid>.`: hiddenSiblingPrefix), and the run's own folder in the
+ * temp folder with all it holds — the task file (the task's full text, when the child had not
+ * read it yet), the limits' private inbox, a runner's bundles (run-temp.ts).
  *
  * The shell program itself is orphan-guard-script.ts: it runs in a process of its own, so it
  * shares nothing with this module but its arguments and the words on its stdin.
@@ -56,8 +57,8 @@ export function runTokenEntry(token: string): string {
 }
 
 /** The guard's executable and arguments (the bench starts the same command to measure it). */
-export function guardCommand(token: string, reservePath: string): [string, string[]] {
-  return ["/bin/sh", ["-c", GUARD_SCRIPT, "subagent-wrapper-guard", runTokenEntry(token), reservePath]];
+export function guardCommand(token: string, reservePath: string, runTemp = ""): [string, string[]] {
+  return ["/bin/sh", ["-c", GUARD_SCRIPT, "subagent-wrapper-guard", runTokenEntry(token), reservePath, runTemp]];
 }
 
 const idleGuard: OrphanGuard = {
@@ -69,16 +70,22 @@ const idleGuard: OrphanGuard = {
 
 /**
  * Starts the guard. `token` marks the run's processes; `reservePath` is the result.json
- * reserve to remove if the wrapper dies. `onError` hears why a guard could not start.
+ * reserve and `runTemp` the run's temp folder to remove if the wrapper dies. `onError` hears
+ * why a guard could not start.
  */
-export function startOrphanGuard(token: string, reservePath: string, onError: (err: Error) => void): OrphanGuard {
+export function startOrphanGuard(
+  token: string,
+  reservePath: string,
+  onError: (err: Error) => void,
+  runTemp?: string,
+): OrphanGuard {
   // The guard must not carry a token of its own: an outer run's guard, sweeping that token,
   // would otherwise end this guard before it has done its work.
   const env = { ...process.env };
   delete env[ENV.runToken];
   let guard: ChildProcess;
   try {
-    const [file, args] = guardCommand(token, reservePath);
+    const [file, args] = guardCommand(token, reservePath, runTemp);
     // Its own session: a signal to the wrapper's process group (Ctrl-C, the launcher) never reaches it.
     guard = spawn(file, args, { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
   } catch (err) {

@@ -25,12 +25,20 @@ import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { identifyPi, oldNodeCrash } from "./pi-version.js";
 import { RunArtifacts } from "./run-artifacts.js";
 import { buildResult, deliverResult, explainOutcome, type RunReport } from "./run-result.js";
+import {
+  makeRunTemp,
+  privateInboxIn,
+  removeRunTemp,
+  removeTaskFile,
+  runTempPath,
+  taskFileIn,
+  writeTaskFile,
+} from "./run-temp.js";
 import { RunTimers } from "./run-timers.js";
 import { RunWarnings } from "./run-warnings.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
 import { endTokenProcesses, type StragglerWatch } from "./stragglers.js";
-import { removeTaskFile, taskFilePath, writeTaskFile } from "./task-file.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
@@ -80,7 +88,9 @@ class WrapperRun {
   /** Marks every process of this run (the child's environment; see orphan-guard.ts). */
   private readonly runToken = randomBytes(16).toString("hex");
   private guard: OrphanGuard | undefined;
-  /** The task's text for the child (task-file.ts), removed when the run is over. */
+  /** The run's own folder in the temp folder (run-temp.ts), removed when the run is over. */
+  private runTemp: string | undefined;
+  /** The task's text for the child, in the run's folder. */
   private taskFile: string | undefined;
   private reserve: ResultReserve | undefined;
   /** The run's artifacts and its reserve share folders: each is checked and made once. */
@@ -135,7 +145,7 @@ class WrapperRun {
       this.timers.dispose();
       this.limits?.close();
       await this.standby.end();
-      if (this.taskFile) await removeTaskFile(this.taskFile);
+      if (this.runTemp) await removeRunTemp(this.runTemp);
     }
     await artifactsOpen;
     try {
@@ -187,13 +197,15 @@ class WrapperRun {
     const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
     const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
     this.identify(bin, childEnv);
-    this.taskFile = taskFilePath();
-    await this.prepareStart(this.taskFile);
-    const inboxDir = this.openInbox();
+    this.runTemp = runTempPath();
+    this.taskFile = taskFileIn(this.runTemp);
+    await this.prepareStart(this.runTemp, this.taskFile);
+    const inboxDir = this.openInbox(this.runTemp);
     const options: SpawnOptions = {
       cwd: this.meta.cwd,
       env: childEnv,
       taskFile: this.taskFile,
+      tempDir: this.runTemp,
       runToken: this.runToken,
       ...(inboxDir && { inboxDir }),
       ...(this.meta.cwdReadyPath && { cwdReady: this.meta.cwdReadyPath }),
@@ -257,16 +269,22 @@ class WrapperRun {
     return next;
   }
 
-  /** The task file, the result's reserve and the orphan guard, all started at once. */
-  private async prepareStart(taskFile: string): Promise<void> {
-    const taskWritten = writeTaskFile(taskFile, this.meta.task);
+  /** The result's reserve, the orphan guard, and the run's folder with the task file, all started at once. */
+  private async prepareStart(runTemp: string, taskFile: string): Promise<void> {
     const reserved = this.takeReserve();
-    // Started while those writes run, and before pi: from pi's spawn on, nothing it starts outlives the wrapper.
-    this.guard = this.processes.startGuard(this.runToken, ResultReserve.pathFor(this.meta.resultPath), (err) =>
-      this.warnings.addOnce(
-        `orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running`,
-      ),
+    // Started while the reserve is written, and before pi: from pi's spawn on, nothing it
+    // starts outlives the wrapper; and before the run's folder is made, which it removes
+    // when the wrapper dies (a SIGKILL leaves no copy of the task in the temp folder).
+    this.guard = this.processes.startGuard(
+      this.runToken,
+      ResultReserve.pathFor(this.meta.resultPath),
+      (err) =>
+        this.warnings.addOnce(
+          `orphan guard could not start (${errorText(err)}): a SIGKILLed wrapper may leave its child running and its task file in the temp folder`,
+        ),
+      runTemp,
     );
+    const taskWritten = makeRunTemp(runTemp).then(() => writeTaskFile(taskFile, this.meta.task));
     // Both settle before going on: a failed reserve must not leave the task file's write in
     // flight past the clean-up that removes it.
     const failed = (await Promise.allSettled([taskWritten, reserved])).find((r) => r.status === "rejected");
@@ -335,9 +353,11 @@ class WrapperRun {
   }
 
   /** A live-message inbox the child can use, or undefined (none asked for, or unusable: reported, and the run goes on). */
-  private openInbox(): string | undefined {
+  private openInbox(runTemp: string): string | undefined {
     // With limits, a run always has an inbox: the wrap-up message goes through it (limits.ts).
-    const inboxPath = this.limits ? this.limits.inbox(this.meta.inboxPath) : this.meta.inboxPath;
+    const inboxPath = this.limits
+      ? this.limits.inbox(this.meta.inboxPath, privateInboxIn(runTemp))
+      : this.meta.inboxPath;
     if (!inboxPath) return undefined;
     const inbox = new DeliveryLedger(inboxPath);
     const problem = inbox.prepare();
@@ -406,8 +426,9 @@ class WrapperRun {
   }
 
   private watchParent(env: NodeJS.ProcessEnv): void {
-    const canSignal = (pid: number) => this.processes.canSignal(pid);
-    this.cleanups.push(...watchRunEnds(env, this.meta, this.clock, canSignal, (reason) => this.interruptBy(reason)));
+    this.cleanups.push(
+      ...watchRunEnds(env, this.meta, this.clock, this.processes, (reason) => this.interruptBy(reason)),
+    );
   }
 
   /** Signal handlers and the parent watch go last: a SIGTERM while result.json is being written must not kill the wrapper. */

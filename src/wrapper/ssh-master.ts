@@ -41,8 +41,8 @@ import {
 import type { SshRunner } from "../contracts/runners.js";
 import { createComplete } from "../lib/atomic-file.js";
 import { type Clock, sleep, systemClock } from "../lib/clock.js";
-import { type ProcessIdentity, processIdentity, sameProcessAlive } from "../lib/process.js";
-import { readRegularFileSync } from "../lib/regular-file.js";
+import { processIdentity, readIdentityFileSync, sameProcessAlive } from "../lib/process.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../lib/process-identity.js";
 import { runProcess, tail } from "../lib/run-process.js";
 
 export interface SshConnectionPlace {
@@ -148,19 +148,13 @@ async function socketOf(definition: SshRunner, connection: SshConnection, ops: S
 }
 
 const readIdentity = (file: string): ProcessIdentity | undefined => {
-  try {
-    const read = readRegularFileSync(file);
-    if (!("text" in read)) return undefined;
-    const value = JSON.parse(read.text) as ProcessIdentity;
-    return Number.isSafeInteger(value.pid) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readIdentityFileSync(file);
+  return "identity" in read ? read.identity : undefined;
 };
 
 /** Writes `identity` to `target`, complete or not at all; false when `target` exists. */
 function linkIdentity(target: string, identity: ProcessIdentity): boolean {
-  return createComplete(target, JSON.stringify(identity));
+  return createComplete(target, formatProcessIdentity(identity));
 }
 
 /**
@@ -264,7 +258,7 @@ export async function useSshMaster(
   const mine = path.join(users, `${self.pid}.${self.startTicks ?? 0}`);
   const joined = await withLock(socket, ops, async () => {
     fs.mkdirSync(users, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(mine, JSON.stringify(self), { mode: 0o600 });
+    fs.writeFileSync(mine, formatProcessIdentity(self), { mode: 0o600 });
     await ensureMaster(definition, connection, socket, ops);
     return true;
   });

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { makePiHome, PI_LINE, PI_LINE_SETTLES, type PiHomeOptions, REPO_ROOT } from "../support/pi-home.js";
 import { killAll, waitForPidExit } from "../support/processes.js";
 import { reply, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
@@ -157,8 +157,12 @@ describe("subagent-wrapper with the real pi", () => {
     process.kill(started.pid, "SIGKILL");
     await started.done;
     expect(await waitForPidExit(piPid, 5000)).toBe(true);
-    // The wrapper never got to clean up; the task file was already gone once pi read it.
-    expect((await readdir(home.env.TMPDIR!)).filter((name) => name.startsWith("pi-subagent-task-"))).toEqual([]);
+    // The wrapper never got to clean up: its orphan guard removed the run's temp folder (pi had read the task file already).
+    await vi.waitFor(
+      async () =>
+        expect((await readdir(home.env.TMPDIR!)).filter((name) => name.startsWith("pi-subagent-run-"))).toEqual([]),
+      { timeout: 5000 },
+    );
   });
 });
 

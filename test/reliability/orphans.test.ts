@@ -3,10 +3,12 @@
  * included, nothing it started is alive 2 s later, whatever the child is — a bash script, one
  * that ignores SIGTERM, the fake pi without the task extension (so without pi's own orphan
  * check), a child whose tool leaves its process group with `setsid`. The orphan guard
- * (src/wrapper/orphan-guard.ts) does it; processes are counted from /proc by the suite's tag.
+ * (src/wrapper/orphan-guard.ts) does it; processes are counted from /proc by the suite's tag,
+ * and files by what is left in the wrapper's temp folder (its TMPDIR, one per case): the run's
+ * own folder there (its task file, the limits' private inbox) goes with it.
  * scripts/reliability.mjs runs the same kinds many more times.
  */
-import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { procStatFields } from "../../src/lib/process.js";
@@ -44,6 +46,18 @@ async function scriptCase(body: string): Promise<{ c: WrapperCase; env: NodeJS.P
   return { c, env: { PI_SUBAGENTS_PI_BIN: bin } };
 }
 
+/** What is left in the case's temp folder (the wrapper's TMPDIR) once it empties, or after `ms`. */
+async function settleTempFiles(c: WrapperCase, ms = GONE_WITHIN_MS): Promise<string[]> {
+  const tmp = path.join(c.dir, "tmp");
+  const deadline = Date.now() + ms;
+  let left = await readdir(tmp, { recursive: true });
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = await readdir(tmp, { recursive: true });
+  }
+  return left;
+}
+
 const exists = async (file: string) => (await stat(file).catch(() => undefined)) !== undefined;
 const waitForFile = (file: string) =>
   vi.waitFor(async () => expect(await exists(file)).toBe(true), { timeout: 15_000, interval: 20 });
@@ -69,7 +83,26 @@ describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 
       process.kill(wrapper.pid, "SIGKILL");
       await wrapper.done;
       expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
+      // The child never read its task: the task file (the task's full text) went with the run's folder.
+      expect(await settleTempFiles(c)).toEqual([]);
     }
+  });
+
+  it("a run with limits: its task file and the limits' private inbox are in the temp folder while it runs, and 0 files are left once it is SIGKILLed", async () => {
+    const c = await wrapperCase({ meta: defaultMeta({ limits: { max_turns: 5 } }) });
+    const bin = path.join(c.dir, "child.sh");
+    await writeFile(bin, "#!/bin/bash\necho > ready\nexec sleep 61\n");
+    await chmod(bin, 0o755);
+    const wrapper = c.start({ env: { PI_SUBAGENTS_PI_BIN: bin } });
+    await waitForFile(path.join(c.dir, "ready"));
+    const during = (await readdir(path.join(c.dir, "tmp"), { recursive: true })).sort();
+    expect(during).toHaveLength(3);
+    expect(during[0]).toMatch(/^pi-subagent-run-\d+-[0-9a-f]{12}$/);
+    expect(during.slice(1)).toEqual([path.join(during[0]!, "inbox"), path.join(during[0]!, "task.txt")]);
+    process.kill(wrapper.pid, "SIGKILL");
+    await wrapper.done;
+    expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
+    expect(await settleTempFiles(c)).toEqual([]);
   });
 
   it(`the fake pi without the task extension, a grandchild in its group (${TRIALS} trials)`, async () => {

@@ -3,13 +3,14 @@
  * - SIGTERM/SIGINT/SIGHUP: the child is stopped and `interrupted` recorded.
  * - SIGKILL: nothing in the wrapper runs, so pi's own orphan guard (the wrapper's task
  *   extension, run inside the fake pi here) ends pi's group within seconds; the extension
- *   marks the turn `errored`, saying how the wrapper died.
+ *   marks the turn `errored`, saying how the wrapper died; the wrapper's own orphan guard
+ *   removes the run's folder in the temp folder (0 files left there).
  * - The parent process exits gracefully: its turns are stopped. A child agent's process
  *   killed: its children's wrappers notice and stop. The root killed: its turns go on to their
  *   own end, and no process outlives them.
  */
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runningTurn } from "../../src/extension/turns/child-state.js";
@@ -86,6 +87,8 @@ describe("area 3: SIGKILL to the wrapper", () => {
     expect(await leftoverProcesses()).not.toContain(piPid);
     // No result.json: the wrapper never got to write one, and never wrote half of one.
     expect((await c.collect(await wrapper.done)).result).toBeUndefined();
+    // Nor a file of its run in its temp folder (its TMPDIR): the guard removed the run's folder.
+    await vi.waitFor(async () => expect(await readdir(path.join(c.dir, "tmp"))).toEqual([]), { timeout: 5000 });
   });
 
   it("the extension marks the turn errored with how the wrapper died, and gives one notice", async () => {

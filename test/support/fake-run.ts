@@ -203,7 +203,8 @@ export function fakeChildOperations(
     signalGroup: (pid, signal) => {
       if (pid === child.pid) child.receive(signal);
     },
-    canSignal: options.alive ?? (() => true),
+    identify: (pid) => ({ pid }),
+    stillRuns: (identity) => (options.alive ?? (() => true))(identity.pid),
   };
 }
 

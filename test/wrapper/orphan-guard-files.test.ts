@@ -1,7 +1,8 @@
 /**
  * What the orphan guard removes when its wrapper dies: the result.json reserve and the temp
  * file of a result.json write the wrapper was killed in (both named with the wrapper's
- * hidden-file prefix), and nothing else in the folder. The real guard shell, real files.
+ * hidden-file prefix), the run's own temp folder with all it holds, and nothing else. The
+ * real guard shell, real files.
  */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -32,11 +33,35 @@ describe("the orphan guard, once its wrapper is gone", () => {
       path.join(dir, ".events.jsonl.tmp"),
     ];
     for (const file of [...ours, ...others]) fs.writeFileSync(file, "x");
-    const guard = startOrphanGuard(randomBytes(16).toString("hex"), reserve, (err) => {
-      throw err;
-    });
+    // The run's own temp folder (run-temp.ts), with a task file and a private inbox in it.
+    const runTemp = path.join(dir, "pi-subagent-run-1-0a1b2c3d4e5f");
+    fs.mkdirSync(path.join(runTemp, "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(runTemp, "task.txt"), "the task's full text");
+    fs.writeFileSync(path.join(runTemp, "inbox", "limit-wrap-up.json"), "{}");
+    const beside = path.join(dir, "pi-subagent-run-2-ffffffffffff"); // another run's
+    fs.mkdirSync(beside);
+    const guard = startOrphanGuard(
+      randomBytes(16).toString("hex"),
+      reserve,
+      (err) => {
+        throw err;
+      },
+      runTemp,
+    );
     guard.close(); // the pipe closes without "exit": what a killed wrapper's guard sees
-    await vi.waitFor(() => expect(ours.filter((file) => fs.existsSync(file))).toEqual([]), { timeout: 5000 });
-    expect(others.filter((file) => fs.existsSync(file))).toEqual(others);
+    await vi.waitFor(() => expect([...ours, runTemp].filter((file) => fs.existsSync(file))).toEqual([]), {
+      timeout: 5000,
+    });
+    expect([...others, beside].filter((file) => fs.existsSync(file))).toEqual([...others, beside]);
+  });
+
+  it("removes nothing when the run ended everything itself (exit)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-guard-files-"));
+    dirs.push(dir);
+    const runTemp = path.join(dir, "pi-subagent-run-1-0a1b2c3d4e5f");
+    fs.mkdirSync(runTemp);
+    const guard = startOrphanGuard(randomBytes(16).toString("hex"), "", () => undefined, runTemp);
+    await guard.release();
+    expect(fs.existsSync(runTemp)).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { RUN_FILES } from "../../contracts/layout.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import { checkResult, type ResultV1 } from "../../contracts/result.js";
 import { type Clock, sleep, systemClock } from "../../lib/clock.js";
-import { type ProcessIdentity, processArgs, processRunning, sameProcessAlive } from "../../lib/process.js";
+import { type ProcessIdentity, processRunning, readIdentityFile, sameProcessAlive } from "../../lib/process.js";
 import { readJsonFile, readRegularFile } from "../../lib/regular-file.js";
 
 /** A run's result.json as read back: the result, none (`{}`), or a damaged one (why). */
@@ -27,38 +27,20 @@ export async function readRunResult(runDir: string): Promise<RunRead> {
   return checked.ok ? { result: checked.record } : { damaged: `${RUN_FILES.result} is damaged: ${checked.problem}` };
 }
 
-/** The wrapper recorded in a run directory; a file of an older version holds the bare pid. */
+/** The wrapper recorded in a run directory (wrapper.pid, lib/process-identity.ts). */
 export async function readWrapperPid(runDir: string): Promise<ProcessIdentity | undefined> {
-  const read = await readRegularFile(path.join(runDir, RUN_FILES.wrapperPid), 4096);
-  if (!read.ok) return undefined;
-  const text = read.text.trim();
-  let value: unknown = Number(text);
-  try {
-    if (text.startsWith("{")) value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const identity: Partial<ProcessIdentity> =
-    typeof value === "number" ? { pid: value } : (value as Partial<ProcessIdentity>);
-  if (typeof identity !== "object" || identity === null || !Number.isSafeInteger(identity.pid) || identity.pid! <= 1)
-    return undefined;
-  return {
-    pid: identity.pid!,
-    ...(typeof identity.startTicks === "string" && { startTicks: identity.startTicks }),
-    ...(typeof identity.bootId === "string" && { bootId: identity.bootId }),
-  };
+  const read = await readIdentityFile(path.join(runDir, RUN_FILES.wrapperPid));
+  return "identity" in read ? read.identity : undefined;
 }
 
 /**
- * Whether the wrapper of `runDir` is still running: its recorded process is alive with the
- * same start time, or — for a pid file without one — the live process's command line names
- * this run's meta.json. After a reboot or once pids wrap, the pid may belong to anything.
+ * Whether the wrapper of a run is still running: lib/process.ts's one rule (the same pid,
+ * start time and boot, not exited). After a reboot or once pids wrap, the pid may belong to
+ * anything; a file of an older version that holds only the pid proves nothing, so its run is
+ * read as it stands. The run directory is not needed for that: the identity says it all.
  */
-export function wrapperRunning(wrapper: ProcessIdentity, runDir: string): boolean {
-  if (!sameProcessAlive(wrapper)) return false;
-  if (wrapper.startTicks) return true;
-  const args = processArgs(wrapper.pid);
-  return args === undefined || args.includes(path.join(runDir, RUN_FILES.meta));
+export function wrapperRunning(wrapper: ProcessIdentity, _runDir?: string): boolean {
+  return sameProcessAlive(wrapper);
 }
 
 /**

@@ -174,8 +174,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       if (greeted.status === "rejected") throw greeted.reason;
       if (prepared.status === "rejected") throw prepared.reason;
       const state = prepared.value;
-      const { workspace, bundle } = await bundleWithin(state, this.farHave, this.farMaxBundle, (line) =>
-        process.stderr.write(`${this.label}: ${line}\n`),
+      const { workspace, bundle } = await bundleWithin(
+        state,
+        this.farHave,
+        this.farMaxBundle,
+        (line) => process.stderr.write(`${this.label}: ${line}\n`),
+        this.options.tempDir,
       );
       if (this.finished || this.stopSignal) {
         this.endPrefix();
@@ -215,7 +219,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
    * do not share the CPU; the turn's commit lands once it is done (land()).
    */
   private prepareWorkspace(): Promise<WorkspaceBase> {
-    return workspaceBase(this.meta.cwd, this.options.cwdReady !== undefined);
+    return workspaceBase(this.meta.cwd, this.options.cwdReady !== undefined, this.options.tempDir);
   }
 
   /** The local checkout may go on (see prepareWorkspace): once, on pi's first output or the end. */
@@ -346,7 +350,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         // CHECKOUT_AFTER_STOP_MS: a root that died while writing it); a commit that cannot
         // land is kept (landTurn).
         if (ready) await checkoutDone(ready, () => this.stopSignal !== undefined);
-        await landTurn(workspace, bundle, this.meta.runId);
+        await landTurn(workspace, bundle, this.meta.runId, this.options.tempDir);
       } catch (err) {
         this.stderr.write(`${this.label}: ${errorText(err)}\n`);
       }

@@ -35,21 +35,23 @@ export interface WorkspaceBundle {
   prerequisites: string[];
 }
 
-const tempPath = (name: string): string => path.join(os.tmpdir(), `subagent-${name}-${randomBytes(6).toString("hex")}`);
+/** A fresh temp file's name in `dir`: the run's own temp folder (run-temp.ts), which a killed wrapper's guard removes. */
+const tempPath = (name: string, dir: string): string =>
+  path.join(dir, `subagent-${name}-${randomBytes(6).toString("hex")}`);
 
 /**
  * The workspace of `cwd` as one parentless commit; throws (a clear message) outside git.
  * `atHead`: the checkout is HEAD itself, still being written (a new isolated worktree,
  * meta.json `cwdReadyPath`): HEAD's tree is taken as it is, without reading the files.
  */
-export async function workspaceBase(cwd: string, atHead = false): Promise<WorkspaceBase> {
+export async function workspaceBase(cwd: string, atHead = false, tempDir = os.tmpdir()): Promise<WorkspaceBase> {
   const top = (await git(["rev-parse", "--show-toplevel"], { cwd }).catch(() => "")).trim();
   if (top === "") throw new Error(`${cwd} is not inside a git repository`);
   const relative = path.relative(fs.realpathSync(top), fs.realpathSync(cwd)).split(path.sep).join("/");
   const head = (await git(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: top }).catch(() => "")).trim();
   // A copy of the index keeps git's file stat cache: only changed files are hashed again.
   const indexPath = (await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: top })).trim();
-  const index = tempPath("index");
+  const index = tempPath("index", tempDir);
   try {
     const extraEnv = { GIT_INDEX_FILE: index, ...(await identityEnv(top)) };
     let tree: string;
@@ -92,6 +94,7 @@ async function present(top: string, commits: readonly string[]): Promise<string[
 export async function bundleWorkspace(
   workspace: WorkspaceBase,
   have: readonly string[] = [],
+  tempDir = os.tmpdir(),
 ): Promise<WorkspaceBundle> {
   const { top } = workspace;
   // One kept commit is enough: the base goes on top of it, and git leaves out all it reaches.
@@ -104,7 +107,7 @@ export async function bundleWorkspace(
     base = made.trim();
   }
   const ref = `refs/subagent-serve/${randomBytes(8).toString("hex")}`;
-  const bundlePath = tempPath("bundle");
+  const bundlePath = tempPath("bundle", tempDir);
   try {
     await git(["update-ref", ref, base], { cwd: top });
     const pack = ["-c", "core.compression=1", "-c", "pack.compression=1", "-c", "pack.window=0"];
@@ -127,8 +130,9 @@ export async function bundleWithin(
   have: readonly string[],
   maxBytes: number,
   log: (line: string) => void,
+  tempDir = os.tmpdir(),
 ): Promise<WorkspaceBundle> {
-  const made = await bundleWorkspace(workspace, have);
+  const made = await bundleWorkspace(workspace, have, tempDir);
   const kept = made.prerequisites.length > 0 ? ", without what the far side kept of the last turn" : "";
   log(`workspace bundle ${made.bundle.length} bytes${kept}`);
   if (made.bundle.length > maxBytes) {
@@ -145,9 +149,14 @@ export async function bundleWithin(
  * new commit. When the branch cannot move (the checkout changed meanwhile) the commit is
  * kept at `refs/subagent-runs/<runId>` and the error says so.
  */
-export async function landTurn(workspace: WorkspaceBase, bundle: Buffer, runId: string): Promise<string> {
+export async function landTurn(
+  workspace: WorkspaceBase,
+  bundle: Buffer,
+  runId: string,
+  tempDir = os.tmpdir(),
+): Promise<string> {
   const { top } = workspace;
-  const bundlePath = tempPath("turn");
+  const bundlePath = tempPath("turn", tempDir);
   fs.writeFileSync(bundlePath, bundle, { mode: 0o600 });
   try {
     await git(["-c", "fetch.fsckObjects=true", "fetch", "--quiet", "--no-tags", bundlePath, "HEAD"], { cwd: top });

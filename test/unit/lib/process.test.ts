@@ -1,14 +1,24 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   processAlive,
   processesWithEnv,
   processesWithEnvSync,
+  processIdentity,
   processRunning,
   processState,
+  readIdentityFile,
+  readIdentityFileSync,
+  sameProcessAlive,
 } from "../../../src/lib/process.js";
+import { parseProcessIdentity } from "../../../src/lib/process-identity.js";
+import { watchParent } from "../../../src/wrapper/interrupts.js";
+import { FakeClock } from "../../support/fake-clock.js";
 
 const started: ChildProcess[] = [];
 afterEach(async () => {
@@ -92,5 +102,67 @@ describe("processesWithEnv", () => {
     const { parent } = await zombie({ ...process.env, [name]: value });
     expect(processesWithEnvSync(tag)).toEqual([parent.pid]);
     expect(await processesWithEnv(tag)).toEqual([parent.pid]);
+  });
+});
+
+describe("sameProcessAlive: the one rule for a process a file names", () => {
+  const me = processIdentity(process.pid);
+
+  it("holds for this process's own identity, read back from its file", async () => {
+    expect(me.startTicks).toMatch(/^\d+$/);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "psa-identity-"));
+    try {
+      const file = path.join(dir, "wrapper.pid");
+      fs.writeFileSync(file, `${JSON.stringify(me)}\n`);
+      expect(await readIdentityFile(file)).toEqual({ identity: me });
+      expect(readIdentityFileSync(file)).toEqual({ identity: me });
+      expect(sameProcessAlive(me)).toBe(true);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("does not hold for a live pid recorded without its start time (an older file's bare pid proves nothing)", () => {
+    expect(parseProcessIdentity(`${process.pid}\n`)).toEqual({ pid: process.pid });
+    expect(sameProcessAlive({ pid: process.pid })).toBe(false);
+  });
+
+  it("does not hold for a live pid started at another tick, or on another boot (the pid was reused)", () => {
+    expect(sameProcessAlive({ ...me, startTicks: String(Number(me.startTicks) + 1) })).toBe(false);
+    expect(sameProcessAlive({ ...me, bootId: "00000000-0000-0000-0000-000000000000" })).toBe(false);
+  });
+
+  it("does not hold for a zombie with its recorded identity (it has exited)", async () => {
+    const { pid } = await zombie();
+    const identity = processIdentity(pid);
+    expect(identity.startTicks).toBeDefined();
+    expect(sameProcessAlive(identity)).toBe(false);
+  });
+
+  it("reads garbage, a pid of 1 and a folder as no identity, with why", async () => {
+    expect(parseProcessIdentity("{{")).toBeUndefined();
+    expect(parseProcessIdentity('{"pid":1}')).toBeUndefined();
+    expect(parseProcessIdentity('{"released":true}')).toBeUndefined();
+    expect(await readIdentityFile(os.tmpdir())).toEqual({
+      problem: expect.stringMatching(/not a file|cannot be read/),
+    });
+    expect(readIdentityFileSync(path.join(os.tmpdir(), `missing-${randomUUID()}`))).toEqual({ problem: "is gone" });
+  });
+});
+
+describe("the wrapper's parent watch", () => {
+  it("takes a parent that is a zombie for gone (its pid still answers signal 0)", async () => {
+    const { pid } = await zombie();
+    const clock = new FakeClock();
+    const reasons: string[] = [];
+    const stop = watchParent(
+      { PI_SUBAGENTS_PARENT_PID: String(pid) },
+      clock,
+      { identify: processIdentity, stillRuns: sameProcessAlive },
+      (reason) => reasons.push(reason),
+    );
+    await clock.advance(1000);
+    stop?.();
+    expect(reasons).toEqual([`parent process ${pid} is gone`]);
   });
 });

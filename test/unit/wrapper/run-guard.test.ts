@@ -205,8 +205,8 @@ describe("start-up: limits first, then files", () => {
     expect(result.errorMessage).toMatch(
       /^cannot reserve space for result\.json beside .*a-file\/result\.json: .*a-file is not a folder/,
     );
-    // The task file written meanwhile is gone too.
-    expect((await readdir(os.tmpdir())).filter((name) => name.startsWith(`pi-subagent-task-${process.pid}-`))).toEqual(
+    // The run's temp folder, with the task file written meanwhile, is gone too.
+    expect((await readdir(os.tmpdir())).filter((name) => name.startsWith(`pi-subagent-run-${process.pid}-`))).toEqual(
       [],
     );
   });
