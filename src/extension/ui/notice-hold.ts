@@ -56,10 +56,19 @@ export class NoticeHold {
 /** Watches pi's events for the messages that carry notices; one per extension instance. */
 export function watchNoticeHold(pi: ExtensionAPI, runtime: () => TreeRuntime | undefined): NoticeHold {
   const hold = new NoticeHold(runtime);
-  pi.on("message_end", async (event) => {
-    await hold.persisted();
+  // Recording is not awaited in pi's event handlers (but at shutdown): pi 0.73.1 hands events to
+  // extensions one after another and, in print and json mode, exits once its run is over even
+  // when events are still queued. A handler that waits for an fsync'd write holds every later
+  // event back, and a quick model answers the rest of the run meanwhile: the child exited with
+  // its last events (and its answer) never printed. A write still under way when the process is
+  // killed loses nothing: a restore takes as read what the session holds.
+  pi.on("message_end", (event) => {
+    void hold.persisted();
     hold.messageEnded(event.message);
   });
-  for (const name of LATER_EVENTS) pi.on(name as "agent_end", () => hold.persisted());
+  for (const name of LATER_EVENTS) {
+    if (name === "session_shutdown") pi.on(name, () => hold.persisted());
+    else pi.on(name as "agent_end", () => void hold.persisted());
+  }
   return hold;
 }
