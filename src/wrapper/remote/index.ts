@@ -14,7 +14,6 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { fallbackSessionPath } from "../fallback.js";
-import { useSshMaster } from "../ssh-master.js";
 import { hostUnixSockets, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import {
@@ -26,6 +25,7 @@ import {
   seccompFile,
 } from "./sandbox-files.js";
 import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
+import { useSshMaster } from "./ssh-master.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
 async function repositoryPaths(cwd: string): Promise<string[]> {

@@ -30,20 +30,20 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { ENV } from "../contracts/env.js";
+import { ENV } from "../../contracts/env.js";
 import {
   type SshConnection,
   sshControlArgv,
   sshControlDir,
   sshControlPath,
   sshTarget,
-} from "../contracts/runner-prefix.js";
-import type { SshRunner } from "../contracts/runners.js";
-import { createComplete } from "../lib/atomic-file.js";
-import { type Clock, sleep, systemClock } from "../lib/clock.js";
-import { processIdentity, readIdentityFileSync, sameProcessAlive } from "../lib/process.js";
-import { formatProcessIdentity, type ProcessIdentity } from "../lib/process-identity.js";
-import { runProcess, tail } from "../lib/run-process.js";
+} from "../../contracts/runner-prefix.js";
+import type { SshRunner } from "../../contracts/runners.js";
+import { createComplete } from "../../lib/atomic-file.js";
+import { type Clock, sleep, systemClock } from "../../lib/clock.js";
+import { processIdentity, readIdentityFileSync, sameProcessAlive } from "../../lib/process.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../../lib/process-identity.js";
+import { runProcess, tail } from "../../lib/run-process.js";
 
 export interface SshConnectionPlace {
   tmpDir: string;
