@@ -78,7 +78,7 @@ export interface SshConnection {
   /**
    * `auto` (default): the first ssh that finds no socket becomes the master. `no`: only use a
    * master that is up (else a connection of its own): for sessions whose master is started
-   * and closed by the wrapper (src/wrapper/ssh-master.ts), so no run's ssh ever becomes it.
+   * and closed by the wrapper (src/wrapper/remote/ssh-master.ts), so no run's ssh ever becomes it.
    */
   master?: "auto" | "no";
 }

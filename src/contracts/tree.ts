@@ -1,17 +1,19 @@
 /**
- * The agent tree's shared language, version 1: what the extension stores in the tree
- * directory (read by every process of the tree) and what its tools return.
+ * The agent tree's records, version 1: what the extension stores in the tree directory for
+ * each agent (read by every process of the tree) and how a record read back is checked.
+ * An agent's canonical path is agent-paths.ts; a notice to its parent, notice.ts.
  */
 
 import { errorValue } from "../lib/text.js";
 import { isRecord } from "../lib/values.js";
+import { isCanonicalPath, ROOT_PATH, splitPath } from "./agent-paths.js";
 import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
 import { RUN_NAME_PATTERN } from "./layout.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
-import { type LimitReport, RUN_STATUSES, type RunStatus } from "./result.js";
-import { type ResolvedRunner, type RunnerSummary, resolvedRunnerProblems } from "./runners.js";
-import type { Usage, UsageTotals } from "./usage.js";
+import { RUN_STATUSES, type RunStatus } from "./result.js";
+import { type ResolvedRunner, resolvedRunnerProblems } from "./runners.js";
+import type { Usage } from "./usage.js";
 
 export type { RecordCheck };
 
@@ -27,28 +29,9 @@ export const AGENT_STATUSES = [
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export type Health = "healthy" | "unhealthy";
 
-/** What a notice reports: the status a turn ended with, or a message from a child. */
-export type NoticeType = "completed" | "errored" | "aborted" | "interrupted" | "shutdown" | "message";
-
 /** Where a child works: the parent's cwd (`none`), or a git worktree of its own (`worktree`). */
 export const ISOLATION_MODES = ["none", "worktree"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
-
-/** The root's canonical path; children are `/root/<task_name>`, `/root/<a>/<b>`, … */
-export const ROOT_PATH = "/root";
-
-/** One segment of a canonical path (a `task_name`). */
-export const TASK_NAME_PATTERN = /^[a-z0-9_]+$/;
-
-/** `/root`, or `/root/` followed by segments that each match TASK_NAME_PATTERN. */
-export function isCanonicalPath(s: string): boolean {
-  if (s === ROOT_PATH) return true;
-  if (!s.startsWith(`${ROOT_PATH}/`)) return false;
-  return s
-    .slice(ROOT_PATH.length + 1)
-    .split("/")
-    .every((segment) => TASK_NAME_PATTERN.test(segment));
-}
 
 export const LIMITS = {
   /** A task_name (one path segment): well under a file name's 255 bytes, and readable in a list. */
@@ -213,65 +196,6 @@ export interface FallbackModel {
   reasoning: ThinkingLevel;
 }
 
-/** A failed model of a turn, as its notice names it (result.json `attempts`, shortened). */
-export interface NoticeAttempt {
-  model: string;
-  error_class: string;
-  message: string;
-}
-
-/**
- * What a notice says about an isolated agent's worktree after a turn: the turn's work is
- * committed on `branch` (one commit per turn that changed something), and the counts are of
- * the whole branch against `base_commit`. The parent brings the work in itself.
- */
-export interface NoticeWorktree {
-  path: string;
-  branch: string;
-  base_commit: string;
-  /** The branch's tip after this turn's commit (`base_commit` while nothing was committed). */
-  head_commit: string;
-  /** Paths changed between base_commit and head_commit, sorted, at most LIMITS.changedFilesListed. */
-  changed_files: string[];
-  /** How many paths changed, when changed_files does not list them all. */
-  changed_files_total?: number;
-  insertions: number;
-  deletions: number;
-  /** `<subagent-wrapper> bring <base_commit> <head_commit>`: the child's changes into the parent's tree, its uncommitted work kept (when there are any). */
-  merge_hint?: string;
-  /** Why this turn's changes could not be committed (they are still in the worktree). */
-  error?: string;
-}
-
-/** One entry of a parent's mailbox, as `wait_agent` returns it. */
-export interface Notice {
-  agent_name: string;
-  nickname: string;
-  type: NoticeType;
-  agent_status: AgentStatus;
-  health: Health;
-  model: string;
-  reasoning: string;
-  /** The wrapper's status and why, when the turn did not complete. */
-  outcome?: string;
-  reason?: string;
-  usage?: UsageTotals;
-  /** The agent's usage plus that of every agent below it (its whole subtree). */
-  subtree_usage?: UsageTotals;
-  /** Length of the full answer; `get_agent_report` pages it when stored. */
-  report_chars: number;
-  report_stored: boolean;
-  report: string;
-  /** The child's worktree after its turn, for an agent spawned with `isolation: "worktree"`. */
-  worktree?: NoticeWorktree;
-  /** Where the child ran, when not here. */
-  runner?: RunnerSummary;
-  /** The turn met a limit and was wrapped up: its report is partial work, not finished work. */
-  limit?: LimitReport;
-  /** The models that failed this turn with a provider error before `model` finished it. */
-  attempts?: NoticeAttempt[];
-}
-
 /** Maps a wrapper outcome to the agent status it leaves. */
 export function statusForOutcome(outcome: RunStatus): AgentStatus {
   switch (outcome) {
@@ -294,8 +218,7 @@ export function healthForOutcome(outcome: RunStatus): Health {
 // --- reading records back -----------------------------------------------------------------
 
 const ENVELOPE_KINDS: readonly EnvelopeKind[] = ["NEW_TASK", "MESSAGE", "FOLLOWUP_TASK"];
-const NOTICE_TYPES: readonly NoticeType[] = ["completed", "errored", "aborted", "interrupted", "shutdown", "message"];
-const HEALTHS: readonly Health[] = ["healthy", "unhealthy"];
+export const HEALTHS: readonly Health[] = ["healthy", "unhealthy"];
 const AGENT_SOURCES = ["builtin", "user", "project"] as const;
 
 const isPart = (value: unknown): boolean =>
@@ -319,12 +242,6 @@ const isWorktree = (value: unknown): boolean =>
   !value.subdir.startsWith("/") &&
   !value.subdir.split("/").includes("..") &&
   (value.setupPaths === undefined || (Array.isArray(value.setupPaths) && value.setupPaths.every(isString)));
-
-/** The parent path and last segment of a canonical path below the root. */
-function splitPath(agentPath: string): { parent: string; name: string } {
-  const cut = agentPath.lastIndexOf("/");
-  return { parent: agentPath.slice(0, cut), name: agentPath.slice(cut + 1) };
-}
 
 /**
  * An agent.json read back from disk, checked against AgentRecordV1: every required field with
@@ -410,24 +327,4 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
 
 function isFallbackModel(value: unknown): boolean {
   return isRecord(value) && isString(value.model) && THINKING_LEVELS.includes(value.reasoning as ThinkingLevel);
-}
-
-/** A notice read back from an inbox file (a child's send_message), checked against Notice; unknown fields kept. */
-export function checkNotice(raw: unknown): RecordCheck<Notice> {
-  if (!isRecord(raw)) return { ok: false, problem: `it holds ${kindOf(raw)}, not a JSON object` };
-  const fields = new FieldChecks(raw)
-    .string("agent_name")
-    .string("nickname")
-    .oneOf("type", NOTICE_TYPES)
-    .oneOf("agent_status", AGENT_STATUSES)
-    .oneOf("health", HEALTHS)
-    .string("model")
-    .string("reasoning")
-    .count("report_chars")
-    .boolean("report_stored")
-    .string("report");
-  if (isString(raw.agent_name) && !isCanonicalPath(raw.agent_name))
-    fields.problems.unshift(`field "agent_name" is not a canonical agent path`);
-  const problem = fields.summary();
-  return problem ? { ok: false, problem } : { ok: true, record: raw as unknown as Notice };
 }

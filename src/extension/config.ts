@@ -5,8 +5,9 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ROOT_PATH } from "../contracts/agent-paths.js";
 import { ENV } from "../contracts/env.js";
-import { LIMITS, ROOT_PATH } from "../contracts/tree.js";
+import { LIMITS } from "../contracts/tree.js";
 import { isCanonicalPath } from "./tree/paths.js";
 
 /** This package's root (two levels above dist/extension or src/extension). */

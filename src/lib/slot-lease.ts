@@ -21,6 +21,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { createComplete } from "./atomic-file.js";
+import { folderNames } from "./folder-names.js";
 import { processIdentity, sameProcessAlive } from "./process.js";
 import { formatProcessIdentity, type ProcessIdentity, parseProcessIdentity } from "./process-identity.js";
 
@@ -90,13 +91,7 @@ function writeTemp(dir: string, text: string): string {
 
 /** The real file system. */
 export const nodeSlotFiles: SlotFileOperations = {
-  list: (dir) => {
-    try {
-      return fs.readdirSync(dir);
-    } catch {
-      return [];
-    }
-  },
+  list: folderNames,
   read: (file) => {
     let fd: number;
     try {

@@ -12,7 +12,9 @@
  * first second.
  * When stdin closes or a stop arrives, pi's group gets SIGTERM, then SIGKILL 3 s later: nothing
  * it started outlives it by more than that. Imports only the contracts and the in-child code,
- * so it runs from an installed package on a machine that never saw the parent.
+ * so it runs from an installed package on a machine that never saw the parent. Where the run
+ * stands and what each frame or happening does is one pure machine, serve-phases.ts; this
+ * file carries out what it says.
  */
 import fs from "node:fs";
 import type { Readable, Writable } from "node:stream";
@@ -25,12 +27,12 @@ import {
   encodeFrame,
   FrameSplitter,
   parseClientFrame,
-  SERVE_PROTOCOL_VERSIONS,
   type ServerFrame,
   type ServeStart,
   serveBundleBound,
 } from "../contracts/serve-protocol.js";
 import { PiProcess } from "./pi-process.js";
+import { isEnding, type ServeAction, type ServeEvent, type ServePhase, serveTransition } from "./serve-phases.js";
 import { SessionStream } from "./session-stream.js";
 import { Scratch } from "./workspace.js";
 
@@ -41,14 +43,12 @@ export interface ServeIo {
   server: string;
 }
 
-type Phase = "hello" | "start" | "blobs" | "running" | "over";
-
 /** How long the rest of the checkout waits for pi to say its start-up is over (then it goes on anyway). */
 const CHECKOUT_AFTER_START_MS = 10_000;
 const STARTED_POLL_MS = 20;
 
 class ServeSession {
-  private phase: Phase = "hello";
+  private phase: ServePhase = "hello";
   private start: ServeStart | undefined;
   private readonly blobs = new Map<BlobKind, Buffer>();
   private readonly bundleBound = serveBundleBound(process.env);
@@ -64,6 +64,8 @@ class ServeSession {
   private streamSession = false;
   private sessionStream: SessionStream | undefined;
   private exitCode = 0;
+  /** How pi ended, for the `exit` frame. */
+  private exitStatus: { code: number | null; signal: string | null } = { code: null, signal: null };
   private finished!: () => void;
   readonly done = new Promise<void>((resolve) => {
     this.finished = resolve;
@@ -102,7 +104,7 @@ class ServeSession {
   }
 
   private send(frame: ServerFrame): void {
-    if (this.phase === "over" && frame.t !== "error" && frame.t !== "exit") return;
+    if (isEnding(this.phase) && frame.t !== "error" && frame.t !== "exit") return;
     try {
       this.io.output.write(encodeFrame(frame));
     } catch {
@@ -111,31 +113,62 @@ class ServeSession {
   }
 
   private onLine(line: string): void {
-    if (this.phase === "over") return;
+    if (isEnding(this.phase)) return;
     const frame = parseClientFrame(line);
     if (typeof frame === "string") this.fail(frame);
-    else this.onFrame(frame);
+    else this.step({ type: "frame", frame });
   }
 
-  private onFrame(frame: ClientFrame): void {
-    if (this.phase === "hello") this.onHello(frame);
-    else if (this.phase === "start") {
-      if (frame.t === "start") this.onStart(frame);
-      else this.fail(`expected start, got ${frame.t}`);
-    } else if (this.phase === "blobs") this.onBlob(frame);
-    else if (this.phase === "running") this.onRunning(frame);
+  /** Moves the phase as the machine says, and does what it says. */
+  private step(event: ServeEvent): void {
+    const { phase, action } = serveTransition(this.phase, event);
+    this.phase = phase;
+    this.act(action);
   }
 
-  private onHello(frame: ClientFrame): void {
-    if (frame.t !== "hello") this.fail(`expected hello, got ${frame.t}`);
-    else if (!SERVE_PROTOCOL_VERSIONS.includes(frame.version)) {
-      this.fail(
-        `protocol version ${frame.version} is not supported (this side speaks ${SERVE_PROTOCOL_VERSIONS.join(" and ")})`,
-      );
-    } else {
-      this.phase = "start";
-      this.streamSession = frame.version >= 2 && frame.session_stream === true;
-      this.prepared = this.prepare(frame.version, frame.version >= 2 ? frame.workspace : undefined);
+  private act(action: ServeAction): void {
+    switch (action.kind) {
+      case "none":
+        return;
+      case "reject":
+        this.fail(action.message);
+        return;
+      case "prepare":
+        this.streamSession = action.streamSession;
+        this.prepared = this.prepare(action.version, action.workspace);
+        return;
+      case "accept_start":
+        this.start = action.start;
+        return;
+      case "take_blob":
+        this.onBlob(action.frame);
+        return;
+      case "launch":
+        this.launched = this.launch();
+        return;
+      case "stop":
+        if (action.now) this.pi?.stop(action.signal);
+        else if (this.waitingStop !== "SIGKILL") this.waitingStop = action.signal;
+        return;
+      case "message": {
+        const { name, id, text } = action.frame;
+        if (this.start?.inbox && this.scratch) this.deliver(name, id, text);
+        else this.fail("unexpected message frame while the child runs");
+        return;
+      }
+      case "stop_pi":
+        this.pi?.stop("SIGTERM"); // the end comes once pi is gone (pi_exited)
+        return;
+      case "send_turn_back":
+        void this.sendTurnBack();
+        return;
+      case "end":
+        this.over();
+        return;
+      case "end_after_checkout":
+        // A checkout still writing goes first: the scratch space is removed after it.
+        void this.checkout.finally(() => this.over());
+        return;
     }
   }
 
@@ -156,19 +189,6 @@ class ServeSession {
     }
   }
 
-  private onStart(frame: ServeStart): void {
-    if (
-      !frame.blobs.includes("bundle") ||
-      !frame.blobs.includes("task") ||
-      new Set(frame.blobs).size !== frame.blobs.length
-    ) {
-      this.fail("start must announce the bundle and the task, each blob once");
-      return;
-    }
-    this.start = frame;
-    this.phase = "blobs";
-  }
-
   private onBlob(frame: ClientFrame): void {
     const expected = this.start!.blobs.filter((kind) => !this.blobs.has(kind));
     if ((frame.t !== "blob" && frame.t !== "blob_end") || !expected.includes(frame.kind)) {
@@ -179,16 +199,7 @@ class ServeSession {
     if (step.problem !== undefined) this.fail(step.problem);
     if (!step.done) return;
     this.blobs.set(step.done.kind, step.done.data);
-    if (this.blobs.size === this.start!.blobs.length) this.launched = this.launch();
-  }
-
-  private onRunning(frame: ClientFrame): void {
-    if (frame.t === "stop") {
-      if (this.pi) this.pi.stop(frame.signal);
-      else if (this.waitingStop !== "SIGKILL") this.waitingStop = frame.signal;
-    } else if (frame.t === "message" && this.start?.inbox && this.scratch)
-      this.deliver(frame.name, frame.id, frame.text);
-    else this.fail(`unexpected ${frame.t} frame while the child runs`);
+    if (this.blobs.size === this.start!.blobs.length) this.step({ type: "blobs_in" });
   }
 
   /**
@@ -207,23 +218,24 @@ class ServeSession {
   }
 
   private async launch(): Promise<void> {
-    this.phase = "running";
     const start = this.start!;
     try {
       await this.prepared;
-      if (!this.scratch || this.phase !== "running") return;
+      // The run may have ended meanwhile (an error, stdin closed): pi is then never started.
+      if (!this.scratch || this.phase !== "unpacking") return;
       await this.scratch.unpack(this.blobs.get("bundle")!, start.base, start.cwd);
       this.blobs.delete("bundle");
       const cwd = this.scratch.childCwd(start.cwd);
-      if (this.phase !== "running") return;
+      if (this.phase !== "unpacking") return;
       const readyFile = this.scratch.runFile("cwd-ready");
       this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, readyFile, {
         started: (pid) => this.send({ t: "started", pid }),
         stdout: (data) => this.send({ t: "stdout", data: data.toString("base64") }),
         stderr: (data) => this.send({ t: "stderr", data: data.toString("base64") }),
-        exited: (code, signal) => void this.afterExit(code, signal),
+        exited: (code, signal) => this.afterExit(code, signal),
       });
       this.pi.spawn();
+      this.step({ type: "pi_started" });
       this.handOver();
       this.streamTheSession();
       // The rest of the files while pi starts; its tool calls wait for `ready`.
@@ -275,7 +287,7 @@ class ServeSession {
     const until = Date.now() + CHECKOUT_AFTER_START_MS;
     return new Promise((resolve) => {
       const poll = setInterval(() => {
-        if (fs.existsSync(started) || !this.pi?.running || this.phase !== "running" || Date.now() > until) {
+        if (fs.existsSync(started) || !this.pi?.running || isEnding(this.phase) || Date.now() > until) {
           clearInterval(poll);
           resolve();
         }
@@ -283,15 +295,16 @@ class ServeSession {
     });
   }
 
-  /** pi is gone: its session and the turn's commit go back, then `exit`. */
-  private async afterExit(code: number | null, signal: string | null): Promise<void> {
+  /** pi is gone. */
+  private afterExit(code: number | null, signal: string | null): void {
     // The whole session goes next (the authority): no piece of it after that.
     this.sessionStream?.stop();
-    if (this.phase !== "running") {
-      // A checkout still writing goes first: the scratch space is removed after it.
-      void this.checkout.finally(() => this.over());
-      return;
-    }
+    this.exitStatus = { code, signal };
+    this.step({ type: "pi_exited" });
+  }
+
+  /** pi's session and the turn's commit go back, then `exit`. */
+  private async sendTurnBack(): Promise<void> {
     const start = this.start!;
     try {
       await this.checkout;
@@ -305,38 +318,24 @@ class ServeSession {
       this.send({ t: "error", message: `cannot send the turn back: ${(err as Error).message}` });
       this.exitCode = 1;
     }
-    this.send({ t: "exit", code, signal });
-    this.over();
+    this.send({ t: "exit", code: this.exitStatus.code, signal: this.exitStatus.signal });
+    this.step({ type: "turn_returned" });
   }
 
+  /** One `error` frame and exit 1; the machine says whether pi is stopped first. */
   private fail(message: string): void {
-    if (this.phase === "over") return;
+    if (isEnding(this.phase)) return;
     this.send({ t: "error", message });
     this.exitCode = 1;
-    if (this.pi?.running) {
-      this.phase = "over";
-      this.pi.stop("SIGTERM");
-      return; // afterExit → over() once pi is gone
-    }
-    this.phase = "over";
-    this.over();
+    this.step({ type: "failed" });
   }
 
   private inputClosed(): void {
-    if (this.pi?.running) {
-      // Nobody is listening: pi ends (SIGKILL 3 s after SIGTERM), then the scratch space goes.
-      this.phase = "over";
-      this.pi.stop("SIGTERM");
-      return;
-    }
-    if (this.phase !== "over") {
-      this.phase = "over";
-      this.over();
-    }
+    this.step({ type: "input_closed" });
   }
 
+  /** The run is over (the machine's phase is `over`): pi's leftovers go, then the scratch space. */
   private over(): void {
-    this.phase = "over";
     this.sessionStream?.stop();
     this.pi?.dispose();
     this.io.input.pause();

@@ -6,7 +6,7 @@
  * commit lands on its `subagent/*` branch in the parent's repository with the notice's
  * `worktree` fields, a live message reaches it mid-turn, losing the connection ends it
  * `runner_lost` with nothing of it left on the far host, a closed port or a refused key ends
- * the turn with ssh's own words, and the shared connection (src/wrapper/ssh-master.ts) is
+ * the turn with ssh's own words, and the shared connection (src/wrapper/remote/ssh-master.ts) is
  * closed once no run uses it.
  *
  * Needs root, `ip`, `unshare`, `sshd`, `ssh`: skipped with the reason otherwise (failing under CI).
@@ -16,7 +16,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processRunning } from "../../src/lib/process.js";
-import { checkSshMaster, type MasterAnswer } from "../../src/wrapper/ssh-master.js";
+import { checkSshMaster, type MasterAnswer } from "../../src/wrapper/remote/ssh-master.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
 import { fakeModels, PI_LINE } from "../support/pi-home.js";
 import { type ChatRequest, reply, type ScriptedLlm, startScriptedLlm, userTexts } from "../support/scripted-llm.js";

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Notice } from "../../src/contracts/tree.js";
+import type { Notice } from "../../src/contracts/notice.js";
 import { followupTaskTool } from "../../src/extension/tools/followup-task.js";
 import { killAll } from "../support/processes.js";
 import { killLeftovers, runtimeCase, settleLeftovers } from "./support.js";

@@ -6,8 +6,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Notice } from "../../src/contracts/notice.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
-import type { Notice } from "../../src/contracts/tree.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
 import { killLeftovers, runtimeCase, settleLeftovers } from "./support.js";

@@ -5,13 +5,16 @@
  * check), a child whose tool leaves its process group with `setsid`. The orphan guard
  * (src/wrapper/orphan-guard.ts) does it; processes are counted from /proc by the suite's tag,
  * and files by what is left in the wrapper's temp folder (its TMPDIR, one per case): the run's
- * own folder there (its task file, the limits' private inbox) goes with it.
+ * own folder there (its task file, the limits' private inbox, a sandbox's private copies) goes
+ * with it.
  * scripts/reliability.mjs runs the same kinds many more times.
  */
-import { chmod, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { procStatFields } from "../../src/lib/process.js";
+import { skipOrFail } from "../support/needs.js";
 import { killAll, pidAlive } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, type WrapperCase, wrapperCase } from "../support/wrapper-harness.js";
 import { killLeftovers, leftoverProcesses, messageEnd, settleLeftovers } from "./support.js";
@@ -46,17 +49,26 @@ async function scriptCase(body: string): Promise<{ c: WrapperCase; env: NodeJS.P
   return { c, env: { PI_SUBAGENTS_PI_BIN: bin } };
 }
 
-/** What is left in the case's temp folder (the wrapper's TMPDIR) once it empties, or after `ms`. */
-async function settleTempFiles(c: WrapperCase, ms = GONE_WITHIN_MS): Promise<string[]> {
+/** What is left in the case's temp folder (the wrapper's TMPDIR) once it holds `keep` entries or fewer, or after `ms`. */
+async function settleTempFiles(c: WrapperCase, ms = GONE_WITHIN_MS, keep = 0): Promise<string[]> {
   const tmp = path.join(c.dir, "tmp");
   const deadline = Date.now() + ms;
   let left = await readdir(tmp, { recursive: true });
-  while (left.length > 0 && Date.now() < deadline) {
+  while (left.length > keep && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));
     left = await readdir(tmp, { recursive: true });
   }
   return left;
 }
+
+const bwrapMissing = (): string | undefined => {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "bwrap (Debian package bubblewrap) is missing or cannot make a namespace here";
+  }
+};
 
 const exists = async (file: string) => (await stat(file).catch(() => undefined)) !== undefined;
 const waitForFile = (file: string) =>
@@ -103,6 +115,43 @@ describe(`area 3b: SIGKILL to the wrapper, the child not a cooperating pi → 0 
     await wrapper.done;
     expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
     expect(await settleTempFiles(c)).toEqual([]);
+  });
+
+  it("a sandboxed run: its private copies of pi's agent dir and jiti's cache are made in the run's folder, and 0 of its files are left once it is SIGKILLed", async (ctx) => {
+    skipOrFail(ctx, bwrapMissing());
+    const c = await wrapperCase({ meta: {} });
+    const tmp = path.join(c.dir, "tmp");
+    // This machine's jiti cache (not the run's: it stays) and agent dir, which the run copies.
+    await mkdir(path.join(tmp, "jiti"));
+    await writeFile(path.join(tmp, "jiti", "compiled.js"), "// cached\n");
+    const agentDir = path.join(c.dir, "agent");
+    await mkdir(agentDir);
+    await writeFile(path.join(agentDir, "settings.json"), "{}\n");
+    const repo = path.join(c.dir, "repo");
+    await mkdir(repo);
+    execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
+    // The run's workspace folder is the one the sandbox may write: the child says it runs there.
+    const scratch = path.join(c.dir, "scratch");
+    const bin = path.join(c.dir, "child.sh");
+    await writeFile(bin, `#!/bin/bash\necho > ${scratch}/ready\nexec sleep 61\n`);
+    await chmod(bin, 0o755);
+    const meta = defaultMeta({
+      cwd: "repo",
+      runner: { name: "box", kind: "sandbox", hide: [] },
+      runnerWorkspacePath: scratch,
+    });
+    await writeFile(c.metaPath, JSON.stringify(meta));
+    const wrapper = c.start({ env: { PI_SUBAGENTS_PI_BIN: bin, PI_CODING_AGENT_DIR: agentDir } });
+    await waitForFile(path.join(scratch, "ready"));
+    const during = await readdir(tmp, { recursive: true });
+    expect(during.filter((name) => /subagent-(agent-dir|jiti)-/.test(path.basename(name)))).toEqual([
+      expect.stringMatching(/^pi-subagent-run-[^/]+\/subagent-(agent-dir|jiti)-\w+$/),
+      expect.stringMatching(/^pi-subagent-run-[^/]+\/subagent-(agent-dir|jiti)-\w+$/),
+    ]);
+    process.kill(wrapper.pid, "SIGKILL");
+    await wrapper.done;
+    expect(await settleLeftovers(GONE_WITHIN_MS)).toEqual([]);
+    expect((await settleTempFiles(c, GONE_WITHIN_MS, 2)).sort()).toEqual(["jiti", path.join("jiti", "compiled.js")]);
   });
 
   it(`the fake pi without the task extension, a grandchild in its group (${TRIALS} trials)`, async () => {

@@ -2,7 +2,7 @@
  * The runner prefixes (src/contracts/runner-prefix.ts) against a real far host over ssh and a
  * real one-node Slurm: the remote words arrive as written (nothing runs in the far shell that
  * was not meant to), stdin reaches the far command and its stdout comes back, the shared ssh
- * connection lives as src/wrapper/ssh-master.ts says, and a refusal (closed port, wrong key,
+ * connection lives as src/wrapper/remote/ssh-master.ts says, and a refusal (closed port, wrong key,
  * bad partition) is the tool's own message within seconds.
  */
 import { spawn } from "node:child_process";
@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runnerArgv } from "../../src/contracts/runner-prefix.js";
 import type { SlurmRunner } from "../../src/contracts/runners.js";
-import { checkSshMaster, closeSshMaster, prepareSshConnection } from "../../src/wrapper/ssh-master.js";
+import { checkSshMaster, closeSshMaster, prepareSshConnection } from "../../src/wrapper/remote/ssh-master.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
 import { pidRunning, runProcess, type SpawnOptions } from "../support/processes.js";
 import { SLURM_TOOLS, type SlurmCluster, startSlurmCluster } from "../support/slurm-cluster.js";

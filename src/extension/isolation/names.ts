@@ -6,8 +6,8 @@
  * repository apart (tree/paths.ts `treeTag`).
  */
 import path from "node:path";
+import { ROOT_PATH } from "../../contracts/agent-paths.js";
 import { TREE_FILES } from "../../contracts/layout.js";
-import { ROOT_PATH } from "../../contracts/tree.js";
 import { agentFolderSegments, isCanonicalPath, isTreeTag } from "../tree/paths.js";
 
 /** `/root/lead/checker` → `lead-checker`. Throws for `/root` (which is never isolated) and any non-canonical path. */

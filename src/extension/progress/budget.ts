@@ -12,9 +12,9 @@
  */
 
 import path from "node:path";
+import { ROOT_PATH } from "../../contracts/agent-paths.js";
 import { ENV } from "../../contracts/env.js";
 import { TREE_FILES } from "../../contracts/layout.js";
-import { ROOT_PATH } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, formatCost, roundCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { periodBudgetRefusal, periodBudgetSource } from "./period-budget.js";
 import type { TreeProgress } from "./progress.js";

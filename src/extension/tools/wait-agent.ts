@@ -1,6 +1,7 @@
 import type { ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { LIMITS, type Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
 import { errorValue } from "../../lib/text.js";

@@ -7,7 +7,7 @@
  * segment against TASK_NAME_PATTERN and nothing like `..` can slip through.
  */
 import { randomBytes } from "node:crypto";
-import { isCanonicalPath, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
+import { isCanonicalPath, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/agent-paths.js";
 import { errorValue } from "../../lib/text.js";
 
 export { isCanonicalPath, TASK_NAME_PATTERN };

@@ -24,9 +24,12 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/agent-paths.js";
 import { AGENT_SUBFOLDERS, TREE_FILES } from "../../contracts/layout.js";
-import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
-import { checkAgentRecord, checkNotice, ROOT_PATH, TASK_NAME_PATTERN } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import { checkNotice } from "../../contracts/notice.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
+import { checkAgentRecord } from "../../contracts/tree.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { type Clock, sleep, systemClock } from "../../lib/clock.js";
 import { readJsonFile } from "../../lib/regular-file.js";

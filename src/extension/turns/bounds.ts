@@ -3,7 +3,9 @@
  * message can flood a parent's or a child's context: notices in a parent's mailbox and whole
  * messages copied into a child's history. Pure functions, no I/O.
  */
-import { LIMITS, type Notice, type NoticeWorktree } from "../../contracts/tree.js";
+
+import type { Notice, NoticeWorktree } from "../../contracts/notice.js";
+import { LIMITS } from "../../contracts/tree.js";
 import { headChars, tailChars } from "../../lib/text.js";
 import { isRecord } from "../../lib/values.js";
 

@@ -2,7 +2,9 @@
  * What TreeRuntime holds per direct child and what it is configured with: the shapes the
  * runtime, the tools and the tests share (runtime.ts re-exports them).
  */
-import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
+
+import type { Notice } from "../../contracts/notice.js";
+import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
 import type { Clock } from "../../lib/clock.js";
 import type { DeliveryFiles, DeliveryStep } from "./deliveries.js";
 import type { RunningTurn, TurnOperations } from "./launcher.js";

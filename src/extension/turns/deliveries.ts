@@ -26,7 +26,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { readJsonFile } from "../../lib/regular-file.js";
 import { errorText } from "../../lib/values.js";

@@ -4,8 +4,9 @@
  * free. At the end: the model that finished and the ones that failed, for the notice. Pure.
  */
 import type { ThinkingLevel } from "../../contracts/meta.js";
+import type { NoticeAttempt } from "../../contracts/notice.js";
 import type { ResultV1 } from "../../contracts/result.js";
-import type { AgentRecordV1, NoticeAttempt } from "../../contracts/tree.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
 import type { Cooldowns } from "../tree/cooldowns.js";
 
 export interface TurnModels {

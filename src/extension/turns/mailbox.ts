@@ -1,5 +1,5 @@
 /** A parent's mailbox: notices in arrival order, each consumed once, waiters woken. */
-import type { Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
 
 export class Mailbox {

@@ -6,9 +6,10 @@
  */
 
 import { branchFactsText } from "../../contracts/bring.js";
+import type { Notice, NoticeType, NoticeWorktree } from "../../contracts/notice.js";
 import type { LimitReport, RunStatus } from "../../contracts/result.js";
 import { runnerSummary } from "../../contracts/runners.js";
-import type { AgentRecordV1, Notice, NoticeType, NoticeWorktree } from "../../contracts/tree.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
 import { headChars } from "../../lib/text.js";
 import { boundNotice } from "./bounds.js";

@@ -4,8 +4,8 @@
  * of truth shared with nested agents' processes) before anything is reported.
  */
 import { TREE_FILES } from "../../contracts/layout.js";
-
-import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
 import { emptyUsage, type Usage, type UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin, systemClock } from "../../lib/clock.js";
 import { errorText } from "../../lib/values.js";

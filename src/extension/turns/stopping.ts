@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
-import type { AgentRecordV1, AgentStatus, Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { type Clock, settledWithin } from "../../lib/clock.js";
 import type { TreeDir } from "../tree/tree-dir.js";

@@ -6,8 +6,9 @@
 import path from "node:path";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { mergeLimits } from "../../contracts/limits.js";
+import type { Notice } from "../../contracts/notice.js";
 import type { ResultV1 } from "../../contracts/result.js";
-import type { AgentRecordV1, Notice, PendingPart } from "../../contracts/tree.js";
+import type { AgentRecordV1, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";

@@ -11,7 +11,7 @@
  * recorded at the next event (or at session_shutdown).
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import type { Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
 import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 

@@ -4,7 +4,7 @@
  * ended, and the weight pi gives it (an error line, a warning, or a quiet status line).
  * Pure: the Painter is injected.
  */
-import type { Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
 import { describeNotice, STOP_REASONS } from "../turns/notices.js";
 import { type Painter, plain, statusColor, statusMark } from "./paint.js";
 

@@ -3,7 +3,9 @@
  * that takes a `Painter`: pi's theme in the terminal, `plain` where colour codes would be
  * noise (RPC clients get the strings as JSON) and in tests (a painter that tags colours).
  */
-import type { AgentStatus, NoticeType } from "../../contracts/tree.js";
+
+import type { NoticeType } from "../../contracts/notice.js";
+import type { AgentStatus } from "../../contracts/tree.js";
 
 /** A status as a tool result carries it (any string: an unknown one is painted quietly). */
 type StatusText = AgentStatus | NoticeType | (string & {});

@@ -5,7 +5,8 @@
  * the runtime is restored and stopped on session_shutdown, after which it holds no timer.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";

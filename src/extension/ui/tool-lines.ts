@@ -4,7 +4,7 @@
  * Pure functions from a call's arguments or a result's details to painted strings; the
  * Painter is injected, so tests read them tagged and RPC clients plain.
  */
-import type { Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
 import { formatCost } from "../../contracts/usage.js";
 import { isRecord } from "../../lib/values.js";
 import { type Painter, paintStatus, plain, statusMark } from "./paint.js";

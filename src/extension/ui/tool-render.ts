@@ -12,7 +12,7 @@ import type {
   ToolRenderResultOptions,
 } from "@mariozechner/pi-coding-agent";
 import { type Component, Text, truncateToWidth } from "@mariozechner/pi-tui";
-import type { Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
 import { noticeLine } from "./notice-view.js";
 import { type Painter, paintStatus, statusMark, themePainter } from "./paint.js";
 import { callLine, expandedJson, resultLine } from "./tool-lines.js";

@@ -14,7 +14,8 @@
  * The clock is injected (tests move a fake one) and its timers never hold pi's event loop.
  */
 import { ENV } from "../../contracts/env.js";
-import { LIMITS, type Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import { LIMITS } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import type { Mailbox } from "../turns/mailbox.js";
 

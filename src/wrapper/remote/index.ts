@@ -14,7 +14,6 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { fallbackSessionPath } from "../fallback.js";
-import { useSshMaster } from "../ssh-master.js";
 import { hostUnixSockets, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import {
@@ -26,6 +25,7 @@ import {
   seccompFile,
 } from "./sandbox-files.js";
 import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
+import { useSshMaster } from "./ssh-master.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
 async function repositoryPaths(cwd: string): Promise<string[]> {
@@ -71,7 +71,7 @@ export async function runnerStarter(
   runner: ResolvedRunner,
   env: NodeJS.ProcessEnv,
   base: ChildOperations = nodeChildOperations,
-): Promise<() => RunnerStart> {
+): Promise<(tempDir?: string) => RunnerStart> {
   const childEnv = { ...env, ...meta.env };
   const keepVisible = [PACKAGE_ROOT, path.dirname(process.execPath)];
   try {
@@ -89,11 +89,11 @@ export async function runnerStarter(
   const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
   const secrets = runner.kind === "sandbox" ? sandboxSecrets(meta, childEnv, runner) : undefined;
   // Per pi process of the run (a fallback model's is another far side): a sandbox's private
-  // copies are made for it and removed after it.
-  const start = (): RunnerStart => {
-    const agentDir = secrets && agentDirCopy(secrets.agentDir, secrets.providers);
-    const jitiCache = secrets && jitiCacheCopy();
-    const seccomp = secrets && seccompFile();
+  // copies are made for it, in the run's own temp folder, and removed after it.
+  const start = (tempDir?: string): RunnerStart => {
+    const agentDir = secrets && agentDirCopy(secrets.agentDir, secrets.providers, tempDir);
+    const jitiCache = secrets && jitiCacheCopy(tempDir);
+    const seccomp = secrets && seccompFile(tempDir);
     const context = {
       env: childEnv,
       // `~` in hidden paths is the child's home, as pi and its tools resolve it.
@@ -196,10 +196,10 @@ export function remoteChildOperations(
   runner: ResolvedRunner,
   /**
    * The far side's argv, or, per child, the argv and what is called once that child is done,
-   * before the run hears of its exit (what the runner's prefix needed: a sandbox's agent dir
+   * given the run's own temp folder for what it makes, before the run hears of its exit (what the runner's prefix needed: a sandbox's agent dir
    * copy, the shared ssh connection).
    */
-  start: string[] | (() => RunnerStart),
+  start: string[] | ((tempDir?: string) => RunnerStart),
   base: ChildOperations = nodeChildOperations,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
@@ -214,7 +214,7 @@ export function remoteChildOperations(
     spawn: (_bin, args, options) => {
       const { argv, cleanup, filterEnv, fd3 } =
         typeof start === "function"
-          ? start()
+          ? start(options.tempDir)
           : { argv: start, cleanup: () => undefined, filterEnv: undefined, fd3: undefined };
       const spawnOptions = filterEnv ? { ...options, env: filterEnv(options.env) } : options;
       const child = new RemoteChild(

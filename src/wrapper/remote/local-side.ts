@@ -8,6 +8,7 @@ import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import { type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
+import { folderNames } from "../../lib/folder-names.js";
 import { readRegularFileSync } from "../../lib/regular-file.js";
 
 /** After a stop, how long a turn's landing waits for a checkout that never says ready (its root died mid-checkout). */
@@ -59,12 +60,8 @@ export async function checkoutDone(
  * being written is left for the next look.
  */
 export function unsentInboxMessages(dir: string, sent: Set<string>): Array<InboxMessageV1 & { name: string }> {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir).filter(isInboxMessageName).sort();
-  } catch {
-    return [];
-  }
+  // A folder not made yet (or gone) holds no message.
+  const names = folderNames(dir).filter(isInboxMessageName).sort();
   const out: Array<InboxMessageV1 & { name: string }> = [];
   for (const name of names) {
     if (sent.has(name)) continue;

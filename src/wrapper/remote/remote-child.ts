@@ -4,8 +4,10 @@
  * protocol with it (contracts/serve-protocol.ts). pi's stdout and stderr come back as they were
  * written, so the run normalizes, records and decides exactly as for a local pi; its exit
  * comes after the turn's commit has landed in the local checkout (workspace-bundle.ts) and the
- * session file was written back (line by line during the turn too: session-copy.ts). Stops become `stop` frames; live messages in the run's inbox
- * folder go over as `message` frames. Failures are answers: a prefix that cannot start ends
+ * session file was written back (line by line during the turn too: session-copy.ts). Stops
+ * become `stop` frames; live messages in the run's inbox folder go over as `message` frames
+ * (inbox-relay.ts); the workspace goes and the turn comes back through workspace-shipping.ts.
+ * Failures are answers (far-failure.ts): a prefix that cannot start ends
  * with its own first line and stderr tail, a connection lost mid-turn with `runner_lost`.
  */
 import { spawn } from "node:child_process";
@@ -16,7 +18,6 @@ import { PassThrough } from "node:stream";
 import type { MetaV1 } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import {
-  ARG_TOKENS,
   type BlobKind,
   BlobReceiver,
   blobFrames,
@@ -31,41 +32,18 @@ import {
   sessionHere,
 } from "../../contracts/serve-protocol.js";
 import { errorText } from "../../lib/values.js";
-import { type ChildHandle, nodeChildOperations, type SpawnOptions, TASK_EXTENSION_PATH } from "../child.js";
+import { type ChildHandle, nodeChildOperations, type SpawnOptions } from "../child.js";
+import { FarSideEnded, failureText, STDERR_TAIL_BYTES, startFailure } from "./far-failure.js";
 import { nameFarSide } from "./far-lines.js";
-import { checkoutDone, letCheckoutGo, unsentInboxMessages } from "./local-side.js";
+import { InboxRelay } from "./inbox-relay.js";
 import { SessionCopy } from "./session-copy.js";
-import { bundleWithin, landTurn, type WorkspaceBase, workspaceBase } from "./workspace-bundle.js";
+import { bundleWithin, type WorkspaceBase } from "./workspace-bundle.js";
+import { startFrame, WorkspaceShipping } from "./workspace-shipping.js";
 
 /** How long the far side may take to answer `hello` (a prefix that hangs: ssh asking for a password). */
 export const HELLO_TIMEOUT_MS = 60_000;
 /** After a SIGKILL stop, how long the far side gets to send the turn back before the prefix is killed. */
 export const KILL_GRACE_MS = 2000;
-const INBOX_POLL_MS = 100;
-const STDERR_TAIL_BYTES = 1024;
-
-/** The far side closed before it said hello (the prefix failed to start, or died at once). */
-class FarSideEnded extends Error {
-  constructor() {
-    super("the far side ended before its hello");
-  }
-}
-
-/** One line and a tail of at most 1 KB: what a runner that failed said. */
-export function failureText(stderr: string): string {
-  const text = stderr.trim();
-  if (text === "") return "";
-  const first = text.split("\n")[0]!;
-  const tail = Buffer.from(text).subarray(-STDERR_TAIL_BYTES).toString("utf8");
-  return tail.startsWith(first) ? tail : `${first}\n…${tail}`;
-}
-
-/** `could not start: <the prefix's first stderr line> (<how it ended>)<the rest of its tail>`. */
-export function startFailure(said: string, how: string): string {
-  if (said === "") return `could not start: ${how}`;
-  const [first, ...rest] = said.split("\n");
-  return `could not start: ${first} (${how})${rest.length > 0 ? `\n${rest.join("\n")}` : ""}`;
-}
 
 export class RemoteChild extends EventEmitter implements ChildHandle {
   readonly stdout = new PassThrough();
@@ -80,11 +58,9 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private readonly receiver = new BlobReceiver();
   private readonly blobs = new Map<BlobKind, Buffer>();
   private workspace: WorkspaceBase | undefined;
-  private landing: Promise<void> = Promise.resolve();
-  private inboxTimer: NodeJS.Timeout | undefined;
-  private readonly sent = new Set<string>();
+  private readonly shipping: WorkspaceShipping;
+  private inbox: InboxRelay | undefined;
   private startSent = false;
-  private checkoutLetGo = false;
   private helloWaiter: (() => void) | undefined;
   /** hello, workspace and start frame (converse()); the run's end waits for it. */
   private conversation: Promise<void> = Promise.resolve();
@@ -109,6 +85,12 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     private readonly options: SpawnOptions,
   ) {
     super();
+    this.shipping = new WorkspaceShipping(
+      meta,
+      options,
+      (line) => this.stderr.write(`${this.label}: ${line}\n`),
+      () => this.stopSignal !== undefined,
+    );
   }
 
   get pid(): number | undefined {
@@ -170,7 +152,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       this.send({ ...hello, ...(key && { workspace: key }) });
       // Both settle before either error counts: the workspace's git processes and temp index
       // must not outlive the run when the far side fails at once.
-      const [prepared, greeted] = await Promise.allSettled([this.prepareWorkspace(), this.hello()]);
+      const [prepared, greeted] = await Promise.allSettled([this.shipping.base(), this.hello()]);
       if (greeted.status === "rejected") throw greeted.reason;
       if (prepared.status === "rejected") throw prepared.reason;
       const state = prepared.value;
@@ -186,8 +168,14 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         return;
       }
       this.workspace = workspace;
-      this.sendStart(workspace, bundle);
-      this.watchInbox();
+      const start = startFrame(this.meta, this.args, this.options, workspace, bundle);
+      this.send(start.frame);
+      for (const [kind, data] of start.blobs) for (const frame of blobFrames(kind, data)) this.send(frame);
+      this.startSent = true;
+      if (this.options.inboxDir) {
+        this.inbox = new InboxRelay(this.options.inboxDir, (frame) => this.send(frame));
+        this.inbox.start();
+      }
     } catch (err) {
       // A far side that ended before its hello: its own words (prefixClosed) are the error.
       if (err instanceof FarSideEnded) return;
@@ -212,63 +200,6 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     });
   }
 
-  /**
-   * The workspace's base commit. A checkout still being written (meta.json `cwdReadyPath`: a
-   * new isolated worktree) is HEAD itself: its tree goes at once, and the checkout is let go
-   * on (its `.started` file) once the far side's pi has started (its first output), so the two
-   * do not share the CPU; the turn's commit lands once it is done (land()).
-   */
-  private prepareWorkspace(): Promise<WorkspaceBase> {
-    return workspaceBase(this.meta.cwd, this.options.cwdReady !== undefined, this.options.tempDir);
-  }
-
-  /** The local checkout may go on (see prepareWorkspace): once, on pi's first output or the end. */
-  private letCheckoutGo(): void {
-    const ready = this.options.cwdReady;
-    if (!ready || this.checkoutLetGo) return;
-    this.checkoutLetGo = true;
-    letCheckoutGo(ready);
-  }
-
-  private sendStart(workspace: WorkspaceBase, bundle: Buffer): void {
-    const tokens = new Map<string, string>([[TASK_EXTENSION_PATH, ARG_TOKENS.taskExtension]]);
-    const blobs: Array<[BlobKind, Buffer]> = [
-      ["bundle", bundle],
-      ["task", fs.readFileSync(this.options.taskFile)],
-    ];
-    if (this.meta.systemPromptPath) {
-      tokens.set(this.meta.systemPromptPath, ARG_TOKENS.systemPrompt);
-      blobs.push(["system_prompt", fs.readFileSync(this.meta.systemPromptPath)]);
-    }
-    if (this.meta.sessionPath) {
-      tokens.set(this.meta.sessionPath, ARG_TOKENS.session);
-      if (fs.existsSync(this.meta.sessionPath)) blobs.push(["session", fs.readFileSync(this.meta.sessionPath)]);
-    }
-    this.send({
-      t: "start",
-      runId: this.meta.runId,
-      args: this.args.map((arg) => tokens.get(arg) ?? arg),
-      env: this.meta.env ?? {},
-      cwd: workspace.cwd,
-      base: workspace.base,
-      blobs: blobs.map(([kind]) => kind),
-      inbox: this.options.inboxDir !== undefined,
-    });
-    for (const [kind, data] of blobs) for (const frame of blobFrames(kind, data)) this.send(frame);
-    this.startSent = true;
-  }
-
-  /** New message files of the run's inbox go over once each, in name (send) order. */
-  private watchInbox(): void {
-    const dir = this.options.inboxDir;
-    if (!dir) return;
-    const scan = () => {
-      for (const { name, id, text } of unsentInboxMessages(dir, this.sent)) this.send({ t: "message", name, id, text });
-    };
-    scan();
-    this.inboxTimer = setInterval(scan, INBOX_POLL_MS);
-  }
-
   private onLine(line: string): void {
     const frame = parseServerFrame(line);
     if (typeof frame === "string") this.protocolError(frame);
@@ -288,7 +219,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         this.helloWaiter?.();
         return;
       case "stdout":
-        this.letCheckoutGo();
+        this.shipping.letCheckoutGo();
         this.stdout.write(Buffer.from(frame.data, "base64"));
         return;
       case "stderr":
@@ -334,27 +265,13 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
     this.sessionCopy.take(frame);
   }
 
-  /** The turn's commit lands on the local branch; a failure is told on stderr (the run's warnings see it). */
+  /** A commit frame: the bundle that came before it lands the turn's commit. */
   private land(): void {
     const bundle = this.blobs.get("bundle");
     const workspace = this.workspace;
     this.blobs.delete("bundle");
-    if (!bundle || !workspace) {
-      this.protocolError("a commit frame without its bundle");
-      return;
-    }
-    const ready = this.options.cwdReady;
-    this.landing = this.landing.then(async () => {
-      try {
-        // A checkout still being written is waited for (after a stop, at most
-        // CHECKOUT_AFTER_STOP_MS: a root that died while writing it); a commit that cannot
-        // land is kept (landTurn).
-        if (ready) await checkoutDone(ready, () => this.stopSignal !== undefined);
-        await landTurn(workspace, bundle, this.meta.runId, this.options.tempDir);
-      } catch (err) {
-        this.stderr.write(`${this.label}: ${errorText(err)}\n`);
-      }
-    });
+    if (!bundle || !workspace) this.protocolError("a commit frame without its bundle");
+    else this.shipping.land(workspace, bundle);
   }
 
   private protocolError(message: string): void {
@@ -372,11 +289,11 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   }
 
   private async prefixClosed(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
-    if (this.inboxTimer) clearInterval(this.inboxTimer);
-    this.letCheckoutGo();
+    this.inbox?.stop();
+    this.shipping.letCheckoutGo();
     await Promise.all([
       this.conversation,
-      this.landing,
+      this.shipping.landed,
       this.afterPrefix?.((line) => this.stderr.write(`${this.label}: ${line}\n`)),
     ]);
     const session = this.blobs.get("session");

@@ -1,7 +1,9 @@
 /**
  * What a sandbox gets of this machine's files for one run: private copies (pi's agent dir cut
- * down to the run's providers, jiti's cache) made per pi process and removed after it, the
- * agent's workspace folder, and the run's secrets as sandbox-env.ts filters them.
+ * down to the run's providers, jiti's cache) made per pi process in the run's own temp folder
+ * (run-temp.ts: a SIGKILLed wrapper's orphan guard removes that folder, copies included) and
+ * removed after it, the agent's workspace folder, and the run's secrets as sandbox-env.ts
+ * filters them.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -39,11 +41,13 @@ function readText(file: string): string | undefined {
  * A private copy of the agent dir's top-level files (its folders are bound read-only, not
  * copied; the session history not even that): the sandbox's pi writes its locks there.
  * auth.json holds only `providers`' logins and is read-only inside (filterAuth says why);
- * models.json only their entries. Removed when the run's child is done.
+ * models.json only their entries. Made in `tempDir` (the run's own folder); removed when the
+ * run's child is done.
  */
 export function agentDirCopy(
   agentDir: string,
   providers: readonly string[],
+  tempDir = os.tmpdir(),
 ): { path: string; copy: string; folders: string[]; readOnlyFiles: string[] } | undefined {
   let entries: fs.Dirent[];
   try {
@@ -51,7 +55,7 @@ export function agentDirCopy(
   } catch {
     return undefined;
   }
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-agent-dir-"));
+  const copy = fs.mkdtempSync(path.join(tempDir, "subagent-agent-dir-"));
   const folders: string[] = [];
   for (const entry of entries) {
     const from = path.join(agentDir, entry.name);
@@ -96,9 +100,10 @@ const JITI_COPY_BYTES = 32 * 1024 * 1024;
 /**
  * A private copy of jiti's cache (newest files first, within JITI_COPY_BYTES): jiti uses a
  * cache only in a folder it can write, and the sandbox must not write this machine's own.
- * Without it a sandboxed pi compiles every extension anew. Removed when the run's child is done.
+ * Without it a sandboxed pi compiles every extension anew. Made in `tempDir` (the run's own
+ * folder); removed when the run's child is done.
  */
-export function jitiCacheCopy(): string | undefined {
+export function jitiCacheCopy(tempDir = os.tmpdir()): string | undefined {
   const from = path.join(os.tmpdir(), JITI_CACHE);
   let files: Array<{ name: string; size: number; mtime: number }>;
   try {
@@ -112,7 +117,7 @@ export function jitiCacheCopy(): string | undefined {
   } catch {
     return undefined;
   }
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "subagent-jiti-"));
+  const copy = fs.mkdtempSync(path.join(tempDir, "subagent-jiti-"));
   let budget = JITI_COPY_BYTES;
   for (const file of files.sort((a, b) => b.mtime - a.mtime)) {
     budget -= file.size;
@@ -143,12 +148,13 @@ export const SECCOMP_FD = 3;
 /**
  * The seccomp filter of this machine's architecture in an open file that is already unlinked
  * (nothing is left behind however the run ends): its fd, or undefined when there is no filter
- * here or the temporary folder cannot be written.
+ * here or the temporary folder cannot be written. Written in `tempDir` (the run's own folder),
+ * so even a SIGKILL between the write and the unlink leaves nothing the orphan guard misses.
  */
-export function seccompFile(): number | undefined {
+export function seccompFile(tempDir = os.tmpdir()): number | undefined {
   const filter = unixSocketFilter();
   if (!filter) return undefined;
-  const file = path.join(os.tmpdir(), `subagent-seccomp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const file = path.join(tempDir, `subagent-seccomp-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
     fs.writeFileSync(file, filter, { mode: 0o600 });
     return fs.openSync(file, "r");

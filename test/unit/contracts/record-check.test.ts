@@ -5,8 +5,9 @@
  * gets one line that says what is wrong, whatever the file holds.
  */
 import { describe, expect, it } from "vitest";
+import { checkNotice } from "../../../src/contracts/notice.js";
 import { checkResult } from "../../../src/contracts/result.js";
-import { checkAgentRecord, checkNotice } from "../../../src/contracts/tree.js";
+import { checkAgentRecord } from "../../../src/contracts/tree.js";
 import { turnResult } from "../../support/fake-turns.js";
 import { agentRecord } from "../../support/records.js";
 

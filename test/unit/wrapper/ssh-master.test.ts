@@ -1,5 +1,5 @@
 /**
- * The shared ssh connection's bookkeeping (src/wrapper/ssh-master.ts) with a scripted ssh:
+ * The shared ssh connection's bookkeeping (src/wrapper/remote/ssh-master.ts) with a scripted ssh:
  * the first run starts the master, later runs join it, the last one closes it (dead users
  * pruned), a stale socket is cleared, a live lock holder is waited for and a dead one passed
  * over, and a definition with its own sharing options is left alone. The real ssh side is in
@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SshRunner } from "../../../src/contracts/runners.js";
 import type { ProcessIdentity } from "../../../src/lib/process.js";
-import { LOCK_WAIT_MS, type SshMasterOperations, useSshMaster } from "../../../src/wrapper/ssh-master.js";
+import { LOCK_WAIT_MS, type SshMasterOperations, useSshMaster } from "../../../src/wrapper/remote/ssh-master.js";
 import { FakeClock } from "../../support/fake-clock.js";
 
 const DEFINITION: SshRunner = { kind: "ssh", host: "me@far", capacity: 4 };

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LIMITS, type Notice, type NoticeWorktree } from "../../../../src/contracts/tree.js";
+import type { Notice, NoticeWorktree } from "../../../../src/contracts/notice.js";
+import { LIMITS } from "../../../../src/contracts/tree.js";
 import { usageTotals } from "../../../../src/contracts/usage.js";
 import {
   boundNotice,

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TREE_FILES } from "../../../../src/contracts/layout.js";
-import type { Notice } from "../../../../src/contracts/tree.js";
+import type { Notice } from "../../../../src/contracts/notice.js";
 import { TreeDir } from "../../../../src/extension/tree/tree-dir.js";
 import { childState } from "../../../../src/extension/turns/child-state.js";
 import { DeliveryLog, type DeliveryStep } from "../../../../src/extension/turns/deliveries.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Notice } from "../../../../src/contracts/tree.js";
+import type { Notice } from "../../../../src/contracts/notice.js";
 import { Mailbox } from "../../../../src/extension/turns/mailbox.js";
 import { FakeClock, settle } from "../../../support/fake-clock.js";
 

@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Notice } from "../../../../src/contracts/tree.js";
+import type { Notice } from "../../../../src/contracts/notice.js";
 import { listAgentsTool } from "../../../../src/extension/tools/list-agents.js";
 import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
 import { FailingTree } from "../../../support/failing-tree.js";

@@ -4,7 +4,7 @@
  * process would write and give.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Notice } from "../../../../src/contracts/tree.js";
+import type { Notice } from "../../../../src/contracts/notice.js";
 import { readReportPage } from "../../../../src/extension/turns/reports.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
 import { turnResult } from "../../../support/fake-turns.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Notice } from "../../../../src/contracts/tree.js";
+import type { Notice } from "../../../../src/contracts/notice.js";
 import type { TreeRuntime } from "../../../../src/extension/turns/runtime.js";
 import { NoticeHold } from "../../../../src/extension/ui/notice-hold.js";
 

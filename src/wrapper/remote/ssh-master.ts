@@ -30,20 +30,21 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { ENV } from "../contracts/env.js";
+import { ENV } from "../../contracts/env.js";
 import {
   type SshConnection,
   sshControlArgv,
   sshControlDir,
   sshControlPath,
   sshTarget,
-} from "../contracts/runner-prefix.js";
-import type { SshRunner } from "../contracts/runners.js";
-import { createComplete } from "../lib/atomic-file.js";
-import { type Clock, sleep, systemClock } from "../lib/clock.js";
-import { processIdentity, readIdentityFileSync, sameProcessAlive } from "../lib/process.js";
-import { formatProcessIdentity, type ProcessIdentity } from "../lib/process-identity.js";
-import { runProcess, tail } from "../lib/run-process.js";
+} from "../../contracts/runner-prefix.js";
+import type { SshRunner } from "../../contracts/runners.js";
+import { createComplete } from "../../lib/atomic-file.js";
+import { type Clock, sleep, systemClock } from "../../lib/clock.js";
+import { folderNames } from "../../lib/folder-names.js";
+import { processIdentity, readIdentityFileSync, sameProcessAlive } from "../../lib/process.js";
+import { formatProcessIdentity, type ProcessIdentity } from "../../lib/process-identity.js";
+import { runProcess, tail } from "../../lib/run-process.js";
 
 export interface SshConnectionPlace {
   tmpDir: string;
@@ -194,13 +195,7 @@ async function withLock<T>(socket: string, ops: SshMasterOperations, work: () =>
 
 /** The live users in `<socket>.users/`; dead ones' files are removed. */
 function liveUsers(users: string, ops: SshMasterOperations): string[] {
-  let names: string[] = [];
-  try {
-    names = fs.readdirSync(users);
-  } catch {
-    return [];
-  }
-  return names.filter((name) => {
+  return folderNames(users).filter((name) => {
     // A user's file being written (createComplete's hidden temp) is neither a user nor dead.
     if (name.startsWith(".")) return false;
     const identity = readIdentity(path.join(users, name));
