@@ -153,7 +153,7 @@ function anyNotice({ rt, timeoutMs }: WaitCall) {
     const notices = rt.mailbox.take(LIMITS.noticesPerWait);
     return jsonResult({ notices, pending: rt.mailbox.pending, timed_out: false, timeout_ms: timeoutMs });
   }
-  if (!rt.hasActiveTurns()) return idleResult(timeoutMs);
+  if (!rt.hasAwaitedTurns()) return idleResult(timeoutMs);
   return undefined;
 }
 

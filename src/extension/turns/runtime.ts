@@ -29,6 +29,15 @@ import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 export type { ChildState, FaultStep, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
+/**
+ * Whether a parent waiting on this child still waits: its turn is under way (lifecycle's
+ * awaitedByParent), or its notice is given but a follow-up queued behind the turn starts once
+ * the turn is recorded.
+ */
+function stillAwaited(state: ChildState): boolean {
+  return awaitedByParent(state.phase) || (state.phase.name === "settling" && state.record.followupQueued);
+}
+
 export class TreeRuntime implements StopContext, EffectContext {
   readonly children = new Map<string, ChildState>();
   /** Direct children whose record is damaged, with why: they are not loaded, and tools say so. */
@@ -285,12 +294,22 @@ export class TreeRuntime implements StopContext, EffectContext {
   }
 
   /**
+   * Whether any direct child's turn may still give this agent a notice: running, starting,
+   * queued, or ended with its notice not given yet. A turn whose notice was given and is only
+   * being recorded gives nothing more, so a wait has nobody to wait for.
+   */
+  hasAwaitedTurns(): boolean {
+    for (const state of this.children.values()) if (stillAwaited(state)) return true;
+    return false;
+  }
+
+  /**
    * Whether this direct child's turn has yet to end for a parent waiting on it: running,
    * queued, starting, or ended with its notice not in the mailbox yet.
    */
   turnUnderWay(agentPath: string): boolean {
-    const phase = this.children.get(agentPath)?.phase;
-    return phase !== undefined && awaitedByParent(phase);
+    const state = this.children.get(agentPath);
+    return state !== undefined && stillAwaited(state);
   }
 
   /** Direct children with a turn running (or being recorded) and those queued for a slot. */

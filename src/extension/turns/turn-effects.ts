@@ -274,7 +274,6 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
       models,
     });
     await giveOnce(ctx, state, plan.runName, notice, plan.restored);
-    await ctx.dispatch(state, { type: "notice_given" });
   }
   await ctx.dispatch(state, { type: "recorded", followupQueued: plan.notify && record.followupQueued });
 }
@@ -288,8 +287,14 @@ async function giveOnce(
   restored: boolean,
 ): Promise<void> {
   const { record } = state;
-  if (!runName) return ctx.notify(notice);
+  if (!runName) {
+    ctx.notify(notice);
+    return ctx.dispatch(state, { type: "notice_given" });
+  }
   await ctx.deliver(deliveryKey(record.path, runName), notice);
+  // The notice is in the mailbox: a wait may hand it on at once, and the parent's next call must
+  // not find the turn still owing it while its record is written below.
+  await ctx.dispatch(state, { type: "notice_given" });
   record.notifiedRun = runName;
   // The delivery record already says it was given: a failed write here is only retried later (shutdown).
   await (restored ? ctx.tree.writeRecord(record) : ctx.persist(state)).catch(() => {

@@ -39,12 +39,21 @@ export class NoticeHold {
     if (strings.length > 0) this.awaiting.push({ runtime, keys: strings });
   }
 
-  /** A later event: the messages ended before are in the session; their notices are taken. */
-  async persisted(): Promise<void> {
+  /** Records of taken notices under way (pi's handlers do not wait for them; shutdown does). */
+  private recording: Promise<void> = Promise.resolve();
+
+  /**
+   * A later event: the messages ended before are in the session; their notices are taken.
+   * Resolves once every record started so far is written (the previous ones included), so the
+   * last handler before the process ends can wait for all of them.
+   */
+  persisted(): Promise<void> {
     const due = this.awaiting;
-    if (due.length === 0) return;
     this.awaiting = [];
-    for (const { runtime, keys } of due) await runtime.noticesHeld(keys);
+    this.recording = this.recording.then(async () => {
+      for (const { runtime, keys } of due) await runtime.noticesHeld(keys);
+    });
+    return this.recording;
   }
 
   /** Whether a message carrying this notice reached pi (its message_end was seen). */
