@@ -5,7 +5,7 @@
  * plays the answerer by writing the answer file; the wrapper hands it to pi. Also: the wrapper
  * ends pi (stdin closed) only once its work is over, a retried provider error included.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -148,5 +148,30 @@ describe("the end of a child's work in RPC mode, with the real pi", () => {
     const run = await wrapper.run({ env: home.env, timeoutMs: 90_000 });
     expect(run.result).toMatchObject({ status: "completed", finalText: "all done", childExitCode: 0, forcedExit: false });
     expect(userTexts(llm.requests[0]!)[0]).toBe(task);
+  });
+
+  it("a live message that arrives while a tool runs is steered in, and the continuation's answer is the result", async () => {
+    const llm = await startScriptedLlm();
+    cleanups.push(() => llm.close());
+    const home = await makePiHome({ llmUrl: llm.url });
+    cleanups.push(() => home.cleanup());
+    const wrapper = await wrapperCase({
+      meta: defaultMeta({ graceMs: 5000, task: "work", inboxPath: "inbox", dialogs: { timeoutMs: 1000 } }),
+    });
+    const inbox = path.join(wrapper.dir, "inbox");
+    llm.onRequest((_req, index) => {
+      if (index > 0) return reply.text(index === 1 ? "answer after the steer" : "unexpected");
+      // The message lands while the model's tool call is on its way: pi must take it before its next request.
+      mkdirSync(inbox, { recursive: true });
+      writeFileSync(path.join(inbox, ".m.tmp"), JSON.stringify({ id: "m1", text: "ALSO CHECK THE LOGS" }));
+      renameSync(path.join(inbox, ".m.tmp"), path.join(inbox, "0001-m1.json"));
+      return reply.toolCall("bash", { command: "sleep 1; echo worked" });
+    });
+    const run = await wrapper.run({ env: home.env, timeoutMs: 90_000 });
+    expect(run.result).toMatchObject({ status: "completed", finalText: "answer after the steer", forcedExit: false });
+    expect(userTexts(llm.requests[1]!)).toContain("ALSO CHECK THE LOGS");
+    expect(run.events.filter((e) => e.type === "message_delivered")).toEqual([
+      expect.objectContaining({ id: "m1", text: "ALSO CHECK THE LOGS" }),
+    ]);
   });
 });
