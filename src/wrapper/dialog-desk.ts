@@ -168,7 +168,13 @@ export class DialogDesk {
     } catch (err) {
       this.options.warn(`dialog ${seq}: its answer is not valid JSON (${errorText(err)}): cancelled`);
     }
-    return { version: 1, id, cancelled: true, answeredBy: "timeout", answeredAt: new Date(this.options.now()).toISOString() };
+    return {
+      version: 1,
+      id,
+      cancelled: true,
+      answeredBy: "timeout",
+      answeredAt: new Date(this.options.now()).toISOString(),
+    };
   }
 
   private deliver(seq: number, answer: DialogAnswerV1): void {

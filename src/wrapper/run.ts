@@ -23,6 +23,7 @@ import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { identifyPi, oldNodeCrash } from "./pi-version.js";
+import { RpcSession } from "./rpc-session.js";
 import { RunArtifacts } from "./run-artifacts.js";
 import { buildResult, deliverResult, explainOutcome, type RunReport } from "./run-result.js";
 import {
@@ -36,7 +37,6 @@ import {
 } from "./run-temp.js";
 import { RunTimers } from "./run-timers.js";
 import { RunWarnings } from "./run-warnings.js";
-import { RpcSession } from "./rpc-session.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
 import { endTokenProcesses, type StragglerWatch } from "./stragglers.js";

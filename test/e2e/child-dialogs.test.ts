@@ -83,7 +83,12 @@ describe("a child's dialogs with the real pi (meta.json dialogs)", () => {
     expect(ask.title).toContain(DANGEROUS);
     await answer(dialogs, { value: "Yes" });
     const run = await wrapper.collect(await running.done);
-    expect(run.result).toMatchObject({ status: "completed", finalText: "finished", childExitCode: 0, forcedExit: false });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "finished",
+      childExitCode: 0,
+      forcedExit: false,
+    });
     expect(existsSync(path.join(wrapper.dir, "victim"))).toBe(false);
     expect(JSON.stringify(llm.requests[1])).toContain("REMOVED");
     const dialogRecords = run.events.filter((e) => e.type === "dialog");
@@ -126,9 +131,16 @@ describe("the end of a child's work in RPC mode, with the real pi", () => {
     const home = await makePiHome({ llmUrl: llm.url, retry: true });
     cleanups.push(() => home.cleanup());
     llm.onRequest((_req, index) => (index === 0 ? reply.error(503, "Service Unavailable") : reply.text("recovered")));
-    const wrapper = await wrapperCase({ meta: defaultMeta({ graceMs: 5000, task: "say it", dialogs: { timeoutMs: 1000 } }) });
+    const wrapper = await wrapperCase({
+      meta: defaultMeta({ graceMs: 5000, task: "say it", dialogs: { timeoutMs: 1000 } }),
+    });
     const run = await wrapper.run({ env: home.env, timeoutMs: 90_000 });
-    expect(run.result).toMatchObject({ status: "completed", finalText: "recovered", childExitCode: 0, forcedExit: false });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "recovered",
+      childExitCode: 0,
+      forcedExit: false,
+    });
     expect(llm.requests).toHaveLength(2);
     expect(userTexts(llm.requests[0]!)[0]).toBe("say it");
     expect(run.events.map((e) => e.type)).toContain("retry");
@@ -146,7 +158,12 @@ describe("the end of a child's work in RPC mode, with the real pi", () => {
     const task = "-x /skill:not-a-command @file\n  keep the spaces  ";
     const wrapper = await wrapperCase({ meta: defaultMeta({ graceMs: 5000, task, dialogs: { timeoutMs: 1000 } }) });
     const run = await wrapper.run({ env: home.env, timeoutMs: 90_000 });
-    expect(run.result).toMatchObject({ status: "completed", finalText: "all done", childExitCode: 0, forcedExit: false });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "all done",
+      childExitCode: 0,
+      forcedExit: false,
+    });
     expect(userTexts(llm.requests[0]!)[0]).toBe(task);
   });
 

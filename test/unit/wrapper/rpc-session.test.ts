@@ -16,6 +16,7 @@ import { TASK_PLACEHOLDER } from "../../../src/contracts/task-handoff.js";
 import { buildChildArgs, runsRpc } from "../../../src/wrapper/child.js";
 import { RpcSession } from "../../../src/wrapper/rpc-session.js";
 import { RunTimers } from "../../../src/wrapper/run-timers.js";
+import { formatTranscriptEntry } from "../../../src/wrapper/transcript.js";
 import { FakeClock, settle } from "../../support/fake-clock.js";
 
 const base = { runId: "r", task: "t", cwd: "/w", resultPath: "/w/r.json", eventsPath: "/w/e.jsonl" };
@@ -106,7 +107,13 @@ describe("RpcSession: the end of pi's work", () => {
     await settle();
     const [probe] = s.lines();
     expect(probe).toMatchObject({ type: "get_state" });
-    s.rpc.observe({ type: "response", command: "get_state", id: probe!.id, success: true, data: { isStreaming: false, isCompacting: false } });
+    s.rpc.observe({
+      type: "response",
+      command: "get_state",
+      id: probe!.id,
+      success: true,
+      data: { isStreaming: false, isCompacting: false },
+    });
     await settle();
     expect(s.ended()).toBe(true);
   });
@@ -116,7 +123,13 @@ describe("RpcSession: the end of pi's work", () => {
     s.rpc.observe({ type: "agent_end" });
     s.rpc.observe({ type: "auto_retry_start", attempt: 1 });
     const [first] = s.lines();
-    s.rpc.observe({ type: "response", command: "get_state", id: first!.id, success: true, data: { isStreaming: false } });
+    s.rpc.observe({
+      type: "response",
+      command: "get_state",
+      id: first!.id,
+      success: true,
+      data: { isStreaming: false },
+    });
     await settle();
     expect(s.ended()).toBe(false);
     s.rpc.observe({ type: "agent_start" });
@@ -125,7 +138,13 @@ describe("RpcSession: the end of pi's work", () => {
     const second = s.lines()[1];
     expect(second).toMatchObject({ type: "get_state" });
     expect(second!.id).not.toBe(first!.id);
-    s.rpc.observe({ type: "response", command: "get_state", id: second!.id, success: true, data: { isStreaming: false } });
+    s.rpc.observe({
+      type: "response",
+      command: "get_state",
+      id: second!.id,
+      success: true,
+      data: { isStreaming: false },
+    });
     await settle();
     expect(s.ended()).toBe(true);
   });
@@ -135,13 +154,25 @@ describe("RpcSession: the end of pi's work", () => {
     s.rpc.observe({ type: "agent_end" });
     s.rpc.observe({ type: "compaction_start", reason: "threshold" });
     const [first] = s.lines();
-    s.rpc.observe({ type: "response", command: "get_state", id: first!.id, success: true, data: { isCompacting: true } });
+    s.rpc.observe({
+      type: "response",
+      command: "get_state",
+      id: first!.id,
+      success: true,
+      data: { isCompacting: true },
+    });
     await settle();
     expect(s.ended()).toBe(false);
     s.rpc.observe({ type: "compaction_end", willRetry: false });
     await settle();
     const second = s.lines()[1];
-    s.rpc.observe({ type: "response", command: "get_state", id: second!.id, success: true, data: { isStreaming: false, isCompacting: false } });
+    s.rpc.observe({
+      type: "response",
+      command: "get_state",
+      id: second!.id,
+      success: true,
+      data: { isStreaming: false, isCompacting: false },
+    });
     await settle();
     expect(s.ended()).toBe(true);
   });
@@ -169,11 +200,23 @@ describe("RpcSession: dialogs through the run's dialogs folder", () => {
     const s = await session(true, 60_000);
     s.rpc.observe(select);
     const ask = JSON.parse(await readFile(path.join(s.dir, dialogAskFileName(1)), "utf8"));
-    expect(ask).toMatchObject({ version: 1, id: "d-1", seq: 1, method: "select", title: "Allow?", options: ["Yes", "No"] });
+    expect(ask).toMatchObject({
+      version: 1,
+      id: "d-1",
+      seq: 1,
+      method: "select",
+      title: "Allow?",
+      options: ["Yes", "No"],
+    });
     expect(Date.parse(ask.expiresAt) - Date.parse(ask.askedAt)).toBe(60_000);
-    expect(s.records).toEqual([{ type: "dialog", phase: "asked", id: "d-1", dialogSeq: 1, method: "select", title: "Allow?" }]);
+    expect(s.records).toEqual([
+      { type: "dialog", phase: "asked", id: "d-1", dialogSeq: 1, method: "select", title: "Allow?" },
+    ]);
     const temp = path.join(s.dir, ".a.tmp");
-    await writeFile(temp, JSON.stringify({ version: 1, id: "d-1", value: "Yes", answeredBy: "person", answeredAt: "x" }));
+    await writeFile(
+      temp,
+      JSON.stringify({ version: 1, id: "d-1", value: "Yes", answeredBy: "person", answeredAt: "x" }),
+    );
     await rename(temp, path.join(s.dir, dialogAnswerFileName(1)));
     // The poll finds it even where the watch does not fire.
     await s.clock.advance(1000);
@@ -197,9 +240,28 @@ describe("RpcSession: dialogs through the run's dialogs folder", () => {
 
   it("notify is recorded; setStatus and other fire-and-forget calls are dropped", async () => {
     const s = await session(true);
-    s.rpc.observe({ type: "extension_ui_request", id: "n", method: "notify", message: "careful", notifyType: "warning" });
+    s.rpc.observe({
+      type: "extension_ui_request",
+      id: "n",
+      method: "notify",
+      message: "careful",
+      notifyType: "warning",
+    });
     s.rpc.observe({ type: "extension_ui_request", id: "s", method: "setStatus", statusKey: "k", statusText: "t" });
     expect(s.records).toEqual([{ type: "notify", message: "careful", level: "warning" }]);
     expect(s.lines()).toEqual([]);
+  });
+});
+
+describe("dialog and notify records in the transcript (inspect, tail)", () => {
+  it("a dialog reads as asked then answered, a notice with its level", () => {
+    const asked = { type: "dialog", phase: "asked", id: "d", dialogSeq: 2, method: "confirm", title: "Go?" } as const;
+    expect(formatTranscriptEntry(asked)).toBe("? dialog 2 (confirm): Go?\n");
+    expect(formatTranscriptEntry({ ...asked, phase: "answered", answeredBy: "timeout", cancelled: true })).toBe(
+      "? dialog 2 answered by timeout (cancelled)\n\n",
+    );
+    expect(formatTranscriptEntry({ type: "notify", message: "careful", level: "warning" })).toBe(
+      "! notice (warning): careful\n\n",
+    );
   });
 });
