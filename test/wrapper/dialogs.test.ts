@@ -1,0 +1,95 @@
+/**
+ * subagent-wrapper with meta.json `dialogs` against the fake pi in RPC mode (cheap: no model,
+ * no real pi): a scripted dialog reaches the run's dialogs folder, the answer file reaches the
+ * child, a notice is recorded, and the child's stdin ends when its work is over on both pi
+ * lines (agent_settled; the get_state probe), so it exits by itself.
+ */
+import { existsSync } from "node:fs";
+import { readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { dialogAnswerFileName, dialogAskFileName } from "../../src/contracts/dialogs.js";
+import { killAll } from "../support/processes.js";
+import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
+
+afterEach(async () => {
+  await killAll();
+  await cleanupWrapperCases();
+});
+
+const SETTLING = { PI_SUBAGENTS_PI_VERSION: "1.6.0" };
+const OLDER = { PI_SUBAGENTS_PI_VERSION: "0.73.1" };
+
+const scenario = (settles: boolean) => ({
+  steps: [
+    { agentStart: true },
+    { turnStart: true },
+    { user: true },
+    { notify: { message: "checking", notifyType: "warning" } },
+    { dialog: { method: "select", title: "Allow rm?", options: ["Yes", "No"] } },
+    { assistant: { text: "finished", stopReason: "stop" } },
+    { turnEnd: true },
+    { agentEnd: true, willRetry: false },
+    ...(settles ? [{ settled: {} }] : []),
+  ],
+});
+
+async function fileAppears(file: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`${file} did not appear`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("subagent-wrapper with dialogs, against the fake pi in RPC mode", () => {
+  for (const [line, env] of [
+    ["a pi with agent_settled", SETTLING],
+    ["pi 0.73.1 (the get_state probe)", OLDER],
+  ] as const) {
+    it(`${line}: the answer file reaches the child, and the child exits by itself once its work is over`, async () => {
+      const wrapper = await wrapperCase({
+        scenario: scenario(env === SETTLING),
+        meta: defaultMeta({ graceMs: 10_000, dialogs: { timeoutMs: 60_000 } }),
+      });
+      const running = wrapper.start({ env });
+      const dialogs = path.join(wrapper.dir, "out", "dialogs");
+      await fileAppears(path.join(dialogs, dialogAskFileName(1)));
+      const ask = JSON.parse(await readFile(path.join(dialogs, dialogAskFileName(1)), "utf8"));
+      expect(ask).toMatchObject({ method: "select", title: "Allow rm?", options: ["Yes", "No"] });
+      const temp = path.join(dialogs, ".answer.tmp");
+      await writeFile(
+        temp,
+        JSON.stringify({ version: 1, id: ask.id, value: "No", answeredBy: "parent", answeredAt: "x" }),
+      );
+      await rename(temp, path.join(dialogs, dialogAnswerFileName(1)));
+      const run = await wrapper.collect(await running.done);
+      expect(run.result).toMatchObject({
+        status: "completed",
+        finalText: "finished",
+        forcedExit: false,
+        childExitCode: 0,
+      });
+      expect(await run.read("out/stdout.log")).toContain(
+        `"response":{"type":"extension_ui_response","id":"${ask.id}","value":"No"}`,
+      );
+      expect(run.events.filter((e) => e.type === "notify" || e.type === "dialog").map((e) => e.type)).toEqual([
+        "notify",
+        "dialog",
+        "dialog",
+      ]);
+      expect(run.events.find((e) => e.type === "notify")).toMatchObject({ message: "checking", level: "warning" });
+      expect(run.events.filter((e) => e.type === "dialog").at(-1)).toMatchObject({ answeredBy: "parent" });
+    });
+  }
+
+  it("a task that starts with `-` and spans lines reaches the child's prompt through the task file, untouched", async () => {
+    const task = "-x @file\n  two lines  ";
+    const wrapper = await wrapperCase({
+      scenario: { steps: [{ echoTask: true }, { agentEnd: true }, { settled: {} }] },
+      meta: defaultMeta({ task, graceMs: 10_000, dialogs: { timeoutMs: 60_000 } }),
+    });
+    const run = await wrapper.run({ env: { ...SETTLING, FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" } });
+    expect(run.result).toMatchObject({ status: "completed", finalText: task.trim(), forcedExit: false });
+  });
+});
