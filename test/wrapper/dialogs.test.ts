@@ -92,4 +92,35 @@ describe("subagent-wrapper with dialogs, against the fake pi in RPC mode", () =>
     const run = await wrapper.run({ env: { ...SETTLING, FAKE_PI_LOAD_EXTENSIONS: "task-extension.js" } });
     expect(run.result).toMatchObject({ status: "completed", finalText: task.trim(), forcedExit: false });
   });
+
+  it("a fallback model's pi (the warm standby) runs in RPC mode too: it gets the prompt, and its stdin ends at its end", async () => {
+    const usage = { input: 10, output: 5, cost: { input: 0.001, output: 0.001 } };
+    const turn = (assistant: object) => ({
+      steps: [{ agentStart: true }, { turnStart: true }, { assistant }, { turnEnd: true }, { agentEnd: true }],
+    });
+    const wrapper = await wrapperCase({
+      scenario: turn({ text: "unused", stopReason: "stop" }),
+      meta: defaultMeta({
+        requestedModel: "fake/flaky",
+        fallbackModels: ["fake/fast"],
+        graceMs: 10_000,
+        dialogs: { timeoutMs: 60_000 },
+      }),
+    });
+    const scripts = {
+      "fake/flaky": turn({ stopReason: "error", errorMessage: "429 Rate limit reached", usage }),
+      "fake/fast": turn({ text: "finished on fast", stopReason: "stop", usage }),
+    };
+    const run = await wrapper.run({ env: { ...OLDER, FAKE_PI_MODEL_SCRIPTS: JSON.stringify(scripts) } });
+    expect(run.result).toMatchObject({
+      status: "completed",
+      finalText: "finished on fast",
+      resolvedModel: "fake/fast",
+      forcedExit: false,
+      childExitCode: 0,
+    });
+    const starts = run.events.filter((e) => e.type === "run_start");
+    expect(starts).toHaveLength(2);
+    for (const start of starts) expect(start).toMatchObject({ argv: expect.arrayContaining(["--mode", "rpc"]) });
+  });
 });
