@@ -9,6 +9,7 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { dialogAnswerFileName, dialogAskFileName } from "../../src/contracts/dialogs.js";
+import { ENV } from "../../src/contracts/env.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -122,5 +123,16 @@ describe("subagent-wrapper with dialogs, against the fake pi in RPC mode", () =>
     const starts = run.events.filter((e) => e.type === "run_start");
     expect(starts).toHaveLength(2);
     for (const start of starts) expect(start).toMatchObject({ argv: expect.arrayContaining(["--mode", "rpc"]) });
+  });
+
+  it("the child's environment carries PI_SUBAGENT_PARENT_SESSION from meta.json env", async () => {
+    const wrapper = await wrapperCase({
+      scenario: { steps: [{ assistant: { text: "ok", stopReason: "stop" } }, { agentEnd: true }, { settled: {} }] },
+      meta: defaultMeta({ env: { [ENV.parentSession]: "/tree/root/session.jsonl" }, dialogs: { timeoutMs: 60_000 } }),
+    });
+    const run = await wrapper.run({ env: SETTLING });
+    expect(run.result).toMatchObject({ status: "completed", finalText: "ok" });
+    const record = JSON.parse(await run.read("fake-pi-record.json"));
+    expect(record.env[ENV.parentSession]).toBe("/tree/root/session.jsonl");
   });
 });
