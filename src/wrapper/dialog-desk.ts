@@ -168,6 +168,7 @@ export class DialogDesk {
     } catch (err) {
       this.options.warn(`dialog ${seq}: its answer is not valid JSON (${errorText(err)}): cancelled`);
     }
+    // A broken answer cannot say what was meant: the dialog is cancelled as the wrapper's own cancel.
     return {
       version: 1,
       id,

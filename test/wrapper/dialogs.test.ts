@@ -135,4 +135,18 @@ describe("subagent-wrapper with dialogs, against the fake pi in RPC mode", () =>
     const record = JSON.parse(await run.read("fake-pi-record.json"));
     expect(record.env[ENV.parentSession]).toBe("/tree/root/session.jsonl");
   });
+
+  it("an [ABORT] marker stops an RPC child at once, as in json mode", async () => {
+    const wrapper = await wrapperCase({
+      scenario: "abort-marker",
+      meta: defaultMeta({ graceMs: 10_000, dialogs: { timeoutMs: 60_000 } }),
+    });
+    const run = await wrapper.run({ env: SETTLING });
+    expect(run.result).toMatchObject({
+      status: "aborted",
+      abortSource: "marker",
+      abortReason: "API is not enabled for this project",
+      forcedExit: true,
+    });
+  });
 });

@@ -238,6 +238,16 @@ describe("RpcSession: dialogs through the run's dialogs folder", () => {
     s.timers.dispose();
   });
 
+  it("an answer that is not JSON cancels the dialog with a warning, never leaving the child waiting", async () => {
+    const s = await session(true, 60_000);
+    s.rpc.observe(select);
+    await writeFile(path.join(s.dir, dialogAnswerFileName(1)), "{ not json");
+    await s.clock.advance(1000);
+    expect(s.lines()).toEqual([{ type: "extension_ui_response", id: "d-1", cancelled: true }]);
+    expect(s.warnings).toEqual([expect.stringMatching(/^dialog 1: its answer is not valid JSON \(.+\): cancelled$/)]);
+    s.timers.dispose();
+  });
+
   it("notify is recorded; setStatus and other fire-and-forget calls are dropped", async () => {
     const s = await session(true);
     s.rpc.observe({
