@@ -121,7 +121,7 @@ class WrapperRun {
   ) {
     this.clock = options.clock ?? systemClock;
     this.warnings = new RunWarnings(options.warn);
-    const meta = this.dialogsHere(requested);
+    const meta = requested;
     this.meta = meta;
     this.processes = options.child ?? nodeChildOperations;
     this.timers = new RunTimers(this.clock);
@@ -135,17 +135,6 @@ class WrapperRun {
       () => this.clock.now(),
       (line) => this.warnings.add(line),
     );
-  }
-
-  /**
-   * A far side (meta.json `runner`) runs pi with its stdin closed and relays no dialogs yet:
-   * its child runs as without `dialogs` (its extensions take their "no UI" path), said once.
-   */
-  private dialogsHere(meta: MetaV1): MetaV1 {
-    if (!meta.dialogs || !meta.runner) return meta;
-    this.warnings.add(`runner ${meta.runner.name} does not relay dialogs yet: the child runs without a UI`);
-    const { dialogs: _dropped, ...rest } = meta;
-    return rest;
   }
 
   async run(): Promise<RunReport> {

@@ -4,14 +4,15 @@
  * child, a notice is recorded, and the child's stdin ends when its work is over on both pi
  * lines (agent_settled; the get_state probe), so it exits by itself.
  */
-import { existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { dialogAnswerFileName, dialogAskFileName } from "../../src/contracts/dialogs.js";
 import { ENV } from "../../src/contracts/env.js";
 import { killAll } from "../support/processes.js";
-import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
+import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
 
 afterEach(async () => {
   await killAll();
@@ -148,5 +149,47 @@ describe("subagent-wrapper with dialogs, against the fake pi in RPC mode", () =>
       abortReason: "API is not enabled for this project",
       forcedExit: true,
     });
+  });
+
+  it("over a runner (serve on the far side): the far pi runs in RPC mode and its dialog is answered from here", async () => {
+    const wrapper = await wrapperCase({
+      scenario: scenario(true),
+      meta: defaultMeta({
+        cwd: "repo",
+        graceMs: 10_000,
+        dialogs: { timeoutMs: 60_000 },
+        runner: {
+          name: "here",
+          kind: "command",
+          capacity: 1,
+          command: ["env"],
+          remote_command: [process.execPath, WRAPPER_BIN],
+        },
+      }),
+    });
+    const repo = path.join(wrapper.dir, "repo");
+    mkdirSync(repo);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: repo, encoding: "utf8" });
+    git("init", "-q", "-b", "main");
+    writeFileSync(path.join(repo, "a.txt"), "a\n");
+    git("add", "-A");
+    git("commit", "-q", "-m", "initial");
+    const running = wrapper.start({ env: SETTLING });
+    const dialogs = path.join(wrapper.dir, "out", "dialogs");
+    await fileAppears(path.join(dialogs, dialogAskFileName(1)));
+    const ask = JSON.parse(await readFile(path.join(dialogs, dialogAskFileName(1)), "utf8"));
+    const temp = path.join(dialogs, ".answer.tmp");
+    await writeFile(
+      temp,
+      JSON.stringify({ version: 1, id: ask.id, value: "Yes", answeredBy: "person", answeredAt: "x" }),
+    );
+    await rename(temp, path.join(dialogs, dialogAnswerFileName(1)));
+    const run = await wrapper.collect(await running.done);
+    expect(run.result).toMatchObject({ status: "completed", finalText: "finished", runner: { name: "here" } });
+    expect(run.events.find((e) => e.type === "run_start")).toMatchObject({ argv: expect.arrayContaining(["rpc"]) });
+    expect(await run.read("out/stdout.log")).toContain(
+      `"response":{"type":"extension_ui_response","id":"${ask.id}","value":"Yes"}`,
+    );
   });
 });

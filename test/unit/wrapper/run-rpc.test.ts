@@ -1,8 +1,7 @@
 /**
  * A wrapper run with meta.json `dialogs` on fake time, against a fake pi child: the child runs
  * in RPC mode, gets the task's prompt on its stdin, and its stdin ends exactly when pi's work is
- * over (agent_settled on pi 1.x; an idle get_state probe after agent_end on pi 0.73.1). A run on
- * a far runner, which relays no dialogs yet, runs as without them.
+ * over (agent_settled on pi 1.x; an idle get_state probe after agent_end on pi 0.73.1).
  */
 import { describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../../src/contracts/meta.js";
@@ -81,21 +80,5 @@ describe("wrapper run with dialogs, on fake time", () => {
     run.child.exit(0);
     await run.done;
     expect(stdin.lines()).toEqual([]);
-  });
-
-  it("a far runner relays no dialogs yet: the child runs in json mode, and the run says so once", async () => {
-    const warnings: string[] = [];
-    const runner = { name: "box", kind: "command", command: ["true"] } as unknown as MetaV1["runner"];
-    const run = await fake.start(
-      { ...DIALOGS, runner },
-      { pi: SETTLING, run: { env: {}, warn: (line) => warnings.push(line) } },
-    );
-    expect(run.ops.spawned[0]!.args.slice(0, 2)).toEqual(["--mode", "json"]);
-    await run.print(assistantEnd({ text: "done", stopReason: "stop" }), agentEnd(false), agentSettled());
-    run.child.exit(0);
-    const { result } = await run.done;
-    const line = "runner box does not relay dialogs yet: the child runs without a UI";
-    expect(warnings).toEqual([`subagent-wrapper: warning: ${line}`]);
-    expect(result.errorMessage).toContain(line);
   });
 });
