@@ -5,11 +5,13 @@
  * plays the answerer by writing the answer file; the wrapper hands it to pi. Also: the wrapper
  * ends pi (stdin closed) only once its work is over, a retried provider error included.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { dialogAnswerFileName, dialogAskFileName } from "../../src/contracts/dialogs.js";
+import { skipOrFail } from "../support/needs.js";
 import { makePiHome, PI_LINE } from "../support/pi-home.js";
 import { killAll } from "../support/processes.js";
 import { reply, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
@@ -31,6 +33,15 @@ function piPackageDir(): string {
   }
   throw new Error(`no package.json above ${PI_LINE.piCli}`);
 }
+
+const bwrapMissing = (): string | undefined => {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "bwrap (Debian package bubblewrap) is missing or cannot make a namespace here";
+  }
+};
 
 const PERMISSION_GATE = path.join(piPackageDir(), "examples", "extensions", "permission-gate.ts");
 const DANGEROUS = "rm -rf victim && echo REMOVED";
@@ -190,5 +201,44 @@ describe("the end of a child's work in RPC mode, with the real pi", () => {
     expect(run.events.filter((e) => e.type === "message_delivered")).toEqual([
       expect.objectContaining({ id: "m1", text: "ALSO CHECK THE LOGS" }),
     ]);
+  });
+
+  it("in a sandbox (serve on the far side): the far pi's gate asks here, and Yes runs the rm there", async (ctx) => {
+    skipOrFail(ctx, bwrapMissing());
+    const llm = await startScriptedLlm();
+    cleanups.push(() => llm.close());
+    const home = await makePiHome({ llmUrl: llm.url });
+    cleanups.push(() => home.cleanup());
+    llm.onRequest((_req, index) =>
+      index === 0 ? reply.toolCall("bash", { command: DANGEROUS }, { id: "call_1" }) : reply.text("finished"),
+    );
+    const wrapper = await wrapperCase({
+      meta: defaultMeta({
+        cwd: "repo",
+        graceMs: 5000,
+        extensions: [PERMISSION_GATE],
+        dialogs: { timeoutMs: 60_000 },
+        runner: { name: "box", kind: "sandbox" },
+      }),
+    });
+    const repo = path.join(wrapper.dir, "repo");
+    mkdirSync(path.join(repo, "victim"), { recursive: true });
+    writeFileSync(path.join(repo, "victim", "file.txt"), "keep me");
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: repo, stdio: "ignore" });
+    git("init", "-q", "-b", "main");
+    git("add", "-A");
+    git("commit", "-q", "-m", "initial");
+    const running = wrapper.start({ env: home.env, timeoutMs: 90_000 });
+    const dialogs = path.join(wrapper.dir, "out", "dialogs");
+    await fileAppears(path.join(dialogs, dialogAskFileName(1)));
+    await answer(dialogs, { value: "Yes" });
+    const run = await wrapper.collect(await running.done);
+    expect(run.result, run.stderr).toMatchObject({
+      status: "completed",
+      finalText: "finished",
+      runner: { name: "box" },
+    });
+    expect(JSON.stringify(llm.requests[1])).toContain("REMOVED");
   });
 });
