@@ -19,6 +19,7 @@ const SUITES = [
   "stream",
   "pi-run",
   "live-message",
+  "rpc-start",
   "limits",
   "fallback",
   "fanout",

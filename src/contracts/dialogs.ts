@@ -30,7 +30,11 @@ export type DialogAnswerer = (typeof DIALOG_ANSWERERS)[number];
 
 /** meta.json `dialogs`: run the child so its dialogs reach the parent. */
 export interface DialogSettingsV1 {
-  /** An unanswered dialog is cancelled after this long (the child's extension takes its "no answer" path). */
+  /**
+   * An unanswered dialog is cancelled after this long (the child's extension takes its "no answer" path).
+   * @asType integer
+   * @minimum 1
+   */
   timeoutMs: number;
 }
 

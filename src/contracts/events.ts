@@ -112,6 +112,39 @@ export interface ModelSwitchRecord {
   message: string;
 }
 
+/**
+ * A dialog the child's extension opened (meta.json `dialogs`): `asked` when the wrapper wrote
+ * its ask file, `answered` when the answer went to pi. The ask and answer files in the run's
+ * `dialogs/` folder hold the whole of both.
+ */
+export interface DialogRecord {
+  type: "dialog";
+  phase: "asked" | "answered";
+  /** pi's request id. */
+  id: string;
+  /**
+   * Its place in the run's order of asking, from 1: the number in its files' names (`seq` is
+   * the record's own place in events.jsonl).
+   * @asType integer
+   * @minimum 1
+   */
+  dialogSeq: number;
+  method: import("./dialogs.js").DialogMethod;
+  title: string;
+  /** `answered`: who answered (`timeout`: nobody did in time, and it was cancelled). */
+  answeredBy?: import("./dialogs.js").DialogAnswerer;
+  /** `answered`: the answer was a cancel. */
+  cancelled?: boolean;
+}
+
+/** A notice the child's extension showed (`ctx.ui.notify`), with meta.json `dialogs`. */
+export interface NotifyRecord {
+  type: "notify";
+  message: string;
+  /** pi's notify type (`info`, `warning`, `error`). */
+  level?: string;
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -130,6 +163,8 @@ export type EventRecordBody =
   | MessageDeliveredRecord
   | LimitRecord
   | ModelSwitchRecord
+  | DialogRecord
+  | NotifyRecord
   | RunEndRecord;
 
 /**

@@ -182,6 +182,25 @@ function checkLimits(check: FieldCheck): void {
   if (problems.length === 0) accept(check, "limits");
 }
 
+/** `dialogs`: `{timeoutMs}`, a whole number of milliseconds above 0. */
+function checkDialogs(check: FieldCheck): void {
+  const dialogs = check.input.dialogs;
+  if (dialogs === undefined) return;
+  if (typeof dialogs !== "object" || dialogs === null || Array.isArray(dialogs)) {
+    check.problems.push(
+      `meta.json field "dialogs" must be an object like {"timeoutMs": 300000}, not ${describe(dialogs)}`,
+    );
+    return;
+  }
+  const { timeoutMs, ...rest } = dialogs as Record<string, unknown>;
+  const problems: string[] = [];
+  if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs <= 0)
+    problems.push(`meta.json field "dialogs.timeoutMs" must be a whole number of milliseconds above 0`);
+  for (const key of Object.keys(rest)) problems.push(`meta.json field "dialogs.${key}" is not a known field`);
+  check.problems.push(...problems);
+  if (problems.length === 0) accept(check, "dialogs");
+}
+
 const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkVersion,
   checkRequiredStrings,
@@ -189,6 +208,7 @@ const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkThinking,
   checkEnv,
   checkLimits,
+  checkDialogs,
   checkRunner,
 ];
 
@@ -259,4 +279,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "limits",
   "fallbackModels",
   "runner",
+  "dialogs",
 ];

@@ -1,3 +1,4 @@
+import type { DialogSettingsV1 } from "./dialogs.js";
 import type { TurnLimits } from "./limits.js";
 import type { ResolvedRunner } from "./runners.js";
 
@@ -116,6 +117,13 @@ export interface MetaV1 {
    * error after pi's own retries: the same session goes on with the next one.
    */
   fallbackModels?: NonEmptyString[];
+  /**
+   * Let the child's extensions open dialogs: pi runs in its RPC mode (its extensions see a
+   * UI), and each dialog is written to the run's `dialogs/` folder beside the result file for
+   * whoever answers it (contracts/dialogs.ts); unanswered, it is cancelled after `timeoutMs`.
+   * Absent: the child runs with no UI, and its extensions take their "no UI" path.
+   */
+  dialogs?: DialogSettingsV1;
 }
 
 /** The file the child creates once its start-up is over, beside meta.json `cwdReadyPath`. */

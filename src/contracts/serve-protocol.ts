@@ -14,6 +14,10 @@
  * session file during the turn as `session_append` frames, so that a connection lost mid-turn
  * leaves the local session file with what pi had written; a peer that does not name it gets
  * only the whole `session` blob at the end of the turn, which stays the authority when it comes.
+ * pi's input is another capability of version 2 (`pi_input` in both hellos): a local side
+ * whose child runs pi in RPC mode (a child with dialogs) sends the lines for pi's stdin as
+ * `pi_input` frames and its end as `pi_input_end`; a far side that grants it starts such a pi
+ * with its stdin a pipe. A local side whose far side does not grant it runs that pi in json mode.
  * Pure: both sides (the far side imports only contracts and in-child) share this module.
  */
 import { isRecord } from "../lib/values.js";
@@ -52,6 +56,8 @@ export const MAX_BLOB_BYTES: Record<BlobKind, number> = {
 };
 /** Raw bytes of the session file per `session_append` frame. */
 export const SESSION_APPEND_BYTES = 256 * 1024;
+/** Raw bytes of pi's stdin per `pi_input` frame. */
+export const PI_INPUT_BYTES = 256 * 1024;
 /** A live message's text. */
 export const MAX_MESSAGE_CHARS = 1024 * 1024;
 
@@ -93,7 +99,14 @@ export type BlobFrame = { t: "blob"; kind: BlobKind; data: string } | { t: "blob
  * The local side's `hello`. `workspace` (version 2): the agent's workspace key; the far side
  * keeps that workspace after the turn and offers it to the next turn with the same key.
  */
-export type ClientHello = { t: "hello"; version: number; workspace?: string; session_stream?: boolean };
+export type ClientHello = {
+  t: "hello";
+  version: number;
+  workspace?: string;
+  session_stream?: boolean;
+  /** Version 2: this side will send pi's stdin (`pi_input`): its child runs pi in RPC mode. */
+  pi_input?: boolean;
+};
 
 /**
  * The far side's `hello`. Version 2: `have`, the commits of the kept workspace for the key
@@ -107,6 +120,8 @@ export type ServerHello = {
   max_bundle?: number;
   /** The far side streams the session (the local side asked for it). */
   session_stream?: boolean;
+  /** The far side hands `pi_input` to pi's stdin (the local side asked for it). */
+  pi_input?: boolean;
 };
 
 /**
@@ -122,7 +137,10 @@ export type ClientFrame =
   | ServeStart
   | BlobFrame
   | { t: "message"; name: string; id: string; text: string }
-  | { t: "stop"; signal: "SIGTERM" | "SIGKILL" };
+  | { t: "stop"; signal: "SIGTERM" | "SIGKILL" }
+  /** Bytes for pi's stdin (base64, at most PI_INPUT_BYTES raw), in order; `pi_input_end` closes it. */
+  | { t: "pi_input"; data: string }
+  | { t: "pi_input_end" };
 
 export type ServerFrame =
   | ServerHello
@@ -163,7 +181,8 @@ const CLIENT_CHECKS: Record<string, Check> = {
     isCount(f.version) &&
     (f.workspace === undefined ||
       (isString(f.workspace) && f.workspace !== "" && f.workspace.length <= MAX_WORKSPACE_KEY_CHARS)) &&
-    isFlag(f.session_stream),
+    isFlag(f.session_stream) &&
+    isFlag(f.pi_input),
   start: (f) =>
     isString(f.runId) &&
     isStringList(f.args) &&
@@ -184,6 +203,8 @@ const CLIENT_CHECKS: Record<string, Check> = {
     isString(f.text) &&
     f.text.length <= MAX_MESSAGE_CHARS,
   stop: (f) => isSignal(f.signal),
+  pi_input: (f) => isBase64(f.data) && (f.data as string).length <= Math.ceil(PI_INPUT_BYTES / 3) * 4,
+  pi_input_end: () => true,
 };
 const SERVER_CHECKS: Record<string, Check> = {
   hello: (f) =>
@@ -191,7 +212,8 @@ const SERVER_CHECKS: Record<string, Check> = {
     isString(f.server) &&
     (f.have === undefined || (Array.isArray(f.have) && f.have.length <= MAX_HAVES && f.have.every(isCommit))) &&
     (f.max_bundle === undefined || isCount(f.max_bundle)) &&
-    isFlag(f.session_stream),
+    isFlag(f.session_stream) &&
+    isFlag(f.pi_input),
   started: (f) => isCount(f.pid),
   stdout: (f) => isBase64(f.data),
   stderr: (f) => isBase64(f.data),

@@ -9,7 +9,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { ARG_TOKENS, type BlobKind, FAR_LINE_MARK, type ServeStart, sessionHere } from "../contracts/serve-protocol.js";
@@ -57,7 +57,7 @@ function tokenProcesses(token: string): number[] {
 }
 
 export class PiProcess {
-  private child: ChildProcessByStdio<null, Readable, Readable> | undefined;
+  private child: ChildProcessByStdio<Writable | null, Readable, Readable> | undefined;
   /**
    * The run's token: the local wrapper's when it came through the prefix's environment (same
    * machine: its straggler sweep then finds what pi left too), else a fresh one.
@@ -79,8 +79,27 @@ export class PiProcess {
     private readonly cwd: string,
     /** The file that says when the rest of the workspace is written (the task extension holds tool calls until then). */
     private readonly readyFile: string,
+    /** The local side sends pi's stdin (`pi_input`): a pi in RPC mode gets a pipe there. */
+    private readonly piInput: boolean,
     private readonly events: PiEvents,
   ) {}
+
+  /** Whether pi reads its stdin: RPC mode (a child with dialogs), when the local side sends it. */
+  private get takesInput(): boolean {
+    const mode = this.start.args.indexOf("--mode");
+    return this.piInput && mode !== -1 && this.start.args[mode + 1] === "rpc";
+  }
+
+  /** Bytes for pi's stdin, in order (nothing once pi is gone or took no input). */
+  input(data: Buffer): void {
+    const stdin = this.child?.stdin;
+    if (stdin && !stdin.destroyed && stdin.writable) stdin.write(data);
+  }
+
+  /** The end of pi's stdin: pi in RPC mode exits (code 0). */
+  endInput(): void {
+    this.child?.stdin?.end();
+  }
 
   spawn(): void {
     const taskFile = this.scratch.writeRunFile("task.md", this.blobs.get("task")!);
@@ -101,11 +120,13 @@ export class PiProcess {
         [ENV.cwdReady]: this.readyFile,
         ...(this.inboxDir && { [ENV.inboxDir]: this.inboxDir }),
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [this.takesInput ? "pipe" : "ignore", "pipe", "pipe"],
       detached: true,
       shell: false,
-    });
+    }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
     this.child = child;
+    // A pi that died leaves a broken pipe; its exit says what happened.
+    child.stdin?.on("error", () => undefined);
     this.running = true;
     child.stdout.on("data", (chunk: Buffer) => this.events.stdout(chunk));
     child.stderr.on("data", (chunk: Buffer) => this.events.stderr(chunk));

@@ -14,8 +14,8 @@
  *   hello, start, blobs, unpacking, returning ──an error, stdin closed──► over
  *
  * The rules: each phase takes only its own frames, anything else is an error (one `error`
- * frame, exit 1). A stop or a live message that comes while the workspace is unpacked waits
- * for pi. An error or stdin closed while pi runs stops pi (SIGTERM, SIGKILL 3 s later) and the
+ * frame, exit 1). A stop, a live message or pi's input that comes while the workspace is
+ * unpacked waits for pi. An error or stdin closed while pi runs stops pi (SIGTERM, SIGKILL 3 s later) and the
  * run ends once pi is gone; at any other time the run ends at once. Once it ends (stopping,
  * over) the local side's frames are not read and nothing but `error` and `exit` goes out.
  */
@@ -56,7 +56,7 @@ export type ServeAction =
   /** A frame the phase does not take: the run fails with `message`. */
   | { kind: "reject"; message: string }
   /** Claim the scratch space and answer hello. */
-  | { kind: "prepare"; version: number; workspace: string | undefined; streamSession: boolean }
+  | { kind: "prepare"; version: number; workspace: string | undefined; streamSession: boolean; piInput: boolean }
   | { kind: "accept_start"; start: ServeStart }
   /** A blob frame: checked against what is still expected, and taken. */
   | { kind: "take_blob"; frame: ClientFrame }
@@ -66,6 +66,8 @@ export type ServeAction =
   | { kind: "stop"; signal: "SIGTERM" | "SIGKILL"; now: boolean }
   /** A live message: into pi's inbox, or kept until pi is started. */
   | { kind: "message"; frame: Extract<ClientFrame, { t: "message" }> }
+  /** Bytes for pi's stdin or its end (a pi in RPC mode): to pi (`now`), or kept until pi is started. */
+  | { kind: "pi_input"; frame: Extract<ClientFrame, { t: "pi_input" | "pi_input_end" }>; now: boolean }
   /** Stop pi (SIGTERM): the run ends once it is gone. */
   | { kind: "stop_pi" }
   /** Send the session and the turn's commit back, then `exit`. */
@@ -131,6 +133,8 @@ function onFrame(phase: ServePhase, frame: ClientFrame): ServeStep {
     case "returning":
       if (frame.t === "stop") return stay(phase, { kind: "stop", signal: frame.signal, now: phase !== "unpacking" });
       if (frame.t === "message") return stay(phase, { kind: "message", frame });
+      if (frame.t === "pi_input" || frame.t === "pi_input_end")
+        return stay(phase, { kind: "pi_input", frame, now: phase !== "unpacking" });
       return reject(phase, `unexpected ${frame.t} frame while the child runs`);
     default:
       return stay(phase);
@@ -153,6 +157,7 @@ function onHello(frame: ClientFrame): ServeStep {
       version: frame.version,
       workspace: v2 ? frame.workspace : undefined,
       streamSession: v2 && frame.session_stream === true,
+      piInput: v2 && frame.pi_input === true,
     },
   };
 }

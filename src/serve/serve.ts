@@ -62,6 +62,11 @@ class ServeSession {
   private pi: PiProcess | undefined;
   /** The local side asked for the session stream (version 2, `session_stream` in its hello). */
   private streamSession = false;
+  /** The local side sends pi's stdin (version 2, `pi_input` in its hello): its pi runs in RPC mode. */
+  private piInput = false;
+  /** pi's input that came before pi ran, and whether its end came too: handed over when pi starts. */
+  private readonly waitingInput: Buffer[] = [];
+  private waitingInputEnd = false;
   private sessionStream: SessionStream | undefined;
   private exitCode = 0;
   /** How pi ended, for the `exit` frame. */
@@ -135,6 +140,7 @@ class ServeSession {
         return;
       case "prepare":
         this.streamSession = action.streamSession;
+        this.piInput = action.piInput;
         this.prepared = this.prepare(action.version, action.workspace);
         return;
       case "accept_start":
@@ -156,6 +162,9 @@ class ServeSession {
         else this.fail("unexpected message frame while the child runs");
         return;
       }
+      case "pi_input":
+        this.toPi(action.frame, action.now);
+        return;
       case "stop_pi":
         this.pi?.stop("SIGTERM"); // the end comes once pi is gone (pi_exited)
         return;
@@ -183,7 +192,16 @@ class ServeSession {
       }
       const have = await this.scratch.have();
       const stream = this.streamSession ? { session_stream: true } : {};
-      this.send({ t: "hello", version, server: this.io.server, have, max_bundle: this.bundleBound, ...stream });
+      const input = this.piInput ? { pi_input: true } : {};
+      this.send({
+        t: "hello",
+        version,
+        server: this.io.server,
+        have,
+        max_bundle: this.bundleBound,
+        ...stream,
+        ...input,
+      });
     } catch (err) {
       this.fail(`cannot make the scratch space: ${(err as Error).message}`);
     }
@@ -200,6 +218,20 @@ class ServeSession {
     if (!step.done) return;
     this.blobs.set(step.done.kind, step.done.data);
     if (this.blobs.size === this.start!.blobs.length) this.step({ type: "blobs_in" });
+  }
+
+  /** pi's stdin (a pi in RPC mode): to pi (`now`), or kept until pi is started; nothing for a local side that did not ask. */
+  private toPi(frame: Extract<ClientFrame, { t: "pi_input" | "pi_input_end" }>, now: boolean): void {
+    if (!this.piInput) {
+      this.fail(`unexpected ${frame.t} frame: the hello did not ask for pi_input`);
+      return;
+    }
+    if (frame.t === "pi_input") {
+      const data = Buffer.from(frame.data, "base64");
+      if (now) this.pi?.input(data);
+      else this.waitingInput.push(data);
+    } else if (now) this.pi?.endInput();
+    else this.waitingInputEnd = true;
   }
 
   /**
@@ -228,7 +260,7 @@ class ServeSession {
       const cwd = this.scratch.childCwd(start.cwd);
       if (this.phase !== "unpacking") return;
       const readyFile = this.scratch.runFile("cwd-ready");
-      this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, readyFile, {
+      this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, readyFile, this.piInput, {
         started: (pid) => this.send({ t: "started", pid }),
         stdout: (data) => this.send({ t: "stdout", data: data.toString("base64") }),
         stderr: (data) => this.send({ t: "stderr", data: data.toString("base64") }),
@@ -248,6 +280,8 @@ class ServeSession {
   /** What came for pi before it ran: the messages into its inbox (in the order they came), then a stop. */
   private handOver(): void {
     for (const { temp, name } of this.waiting.splice(0)) this.pi!.deliver(temp, name);
+    for (const data of this.waitingInput.splice(0)) this.pi!.input(data);
+    if (this.waitingInputEnd) this.pi!.endInput();
     if (this.waitingStop) this.pi!.stop(this.waitingStop);
   }
 

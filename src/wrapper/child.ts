@@ -1,7 +1,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
@@ -63,7 +63,8 @@ export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
  * length-limited and never shows up in `ps`.
  */
 export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_PATH): string[] {
-  const args = ["--mode", "json", "--no-prompt-templates"];
+  // With dialogs, RPC mode: the child's extensions get a UI (rpc-session.ts).
+  const args = ["--mode", meta.dialogs ? "rpc" : "json", "--no-prompt-templates"];
   // pi expands `/skill:name` even in transformed input; without skills it stays verbatim.
   if (meta.task.startsWith("/skill:")) args.push("--no-skills");
   const model = effectiveModel(meta);
@@ -79,15 +80,24 @@ export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_
   for (const extension of meta.extensions ?? []) args.push("--extension", extension);
   if (meta.systemPromptPath) args.push("--append-system-prompt", meta.systemPromptPath);
   args.push(...(meta.sessionPath ? ["--session", meta.sessionPath] : ["--no-session"]));
-  args.push(TASK_PLACEHOLDER);
+  // RPC mode takes its prompt on stdin (rpc-session.ts) and ignores messages on the command line.
+  if (!meta.dialogs) args.push(TASK_PLACEHOLDER);
   return args;
 }
 
-export type ChildProcess = ChildProcessByStdio<null, Readable, Readable>;
+/** Whether `args` run pi in RPC mode: its stdin is then a pipe the run writes commands to. */
+export function runsRpc(args: readonly string[]): boolean {
+  const mode = args.indexOf("--mode");
+  return mode !== -1 && args[mode + 1] === "rpc";
+}
+
+export type ChildProcess = ChildProcessByStdio<Writable | null, Readable, Readable>;
 
 /** What the run needs of its child: a pid, its output streams and three lifecycle events. */
 export interface ChildHandle {
   readonly pid?: number | undefined;
+  /** pi's stdin: a pipe for RPC mode (runsRpc), else none. */
+  readonly stdin?: Writable | null;
   readonly stdout: Readable;
   readonly stderr: Readable;
   once(event: "spawn", listener: () => void): unknown;
@@ -138,7 +148,7 @@ export interface ChildOperations {
 
 /**
  * Start pi in its own process group (so the wrapper can end the whole tree), stdin closed
- * (an open pipe would hang pi), never through a shell. Node's own spawn rather than execa:
+ * (an open pipe would hang pi in json mode; RPC mode reads its commands there), never through a shell. Node's own spawn rather than execa:
  * the run needs none of execa's buffering or promise, and importing execa cost 56 ms of
  * every wrapper start (docs/architecture.md).
  */
@@ -146,10 +156,10 @@ export function spawnChild(bin: string, args: string[], options: SpawnOptions): 
   return spawn(bin, args, {
     cwd: options.cwd,
     env: childEnvironment(options),
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [runsRpc(args) ? "pipe" : "ignore", "pipe", "pipe"],
     detached: true,
     shell: false,
-  });
+  }) as ChildProcess;
 }
 
 /** The child's environment: the run's, with what the task extension and the orphan guard read. */

@@ -23,6 +23,7 @@ import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import { type Outcome, OutcomeTracker, type Transition } from "./outcome.js";
 import { identifyPi, oldNodeCrash } from "./pi-version.js";
+import { RpcSession } from "./rpc-session.js";
 import { RunArtifacts } from "./run-artifacts.js";
 import { buildResult, deliverResult, explainOutcome, type RunReport } from "./run-result.js";
 import {
@@ -85,6 +86,8 @@ class WrapperRun {
   private readonly warnings: RunWarnings;
   private artifacts!: RunArtifacts;
   private child: ChildHandle | undefined;
+  /** The running pi's commands and dialogs, when meta.json `dialogs` runs it in RPC mode (rpc-session.ts). */
+  private rpc: RpcSession | undefined;
   /** Marks every process of this run (the child's environment; see orphan-guard.ts). */
   private readonly runToken = randomBytes(16).toString("hex");
   private guard: OrphanGuard | undefined;
@@ -110,12 +113,16 @@ class WrapperRun {
   /** Each model request's cost into the person's spending ledger, when meta.json `env` names it. */
   private readonly spend: SpendLedger | undefined;
 
+  private readonly meta: MetaV1;
+
   constructor(
-    private readonly meta: MetaV1,
+    requested: MetaV1,
     private readonly options: RunOptions = {},
   ) {
     this.clock = options.clock ?? systemClock;
     this.warnings = new RunWarnings(options.warn);
+    const meta = requested;
+    this.meta = meta;
     this.processes = options.child ?? nodeChildOperations;
     this.timers = new RunTimers(this.clock);
     this.startedAt = this.clock.now();
@@ -248,7 +255,28 @@ class WrapperRun {
     });
     const [pid] = await Promise.all([this.started(child, bin), artifactsOpen]);
     this.record({ type: "run_start", runId: this.meta.runId, pid, argv: args });
-    await this.supervise(child, exited);
+    this.rpc = this.openRpc(child);
+    try {
+      await this.supervise(child, exited);
+    } finally {
+      this.rpc?.end();
+      this.rpc = undefined;
+    }
+  }
+
+  /** With meta.json `dialogs`: the task goes to pi as its prompt, and its dialogs to the run's `dialogs/` folder. */
+  private openRpc(child: ChildHandle): RpcSession | undefined {
+    const meta = this.meta;
+    if (!meta.dialogs) return undefined;
+    const rpc = new RpcSession(child.stdin, meta as MetaV1 & { dialogs: NonNullable<MetaV1["dialogs"]> }, {
+      settles: () => this.tracker.emitsSettled,
+      now: () => this.clock.now(),
+      after: (ms, fn) => this.timers.after(ms, fn),
+      record: (record) => this.record(record),
+      warn: (line) => this.warnings.add(line),
+    });
+    rpc.start();
+    return rpc;
   }
 
   /**
@@ -373,6 +401,7 @@ class WrapperRun {
     // A delivery is recorded where the child read it: before what pi does with it.
     if (this.inbox) for (const record of this.inbox.observe(event)) this.record(record);
     this.apply(this.tracker.observe(event));
+    this.rpc?.observe(event);
     // Recorded before the limits look: the period budgets' check then counts this request too.
     this.spend?.observe(event);
     this.limits?.observe(event);

@@ -17,10 +17,10 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
-import type { Duplex, Readable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type Clock, settledWithin, systemClock } from "../lib/clock.js";
-import { type ChildHandle, childEnvironment, type SpawnOptions, signalGroup } from "./child.js";
+import { type ChildHandle, childEnvironment, runsRpc, type SpawnOptions, signalGroup } from "./child.js";
 
 /** The standby's niceness while it waits (higher: less CPU while the running pi starts and works). */
 export const STANDBY_NICE = 10;
@@ -160,7 +160,7 @@ export function launchStandby(bin: string, args: string[], options: SpawnOptions
   const child = spawn(bin, args, {
     cwd: options.cwd,
     env,
-    stdio: ["ignore", "pipe", "pipe", "pipe"],
+    stdio: [runsRpc(args) ? "pipe" : "ignore", "pipe", "pipe", "pipe"],
     detached: true,
     shell: false,
   });
@@ -195,7 +195,7 @@ export function launchStandby(bin: string, args: string[], options: SpawnOptions
       if (gone || pipe.destroyed) return undefined;
       pipe.end("g");
       if (pid) restorePriority(pid);
-      return handleOf(child, { pid, stdout, stderr });
+      return handleOf(child, { pid, stdin: child.stdin, stdout, stderr });
     },
     unnice: () => {
       if (pid && !gone) restorePriority(pid);
@@ -210,7 +210,7 @@ export function launchStandby(bin: string, args: string[], options: SpawnOptions
 /** The child as a ChildHandle whose `spawn` has happened already (it was started before the switch). */
 function handleOf(
   child: ReturnType<typeof spawn>,
-  streams: { pid: number | undefined; stdout: Readable; stderr: Readable },
+  streams: { pid: number | undefined; stdin: Writable | null; stdout: Readable; stderr: Readable },
 ): ChildHandle {
   const handle = {
     ...streams,

@@ -47,6 +47,12 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
       return record.phase === "reached"
         ? `! limit ${record.name} reached (${record.used} of ${record.value}): the child is told to wrap up\n\n`
         : `! limit ${record.name}: no answer within the grace, the run is stopped\n\n`;
+    case "dialog":
+      return record.phase === "asked"
+        ? `? dialog ${record.dialogSeq} (${record.method}): ${record.title}\n`
+        : `? dialog ${record.dialogSeq} answered by ${record.answeredBy ?? "unknown"}${record.cancelled ? " (cancelled)" : ""}\n\n`;
+    case "notify":
+      return `! notice${record.level ? ` (${record.level})` : ""}: ${record.message}\n\n`;
     case "run_end":
       return `# end: ${record.status} (exit ${record.exitCode})\n`;
   }

@@ -60,6 +60,8 @@ export interface ChildBehaviour {
  */
 export class FakeChild extends EventEmitter implements ChildHandle {
   readonly pid = 424242;
+  /** pi's stdin (read only by a run in RPC mode: meta.json `dialogs`). */
+  readonly stdin = new PassThrough();
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
   readonly signals: ReceivedSignal[] = [];

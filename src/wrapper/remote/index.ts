@@ -140,6 +140,7 @@ export interface RunnerStart {
  * close must not be cut short).
  */
 class CleanedChild extends EventEmitter implements ChildHandle {
+  readonly stdin;
   readonly stdout;
   readonly stderr;
   constructor(
@@ -147,6 +148,7 @@ class CleanedChild extends EventEmitter implements ChildHandle {
     cleanup: () => Promise<void> | void,
   ) {
     super();
+    this.stdin = inner.stdin;
     this.stdout = inner.stdout;
     this.stderr = inner.stderr;
     inner.once("spawn", () => this.emit("spawn"));

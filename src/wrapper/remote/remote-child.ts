@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
-import { PassThrough } from "node:stream";
+import { PassThrough, type Writable } from "node:stream";
 import type { MetaV1 } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import {
@@ -36,6 +36,7 @@ import { type ChildHandle, nodeChildOperations, type SpawnOptions } from "../chi
 import { FarSideEnded, failureText, STDERR_TAIL_BYTES, startFailure } from "./far-failure.js";
 import { nameFarSide } from "./far-lines.js";
 import { InboxRelay } from "./inbox-relay.js";
+import { PiInputRelay } from "./pi-input-relay.js";
 import { SessionCopy } from "./session-copy.js";
 import { bundleWithin, type WorkspaceBase } from "./workspace-bundle.js";
 import { startFrame, WorkspaceShipping } from "./workspace-shipping.js";
@@ -76,12 +77,15 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private farMaxBundle: number = MAX_BLOB_BYTES.bundle;
   /** The session as the far side's pi writes it (a far side that streams it). */
   private sessionCopy: SessionCopy | undefined;
+  /** pi's stdin for a child in RPC mode (a child with dialogs): pi-input-relay.ts. */
+  private readonly piInput: PiInputRelay;
+  readonly stdin: Writable | null;
 
   constructor(
     private readonly argv: string[],
     private readonly meta: MetaV1,
     private readonly runner: ResolvedRunner,
-    private readonly args: string[],
+    args: string[],
     private readonly options: SpawnOptions,
   ) {
     super();
@@ -91,6 +95,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       (line) => this.stderr.write(`${this.label}: ${line}\n`),
       () => this.stopSignal !== undefined,
     );
+    this.piInput = new PiInputRelay(args, (frame) => this.send(frame));
+    this.stdin = this.piInput.stdin;
   }
 
   get pid(): number | undefined {
@@ -149,7 +155,8 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
       const key = folder && `${os.hostname()}:${folder}`;
       // session_stream: what pi writes to its session comes back during the turn (session-copy.ts).
       const hello = { t: "hello", version: SERVE_PROTOCOL_VERSION, session_stream: true } as const;
-      this.send({ ...hello, ...(key && { workspace: key }) });
+      // pi_input: a child with dialogs runs pi in RPC mode, whose commands go to the far pi's stdin.
+      this.send({ ...hello, ...(key && { workspace: key }), ...(this.piInput.wanted && { pi_input: true }) });
       // Both settle before either error counts: the workspace's git processes and temp index
       // must not outlive the run when the far side fails at once.
       const [prepared, greeted] = await Promise.allSettled([this.shipping.base(), this.hello()]);
@@ -168,10 +175,13 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         return;
       }
       this.workspace = workspace;
-      const start = startFrame(this.meta, this.args, this.options, workspace, bundle);
+      const args = this.piInput.farArgs((line) => this.stderr.write(`${this.label}: ${line}\n`));
+      const start = startFrame(this.meta, args, this.options, workspace, bundle);
       this.send(start.frame);
       for (const [kind, data] of start.blobs) for (const frame of blobFrames(kind, data)) this.send(frame);
       this.startSent = true;
+      // pi's input that the run wrote meanwhile (its prompt) follows the start.
+      this.piInput.startSent();
       if (this.options.inboxDir) {
         this.inbox = new InboxRelay(this.options.inboxDir, (frame) => this.send(frame));
         this.inbox.start();
@@ -216,6 +226,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
         this.helloSeen = true;
         this.farHave = frame.have ?? [];
         this.farMaxBundle = Math.min(frame.max_bundle ?? MAX_BLOB_BYTES.bundle, MAX_BLOB_BYTES.bundle);
+        this.piInput.farSays(frame.pi_input === true);
         this.helloWaiter?.();
         return;
       case "stdout":

@@ -102,6 +102,18 @@ describe("published schemas", () => {
         message: "429",
       }),
     ).toEqual([]);
+    const dialog = {
+      type: "dialog",
+      ...stamp,
+      phase: "answered",
+      id: "d",
+      dialogSeq: 1,
+      method: "select",
+      title: "Allow?",
+    };
+    expect(checks.event({ ...dialog, answeredBy: "timeout", cancelled: true })).toEqual([]);
+    expect(checks.event({ ...dialog, method: "pick" }).map(formatIssue)).not.toEqual([]);
+    expect(checks.event({ type: "notify", ...stamp, message: "careful", level: "warning" })).toEqual([]);
     expect(checks.event({ type: "retry", ...stamp, phase: "end", attempt: 1 }).map(formatIssue)).toEqual([
       'missing required field "success"',
     ]);
@@ -115,7 +127,7 @@ describe("published schemas", () => {
       "/ts: must be integer",
     ]);
     expect(checks.event({ type: "progress", ...stamp }).map(formatIssue)).toEqual([
-      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, limit, model_switch, run_end)',
+      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, limit, model_switch, dialog, notify, run_end)',
     ]);
   });
 });

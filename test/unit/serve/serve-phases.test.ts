@@ -25,6 +25,8 @@ const startTwice = frame({ t: "start", blobs: ["bundle", "task", "task"] } as un
 const blob = { t: "blob", kind: "task", data: "" } as unknown as ClientFrame;
 const stop = (signal: "SIGTERM" | "SIGKILL"): ServeEvent => frame({ t: "stop", signal });
 const message = { t: "message", name: "m-1.json", id: "1", text: "hi" } as const;
+const piInput = { t: "pi_input", data: "e30K" } as const;
+const piInputEnd = { t: "pi_input_end" } as const;
 
 const none: ServeAction = { kind: "none" };
 const end: ServeAction = { kind: "end" };
@@ -36,14 +38,21 @@ describe("serve machine: frames by phase", () => {
       "hello",
       hello1,
       "start",
-      { kind: "prepare", version: 1, workspace: undefined, streamSession: false },
+      { kind: "prepare", version: 1, workspace: undefined, streamSession: false, piInput: false },
     ],
     [
       "hello v2 with a workspace and session_stream → start",
       "hello",
       hello2,
       "start",
-      { kind: "prepare", version: 2, workspace: "w-1", streamSession: true },
+      { kind: "prepare", version: 2, workspace: "w-1", streamSession: true, piInput: false },
+    ],
+    [
+      "hello v2 asking for pi_input → start, pi's input taken",
+      "hello",
+      frame({ t: "hello", version: 2, pi_input: true } as ClientFrame),
+      "start",
+      { kind: "prepare", version: 2, workspace: undefined, streamSession: false, piInput: true },
     ],
     [
       "hello of an unknown version → rejected",
@@ -112,6 +121,27 @@ describe("serve machine: frames by phase", () => {
     ],
     ["a message while unpacking", "unpacking", frame(message), "unpacking", { kind: "message", frame: message }],
     ["a message while pi runs", "running", frame(message), "running", { kind: "message", frame: message }],
+    [
+      "pi's input while unpacking waits",
+      "unpacking",
+      frame(piInput),
+      "unpacking",
+      { kind: "pi_input", frame: piInput, now: false },
+    ],
+    [
+      "pi's input while pi runs goes in",
+      "running",
+      frame(piInput),
+      "running",
+      { kind: "pi_input", frame: piInput, now: true },
+    ],
+    [
+      "pi's input's end while pi runs",
+      "running",
+      frame(piInputEnd),
+      "running",
+      { kind: "pi_input", frame: piInputEnd, now: true },
+    ],
     [
       "a second hello while pi runs → rejected",
       "running",
