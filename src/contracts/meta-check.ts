@@ -182,6 +182,22 @@ function checkLimits(check: FieldCheck): void {
   if (problems.length === 0) accept(check, "limits");
 }
 
+/** `dialogs`: `{timeoutMs}`, a positive number of milliseconds. */
+function checkDialogs(check: FieldCheck): void {
+  const dialogs = check.input.dialogs;
+  if (dialogs === undefined) return;
+  if (typeof dialogs !== "object" || dialogs === null || Array.isArray(dialogs)) {
+    check.problems.push(`meta.json field "dialogs" must be an object like {"timeoutMs": 300000}, not ${describe(dialogs)}`);
+    return;
+  }
+  const timeoutMs = (dialogs as Record<string, unknown>).timeoutMs;
+  if (typeof timeoutMs === "number" && Number.isFinite(timeoutMs) && timeoutMs > 0) accept(check, "dialogs");
+  else
+    check.problems.push(
+      `meta.json field "dialogs.timeoutMs" must be a positive number of milliseconds, not ${JSON.stringify(timeoutMs) ?? "missing"}`,
+    );
+}
+
 const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkVersion,
   checkRequiredStrings,
@@ -190,6 +206,7 @@ const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkEnv,
   checkLimits,
   checkRunner,
+  checkDialogs,
 ];
 
 /** Paths resolve against the folder holding meta.json; so do extension entries that are paths. */
@@ -259,4 +276,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "limits",
   "fallbackModels",
   "runner",
+  "dialogs",
 ];

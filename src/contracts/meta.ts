@@ -1,3 +1,4 @@
+import type { DialogSettingsV1 } from "./dialogs.js";
 import type { TurnLimits } from "./limits.js";
 import type { ResolvedRunner } from "./runners.js";
 
@@ -116,6 +117,13 @@ export interface MetaV1 {
    * error after pi's own retries: the same session goes on with the next one.
    */
   fallbackModels?: NonEmptyString[];
+  /**
+   * Present: the child runs so that its extensions' dialogs reach the parent — each one a file
+   * in the run's `dialogs/` folder, answered by a file beside it, and cancelled by the wrapper
+   * once `timeoutMs` passes unanswered (contracts/dialogs.ts). Absent: a child's dialogs get no
+   * answer, as its extensions see no UI.
+   */
+  dialogs?: DialogSettingsV1;
 }
 
 /** The file the child creates once its start-up is over, beside meta.json `cwdReadyPath`. */

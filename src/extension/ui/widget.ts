@@ -181,6 +181,11 @@ export function widgetLines(
   return lines;
 }
 
+/** A line with how many child dialogs wait for the person, when any do. */
+export function withDialogsWaiting(line: string, waiting: number): string {
+  return waiting > 0 ? `${line} · ${waiting} dialog${waiting === 1 ? "" : "s"} waiting` : line;
+}
+
 /** The part of pi's UI the display uses (ctx.ui in interactive and RPC mode). */
 export interface DisplayUi {
   setStatus(key: string, text: string | undefined): void;
@@ -196,6 +201,8 @@ export class TreeDisplay {
   private lastStatus: string | undefined;
   private lastWidget: string | undefined;
   private lastAgents: AgentProgress[] = [];
+  /** How many child dialogs wait for the person (turns/dialogs.ts): counted on the status line and the widget. */
+  dialogsWaiting: () => number = () => 0;
 
   constructor(
     private readonly ui: DisplayUi,
@@ -228,7 +235,11 @@ export class TreeDisplay {
         budget = undefined; // an invalid budget is reported by spawn_agent, not here
       }
       const p = this.painter();
-      this.draw(statusLine(agents, budget, p), widgetLines(this.self, agents, budget, p));
+      const waiting = this.dialogsWaiting();
+      const status = statusLine(agents, budget, p);
+      const widget = widgetLines(this.self, agents, budget, p);
+      if (widget?.[0] !== undefined) widget[0] = withDialogsWaiting(widget[0], waiting);
+      this.draw(status === undefined ? status : withDialogsWaiting(status, waiting), widget);
     } catch {
       // the tree directory is briefly unreadable (a restore, a removed run): next tick
     } finally {
