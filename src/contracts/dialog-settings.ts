@@ -45,7 +45,11 @@ export function parseDialogTimeout(value: unknown, at: string, problems: string[
 
 const CHILD_EXTENSION_KEYS = ["exclude"];
 
-export function parseChildExtensions(value: unknown, at: string, problems: string[]): ChildExtensionSettings | undefined {
+export function parseChildExtensions(
+  value: unknown,
+  at: string,
+  problems: string[],
+): ChildExtensionSettings | undefined {
   if (!isRecord(value)) {
     problems.push(`${at} must be an object like {"exclude": ["my-gate"]}, not ${kindOf(value)}`);
     return undefined;

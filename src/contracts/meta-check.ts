@@ -187,7 +187,9 @@ function checkDialogs(check: FieldCheck): void {
   const dialogs = check.input.dialogs;
   if (dialogs === undefined) return;
   if (typeof dialogs !== "object" || dialogs === null || Array.isArray(dialogs)) {
-    check.problems.push(`meta.json field "dialogs" must be an object like {"timeoutMs": 300000}, not ${describe(dialogs)}`);
+    check.problems.push(
+      `meta.json field "dialogs" must be an object like {"timeoutMs": 300000}, not ${describe(dialogs)}`,
+    );
     return;
   }
   const timeoutMs = (dialogs as Record<string, unknown>).timeoutMs;

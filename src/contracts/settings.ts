@@ -9,7 +9,6 @@
  */
 import { isRecord } from "../lib/values.js";
 import { BUDGET_KEYS, type PeriodBudgets } from "./budget-periods.js";
-import { nearestField } from "./field-suggestion.js";
 import {
   type ChildExtensionSettings,
   type DialogRoute,
@@ -17,6 +16,7 @@ import {
   parseDialogRoute,
   parseDialogTimeout,
 } from "./dialog-settings.js";
+import { nearestField } from "./field-suggestion.js";
 import { kindOf } from "./fields.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
 import { LOCAL_RUNNER, parseRunners, type RunnerDefinition, unknownRunnerMessage } from "./runners.js";
@@ -98,6 +98,21 @@ export interface SettingsParse {
 /** `provider/id`: what `fallback_models` lists. */
 const isModelName = (value: unknown): value is string => typeof value === "string" && /^[^/\s]+\/\S+$/.test(value);
 
+/** `dialogs`, `dialog_timeout` and `child_extensions`; false for any other key. */
+function parseDialogKey(key: string, value: unknown, at: string, into: SubagentSettings, problems: string[]): boolean {
+  if (key === "dialogs") {
+    const route = parseDialogRoute(value, at, problems);
+    if (route) into.dialogs = route;
+  } else if (key === "dialog_timeout") {
+    const seconds = parseDialogTimeout(value, at, problems);
+    if (seconds !== undefined) into.dialogTimeout = seconds;
+  } else if (key === "child_extensions") {
+    const parsed = parseChildExtensions(value, at, problems);
+    if (parsed) into.childExtensions = parsed;
+  } else return false;
+  return true;
+}
+
 function parseKey(key: string, value: unknown, where: string, into: SubagentSettings, problems: string[]): void {
   const at = `${where}.${key}`;
   if (key === "onExit") {
@@ -120,16 +135,7 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
     problems.push(...parsed.problems);
   } else if (key === "budgets") {
     into.budgets = parseBudgets(value, at, problems);
-  } else if (key === "dialogs") {
-    const route = parseDialogRoute(value, at, problems);
-    if (route) into.dialogs = route;
-  } else if (key === "dialog_timeout") {
-    const seconds = parseDialogTimeout(value, at, problems);
-    if (seconds !== undefined) into.dialogTimeout = seconds;
-  } else if (key === "child_extensions") {
-    const parsed = parseChildExtensions(value, at, problems);
-    if (parsed) into.childExtensions = parsed;
-  } else {
+  } else if (!parseDialogKey(key, value, at, into, problems)) {
     const meant = nearestField(key, KNOWN_KEYS);
     problems.push(
       `${where}: unknown key "${key}"${meant ? `; did you mean "${meant}"?` : ""} (known: ${KNOWN_KEYS.join(", ")})`,

@@ -260,8 +260,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
       state.session = new SessionUi(pi, ctx, rt, sessionFile, hold);
       state.session.exitHow = exitHow(identity, state);
       state.session.start();
-      const desk = rt.dialogDesk;
-      if (desk) state.session.countDialogs(() => desk.waitingForPerson);
+      state.session.countDialogs(() => rt.dialogDesk?.waitingForPerson ?? 0);
       // Turns that ended while no root was there (restore): shown, and they wake an idle root.
       state.session.offerRestored();
     }

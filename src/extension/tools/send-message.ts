@@ -34,7 +34,8 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
       if (params.answer !== undefined) {
         if (params.message !== undefined) throw new Error("give message or answer, not both");
         const state = directChild(rt, params.target, "messages");
-        if (!rt.dialogDesk) throw new Error(`no question of ${state.record.path} is waiting: its dialogs do not come here`);
+        if (!rt.dialogDesk)
+          throw new Error(`no question of ${state.record.path} is waiting: its dialogs do not come here`);
         return jsonResult(await rt.dialogDesk.answerQuestion(state.record.path, params.answer));
       }
       const text = requireText(params.message, "message");

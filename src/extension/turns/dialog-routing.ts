@@ -79,8 +79,7 @@ export function modelAnswerContent(ask: Pick<DialogAskV1, "method" | "options">,
       throw new Error(`question ${answer.question_id} is a confirm: answer with "confirmed": true or false`);
     return { confirmed: answer.confirmed };
   }
-  if (answer.value === undefined)
-    throw new Error(`question ${answer.question_id} is a ${method}: answer with "value"`);
+  if (answer.value === undefined) throw new Error(`question ${answer.question_id} is a ${method}: answer with "value"`);
   if (method === "select" && !(ask.options ?? []).includes(answer.value))
     throw new Error(
       `question ${answer.question_id}: "${answer.value}" is not one of its options (${(ask.options ?? []).map((option) => JSON.stringify(option)).join(", ")})`,

@@ -22,8 +22,8 @@ import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { errorText, isRecord } from "../../lib/values.js";
 import {
   type AnswerContent,
-  DialogLine,
   type DialogHandling,
+  DialogLine,
   dialogRecord,
   headedTitle,
   type ModelAnswer,
@@ -121,8 +121,7 @@ export class DialogDesk {
     const runs = this.options.runs();
     const live = new Set(runs.map((run) => run.runDir));
     // A turn that ended took its dialogs with it: nothing is left to answer.
-    for (const entry of this.entries.values())
-      if (!entry.done && !live.has(entry.runDir)) this.letGo(entry, undefined);
+    for (const entry of this.entries.values()) if (!entry.done && !live.has(entry.runDir)) this.letGo(entry, undefined);
     for (const run of runs) await this.scanRun(run);
   }
 
@@ -130,21 +129,26 @@ export class DialogDesk {
     const folder = path.join(run.runDir, DIALOGS_FOLDER);
     const names = await fs.promises.readdir(folder).catch(() => [] as string[]);
     const present = new Set(names);
+    const answeredElsewhere: Entry[] = [];
+    const fresh: Array<{ key: string; name: string }> = [];
     for (const name of names.sort()) {
       const seq = dialogAskSeq(name);
       if (seq === undefined) continue;
       const key = `${run.runDir}#${seq}`;
       const known = this.entries.get(key);
-      if (known?.done) continue;
       const answered = present.has(dialogAnswerFileName(seq));
-      if (known) {
-        if (answered) this.letGo(known, await readAnswer(path.join(folder, dialogAnswerFileName(seq))));
-        continue;
-      }
-      // Answered before this process saw it (while no parent was there): nothing to route.
-      if (answered) continue;
+      if (known && !known.done && answered) answeredElsewhere.push(known);
+      // One answered before this process saw it (while no parent was there) has nothing to route.
+      else if (!known && !answered) fresh.push({ key, name });
+    }
+    // All let go at once: a dialog answered elsewhere is never shown in place of another one that was.
+    const answers = await Promise.all(
+      answeredElsewhere.map((entry) => readAnswer(path.join(folder, dialogAnswerFileName(entry.ask.seq)))),
+    );
+    for (const [i, entry] of answeredElsewhere.entries()) this.letGo(entry, answers[i]);
+    for (const { key, name } of fresh) {
       const ask = await readAsk(path.join(folder, name));
-      if (!ask) continue;
+      if (!ask || this.entries.has(key)) continue;
       const entry: Entry = {
         key,
         agent: run.record.path,
@@ -178,7 +182,9 @@ export class DialogDesk {
     const abort = new AbortController();
     entry.abort = abort;
     void present(entry.ask, headedTitle(entry.agent, entry.ask.title), abort.signal)
-      .then((result) => (entry.done ? undefined : this.answer(entry, presentedContent(entry.ask.method, result), "person")))
+      .then((result) =>
+        entry.done ? undefined : this.answer(entry, presentedContent(entry.ask.method, result), "person"),
+      )
       .catch((err) => this.options.report(`a dialog of ${entry.agent} could not be shown: ${errorText(err)}`))
       .finally(() => {
         const next = this.line.done(entry.key);

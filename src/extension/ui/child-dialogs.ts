@@ -65,7 +65,7 @@ export function piPresenter(ui: ExtensionContext["ui"]): DialogPresenter {
 }
 
 /** The running turns of this agent's children. */
-function runningTurns(rt: TreeRuntime): DialogRun[] {
+export function runningTurns(rt: TreeRuntime): DialogRun[] {
   const runs: DialogRun[] = [];
   for (const state of rt.children.values()) {
     const live = liveTurnOf(state.phase);

@@ -79,7 +79,9 @@ describe("an answer from the parent model", () => {
     expect(() => modelAnswerContent(ask({ method: "confirm" }), { question_id: "q", value: "yes" })).toThrow(
       'answer with "confirmed"',
     );
-    expect(modelAnswerContent(ask({ method: "input" }), { question_id: "q", value: "blue" })).toEqual({ value: "blue" });
+    expect(modelAnswerContent(ask({ method: "input" }), { question_id: "q", value: "blue" })).toEqual({
+      value: "blue",
+    });
     expect(() => modelAnswerContent(ask({ method: "input" }), { question_id: "q", confirmed: true })).toThrow(
       'answer with "value"',
     );
