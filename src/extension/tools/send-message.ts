@@ -14,7 +14,7 @@ const parameters = Type.Object({
         value: Type.Optional(Type.String()),
         confirmed: Type.Optional(Type.Boolean()),
       },
-      { description: "Instead of message: answers the child's question notice." },
+      { description: "Answers a question notice." },
     ),
   ),
 });
