@@ -4,6 +4,7 @@
  * dialogs.ts'.
  */
 import type { DialogRoute } from "../../contracts/dialog-settings.js";
+import type { DialogRecordV1 } from "../../contracts/dialog-record.js";
 import type { DialogAnswerer, DialogAskV1, DialogMethod } from "../../contracts/dialogs.js";
 
 /**
@@ -92,26 +93,6 @@ export function presentedContent(method: DialogMethod, result: string | boolean 
   if (result === undefined) return { cancelled: true };
   if (method === "confirm") return { confirmed: result === true };
   return { value: String(result) };
-}
-
-/** One line of dialogs.jsonl: one dialog of the tree and how it ended. */
-export interface DialogRecordV1 {
-  version: 1;
-  /** The asking agent's path (the child whose run asked). */
-  agent: string;
-  run: string;
-  seq: number;
-  method: DialogMethod;
-  /** The extension's text, as it asked. */
-  title: string;
-  message?: string;
-  options?: string[];
-  askedAt: string;
-  answeredBy: DialogAnswerer;
-  answeredAt: string;
-  value?: string;
-  confirmed?: boolean;
-  cancelled?: boolean;
 }
 
 export function dialogRecord(
