@@ -24,4 +24,3 @@ export interface DialogRecordV1 {
   confirmed?: boolean;
   cancelled?: boolean;
 }
-

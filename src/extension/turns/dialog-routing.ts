@@ -3,8 +3,9 @@
  * parent model must hold. The I/O (the dialogs/ folders, the record, pi's dialogs) is
  * dialogs.ts'.
  */
-import type { DialogRoute } from "../../contracts/dialog-settings.js";
+
 import type { DialogRecordV1 } from "../../contracts/dialog-record.js";
+import type { DialogRoute } from "../../contracts/dialog-settings.js";
 import type { DialogAnswerer, DialogAskV1, DialogMethod } from "../../contracts/dialogs.js";
 
 /**
