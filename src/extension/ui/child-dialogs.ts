@@ -15,17 +15,12 @@ import {
 import type { DialogAskV1 } from "../../contracts/dialogs.js";
 import { ENV } from "../../contracts/env.js";
 import { TREE_FILES } from "../../contracts/layout.js";
-import type { Identity } from "../config.js";
+import { childDialogsOn, type Identity } from "../config.js";
 import { readSubagentSettings } from "../settings.js";
 import { dialogHandling, treeDialogRoute } from "../turns/dialog-routing.js";
 import { DialogDesk, type DialogPresenter, type DialogRun } from "../turns/dialogs.js";
 import { liveTurnOf } from "../turns/lifecycle.js";
 import type { TreeRuntime } from "../turns/runtime.js";
-
-/** Whether children run with dialogs (experimental until every part is in: `PI_SUBAGENTS_DIALOGS=1`). */
-export function childDialogsOn(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env[ENV.dialogs] === "1";
-}
 
 /**
  * The route of this tree: the root's from its settings and UI; below the root, what the root

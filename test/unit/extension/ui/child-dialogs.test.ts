@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { childDialogsOn, dialogRouteOf, rootSessionId } from "../../../../src/extension/ui/child-dialogs.js";
+import { childDialogsOn } from "../../../../src/extension/config.js";
+import { dialogRouteOf, rootSessionId } from "../../../../src/extension/ui/child-dialogs.js";
 
 const root = { self: "/root", isRoot: true, treeDir: undefined };
 const child = { self: "/root/mid", isRoot: false, treeDir: "/trees/sess-root" };

@@ -1,0 +1,51 @@
+/**
+ * The extensions the person started this pi with (`-e` / `--extension`), which a child on this
+ * machine loads too: a permission gate, guard or protected-paths extension registers no tool,
+ * so nothing else would bring it into a child, and a child's `rm -rf` would run unguarded.
+ * Settings `child_extensions.exclude` leaves some out. Pure: argv, cwd and the settings come in.
+ */
+import path from "node:path";
+
+/** `npm:…`, `git:…`, `builtin:…`: an entry pi resolves itself, not a path. */
+const SOURCE_SPEC = /^[a-z][a-z0-9+.-]*:/i;
+
+/** The `-e` entries of a pi command line (argv after the script), paths resolved against the cwd it started in. */
+export function launchExtensions(args: readonly string[], cwd: string): string[] {
+  const entries: string[] = [];
+  for (let i = 0; i < args.length - 1; i++) {
+    if (args[i] !== "-e" && args[i] !== "--extension") continue;
+    const entry = args[++i]!;
+    entries.push(SOURCE_SPEC.test(entry) ? entry : path.resolve(cwd, entry));
+  }
+  return entries;
+}
+
+/**
+ * The names an entry answers to in `exclude`: its path as given, its file name, the file name
+ * without its extension, and for an `index.*` file its folder's name (an extension in a folder
+ * is known by the folder).
+ */
+function namesOf(entry: string): string[] {
+  if (SOURCE_SPEC.test(entry)) return [entry, entry.replace(SOURCE_SPEC, "")];
+  const base = path.basename(entry);
+  const stem = base.replace(/\.[cm]?[jt]s$/, "");
+  return [entry, base, stem, ...(stem === "index" ? [path.basename(path.dirname(entry))] : [])];
+}
+
+/**
+ * The root's extensions a child loads: those not excluded (by path or name), and none of this
+ * package's own files (the child gets this package's extension once, and its wrapper adds the
+ * task extension itself).
+ */
+export function childGateExtensions(
+  launched: readonly string[],
+  exclude: readonly string[],
+  packageRoot: string,
+): string[] {
+  const own = `${path.resolve(packageRoot)}${path.sep}`;
+  const excluded = new Set(exclude.map((entry) => (path.isAbsolute(entry) ? path.resolve(entry) : entry)));
+  return launched.filter(
+    (entry, i) =>
+      !entry.startsWith(own) && launched.indexOf(entry) === i && !namesOf(entry).some((name) => excluded.has(name)),
+  );
+}
