@@ -32,20 +32,35 @@ function namesOf(entry: string): string[] {
   return [entry, base, stem, ...(stem === "index" ? [path.basename(path.dirname(entry))] : [])];
 }
 
+/** This package, as a `-e` entry can name it: its folder (or a file in it), or its name on a registry. */
+export interface OwnPackage {
+  root: string;
+  name: string;
+}
+
+/** Whether an entry is this package (`-e <its folder>`, a file of it, `npm:pi-subagent-tree@1`). */
+function isOwn(entry: string, own: OwnPackage): boolean {
+  if (SOURCE_SPEC.test(entry)) {
+    const spec = entry.replace(SOURCE_SPEC, "");
+    return spec === own.name || spec.startsWith(`${own.name}@`);
+  }
+  const root = path.resolve(own.root);
+  return entry === root || entry.startsWith(`${root}${path.sep}`);
+}
+
 /**
- * The root's extensions a child loads: those not excluded (by path or name), and none of this
- * package's own files (the child gets this package's extension once, and its wrapper adds the
- * task extension itself).
+ * The root's extensions a child loads: those not excluded (by path or name), and never this
+ * package (the child gets its extension once, from one place — another copy's tools would
+ * clash — and its wrapper adds the task extension itself).
  */
 export function childGateExtensions(
   launched: readonly string[],
   exclude: readonly string[],
-  packageRoot: string,
+  own: OwnPackage,
 ): string[] {
-  const own = `${path.resolve(packageRoot)}${path.sep}`;
   const excluded = new Set(exclude.map((entry) => (path.isAbsolute(entry) ? path.resolve(entry) : entry)));
   return launched.filter(
     (entry, i) =>
-      !entry.startsWith(own) && launched.indexOf(entry) === i && !namesOf(entry).some((name) => excluded.has(name)),
+      !isOwn(entry, own) && launched.indexOf(entry) === i && !namesOf(entry).some((name) => excluded.has(name)),
   );
 }

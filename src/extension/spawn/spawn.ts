@@ -14,10 +14,9 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
-import { childDialogsOn, EXTENSION_ENTRY, PACKAGE_ROOT } from "../config.js";
+import { EXTENSION_ENTRY } from "../config.js";
 import { type Repository, SnapshotReuse } from "../isolation/index.js";
 import { loadRoleCatalog } from "../roles/definition-files.js";
-import { childGateExtensions, launchExtensions } from "../roles/launch-extensions.js";
 import { type ModelInfo, modelRef, parseModelRef } from "../roles/models.js";
 import { describeRegistry, lookupRole, resolveChildTools } from "../roles/roles.js";
 import { COORDINATION_TOOLS } from "../roles/tool-names.js";
@@ -28,6 +27,7 @@ import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { resolveFallbacks } from "./fallbacks.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
+import { gateExtensions } from "./gate-extensions.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type Rollback, withRollback } from "./rollback.js";
 import { chooseRunner, delegationRefusal, runnerNeedsGit } from "./runner.js";
@@ -65,16 +65,6 @@ function childExtensions(extensions: string[], registry: ReturnType<typeof descr
   );
   return [...extensions.filter((entry) => !ours.has(entry) && entry !== EXTENSION_ENTRY), EXTENSION_ENTRY];
 }
-/**
- * With dialogs on, a child here also loads the extensions this pi was started with (`-e`), less
- * `child_extensions.exclude`: a gate that registers no tool guards it too. A runner's child does not.
- */
-function gateExtensions(runner: ResolvedRunner | undefined, cwd: string): string[] {
-  if (!childDialogsOn() || runner) return [];
-  const exclude = readSubagentSettings({ cwd }).settings.childExtensions?.exclude ?? [];
-  return childGateExtensions(launchExtensions(process.argv.slice(2), process.cwd()), exclude, PACKAGE_ROOT);
-}
-
 /** What spawnAgent uses of the runtime: TreeRuntime has it all, and a test can hand a small fake. */
 export type SpawnRuntime = Pick<
   TreeRuntime,

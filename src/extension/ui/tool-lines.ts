@@ -146,7 +146,7 @@ function waitLine(d: Json, p: Painter): string {
 
 /** `alpha (Euclid) errored (failed)`: the notice without its report. */
 function shortNotice(n: Notice): string {
-  if (n.type === "message") return `message from ${n.agent_name}`;
+  if (n.type === "message" || n.type === "question") return `${n.type} from ${n.agent_name}`;
   const outcome = n.outcome && n.outcome !== n.type ? ` (${n.outcome})` : "";
   return `${n.agent_name} (${n.nickname}) ${n.type}${outcome}`;
 }

@@ -12,6 +12,8 @@ describe("the extensions this pi was started with", () => {
   });
 });
 
+const OWN = { root: "/pkg", name: "pi-subagent-tree" };
+
 describe("what a child on this machine loads of them", () => {
   const launched = [
     "/work/gates/permission-gate.ts",
@@ -20,33 +22,29 @@ describe("what a child on this machine loads of them", () => {
     "/pkg/dist/extension/index.js",
     "/pkg/dist/in-child/task-extension.js",
     "/work/gates/permission-gate.ts",
+    "/pkg",
+    "npm:pi-subagent-tree@0.1.0",
+    "npm:pi-subagent-tree-extras",
   ];
 
-  it("every one, once, but this package's own files", () => {
-    expect(childGateExtensions(launched, [], "/pkg")).toEqual([
+  it("every one, once, but this package (its folder, its files, its name on npm)", () => {
+    expect(childGateExtensions(launched, [], OWN)).toEqual([
       "/work/gates/permission-gate.ts",
       "/work/ext/protected-paths/index.ts",
       "npm:@me/noisy-status",
+      "npm:pi-subagent-tree-extras",
     ]);
   });
 
   it("child_extensions.exclude leaves out by path, file name, name, folder name or package", () => {
-    expect(childGateExtensions(launched, ["permission-gate"], "/pkg")).not.toContain("/work/gates/permission-gate.ts");
-    expect(childGateExtensions(launched, ["permission-gate.ts"], "/pkg")).not.toContain(
+    expect(childGateExtensions(launched, ["permission-gate"], OWN)).not.toContain("/work/gates/permission-gate.ts");
+    expect(childGateExtensions(launched, ["permission-gate.ts"], OWN)).not.toContain("/work/gates/permission-gate.ts");
+    expect(childGateExtensions(launched, ["/work/gates/permission-gate.ts"], OWN)).not.toContain(
       "/work/gates/permission-gate.ts",
     );
-    expect(childGateExtensions(launched, ["/work/gates/permission-gate.ts"], "/pkg")).not.toContain(
-      "/work/gates/permission-gate.ts",
-    );
-    expect(childGateExtensions(launched, ["protected-paths"], "/pkg")).toEqual([
-      "/work/gates/permission-gate.ts",
-      "npm:@me/noisy-status",
-    ]);
-    expect(childGateExtensions(launched, ["@me/noisy-status"], "/pkg")).toEqual([
-      "/work/gates/permission-gate.ts",
-      "/work/ext/protected-paths/index.ts",
-    ]);
+    expect(childGateExtensions(launched, ["protected-paths"], OWN)).not.toContain("/work/ext/protected-paths/index.ts");
+    expect(childGateExtensions(launched, ["@me/noisy-status"], OWN)).not.toContain("npm:@me/noisy-status");
     // A name that is only part of one leaves nothing out.
-    expect(childGateExtensions(launched, ["gate"], "/pkg")).toHaveLength(3);
+    expect(childGateExtensions(launched, ["gate"], OWN)).toHaveLength(4);
   });
 });
