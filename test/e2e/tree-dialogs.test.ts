@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { startRpcRoot } from "../support/rpc-root.js";
 import { reply } from "../support/scripted-llm.js";
 import {
   allNotices,
@@ -95,6 +96,48 @@ describe("a child's dialog on a root without a UI", () => {
     expect(meta.env.PI_SUBAGENT_PARENT_SESSION).toBe(path.basename(h.treeDir()));
     expect(meta.env.PI_SUBAGENTS_DIALOG_ROUTE).toBe("parent");
     expect(meta.dialogs).toEqual({ timeoutMs: 300_000 });
+    await expectNoSurvivors(h);
+  }, 150_000);
+});
+
+describe("a child's dialog on a root with a UI", () => {
+  it("an RPC client gets pi's own dialog headed with the child's path, counted in the status; its answer reaches the child", async () => {
+    const root = new Program([
+      spawn({ task_name: "worker", fork_turns: "none", message: "Clean the build." }),
+      waitForAll(["/root/worker"], 30_000),
+      reply.text("ROOT DONE"),
+    ]);
+    const h = await tree({
+      scripts: {
+        "/root": root.steps(),
+        "/root/worker": [reply.toolCall("bash", { command: ASK_AND_WAIT }), reply.text("allowed, removed it")],
+      },
+    });
+    const rpc = startRpcRoot(h, { env: { PI_SUBAGENTS_DIALOGS: "1" } });
+    try {
+      rpc.send({ type: "prompt", message: "clean up" });
+      const dialog = await rpc.rpc.waitFor(
+        (line) => line.type === "extension_ui_request" && line.method === "select" && /asks:/.test(line.title),
+        60_000,
+      );
+      expect(dialog.title).toBe(`/root/worker asks: ${ASK.title}`);
+      expect(dialog.options).toEqual(["Yes", "No"]);
+      await rpc.rpc.waitFor(
+        (line) =>
+          line.type === "extension_ui_request" &&
+          line.method === "setStatus" &&
+          /1 dialog waiting/.test(line.statusText ?? ""),
+      );
+      rpc.send({ type: "extension_ui_response", id: dialog.id, value: "Yes" });
+      await rpc.rpc.waitFor((line) => line.type === "agent_end", 60_000);
+    } finally {
+      await rpc.close();
+    }
+    const [answerText] = toolResultFor(h.requestsOf("/root/worker").at(-1)!, "bash");
+    expect(JSON.parse(answerText!.trim()) as Json).toMatchObject({ id: "req-1", value: "Yes", answeredBy: "person" });
+    const record = JSON.parse(fs.readFileSync(path.join(h.treeDir(), "dialogs.jsonl"), "utf8")) as Json;
+    expect(record).toMatchObject({ agent: "/root/worker", value: "Yes", answeredBy: "person" });
+    expect(h.requestsOf("/root").some((req) => JSON.stringify(req).includes('"question"'))).toBe(false);
     await expectNoSurvivors(h);
   }, 150_000);
 });
