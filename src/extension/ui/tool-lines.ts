@@ -70,6 +70,7 @@ export function callLine(tool: string, args: unknown, p: Painter = plain): strin
     case "followup_task":
       accent(`→ ${who(a.target)}`);
       if (str(a.message)) dim(quote(a.message as string));
+      if (isRecord(a.answer)) dim(`answers ${String(a.answer.question_id)}`);
       break;
     case "interrupt_agent":
     case "close_agent":
@@ -232,6 +233,7 @@ export function resultLine(tool: string, details: unknown, text: string, view: R
     case "list_models":
       return modelsLine(d);
     case "send_message":
+      if (str(d.answered)) return `answered ${d.answered as string}`;
       return d.delivered === "parent_mailbox"
         ? `sent to ${p.fg("accent", who(d.target))} (your parent's mailbox)`
         : `${str(d.delivered) ?? "sent"} → ${p.fg("accent", who(d.target))}${num(d.queued_messages) ? ` · ${plural(d.queued_messages as number, "message")} waiting for its next turn` : ""}`;

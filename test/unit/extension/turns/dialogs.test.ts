@@ -165,6 +165,28 @@ describe("a child's dialog for the person", () => {
   });
 });
 
+describe("a root that comes back (a new process over the same running turn)", () => {
+  it("shows the dialogs still waiting, not those answered while it was away", async () => {
+    const ui = fakeDialogs();
+    const { h, runDir } = await setUp("present", ui.present);
+    writeAsk(runDir, ask(1));
+    writeAsk(runDir, ask(2));
+    // The wrapper timed the first out while no root was there.
+    writeTimeout(runDir, ask(1));
+    const again = new DialogDesk({
+      handling: "present",
+      runs: () => runningTurns(h.runtime),
+      present: ui.present,
+      question: (notice) => h.runtime.notify(notice),
+      recordPath: path.join(h.tree.root, TREE_FILES.dialogs),
+      report: (line) => h.problems.push(line),
+    });
+    await again.scan();
+    expect(ui.shown.map((dialog) => dialog.title)).toEqual(["/root/worker asks: Allow command 2?"]);
+    expect(again.waitingForPerson).toBe(1);
+  });
+});
+
 describe("a child's dialog for the parent model", () => {
   const pi = {} as ExtensionAPI;
 
