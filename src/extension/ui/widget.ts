@@ -47,6 +47,9 @@ export function isActive(status: AgentStatus): boolean {
   return status === "running" || status === "pending_init";
 }
 
+/** How much of a child's latest notify its line shows. */
+const NOTIFY_CHARS = 60;
+
 /**
  * One agent's line without its tree prefix. The counters say what they count: `turn 2` is the
  * agent's second turn (a follow-up), `3 calls this run` the tool calls of the turn now
@@ -66,6 +69,9 @@ export function describeAgent(agent: AgentProgress, p: Painter = plain): string 
   if (agent.run?.retrying && running) parts.push(p.fg("warning", "retrying"));
   else if (tool) parts.push(p.fg("toolTitle", tool));
   if (record.runs.length > 1) parts.push(`turn ${record.runs.length}`);
+  const notified = running ? agent.run?.notified?.message.replace(/\s+/g, " ").trim() : undefined;
+  if (notified)
+    parts.push(p.fg("muted", notified.length > NOTIFY_CHARS ? `${notified.slice(0, NOTIFY_CHARS - 1)}…` : notified));
   if (running && agent.run && agent.run.toolCalls > 0)
     parts.push(`${agent.run.toolCalls} call${agent.run.toolCalls === 1 ? "" : "s"} this run`);
   const own = usageTotals(agent.usage);

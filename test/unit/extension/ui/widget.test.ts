@@ -149,6 +149,15 @@ describe("the widget and the status line", () => {
   });
 });
 
+describe("a child's notify", () => {
+  it("shows on its running line, cut short; not once it has ended", () => {
+    const run = { ...emptyRunProgress(), notified: { message: `Formatting\n${"x".repeat(80)}`, at: 1 } };
+    const running = describeAgent({ ...agent({ path: "/root/a", status: "running" }), run });
+    expect(running).toContain(` · Formatting ${"x".repeat(48)}…`);
+    expect(describeAgent({ ...agent({ path: "/root/a", status: "completed" }), run })).not.toContain("Formatting");
+  });
+});
+
 describe("TreeDisplay", () => {
   it("counts the child dialogs waiting for the person on the status line and the widget's header", async () => {
     const drawn: Record<string, unknown> = {};
