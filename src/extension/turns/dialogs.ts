@@ -16,7 +16,8 @@ import {
   dialogAnswerFileName,
   dialogAskSeq,
 } from "../../contracts/dialogs.js";
-import type { AgentRecordV1, Notice } from "../../contracts/tree.js";
+import type { Notice } from "../../contracts/notice.js";
+import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { createComplete } from "../../lib/atomic-file.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { errorText, isRecord } from "../../lib/values.js";
