@@ -14,6 +14,7 @@ import { RUN_STATUSES, type RunStatus } from "../contracts/result.js";
 import { statusForOutcome } from "../contracts/tree.js";
 import { isRecord } from "../lib/values.js";
 import { detachedJson, formatDetached, readDetached } from "./inspect-detached.js";
+import { formatTreeDialogs, readTreeDialogs } from "./inspect-dialogs.js";
 import { runState } from "./inspect-format.js";
 import {
   formatTreeInspection,
@@ -158,10 +159,13 @@ export function inspectTree(treeDir: string, flags: { json?: boolean }): number 
   const tree = readTree(treeDir);
   // Durable children: who owns the tree, and the turns that run without an owner.
   const detached = readDetached(treeDir);
+  // Every dialog a child opened and who answered it.
+  const dialogs = readTreeDialogs(treeDir);
+  const dialogLines = formatTreeDialogs(dialogs);
   process.stdout.write(
     flags.json
-      ? `${JSON.stringify({ ...treeInspectionJson(tree), detached: detachedJson(detached) }, null, 2)}\n`
-      : `${formatTreeInspection(tree)}${formatDetached(detached, treeDir)}`,
+      ? `${JSON.stringify({ ...treeInspectionJson(tree), detached: detachedJson(detached), dialogs: dialogs.records }, null, 2)}\n`
+      : `${formatTreeInspection(tree)}${dialogLines.length > 0 ? `${dialogLines.join("\n")}\n` : ""}${formatDetached(detached, treeDir)}`,
   );
   return tree.problems.length > 0 ? 1 : 0;
 }

@@ -52,6 +52,8 @@ export const TREE_FILES = {
   record: "agent.json",
   /** One agent's pi session. */
   session: "session.jsonl",
+  /** Every child dialog of the tree and how it ended, one JSON line each (turns/dialogs.ts). */
+  dialogs: "dialogs.jsonl",
   /** A user-defined role's text, snapshotted at spawn. */
   rolePrompt: "role-prompt.md",
   /** Every turn's final answer. */

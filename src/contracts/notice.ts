@@ -12,7 +12,7 @@ import { AGENT_STATUSES, type AgentStatus, HEALTHS, type Health } from "./tree.j
 import type { UsageTotals } from "./usage.js";
 
 /** What a notice reports: the status a turn ended with, or a message from a child. */
-export type NoticeType = "completed" | "errored" | "aborted" | "interrupted" | "shutdown" | "message";
+export type NoticeType = "completed" | "errored" | "aborted" | "interrupted" | "shutdown" | "message" | "question";
 
 /** A failed model of a turn, as its notice names it (result.json `attempts`, shortened). */
 export interface NoticeAttempt {
@@ -71,9 +71,25 @@ export interface Notice {
   limit?: LimitReport;
   /** The models that failed this turn with a provider error before `model` finished it. */
   attempts?: NoticeAttempt[];
+  /** A `question` notice: a child's extension asks; send_message `answer` names this id. */
+  question_id?: string;
+  /** A `question` notice: pi's dialog kind (`select`, `confirm`, `input`, `editor`). */
+  method?: string;
+  /** A `question` notice: the extension's question. */
+  title?: string;
+  /** A `question` notice of a `select`: the answers to choose from. */
+  options?: string[];
 }
 
-const NOTICE_TYPES: readonly NoticeType[] = ["completed", "errored", "aborted", "interrupted", "shutdown", "message"];
+const NOTICE_TYPES: readonly NoticeType[] = [
+  "completed",
+  "errored",
+  "aborted",
+  "interrupted",
+  "shutdown",
+  "message",
+  "question",
+];
 
 /** A notice read back from an inbox file (a child's send_message), checked against Notice; unknown fields kept. */
 export function checkNotice(raw: unknown): RecordCheck<Notice> {

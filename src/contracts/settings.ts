@@ -1,12 +1,21 @@
 /**
  * The extension's settings: the object `subagents` in pi's global settings file
  * (`settings.json` in pi's agent dir). A project's `.pi/settings.json` may set `limits` and
- * `fallback_models` there too, but not `runners`, `runner`, `onExit` or `budgets`: a repository
- * does not choose where code runs, what outlives a session or what a person spends. Invalid values give one line naming the
- * key each, and the defaults hold for them.
+ * `fallback_models` there too, but not `runners`, `runner`, `onExit`, `budgets`, `dialogs`,
+ * `dialog_timeout` or `child_extensions`: a repository does not choose where code runs, what
+ * outlives a session, what a person spends, what a person is asked or which of the person's
+ * guards a child leaves out. Invalid values give one line naming the key each, and the defaults
+ * hold for them.
  */
 import { isRecord } from "../lib/values.js";
 import { BUDGET_KEYS, type PeriodBudgets } from "./budget-periods.js";
+import {
+  type ChildExtensionSettings,
+  type DialogRoute,
+  parseChildExtensions,
+  parseDialogRoute,
+  parseDialogTimeout,
+} from "./dialog-settings.js";
 import { nearestField } from "./field-suggestion.js";
 import { kindOf } from "./fields.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
@@ -29,13 +38,37 @@ export interface SubagentSettings {
   runners?: Record<string, RunnerDefinition>;
   /** USD the agents of all the person's trees may spend per local day / month (the ledger counts it). */
   budgets?: PeriodBudgets;
+  /** Who answers a child's dialogs (default `person`). */
+  dialogs?: DialogRoute;
+  /** Seconds after which an unanswered child dialog is cancelled (default 300). */
+  dialogTimeout?: number;
+  /** Which of the root's extensions a child on this machine leaves out. */
+  childExtensions?: ChildExtensionSettings;
   /** Runners the settings name but cannot use, and why (an invalid definition, a project's runners). */
   unusableRunners?: Record<string, string>;
 }
 
 /** Keys only the global settings may set. */
-export const GLOBAL_ONLY_KEYS = ["runners", "runner", "onExit", "budgets"] as const;
-const KNOWN_KEYS = ["onExit", "limits", "fallback_models", "runner", "runners", "budgets"];
+export const GLOBAL_ONLY_KEYS = [
+  "runners",
+  "runner",
+  "onExit",
+  "budgets",
+  "dialogs",
+  "dialog_timeout",
+  "child_extensions",
+] as const;
+const KNOWN_KEYS = [
+  "onExit",
+  "limits",
+  "fallback_models",
+  "runner",
+  "runners",
+  "budgets",
+  "dialogs",
+  "dialog_timeout",
+  "child_extensions",
+];
 const BUDGET_NAMES: readonly string[] = Object.values(BUDGET_KEYS);
 
 /** `budgets`: positive USD per period; a bad key is named and left out (that period has no budget). */
@@ -65,6 +98,21 @@ export interface SettingsParse {
 /** `provider/id`: what `fallback_models` lists. */
 const isModelName = (value: unknown): value is string => typeof value === "string" && /^[^/\s]+\/\S+$/.test(value);
 
+/** `dialogs`, `dialog_timeout` and `child_extensions`; false for any other key. */
+function parseDialogKey(key: string, value: unknown, at: string, into: SubagentSettings, problems: string[]): boolean {
+  if (key === "dialogs") {
+    const route = parseDialogRoute(value, at, problems);
+    if (route) into.dialogs = route;
+  } else if (key === "dialog_timeout") {
+    const seconds = parseDialogTimeout(value, at, problems);
+    if (seconds !== undefined) into.dialogTimeout = seconds;
+  } else if (key === "child_extensions") {
+    const parsed = parseChildExtensions(value, at, problems);
+    if (parsed) into.childExtensions = parsed;
+  } else return false;
+  return true;
+}
+
 function parseKey(key: string, value: unknown, where: string, into: SubagentSettings, problems: string[]): void {
   const at = `${where}.${key}`;
   if (key === "onExit") {
@@ -87,7 +135,7 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
     problems.push(...parsed.problems);
   } else if (key === "budgets") {
     into.budgets = parseBudgets(value, at, problems);
-  } else {
+  } else if (!parseDialogKey(key, value, at, into, problems)) {
     const meant = nearestField(key, KNOWN_KEYS);
     problems.push(
       `${where}: unknown key "${key}"${meant ? `; did you mean "${meant}"?` : ""} (known: ${KNOWN_KEYS.join(", ")})`,

@@ -34,6 +34,7 @@ import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
 import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
 import { registerAgentsCommand } from "./ui/agents-command.js";
+import { setUpChildDialogs } from "./ui/child-dialogs.js";
 import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { watchNoticeHold } from "./ui/notice-hold.js";
@@ -99,6 +100,7 @@ async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionSt
   state.session = undefined;
   state.temporary = undefined;
   state.ownership = undefined;
+  ending?.dialogDesk?.stop();
   if (!ending) return void (await lease?.release());
   const how = ending.readOnly !== undefined ? "detach" : exitHow(identity, state);
   // The dying signal may have come after the session started: the last frame says what happens now.
@@ -228,6 +230,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     if (identity.isRoot && treeIsTemporary(sessionFile)) state.temporary = (line) => console.error(line);
     let claimed = identity.isRoot && tree.onDisk();
     const fault = identity.isRoot ? killAtStep() : undefined;
+    let dialogEnv: Record<string, string> = {};
     const rt: TreeRuntime = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       ...(fault && { fault }),
       hooks: {
@@ -243,18 +246,21 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
         // their use (its wrapper wraps it up once the tree has spent that much), where the
         // person's spending ledger is and their period budgets.
         turnEnv: async () => ({
+          ...dialogEnv,
           ...periodBudgetEnv(periodBudgetSource()),
           ...(await budgetLeftEnv(progressOf(rt), process.env, rt.tree.root)),
         }),
       },
     });
     if (claimed) await claimTree(state, rt, problem);
+    dialogEnv = setUpChildDialogs(rt, ctx, identity, () => state.session?.refresh()).env;
     await restore(rt, ctx.sessionManager.getEntries(), { readOnly: rt.readOnly !== undefined });
     state.runtime = rt;
     if (ctx.hasUI) {
       state.session = new SessionUi(pi, ctx, rt, sessionFile, hold);
       state.session.exitHow = exitHow(identity, state);
       state.session.start();
+      state.session.countDialogs(() => rt.dialogDesk?.waitingForPerson ?? 0);
       // Turns that ended while no root was there (restore): shown, and they wake an idle root.
       state.session.offerRestored();
     }

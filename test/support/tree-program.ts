@@ -80,10 +80,11 @@ export function waitUntil(done: (notices: Json[]) => boolean, timeoutMs = 20_000
   };
 }
 
-/** wait_agent until each of `agents` has sent a notice of a turn's end (any type but `message`). */
+/** wait_agent until each of `agents` has sent a notice of a turn's end (any type but `message` and `question`). */
 export function waitForAll(agents: string[], timeoutMs = 20_000): LoopStep {
   return waitUntil(
-    (notices) => agents.every((a) => notices.some((n) => n.agent_name === a && n.type !== "message")),
+    (notices) =>
+      agents.every((a) => notices.some((n) => n.agent_name === a && n.type !== "message" && n.type !== "question")),
     timeoutMs,
   );
 }

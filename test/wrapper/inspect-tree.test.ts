@@ -211,4 +211,58 @@ describe("subagent-wrapper inspect <tree directory>", () => {
     expect(shown.stdout).toMatch(/\/root\/alone · .* · completed · .* · 1,200 tokens/);
     expect(shown.stdout).toMatch(/\/root\/stopped · .* · interrupted · .* · 800 tokens/);
   });
+
+  it("shows every dialog a child opened, who answered it and when (dialogs.jsonl), as text and in --json", async () => {
+    const treeDir = await mkdtemp(path.join(os.tmpdir(), "inspect-tree-"));
+    dirs.push(treeDir);
+    await agent(treeDir, { path: "/root/fixer", status: "running", spawnSeq: 1 });
+    const asked = { version: 1, run: "0001-spawn", askedAt: "2026-12-03T10:00:00.000Z" };
+    const lines = [
+      {
+        ...asked,
+        agent: "/root/fixer",
+        seq: 1,
+        method: "select",
+        title: "⚠️ Dangerous command:\n\n  rm -rf build\n\nAllow?",
+        options: ["Yes", "No"],
+        answeredBy: "person",
+        answeredAt: "2026-12-03T10:00:04.000Z",
+        value: "No",
+      },
+      {
+        ...asked,
+        agent: "/root/fixer",
+        seq: 2,
+        method: "confirm",
+        title: "Push?",
+        answeredBy: "timeout",
+        answeredAt: "2026-12-03T10:05:00.000Z",
+        cancelled: true,
+      },
+    ];
+    // The second line torn (a full disk): skipped and counted.
+    await writeFile(
+      path.join(treeDir, "dialogs.jsonl"),
+      `${JSON.stringify(lines[0])}\n{"agent": "/root/fi\n${JSON.stringify(lines[1])}\n`,
+    );
+    const shown = await cli(["inspect", treeDir]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(
+      [
+        "dialogs   2 dialogs",
+        '  2026-12-03T10:00:04.000Z  /root/fixer select "⚠️ Dangerous command: rm -rf build Allow?" → "No" (person)',
+        '  2026-12-03T10:05:00.000Z  /root/fixer confirm "Push?" → cancelled (timeout)',
+        "  1 line of dialogs.jsonl could not be read",
+      ].join("\n"),
+    );
+    const json = JSON.parse((await cli(["inspect", "--json", treeDir])).stdout) as { dialogs: unknown[] };
+    expect(json.dialogs).toEqual(lines);
+  });
+
+  it("a tree without dialogs shows no dialogs section", async () => {
+    const treeDir = await mkdtemp(path.join(os.tmpdir(), "inspect-tree-"));
+    dirs.push(treeDir);
+    const shown = await cli(["inspect", treeDir]);
+    expect(shown.stdout).not.toContain("dialogs");
+  });
 });

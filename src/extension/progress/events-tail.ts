@@ -28,7 +28,12 @@ export interface RunProgress {
   limitReached?: string;
   /** The model the run's pi was started on (its latest `run_start`; a fallback after a `model_switch`). */
   model?: string;
+  /** The latest `notify` of the child's extensions shown, at most one a second (events.jsonl `notify`, with meta.json `dialogs`). */
+  notified?: { message: string; at: number };
 }
+
+/** A child's notifies replace each other on its progress line at most this often. */
+export const NOTIFY_EVERY_MS = 1000;
 
 export function emptyRunProgress(): RunProgress {
   return { turns: 0, toolCalls: 0, openTools: new Map(), usage: emptyUsage(), retrying: false };
@@ -77,6 +82,12 @@ export function applyRecord(progress: RunProgress, record: unknown): void {
     case "limit":
       if (typeof record.name === "string") progress.limitReached ??= record.name;
       break;
+    case "notify": {
+      const since = ts === undefined ? undefined : ts - (progress.notified?.at ?? Number.NEGATIVE_INFINITY);
+      if (typeof record.message === "string" && since !== undefined && since >= NOTIFY_EVERY_MS)
+        progress.notified = { message: record.message, at: ts! };
+      break;
+    }
     case "run_end":
       progress.endedAt = ts;
       if (typeof record.status === "string") progress.status = record.status as RunStatus;

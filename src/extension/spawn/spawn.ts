@@ -27,6 +27,7 @@ import { childState } from "../turns/child-state.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { resolveFallbacks } from "./fallbacks.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
+import { gateExtensions } from "./gate-extensions.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
 import { type Rollback, withRollback } from "./rollback.js";
 import { chooseRunner, delegationRefusal, runnerNeedsGit } from "./runner.js";
@@ -118,7 +119,7 @@ export async function spawnAgent(
       spawnSeq,
       sessionPath,
       activeTools: tools.tools,
-      extensions: childExtensions(tools.extensions, registry),
+      extensions: childExtensions([...gateExtensions(runner, runtime.cwd), ...tools.extensions], registry),
       forkTranscript,
       worktree: place.worktree,
       runner,

@@ -6,7 +6,17 @@ import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js
 
 const parameters = Type.Object({
   target: Type.String({ description: "Direct child, or your parent." }),
-  message: Type.String({ description: `≤${LIMITS.maxMessageChars} chars, verbatim.` }),
+  message: Type.Optional(Type.String({ description: `≤${LIMITS.maxMessageChars} chars, verbatim.` })),
+  answer: Type.Optional(
+    Type.Object(
+      {
+        question_id: Type.String(),
+        value: Type.Optional(Type.String()),
+        confirmed: Type.Optional(Type.Boolean()),
+      },
+      { description: "Answers a question notice." },
+    ),
+  ),
 });
 
 export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -21,6 +31,13 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
     executionMode: "sequential",
     execute: async (_id, params) => {
       const rt = runtime();
+      if (params.answer !== undefined) {
+        if (params.message !== undefined) throw new Error("give message or answer, not both");
+        const state = directChild(rt, params.target, "messages");
+        if (!rt.dialogDesk)
+          throw new Error(`no question of ${state.record.path} is waiting: its dialogs do not come here`);
+        return jsonResult(await rt.dialogDesk.answerQuestion(state.record.path, params.answer));
+      }
       const text = requireText(params.message, "message");
       const parent = rt.parentPath();
       if (parent && resolveTarget(rt.self, params.target) === parent) {

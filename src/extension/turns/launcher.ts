@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import type { DialogSettingsV1 } from "../../contracts/dialogs.js";
 import { ENV } from "../../contracts/env.js";
 import { type InboxMessageV1, inboxFileName } from "../../contracts/inbox.js";
 import { RUN_FILES, runName, TREE_FILES } from "../../contracts/layout.js";
@@ -35,8 +36,10 @@ export interface TurnSpec {
   instructions: string;
   /** The agent's per-turn limits with the turn-time default filled in (meta.json `limits`). */
   limits: TurnLimits;
-  /** Extra meta.json `env` (what is left of the tree's budget). */
+  /** Extra meta.json `env` (what is left of the tree's budget, the root's session, the dialogs' route). */
   env?: Record<string, string>;
+  /** meta.json `dialogs`: the child's dialogs come to its parent. */
+  dialogs?: DialogSettingsV1;
   /**
    * Records the run (the agent's record names it) once its folder is claimed and before its
    * wrapper can start: a parent killed after the start finds the run and re-attaches it,
@@ -147,6 +150,7 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
     },
     inboxPath: path.join(runDir, RUN_FILES.inbox),
     ...(spec.cwdReadyPath && { cwdReadyPath: spec.cwdReadyPath }),
+    ...(spec.dialogs && { dialogs: spec.dialogs }),
     ...(record.runner && {
       runner: record.runner,
       runnerWorkspacePath: path.join(spec.agentDir, TREE_FILES.runnerWorkspace),

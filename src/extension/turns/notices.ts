@@ -173,14 +173,16 @@ export function describeNotice(notice: Notice): string {
  */
 function describeNoticeOnly(notice: Notice): string {
   const who = `${notice.agent_name} (${notice.nickname})`;
-  let head = notice.type === "message" ? `message from ${notice.agent_name}` : `${who} ${notice.type}`;
-  if (notice.type !== "message" && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;
+  // A child's message or question carries no turn's end: no outcome, no reason.
+  const said = notice.type === "message" || notice.type === "question";
+  let head = said ? `${notice.type} from ${notice.agent_name}` : `${who} ${notice.type}`;
+  if (!said && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;
   if (notice.limit) head += ` [wrap-up: ${notice.limit.name} ${notice.limit.used}/${notice.limit.value}]`;
-  const reason = notice.reason ? oneLine(notice.reason) : "";
-  if (reason && notice.type !== "message")
+  const reason = notice.reason && !said ? oneLine(notice.reason) : "";
+  if (reason)
     head += `: ${reason.length > DESCRIPTION_REASON_CHARS ? `${headChars(reason, DESCRIPTION_REASON_CHARS)}…` : reason}`;
   const text = oneLine(notice.report);
   const report = text.length > DESCRIPTION_REPORT_CHARS ? `${headChars(text, DESCRIPTION_REPORT_CHARS)}…` : text;
   if (!report) return head;
-  return reason && notice.type !== "message" ? `${head} — ${report}` : `${head}: ${report}`;
+  return reason ? `${head} — ${report}` : `${head}: ${report}`;
 }

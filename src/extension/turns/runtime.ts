@@ -3,6 +3,7 @@
  * slots and the mailbox. Every state change is written to the tree directory (the source
  * of truth shared with nested agents' processes) before anything is reported.
  */
+import type { DialogSettingsV1 } from "../../contracts/dialogs.js";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { Notice } from "../../contracts/notice.js";
 import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
@@ -17,6 +18,7 @@ import { type RunnerWait, runnerPool, TurnSlots } from "./capacity.js";
 import { followupChild, messageChild } from "./child-requests.js";
 import type { ChildState, FaultStep, FollowupResult, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
 import { DeliveryLog, deliverOnce, recordTaken } from "./deliveries.js";
+import type { DialogDesk } from "./dialogs.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
 import { awaitedByParent, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
 import type { MessageDelivery } from "./live-messages.js";
@@ -74,6 +76,9 @@ export class TreeRuntime implements StopContext, EffectContext {
   readOnly: number | undefined;
   /** A child's own turn so far, summed from its session's answers (the extension feeds it; progress.ts says why). */
   readonly ownRunUsage: Usage = emptyUsage();
+  /** Set: every turn's meta.json asks for dialogs, and `dialogDesk` answers its children's (dialogs.ts). */
+  dialogSettings: DialogSettingsV1 | undefined;
+  dialogDesk: DialogDesk | undefined;
 
   constructor(
     readonly identity: Identity,

@@ -4,6 +4,7 @@
  * that ends in a new fact (a wrapper started, a turn recorded) reports it as an event.
  */
 import path from "node:path";
+import type { DialogSettingsV1 } from "../../contracts/dialogs.js";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { mergeLimits } from "../../contracts/limits.js";
 import type { Notice } from "../../contracts/notice.js";
@@ -52,6 +53,8 @@ export interface EffectContext {
   requestTurn(state: ChildState, kind: TurnKind): Promise<void>;
   /** Extra meta.json `env` for a turn that starts now (what is left of the tree's budget). */
   turnEnv(): Promise<Record<string, string>>;
+  /** meta.json `dialogs` of every turn: its child's dialogs come to this agent. */
+  readonly dialogSettings?: DialogSettingsV1 | undefined;
 }
 
 /** Carries out one effect; returns a promise only when the effect waits on I/O. */
@@ -153,6 +156,7 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       // The agent's limits; the turn limit (PI_SUBAGENTS_TURN_TIMEOUT_MS, 30 minutes) is time_limit's default.
       limits: mergeLimits(record.limits, { time_limit: ctx.limits.turnTimeoutMs / 1000 }),
       env,
+      ...(ctx.dialogSettings && { dialogs: ctx.dialogSettings }),
       recordRun,
     });
   } catch (err) {

@@ -49,6 +49,7 @@ export function statusColor(status: StatusText): Color {
     case "interrupted":
       return "warning";
     case "message":
+    case "question":
       return "accent";
     default:
       return "muted"; // queued, shutdown
@@ -69,6 +70,8 @@ export function statusMark(status: StatusText): string {
       return "○";
     case "message":
       return "✉";
+    case "question":
+      return "?";
     case "running":
       return "●";
     default:

@@ -120,6 +120,11 @@ export class SessionUi {
     for (const notice of this.rt.mailbox.list()) this.noticed(notice);
   }
 
+  /** The count of child dialogs waiting for the person, shown with the tree. */
+  countDialogs(waiting: () => number): void {
+    this.display.dialogsWaiting = waiting;
+  }
+
   refresh(): void {
     void this.display.refresh();
   }

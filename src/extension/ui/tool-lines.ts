@@ -36,6 +36,12 @@ function who(value: unknown): string {
   return str(value) ?? "?";
 }
 
+/** A message's text, quoted, or the question an answer is for (none when neither). */
+function whatIsSent(a: Json): string[] {
+  if (str(a.message)) return [quote(a.message as string)];
+  return isRecord(a.answer) ? [`answers ${String(a.answer.question_id)}`] : [];
+}
+
 /** The one line of a tool call: its name, then what it acts on. */
 export function callLine(tool: string, args: unknown, p: Painter = plain): string {
   const a: Json = isRecord(args) ? args : {};
@@ -69,7 +75,7 @@ export function callLine(tool: string, args: unknown, p: Painter = plain): strin
     case "send_message":
     case "followup_task":
       accent(`→ ${who(a.target)}`);
-      if (str(a.message)) dim(quote(a.message as string));
+      for (const sent of whatIsSent(a)) dim(sent);
       break;
     case "interrupt_agent":
     case "close_agent":
@@ -146,7 +152,7 @@ function waitLine(d: Json, p: Painter): string {
 
 /** `alpha (Euclid) errored (failed)`: the notice without its report. */
 function shortNotice(n: Notice): string {
-  if (n.type === "message") return `message from ${n.agent_name}`;
+  if (n.type === "message" || n.type === "question") return `${n.type} from ${n.agent_name}`;
   const outcome = n.outcome && n.outcome !== n.type ? ` (${n.outcome})` : "";
   return `${n.agent_name} (${n.nickname}) ${n.type}${outcome}`;
 }
@@ -216,6 +222,14 @@ function reportLine(d: Json, p: Painter): string {
   return `${p.fg("accent", who(d.agent_name))} report · ${range}${d.complete === false ? " (stored cut)" : ""}${text ? ` ${p.fg("dim", quote(text))}` : ""}`;
 }
 
+/** send_message's result: where the message went, or the question it answered. */
+function sentLine(d: Json, p: Painter): string {
+  if (str(d.answered)) return `answered ${d.answered as string}`;
+  return d.delivered === "parent_mailbox"
+    ? `sent to ${p.fg("accent", who(d.target))} (your parent's mailbox)`
+    : `${str(d.delivered) ?? "sent"} → ${p.fg("accent", who(d.target))}${num(d.queued_messages) ? ` · ${plural(d.queued_messages as number, "message")} waiting for its next turn` : ""}`;
+}
+
 /** The one line of a tool result (or of its progress while it runs). */
 export function resultLine(tool: string, details: unknown, text: string, view: ResultView, p: Painter = plain): string {
   if (view.isError) return p.fg("error", `✗ ${text.replace(/\s+/g, " ").trim() || "failed"}`);
@@ -232,9 +246,7 @@ export function resultLine(tool: string, details: unknown, text: string, view: R
     case "list_models":
       return modelsLine(d);
     case "send_message":
-      return d.delivered === "parent_mailbox"
-        ? `sent to ${p.fg("accent", who(d.target))} (your parent's mailbox)`
-        : `${str(d.delivered) ?? "sent"} → ${p.fg("accent", who(d.target))}${num(d.queued_messages) ? ` · ${plural(d.queued_messages as number, "message")} waiting for its next turn` : ""}`;
+      return sentLine(d, p);
     case "followup_task": {
       const status = str(d.agent_status) ?? "?";
       const behind = d.queued_behind_running_turn === true ? " · starts when its running turn ends" : "";

@@ -32,11 +32,9 @@ export function wakeEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return !(value === "0" || value === "false" || value === "no" || value === "off");
 }
 
-/** Whether a notice wakes an idle root: a turn that ended by itself, or a child's message. */
+/** Whether a notice wakes an idle root: a turn that ended by itself, a child's message, or its question (it waits for an answer). */
 export function wakesTheRoot(notice: Pick<Notice, "type">): boolean {
-  return (
-    notice.type === "completed" || notice.type === "errored" || notice.type === "aborted" || notice.type === "message"
-  );
+  return ["completed", "errored", "aborted", "message", "question"].includes(notice.type);
 }
 
 /** What the woken model reads: the notices as wait_agent would return them. */

@@ -47,6 +47,9 @@ export function isActive(status: AgentStatus): boolean {
   return status === "running" || status === "pending_init";
 }
 
+/** How much of a child's latest notify its line shows. */
+const NOTIFY_CHARS = 60;
+
 /**
  * One agent's line without its tree prefix. The counters say what they count: `turn 2` is the
  * agent's second turn (a follow-up), `3 calls this run` the tool calls of the turn now
@@ -66,6 +69,9 @@ export function describeAgent(agent: AgentProgress, p: Painter = plain): string 
   if (agent.run?.retrying && running) parts.push(p.fg("warning", "retrying"));
   else if (tool) parts.push(p.fg("toolTitle", tool));
   if (record.runs.length > 1) parts.push(`turn ${record.runs.length}`);
+  const notified = running ? agent.run?.notified?.message.replace(/\s+/g, " ").trim() : undefined;
+  if (notified)
+    parts.push(p.fg("muted", notified.length > NOTIFY_CHARS ? `${notified.slice(0, NOTIFY_CHARS - 1)}…` : notified));
   if (running && agent.run && agent.run.toolCalls > 0)
     parts.push(`${agent.run.toolCalls} call${agent.run.toolCalls === 1 ? "" : "s"} this run`);
   const own = usageTotals(agent.usage);
@@ -181,6 +187,11 @@ export function widgetLines(
   return lines;
 }
 
+/** A line with how many child dialogs wait for the person, when any do. */
+export function withDialogsWaiting(line: string, waiting: number): string {
+  return waiting > 0 ? `${line} · ${waiting} dialog${waiting === 1 ? "" : "s"} waiting` : line;
+}
+
 /** The part of pi's UI the display uses (ctx.ui in interactive and RPC mode). */
 export interface DisplayUi {
   setStatus(key: string, text: string | undefined): void;
@@ -196,6 +207,8 @@ export class TreeDisplay {
   private lastStatus: string | undefined;
   private lastWidget: string | undefined;
   private lastAgents: AgentProgress[] = [];
+  /** How many child dialogs wait for the person (turns/dialogs.ts): counted on the status line and the widget. */
+  dialogsWaiting: () => number = () => 0;
 
   constructor(
     private readonly ui: DisplayUi,
@@ -228,7 +241,11 @@ export class TreeDisplay {
         budget = undefined; // an invalid budget is reported by spawn_agent, not here
       }
       const p = this.painter();
-      this.draw(statusLine(agents, budget, p), widgetLines(this.self, agents, budget, p));
+      const waiting = this.dialogsWaiting();
+      const status = statusLine(agents, budget, p);
+      const widget = widgetLines(this.self, agents, budget, p);
+      if (widget?.[0] !== undefined) widget[0] = withDialogsWaiting(widget[0], waiting);
+      this.draw(status === undefined ? status : withDialogsWaiting(status, waiting), widget);
     } catch {
       // the tree directory is briefly unreadable (a restore, a removed run): next tick
     } finally {

@@ -77,7 +77,8 @@ describe("readSubagentSettings", () => {
         evil: `it is defined in ${projectFile}, and only pi's global settings (settings.json in pi's agent dir) may define runners`,
       },
     });
-    const only = "only pi's global settings may set runners, runner, onExit, budgets";
+    const only =
+      "only pi's global settings may set runners, runner, onExit, budgets, dialogs, dialog_timeout, child_extensions";
     expect(problems).toEqual([
       `${projectFile}: subagents.runners is ignored: ${only}`,
       `${projectFile}: subagents.onExit is ignored: ${only}`,
@@ -86,6 +87,8 @@ describe("readSubagentSettings", () => {
   });
 
   it("bad values: one line naming each key, defaults for them", () => {
+    const known =
+      "onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions";
     const file = path.join(agentDir, "settings.json");
     write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1, limit: {} } });
     const { settings, problems } = read();
@@ -93,9 +96,50 @@ describe("readSubagentSettings", () => {
     expect(problems).toEqual([
       `${file}: subagents.onExit must be "detach" or "stop"`,
       `${file}: subagents.fallback_models must be a list of provider/id model names`,
-      `${file}: subagents: unknown key "extra" (known: onExit, limits, fallback_models, runner, runners, budgets)`,
-      `${file}: subagents: unknown key "limit"; did you mean "limits"? (known: onExit, limits, fallback_models, runner, runners, budgets)`,
+      `${file}: subagents: unknown key "extra" (known: ${known})`,
+      `${file}: subagents: unknown key "limit"; did you mean "limits"? (known: ${known})`,
       "subagents.runner: unknown runner: gpu (known: local); using local",
+    ]);
+  });
+
+  it("dialogs, dialog_timeout and child_extensions: read from the global settings only, each bad one named", () => {
+    const file = path.join(agentDir, "settings.json");
+    write(file, {
+      subagents: {
+        dialogs: "parent",
+        dialog_timeout: 90,
+        child_extensions: { exclude: ["noisy-status", "/x/gate.ts"] },
+      },
+    });
+    const projectFile = path.join(project, ".pi", "settings.json");
+    write(projectFile, { subagents: { dialogs: "deny", dialog_timeout: 1, child_extensions: { exclude: ["gate"] } } });
+    const only =
+      "only pi's global settings may set runners, runner, onExit, budgets, dialogs, dialog_timeout, child_extensions";
+    expect(read()).toEqual({
+      settings: { dialogs: "parent", dialogTimeout: 90, childExtensions: { exclude: ["noisy-status", "/x/gate.ts"] } },
+      problems: [
+        `${projectFile}: subagents.dialogs is ignored: ${only}`,
+        `${projectFile}: subagents.dialog_timeout is ignored: ${only}`,
+        `${projectFile}: subagents.child_extensions is ignored: ${only}`,
+      ],
+    });
+
+    write(file, {
+      subagents: { dialogs: "persn", dialog_timeout: 0, child_extensions: { exlude: ["x"] }, dialog: "person" },
+    });
+    fs.rmSync(projectFile);
+    expect(read()).toEqual({
+      settings: {},
+      problems: [
+        `${file}: subagents.dialogs must be "person", "parent", "deny", not "persn"; did you mean "person"?`,
+        `${file}: subagents.dialog_timeout must be a number of seconds above 0 and at most 86400, not 0`,
+        `${file}: subagents.child_extensions: unknown key "exlude"; did you mean "exclude"? (known: exclude)`,
+        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions)`,
+      ],
+    });
+    write(file, { subagents: { child_extensions: { exclude: "gate" } } });
+    expect(read().problems).toEqual([
+      `${file}: subagents.child_extensions.exclude must be a list of extension paths or names`,
     ]);
   });
 

@@ -67,6 +67,17 @@ describe("applyRecord", () => {
     expect(currentTool(p)).toBeUndefined();
   });
 
+  it("keeps a child's latest notify, replaced at most once a second", () => {
+    const p = emptyRunProgress();
+    applyRecord(p, { type: "notify", seq: 1, ts: 10_000, message: "Formatting 3 files", level: "info" });
+    applyRecord(p, { type: "notify", seq: 2, ts: 10_400, message: "too soon" });
+    expect(p.notified).toEqual({ message: "Formatting 3 files", at: 10_000 });
+    applyRecord(p, { type: "notify", seq: 3, ts: 11_000, message: "Formatted" });
+    expect(p.notified).toEqual({ message: "Formatted", at: 11_000 });
+    applyRecord(p, { type: "notify", seq: 4, ts: 13_000, message: 5 });
+    expect(p.notified?.message).toBe("Formatted");
+  });
+
   it("ignores what is not a record it knows", () => {
     const p = emptyRunProgress();
     for (const junk of [null, 3, "x", [], { type: "mystery" }, { type: "tool_call" }]) applyRecord(p, junk);

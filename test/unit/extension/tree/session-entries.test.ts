@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runName } from "../../../../src/contracts/layout.js";
+import { checkMeta } from "../../../../src/contracts/meta-check.js";
 import { agentEntry, ENTRY_TYPE, recordsFromEntries } from "../../../../src/extension/tree/session-entries.js";
 import { buildMeta, currentPiBinary } from "../../../../src/extension/turns/launcher.js";
 import { agentRecord } from "../../../support/records.js";
@@ -116,6 +117,29 @@ describe("launcher", () => {
     const local = buildMeta({ ...spec, record }, "/tree/agents/worker/runs/0001-spawn");
     expect(local.runner).toBeUndefined();
     expect(local.runnerWorkspacePath).toBeUndefined();
+  });
+
+  it("meta.json asks for dialogs only when the turn's spec carries them (PI_SUBAGENTS_DIALOGS=1), and checks back", () => {
+    const spec = {
+      record,
+      agentDir: "/tree/agents/worker",
+      treeDir: "/tree",
+      prompt: "go",
+      kind: "spawn" as const,
+      cwd: "/work",
+      instructions: "",
+      limits: {},
+    };
+    expect(buildMeta(spec, "/tree/agents/worker/runs/0001-spawn")).not.toHaveProperty("dialogs");
+    const meta = buildMeta({ ...spec, dialogs: { timeoutMs: 90_000 } }, "/tree/agents/worker/runs/0001-spawn");
+    expect(meta.dialogs).toEqual({ timeoutMs: 90_000 });
+    expect(checkMeta({ version: 1, ...meta }, "/tree").problems).toEqual([]);
+    // Each a problem naming the field (the wrapper's own tests hold its words).
+    const bad = checkMeta({ version: 1, ...meta, dialogs: { timeoutMs: -1 } }, "/tree").problems;
+    expect(bad).toEqual([expect.stringContaining('meta.json field "dialogs.timeoutMs" must be')]);
+    expect(checkMeta({ version: 1, ...meta, dialogs: true }, "/tree").problems).toEqual([
+      expect.stringContaining('meta.json field "dialogs" must be an object'),
+    ]);
   });
 
   it("children run the parent's own pi unless PI_SUBAGENTS_PI_BIN says otherwise", () => {

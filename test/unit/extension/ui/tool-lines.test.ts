@@ -26,6 +26,11 @@ describe("tool call lines", () => {
     ["wait_agent", { target: "lead" }, "wait_agent 30s for lead"],
     ["list_agents", { path_prefix: "/root/lead" }, "list_agents /root/lead"],
     ["send_message", { target: "lead", message: "skip legacy/" }, 'send_message → lead "skip legacy/"'],
+    [
+      "send_message",
+      { target: "fixer", answer: { question_id: "fixer.0001.1", value: "No" } },
+      "send_message → fixer answers fixer.0001.1",
+    ],
     ["followup_task", { target: "lead", message: "now the tests" }, 'followup_task → lead "now the tests"'],
     ["interrupt_agent", { target: "lead" }, "interrupt_agent lead"],
     ["close_agent", { target: "/root/lead" }, "close_agent /root/lead"],
@@ -133,6 +138,7 @@ describe("tool result lines", () => {
       "queued → /root/a · 2 messages waiting for its next turn",
     ],
     ["send_message", { delivered: "parent_mailbox", target: "/root" }, "sent to /root (your parent's mailbox)"],
+    ["send_message", { answered: "fixer.0001.1", answered_by: "parent" }, "answered fixer.0001.1"],
     [
       "followup_task",
       { agent_name: "/root/a", agent_status: "running", queued_behind_running_turn: true },

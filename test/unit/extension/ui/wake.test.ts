@@ -159,12 +159,12 @@ describe("wake settings and text", () => {
     expect(wakeEnabled(value === undefined ? {} : { PI_SUBAGENTS_WAKE: value })).toBe(on);
   });
 
-  it("only turn ends and messages wake", () => {
+  it("only turn ends, messages and questions wake", () => {
     expect(
-      (["completed", "errored", "aborted", "message", "interrupted", "shutdown"] as const).filter((type) =>
+      (["completed", "errored", "aborted", "message", "question", "interrupted", "shutdown"] as const).filter((type) =>
         wakesTheRoot({ type }),
       ),
-    ).toEqual(["completed", "errored", "aborted", "message"]);
+    ).toEqual(["completed", "errored", "aborted", "message", "question"]);
   });
 
   it("the model reads the notices as wait_agent returns them", () => {

@@ -149,7 +149,34 @@ describe("the widget and the status line", () => {
   });
 });
 
+describe("a child's notify", () => {
+  it("shows on its running line, cut short; not once it has ended", () => {
+    const run = { ...emptyRunProgress(), notified: { message: `Formatting\n${"x".repeat(80)}`, at: 1 } };
+    const running = describeAgent({ ...agent({ path: "/root/a", status: "running" }), run });
+    expect(running).toContain(` · Formatting ${"x".repeat(48)}…`);
+    expect(describeAgent({ ...agent({ path: "/root/a", status: "completed" }), run })).not.toContain("Formatting");
+  });
+});
+
 describe("TreeDisplay", () => {
+  it("counts the child dialogs waiting for the person on the status line and the widget's header", async () => {
+    const drawn: Record<string, unknown> = {};
+    const ui = {
+      setStatus: (_key: string, text: string | undefined) => (drawn.status = text),
+      setWidget: (_key: string, lines: string[] | undefined) => (drawn.widget = lines),
+    };
+    const display = new TreeDisplay(ui, "/root", async () => [agent({ path: "/root/a", status: "running" })]);
+    let waiting = 2;
+    display.dialogsWaiting = () => waiting;
+    await display.refresh();
+    expect(drawn.status).toMatch(/ · 2 dialogs waiting$/);
+    expect((drawn.widget as string[])[0]).toMatch(/ · 2 dialogs waiting$/);
+    waiting = 0;
+    await display.refresh();
+    expect(drawn.status).not.toMatch(/dialog/);
+    expect((drawn.widget as string[])[0]).not.toMatch(/dialog/);
+  });
+
   it("redraws only on change and, once stopped, clears the UI, holds no timer and draws nothing more", async () => {
     const clock = new FakeClock();
     const calls: Array<[string, string, unknown]> = [];

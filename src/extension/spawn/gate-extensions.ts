@@ -1,0 +1,31 @@
+/**
+ * Which of the extensions the root was started with a new child loads (roles/launch-extensions.ts
+ * decides from the command line and the settings; here the I/O: argv, the cwd, symlinks).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { ResolvedRunner } from "../../contracts/runners.js";
+import { childDialogsOn, PACKAGE_ROOT } from "../config.js";
+import { childGateExtensions, launchExtensions } from "../roles/launch-extensions.js";
+import { readSubagentSettings } from "../settings.js";
+
+/** A path through its symlinks (node_modules/pi-subagent-tree is one), else as it is. */
+function realPath(entry: string): string {
+  if (!path.isAbsolute(entry)) return entry;
+  try {
+    return fs.realpathSync(entry);
+  } catch {
+    return entry;
+  }
+}
+
+/**
+ * With dialogs on, a child here also loads the extensions this pi was started with (`-e`), less
+ * `child_extensions.exclude`: a gate that registers no tool guards it too. A runner's child does not.
+ */
+export function gateExtensions(runner: ResolvedRunner | undefined, cwd: string): string[] {
+  if (!childDialogsOn() || runner) return [];
+  const exclude = readSubagentSettings({ cwd }).settings.childExtensions?.exclude ?? [];
+  const launched = launchExtensions(process.argv.slice(2), process.cwd()).map(realPath);
+  return childGateExtensions(launched, exclude, { root: realPath(PACKAGE_ROOT), name: "pi-subagent-tree" });
+}
