@@ -38,6 +38,7 @@ import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSig
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { watchNoticeHold } from "./ui/notice-hold.js";
 import { plain } from "./ui/paint.js";
+import { TreeTracing } from "./tracing.js";
 import { SessionUi } from "./ui/session-ui.js";
 import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
 import { WAKE_MESSAGE_TYPE } from "./ui/wake.js";
@@ -177,6 +178,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   const identity = identityFromEnv();
   if (identity.isRoot) watchDyingSignals();
   const state: SessionState = { interactive: false };
+  const tracing = new TreeTracing(identity);
+  let tracingProblem = (line: string) => console.error(line);
+  tracing.watch(pi, () => tracingProblem);
 
   const deps: ToolDeps = {
     pi,
@@ -186,7 +190,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     },
   };
   const register = (tool: { name: string }) =>
-    pi.registerTool(withRenderers(ownerOnly(tool, () => state.runtime)) as unknown as ToolDefinitionArg);
+    pi.registerTool(
+      withRenderers(ownerOnly(TreeTracing.inToolCall(tool), () => state.runtime)) as unknown as ToolDefinitionArg,
+    );
   const makers: ToolMaker[] = [
     listModelsTool,
     spawnAgentTool,
@@ -220,6 +226,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     else if (identity.isRoot) for (const line of warnings) console.error(line);
     // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
     const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
+    tracingProblem = problem;
     const { tree, sessionFile } = await sessionTree(identity, ctx, problem);
     state.sessionFile = sessionFile;
     state.interactive = interactiveMode(ctx.hasUI);
@@ -243,6 +250,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
         // their use (its wrapper wraps it up once the tree has spent that much), where the
         // person's spending ledger is and their period budgets.
         turnEnv: async () => ({
+          ...tracing.turnEnv(),
           ...periodBudgetEnv(periodBudgetSource()),
           ...(await budgetLeftEnv(progressOf(rt), process.env, rt.tree.root)),
         }),
@@ -269,6 +277,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
 
   // After this, the extension holds no timer or handle, or pi would never exit.
   pi.on("session_shutdown", async (event) => {
+    await tracing.flush();
     await endSession(pi, identity, state, (event as { reason?: string }).reason);
   });
 }
