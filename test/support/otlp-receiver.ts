@@ -108,8 +108,12 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Request headers of each export, in order. */
   headers: http.IncomingHttpHeaders[];
+  /** Requests that reached it, answered or not. */
+  readonly connections: number;
   /** Resolves once at least `count` spans arrived (the test's own time-out bounds it). */
   waitForSpans(count: number): Promise<ReceivedSpan[]>;
+  /** Resolves once the spans received so far satisfy `done`. */
+  waitUntil(done: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
 }
 
@@ -117,7 +121,9 @@ export async function startOtlpReceiver(mode: "answer" | "silent" = "answer"): P
   const spans: ReceivedSpan[] = [];
   const headers: http.IncomingHttpHeaders[] = [];
   const waiters = new Set<() => void>();
+  let connections = 0;
   const server = http.createServer((req, res) => {
+    connections += 1;
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -134,22 +140,27 @@ export async function startOtlpReceiver(mode: "answer" | "silent" = "answer"): P
       res.end(json ? "{}" : "");
     });
   });
+  const waitUntil = (done: (received: ReceivedSpan[]) => boolean) =>
+    new Promise<ReceivedSpan[]>((resolve) => {
+      const check = () => {
+        if (!done(spans)) return;
+        waiters.delete(check);
+        resolve(spans);
+      };
+      waiters.add(check);
+      check();
+    });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
     headers,
-    waitForSpans: (count) =>
-      new Promise((resolve) => {
-        const check = () => {
-          if (spans.length < count) return;
-          waiters.delete(check);
-          resolve(spans);
-        };
-        waiters.add(check);
-        check();
-      }),
+    get connections() {
+      return connections;
+    },
+    waitForSpans: (count) => waitUntil(() => spans.length >= count),
+    waitUntil: (done) => waitUntil(done),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
