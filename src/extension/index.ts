@@ -28,6 +28,7 @@ import { listModelsTool } from "./tools/list-models.js";
 import { sendMessageTool } from "./tools/send-message.js";
 import { spawnAgentTool } from "./tools/spawn-agent.js";
 import { waitAgentTool } from "./tools/wait-agent.js";
+import { TreeTracing } from "./tracing.js";
 import { agentEntry, ENTRY_TYPE } from "./tree/session-entries.js";
 import { TreeDir } from "./tree/tree-dir.js";
 import { restore } from "./turns/restore.js";
@@ -38,7 +39,6 @@ import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSig
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { watchNoticeHold } from "./ui/notice-hold.js";
 import { plain } from "./ui/paint.js";
-import { TreeTracing } from "./tracing.js";
 import { SessionUi } from "./ui/session-ui.js";
 import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
 import { WAKE_MESSAGE_TYPE } from "./ui/wake.js";

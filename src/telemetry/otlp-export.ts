@@ -31,7 +31,10 @@ class GivenIds implements IdGenerator {
 const DEFAULT_SERVICE_NAME = "pi-subagent-tree";
 
 /** `http/protobuf` (the standard's default) or `http/json`; anything else (grpc) is said once and sent as protobuf. */
-function protocolOf(env: Record<string, string | undefined>, warn: (line: string) => void): "http/json" | "http/protobuf" {
+function protocolOf(
+  env: Record<string, string | undefined>,
+  warn: (line: string) => void,
+): "http/json" | "http/protobuf" {
   const asked = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "").trim();
   if (asked === "http/json") return "http/json";
   if (asked !== "" && asked !== "http/protobuf")
@@ -39,7 +42,10 @@ function protocolOf(env: Record<string, string | undefined>, warn: (line: string
   return "http/protobuf";
 }
 
-async function makeExporter(env: Record<string, string | undefined>, warn: (line: string) => void): Promise<SpanExporter> {
+async function makeExporter(
+  env: Record<string, string | undefined>,
+  warn: (line: string) => void,
+): Promise<SpanExporter> {
   const config = { timeoutMillis: exportTimeoutMs(env) };
   if (protocolOf(env, warn) === "http/json") {
     const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
@@ -88,7 +94,9 @@ async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> 
       },
       parent,
     );
-    made.setStatus(span.error === undefined ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, message: span.error });
+    made.setStatus(
+      span.error === undefined ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, message: span.error },
+    );
     made.end(span.endMs);
   }
   return memory.getFinishedSpans();
@@ -107,7 +115,10 @@ export async function exportSpans(
   try {
     const outcome = await new Promise<SpanExportOutcome>((resolve) => {
       // The exporter keeps its own time-out; this one is the last word, a little later.
-      const timer = setTimeout(() => resolve({ sent: 0, error: "the collector did not answer in time" }), exportTimeoutMs(env) + 500);
+      const timer = setTimeout(
+        () => resolve({ sent: 0, error: "the collector did not answer in time" }),
+        exportTimeoutMs(env) + 500,
+      );
       exporter.export(recorded, (result) => {
         clearTimeout(timer);
         resolve(

@@ -40,7 +40,11 @@ export class RootTurnSpans {
   }
 
   agentStart(nowMs: number): void {
-    const ids = { traceId: this.parent?.traceId ?? randomTraceId(), spanId: randomSpanId(), sampled: this.parent?.sampled ?? true };
+    const ids = {
+      traceId: this.parent?.traceId ?? randomTraceId(),
+      spanId: randomSpanId(),
+      sampled: this.parent?.sampled ?? true,
+    };
     this.turn = {
       ids,
       parentSpanId: this.parent?.spanId,
@@ -57,7 +61,13 @@ export class RootTurnSpans {
     if (this.turn) this.turn.requestStartMs = nowMs;
   }
 
-  requestEnd(nowMs: number, model: string | undefined, usage: Usage | undefined, stopReason: string | undefined, error?: string): void {
+  requestEnd(
+    nowMs: number,
+    model: string | undefined,
+    usage: Usage | undefined,
+    stopReason: string | undefined,
+    error?: string,
+  ): void {
     const turn = this.turn;
     if (!turn) return;
     turn.requests += 1;
@@ -92,7 +102,11 @@ export class RootTurnSpans {
       kind: "internal",
       startMs: nowMs,
       endMs: nowMs,
-      attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": toolName, "gen_ai.tool.call.id": toolCallId },
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": toolName,
+        "gen_ai.tool.call.id": toolCallId,
+      },
     };
     turn.tools.set(toolCallId, span);
     turn.spans.push(span);

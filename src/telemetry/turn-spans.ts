@@ -80,7 +80,14 @@ function turnSpan(result: ResultV1, place: TurnPlace, startMs: number, endMs: nu
 }
 
 /** The events after which the model is asked again: a model request starts at the latest of them. */
-const REQUEST_STARTS = new Set(["run_start", "assistant_text", "tool_result", "retry", "message_delivered", "model_switch"]);
+const REQUEST_STARTS = new Set([
+  "run_start",
+  "assistant_text",
+  "tool_result",
+  "retry",
+  "message_delivered",
+  "model_switch",
+]);
 
 /** The turn's spans, parents first: the turn, then its model requests and tool calls in the order they began. */
 export function turnSpans(events: readonly EventRecord[], result: ResultV1, place: TurnPlace): SpanData[] {

@@ -29,10 +29,17 @@ export class TurnTrace {
   ) {}
 
   /** The run's trace when the wrapper's environment names an OTLP endpoint, else undefined (nothing is loaded). */
-  static open(env: Record<string, string | undefined>, childEnv: Record<string, string | undefined>): TurnTrace | undefined {
+  static open(
+    env: Record<string, string | undefined>,
+    childEnv: Record<string, string | undefined>,
+  ): TurnTrace | undefined {
     if (!tracingEnabled(env)) return undefined;
     const parent = parseTraceparent(childEnv[TRACEPARENT]);
-    const turn = { traceId: parent?.traceId ?? randomTraceId(), spanId: randomSpanId(), sampled: parent?.sampled ?? true };
+    const turn = {
+      traceId: parent?.traceId ?? randomTraceId(),
+      spanId: randomSpanId(),
+      sampled: parent?.sampled ?? true,
+    };
     return new TurnTrace(turn, parent?.spanId, env);
   }
 

@@ -6,9 +6,16 @@
  * child sees its own turn's TRACEPARENT.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { reply } from "../support/scripted-llm.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.js";
-import { expectCleanExit, expectNoSurvivors, Program, spawn, useTrees, waitForAll } from "../support/tree-harness-extra.js";
+import { reply } from "../support/scripted-llm.js";
+import {
+  expectCleanExit,
+  expectNoSurvivors,
+  Program,
+  spawn,
+  useTrees,
+  waitForAll,
+} from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
 const SCENARIO_MS = 150_000;
@@ -47,12 +54,17 @@ describe("tracing a tree", () => {
           ]).steps(),
           "/root/alpha": alpha.steps(),
           "/root/beta": [reply.text("BETA DONE")],
-          "/root/alpha/gamma": [reply.toolCall("bash", { command: 'echo "TP=$TRACEPARENT"' }), reply.text("GAMMA DONE")],
+          "/root/alpha/gamma": [
+            reply.toolCall("bash", { command: 'echo "TP=$TRACEPARENT"' }),
+            reply.text("GAMMA DONE"),
+          ],
         },
         env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: "tree-under-test" },
       });
       expectCleanExit(await h.runRoot("go", { timeoutMs: 120_000 }));
-      const spans = await receiver.waitUntil((all) => TURNS.every((agent) => all.some((s) => s.name === `invoke_agent ${agent}`)));
+      const spans = await receiver.waitUntil((all) =>
+        TURNS.every((agent) => all.some((s) => s.name === `invoke_agent ${agent}`)),
+      );
 
       expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
       const byId = new Map(spans.map((span) => [span.spanId, span]));
@@ -78,7 +90,10 @@ describe("tracing a tree", () => {
         expect(turn.attributes["gen_ai.request.model"]).toEqual(expect.any(String));
         expect(turn.attributes["gen_ai.usage.input_tokens"]).toBeGreaterThan(0);
         // Its model requests are inside it.
-        expect(spans.some((span) => span.name.startsWith("chat") && span.parentSpanId === turn.spanId), agent).toBe(true);
+        expect(
+          spans.some((span) => span.name.startsWith("chat") && span.parentSpanId === turn.spanId),
+          agent,
+        ).toBe(true);
       }
       // The two spawn calls of the root are two spans: alpha and beta hang off different ones.
       expect(turnOf(spans, "/root/alpha").parentSpanId).not.toBe(turnOf(spans, "/root/beta").parentSpanId);

@@ -34,7 +34,9 @@ message ArrayValue { repeated AnyValue values = 1; }
 message KeyValueList { repeated KeyValue values = 1; }
 `;
 
-const requestType = protobuf.parse(OTLP_TRACE_PROTO, { keepCase: false }).root.lookupType("otlp.ExportTraceServiceRequest");
+const requestType = protobuf
+  .parse(OTLP_TRACE_PROTO, { keepCase: false })
+  .root.lookupType("otlp.ExportTraceServiceRequest");
 
 export interface ReceivedSpan {
   traceId: string;

@@ -21,7 +21,11 @@ const SPANS: SpanData[] = [
     kind: "internal",
     startMs: T0,
     endMs: T0 + 500,
-    attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "/root/a", "gen_ai.usage.input_tokens": 12 },
+    attributes: {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "/root/a",
+      "gen_ai.usage.input_tokens": 12,
+    },
     error: "failed",
   },
   {

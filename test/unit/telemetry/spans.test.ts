@@ -48,10 +48,22 @@ const at = (ms: number, body: object) => ({ ...body, seq: ++seq, ts: T0 + ms }) 
 
 const EVENTS: EventRecord[] = [
   at(10, { type: "run_start", runId: "run-1", pid: 1, argv: [] }),
-  at(200, { type: "assistant_text", text: "", model: "scripted/model-a", stopReason: "toolUse", usage: usage(100, 20, 0.004) }),
+  at(200, {
+    type: "assistant_text",
+    text: "",
+    model: "scripted/model-a",
+    stopReason: "toolUse",
+    usage: usage(100, 20, 0.004),
+  }),
   at(210, { type: "tool_call", toolCallId: "call_1", toolName: "spawn_agent", args: {} }),
   at(400, { type: "tool_result", toolCallId: "call_1", toolName: "spawn_agent", isError: false }),
-  at(900, { type: "assistant_text", text: "done", model: "scripted/model-a", stopReason: "stop", usage: usage(200, 20, 0.008) }),
+  at(900, {
+    type: "assistant_text",
+    text: "done",
+    model: "scripted/model-a",
+    stopReason: "stop",
+    usage: usage(200, 20, 0.008),
+  }),
   at(950, { type: "run_end", status: "completed", exitCode: 0 }),
 ];
 
@@ -86,7 +98,10 @@ describe("a turn's spans from events.jsonl", () => {
       [10, 200, TURN.spanId],
       [400, 900, TURN.spanId],
     ]);
-    expect(chats[1]!.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 200, "gen_ai.response.finish_reasons": ["stop"] });
+    expect(chats[1]!.attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 200,
+      "gen_ai.response.finish_reasons": ["stop"],
+    });
   });
 
   it("a tool span from call to result whose id the extension inside the turn derives too", () => {
@@ -99,12 +114,22 @@ describe("a turn's spans from events.jsonl", () => {
   it("a failed turn, a limit, a verification and an unfinished tool call say so", () => {
     const failed = turnSpans(
       EVENTS.slice(0, 3),
-      { ...result({ status: "failed", errorMessage: "pi exited with code 1", limit: { name: "max_turns", value: 1, used: 1 } }), verification: { status: "passed" } } as ResultV1,
+      {
+        ...result({
+          status: "failed",
+          errorMessage: "pi exited with code 1",
+          limit: { name: "max_turns", value: 1, used: 1 },
+        }),
+        verification: { status: "passed" },
+      } as ResultV1,
       { turn: TURN },
     );
     expect(failed[0]!.error).toBe("pi exited with code 1");
     expect(failed[0]!.parentSpanId).toBeUndefined();
-    expect(failed[0]!.attributes).toMatchObject({ "pi_subagent.limit": "max_turns", "pi_subagent.verification": "passed" });
+    expect(failed[0]!.attributes).toMatchObject({
+      "pi_subagent.limit": "max_turns",
+      "pi_subagent.verification": "passed",
+    });
     const tool = failed.find((span) => span.name.startsWith("execute_tool"))!;
     expect(tool.error).toBe("the tool call did not finish");
     expect(tool.endMs).toBe(T0 + 1000);
@@ -116,7 +141,14 @@ describe("TRACEPARENT", () => {
     const value = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     expect(formatTraceparent(parseTraceparent(value)!)).toBe(value);
     expect(parseTraceparent(value.replace(/-01$/, "-00"))!.sampled).toBe(false);
-    for (const bad of [undefined, "", "garbage", value.replace("0af7", "zzzz"), `00-${"0".repeat(32)}-b7ad6b7169203331-01`, value.replace(/^00/, "ff")])
+    for (const bad of [
+      undefined,
+      "",
+      "garbage",
+      value.replace("0af7", "zzzz"),
+      `00-${"0".repeat(32)}-b7ad6b7169203331-01`,
+      value.replace(/^00/, "ff"),
+    ])
       expect(parseTraceparent(bad)).toBeUndefined();
   });
 
@@ -146,7 +178,12 @@ describe("the root's turns from pi's events", () => {
     root.requestStart(T0 + 71);
     root.requestEnd(T0 + 90, "p/m", usage(20, 5, 0.002), "stop");
     const spans = root.agentEnd(T0 + 100, "p/m");
-    expect(spans.map((span) => span.name)).toEqual(["invoke_agent /root", "chat p/m", "execute_tool spawn_agent", "chat p/m"]);
+    expect(spans.map((span) => span.name)).toEqual([
+      "invoke_agent /root",
+      "chat p/m",
+      "execute_tool spawn_agent",
+      "chat p/m",
+    ]);
     expect(new Set(spans.map((span) => span.traceId))).toEqual(new Set([turn.traceId]));
     expect(spans[0]!.parentSpanId).toBeUndefined();
     expect(spans.slice(1).every((span) => span.parentSpanId === turn.spanId)).toBe(true);
