@@ -20,7 +20,7 @@ import {
   TRACEPARENT,
   tracingEnabled,
 } from "../telemetry/trace-context.js";
-import { exportIfTracing } from "../telemetry/tracing.js";
+import { exportIfTracing, preloadExporter } from "../telemetry/tracing.js";
 import { toolSpanId } from "../telemetry/turn-spans.js";
 import type { Identity } from "./config.js";
 
@@ -64,7 +64,11 @@ export class TreeTracing {
   watch(pi: ExtensionAPI, problem: () => (line: string) => void): void {
     const root = this.root;
     if (!root) return;
-    pi.on("agent_start", () => root.agentStart(this.now()));
+    pi.on("agent_start", () => {
+      root.agentStart(this.now());
+      // The SDK loads while the turn runs, not after it (once per process).
+      preloadExporter(this.env);
+    });
     pi.on("turn_start", () => root.requestStart(this.now()));
     pi.on("message_end", (event) => {
       const message: unknown = event.message;

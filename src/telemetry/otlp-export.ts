@@ -42,18 +42,58 @@ function protocolOf(
   return "http/protobuf";
 }
 
+type ExporterClass = new (config: { timeoutMillis: number }) => SpanExporter;
+
+/** The exporter's module for the protocol, imported once per process. */
+const exporterModules = new Map<string, Promise<ExporterClass>>();
+
+function exporterClass(protocol: "http/json" | "http/protobuf"): Promise<ExporterClass> {
+  let loading = exporterModules.get(protocol);
+  if (!loading) {
+    loading =
+      protocol === "http/json"
+        ? import("@opentelemetry/exporter-trace-otlp-http").then((m) => m.OTLPTraceExporter)
+        : import("@opentelemetry/exporter-trace-otlp-proto").then((m) => m.OTLPTraceExporter);
+    exporterModules.set(protocol, loading);
+  }
+  return loading;
+}
+
 async function makeExporter(
   env: Record<string, string | undefined>,
   warn: (line: string) => void,
 ): Promise<SpanExporter> {
-  const config = { timeoutMillis: exportTimeoutMs(env) };
-  if (protocolOf(env, warn) === "http/json") {
-    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
-    return new OTLPTraceExporter(config);
-  }
-  const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-proto");
-  return new OTLPTraceExporter(config);
+  const Exporter = await exporterClass(protocolOf(env, warn));
+  return new Exporter({ timeoutMillis: exportTimeoutMs(env) });
 }
+
+/**
+ * Imports the SDK and the exporter ahead of the export, while the traced work runs: the
+ * modules take tens of milliseconds to load, which would otherwise come after the work.
+ */
+export async function preloadSdk(env: Record<string, string | undefined>): Promise<void> {
+  await Promise.all([
+    import("@opentelemetry/api"),
+    import("@opentelemetry/core"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/sdk-trace-base"),
+    exporterClass(protocolOf(env, () => undefined)),
+  ]);
+  // A span its sampler drops (its parent is not sampled): the tracer's first use is paid now too.
+  await recordSpans([WARM_UP_SPAN]);
+}
+
+const WARM_UP_SPAN: SpanData = {
+  name: "warm-up",
+  traceId: "00000000000000000000000000000001",
+  spanId: "0000000000000001",
+  parentSpanId: "0000000000000002",
+  sampled: false,
+  kind: "internal",
+  startMs: 0,
+  endMs: 0,
+  attributes: {},
+};
 
 /** The spans through the SDK's tracer (sampler, resource, limits), collected in memory. */
 async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> {

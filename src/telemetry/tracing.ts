@@ -19,6 +19,16 @@ export function exportTimeoutMs(env: Record<string, string | undefined>): number
 }
 
 /**
+ * Starts loading the SDK now, in the background, when the environment names an OTLP
+ * endpoint: call it once the traced work is under way, so the export at its end finds the
+ * modules loaded. A failure here is the export's to report.
+ */
+export function preloadExporter(env: Record<string, string | undefined>): void {
+  if (!tracingEnabled(env)) return;
+  void import("./otlp-export.js").then(({ preloadSdk }) => preloadSdk(env)).catch(() => undefined);
+}
+
+/**
  * Exports the spans when the environment names an OTLP endpoint; a failure is one line
  * through `warn` (`tracing: …`), never a throw.
  */

@@ -384,6 +384,8 @@ class WrapperRun {
     // Recorded before the limits look: the period budgets' check then counts this request too.
     this.spend?.observe(event);
     this.limits?.observe(event);
+    // pi is up and waits on the model: the span exporter loads now, off the child's start.
+    this.trace?.preload();
   }
 
   private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {

@@ -18,7 +18,7 @@ import {
   TRACEPARENT,
   tracingEnabled,
 } from "../telemetry/trace-context.js";
-import { exportIfTracing } from "../telemetry/tracing.js";
+import { exportIfTracing, preloadExporter } from "../telemetry/tracing.js";
 import { turnSpans } from "../telemetry/turn-spans.js";
 
 export class TurnTrace {
@@ -46,6 +46,15 @@ export class TurnTrace {
   /** `TRACEPARENT` for pi: the turn's own span. */
   get childTraceparent(): string {
     return formatTraceparent(this.turn);
+  }
+
+  private preloaded = false;
+
+  /** At pi's first event (never before: its start comes first): the SDK loads while the turn runs. Once. */
+  preload(): void {
+    if (this.preloaded) return;
+    this.preloaded = true;
+    preloadExporter(this.env);
   }
 
   /** Sends the turn's spans; resolves whatever the collector does. */
