@@ -4,12 +4,13 @@
  * OpenTelemetry SDK: a process with tracing off loads nothing more than this file.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { ENV } from "../contracts/env.js";
 
 /** The environment variable that carries a span's context to a child process (W3C trace context). */
-export const TRACEPARENT = "TRACEPARENT";
+export const TRACEPARENT = ENV.traceparent;
 
 /** The standard variables that switch on the OTLP trace exporter; with neither set nothing is traced. */
-export const OTLP_ENDPOINT_VARIABLES = ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"] as const;
+export const OTLP_ENDPOINT_VARIABLES = [ENV.otlpTracesEndpoint, ENV.otlpEndpoint] as const;
 
 export interface SpanContextIds {
   /** 32 lower-case hex digits. */
