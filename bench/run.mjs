@@ -14,6 +14,7 @@ import { REPO_ROOT } from "./support.mjs";
 const SUITES = [
   "report-budget",
   "ledger",
+  "tracing",
   "startup",
   "latency",
   "stream",

@@ -17,6 +17,7 @@ await build({
   platform: "node",
   // Anything that is not our own file stays a require(): the run path has no dependencies.
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
-  output: { file: output, format: "cjs" },
+  // The span exporter (telemetry/otlp-export.js) is imported on demand: inlined, it still runs, and requires the SDK, only when tracing is on.
+  output: { file: output, format: "cjs", codeSplitting: false },
   logLevel: "warn",
 });

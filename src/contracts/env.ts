@@ -145,6 +145,16 @@ export const ENV = {
   // --- the extension: roles ----------------------------------------------------------------
   /** `1`: also read agent definitions from the project's `.pi/agents/`. */
   projectAgents: "PI_SUBAGENTS_PROJECT_AGENTS",
+
+  // --- tracing (docs/tracing.md; the standard names, the SDK reads the other OTEL_* itself) --
+  /**
+   * W3C trace context. Set by the extension in each turn's meta.json `env` (the tool call that
+   * started the turn), and by the wrapper for its pi (the turn's own span).
+   */
+  traceparent: "TRACEPARENT",
+  /** Either one set: the tree is exported as OpenTelemetry traces; neither: nothing is traced or loaded. */
+  otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -28,6 +28,7 @@ import { listModelsTool } from "./tools/list-models.js";
 import { sendMessageTool } from "./tools/send-message.js";
 import { spawnAgentTool } from "./tools/spawn-agent.js";
 import { waitAgentTool } from "./tools/wait-agent.js";
+import { TreeTracing } from "./tracing.js";
 import { agentEntry, ENTRY_TYPE } from "./tree/session-entries.js";
 import { TreeDir } from "./tree/tree-dir.js";
 import { restore } from "./turns/restore.js";
@@ -179,6 +180,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   const identity = identityFromEnv();
   if (identity.isRoot) watchDyingSignals();
   const state: SessionState = { interactive: false };
+  const tracing = new TreeTracing(identity);
+  let tracingProblem = (line: string) => console.error(line);
+  tracing.watch(pi, () => tracingProblem);
 
   const deps: ToolDeps = {
     pi,
@@ -188,7 +192,9 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     },
   };
   const register = (tool: { name: string }) =>
-    pi.registerTool(withRenderers(ownerOnly(tool, () => state.runtime)) as unknown as ToolDefinitionArg);
+    pi.registerTool(
+      withRenderers(ownerOnly(TreeTracing.inToolCall(tool), () => state.runtime)) as unknown as ToolDefinitionArg,
+    );
   const makers: ToolMaker[] = [
     listModelsTool,
     spawnAgentTool,
@@ -222,6 +228,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     else if (identity.isRoot) for (const line of warnings) console.error(line);
     // A line for the user: pi's UI where there is one (interactive, RPC), else stderr.
     const problem = (line: string) => (ctx.hasUI ? ctx.ui.notify(line, "warning") : console.error(line));
+    tracingProblem = problem;
     const { tree, sessionFile } = await sessionTree(identity, ctx, problem);
     state.sessionFile = sessionFile;
     state.interactive = interactiveMode(ctx.hasUI);
@@ -247,6 +254,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
         // person's spending ledger is and their period budgets.
         turnEnv: async () => ({
           ...dialogEnv,
+          ...tracing.turnEnv(),
           ...periodBudgetEnv(periodBudgetSource()),
           ...(await budgetLeftEnv(progressOf(rt), process.env, rt.tree.root)),
         }),
@@ -275,6 +283,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
 
   // After this, the extension holds no timer or handle, or pi would never exit.
   pi.on("session_shutdown", async (event) => {
+    await tracing.flush();
     await endSession(pi, identity, state, (event as { reason?: string }).reason);
   });
 }

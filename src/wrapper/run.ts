@@ -5,6 +5,7 @@ import { exitCodeForStatus } from "../contracts/result.js";
 import { type Clock, systemClock } from "../lib/clock.js";
 import { folderMaker } from "../lib/file-paths.js";
 import { errorText } from "../lib/values.js";
+import { TRACEPARENT } from "../telemetry/trace-context.js";
 import { ResultReserve } from "./artifacts.js";
 import {
   buildChildArgs,
@@ -40,6 +41,7 @@ import { RunWarnings } from "./run-warnings.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
 import { endTokenProcesses, type StragglerWatch } from "./stragglers.js";
+import { TurnTrace } from "./turn-trace.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
@@ -112,6 +114,8 @@ class WrapperRun {
   private limits: RunLimits | undefined;
   /** Each model request's cost into the person's spending ledger, when meta.json `env` names it. */
   private readonly spend: SpendLedger | undefined;
+  /** The turn's span in the tree's trace, when an OTLP endpoint is set (turn-trace.ts). */
+  private trace: TurnTrace | undefined;
 
   private readonly meta: MetaV1;
 
@@ -159,6 +163,8 @@ class WrapperRun {
       // What the run left outside the child's group ends while result.json is written (the
       // two do not depend on each other; the parent waits for the wrapper's exit, so both count).
       const [report] = await Promise.all([this.finish(startError), this.endStragglers()]);
+      // Only once result.json is written: a collector that is down or slow never costs the result.
+      await this.trace?.export(report.result, this.meta.eventsPath, (line) => this.warnings.warn(line));
       return report;
     } finally {
       // Then the guard, with nothing left to do: once the wrapper has exited, nothing it started is left.
@@ -202,6 +208,8 @@ class WrapperRun {
   /** Starts pi once everything it needs is in place, unless a stop came first, and supervises it to its exit. */
   private async runChild(env: NodeJS.ProcessEnv, artifactsOpen: Promise<void>): Promise<void> {
     const childEnv = { ...env, ...this.meta.env } as Record<string, string>;
+    this.trace = TurnTrace.open(env, childEnv);
+    if (this.trace) childEnv[TRACEPARENT] = this.trace.childTraceparent;
     const bin = this.processes.resolvePi(childEnv, this.meta.cwd);
     this.identify(bin, childEnv);
     this.runTemp = runTempPath();
@@ -405,6 +413,8 @@ class WrapperRun {
     // Recorded before the limits look: the period budgets' check then counts this request too.
     this.spend?.observe(event);
     this.limits?.observe(event);
+    // pi is up and waits on the model: the span exporter loads now, off the child's start.
+    this.trace?.preload();
   }
 
   private apply({ records, transition }: { records: EventRecordBody[]; transition: Transition }): void {

@@ -62,14 +62,16 @@ function area(file: string): string {
 const ALLOWED: Record<string, readonly string[]> = {
   lib: [],
   contracts: ["lib"],
-  wrapper: ["contracts", "lib"],
+  /** Span building, W3C trace context and the OTLP export (the SDK only behind a dynamic import). */
+  telemetry: ["contracts", "lib"],
+  wrapper: ["contracts", "lib", "telemetry"],
   "in-child": ["contracts"],
   /** The far side of a runner (`subagent-wrapper serve`): runs from an installed package on a machine that never saw the parent. */
   serve: ["contracts", "in-child"],
-  extension: ["contracts", "lib"],
-  cli: ["contracts", "lib", "wrapper"],
-  program: ["contracts", "lib", "wrapper", "cli", "serve"],
-  index: ["contracts", "lib", "wrapper"],
+  extension: ["contracts", "lib", "telemetry"],
+  cli: ["contracts", "lib", "wrapper", "telemetry"],
+  program: ["contracts", "lib", "wrapper", "cli", "serve", "telemetry"],
+  index: ["contracts", "lib", "wrapper", "telemetry"],
 };
 
 describe("folder rules", () => {
@@ -128,7 +130,7 @@ describe("the run path", () => {
       [...files]
         .filter((file) => file !== entry)
         .map((file) => area(file))
-        .filter((a) => a !== "wrapper" && a !== "contracts" && a !== "lib"),
+        .filter((a) => a !== "wrapper" && a !== "contracts" && a !== "lib" && a !== "telemetry"),
     ).toEqual([]);
     expect([...packages]).toEqual([]);
   });

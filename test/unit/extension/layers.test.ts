@@ -9,12 +9,13 @@ import { allRelativeImports, importedFile, SRC, sourceFiles } from "../../suppor
 
 const EXTENSION = path.join(SRC, "extension");
 
-/** Bottom first. `settings` and `config` are the files of that name in src/extension, `index` the entry that wires everything. */
+/** Bottom first. `settings`, `config` and `tracing` are the files of that name in src/extension, `index` the entry that wires everything. */
 const LAYERS = [
   "settings",
   "roles",
   "tree",
   "config",
+  "tracing",
   "isolation",
   "turns",
   "progress",
