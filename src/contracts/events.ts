@@ -145,6 +145,27 @@ export interface NotifyRecord {
   level?: string;
 }
 
+/** One check of the turn's verification ended (meta.json `verify`). */
+export interface CheckRecord {
+  type: "check";
+  name: string;
+  kind: "run" | "review";
+  passed: boolean;
+  exitCode?: number;
+  verdict?: "pass" | "fail";
+  durationMs: number;
+  reused?: boolean;
+}
+
+/** A check failed and the child is sent back to repair its work, in the same session. */
+export interface RepairRecord {
+  type: "repair";
+  /** 1 for the first repair round. */
+  round: number;
+  /** The failing checks' names. */
+  checks: string[];
+}
+
 export interface RunEndRecord {
   type: "run_end";
   status: import("./result.js").RunStatus;
@@ -165,6 +186,8 @@ export type EventRecordBody =
   | ModelSwitchRecord
   | DialogRecord
   | NotifyRecord
+  | CheckRecord
+  | RepairRecord
   | RunEndRecord;
 
 /**

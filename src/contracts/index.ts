@@ -9,3 +9,4 @@ export * from "./notice.js";
 export * from "./result.js";
 export * from "./tree.js";
 export * from "./usage.js";
+export * from "./verify.js";

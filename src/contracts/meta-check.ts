@@ -8,6 +8,7 @@ import { nearestField } from "./field-suggestion.js";
 import { parseLimits } from "./limits.js";
 import { MetaError, type MetaV1, THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 import { resolvedRunnerProblems } from "./runners.js";
+import { metaVerifyProblems } from "./verify.js";
 
 const REQUIRED_STRINGS = ["runId", "task", "cwd", "resultPath", "eventsPath"] as const;
 /** Optional file paths: they resolve against the folder holding meta.json. */
@@ -201,6 +202,14 @@ function checkDialogs(check: FieldCheck): void {
   if (problems.length === 0) accept(check, "dialogs");
 }
 
+/** `verify`: the checks a completed turn runs (contracts/verify.ts). */
+function checkVerify(check: FieldCheck): void {
+  if (check.input.verify === undefined) return;
+  const problems = metaVerifyProblems(check.input.verify, 'meta.json field "verify"');
+  if (problems.length > 0) check.problems.push(...problems);
+  else accept(check, "verify");
+}
+
 const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkVersion,
   checkRequiredStrings,
@@ -210,6 +219,7 @@ const FIELD_CHECKS: ReadonlyArray<(check: FieldCheck) => void> = [
   checkLimits,
   checkDialogs,
   checkRunner,
+  checkVerify,
 ];
 
 /** Paths resolve against the folder holding meta.json; so do extension entries that are paths. */
@@ -219,6 +229,16 @@ function resolvePaths(fields: Partial<MetaV1>, baseDir: string): void {
     if (typeof value === "string") fields[key] = path.resolve(baseDir, value);
   }
   if (fields.extensions) fields.extensions = fields.extensions.map((entry) => resolveExtensionEntry(entry, baseDir));
+  const verify = fields.verify;
+  if (verify) {
+    fields.verify = {
+      ...verify,
+      ...(verify.statePath && { statePath: path.resolve(baseDir, verify.statePath) }),
+      ...(verify.review?.systemPromptPath && {
+        review: { ...verify.review, systemPromptPath: path.resolve(baseDir, verify.review.systemPromptPath) },
+      }),
+    };
+  }
 }
 
 /** The fields this version does not know, each with the known field it is nearest to. */
@@ -280,4 +300,5 @@ const KNOWN_KEYS: ReadonlyArray<keyof MetaV1> = [
   "fallbackModels",
   "runner",
   "dialogs",
+  "verify",
 ];

@@ -1,6 +1,7 @@
 import type { DialogSettingsV1 } from "./dialogs.js";
 import type { TurnLimits } from "./limits.js";
 import type { ResolvedRunner } from "./runners.js";
+import type { MetaVerify } from "./verify.js";
 
 /** pi's thinking levels, lowest first. `max` is pi 1.x's (0.80.6 and later); pi 0.73.1 warns about it and keeps its default. */
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
@@ -124,6 +125,12 @@ export interface MetaV1 {
    * Absent: the child runs with no UI, and its extensions take their "no UI" path.
    */
   dialogs?: DialogSettingsV1;
+  /**
+   * Checks run after the turn ends `completed` (never after an error, a stop or a limit), where
+   * the child worked: a failing one goes back to the same session as a message, and the turn
+   * goes on, up to `maxRepairs` times; result.json `verification` says how they ended.
+   */
+  verify?: MetaVerify;
 }
 
 /** The file the child creates once its start-up is over, beside meta.json `cwdReadyPath`. */

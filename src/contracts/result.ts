@@ -5,6 +5,7 @@ import { FieldChecks, isString, kindOf, type RecordCheck } from "./fields.js";
 import type { AttemptErrorClass } from "./provider-errors.js";
 import type { RunnerSummary } from "./runners.js";
 import type { Usage } from "./usage.js";
+import { isVerification, type Verification } from "./verify.js";
 
 export const RESULT_VERSION = 1 as const;
 
@@ -96,6 +97,11 @@ export interface ResultV1 {
   limit?: LimitReport;
   /** Each model that failed with a provider error, in order: fallbacks and the last failure. */
   attempts?: ModelAttempt[];
+  /**
+   * How the turn's checks (meta.json `verify`) ended; present when it had checks. `status`
+   * stays the turn's own: a `completed` turn whose checks failed is still `completed`.
+   */
+  verification?: Verification;
 }
 
 function isLimitReport(value: unknown): boolean {
@@ -186,6 +192,7 @@ export function checkResult(raw: unknown): RecordCheck<ResultV1> {
     .string("errorMessage", false)
     .check("limit", false, isLimitReport, "an object {name, value, used}")
     .list("attempts", isModelAttempt, "a list of {model, error_class, message, at}", false)
+    .check("verification", false, isVerification, "a verification {status, repairs, checks}")
     .check(
       "runner",
       false,

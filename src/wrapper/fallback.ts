@@ -162,7 +162,8 @@ export class FallbackChain {
     };
   }
 
-  private carry(totals: AttemptTotals): void {
+  /** Adds an ended pi's counts to the run's (a switch, or a repair round in the same session). */
+  carry(totals: AttemptTotals): void {
     addUsage(this.carried.usage, totals.usage);
     this.carried.turns += totals.turns;
     this.carried.toolCalls += totals.toolCalls;
@@ -180,11 +181,12 @@ export function switchedMeta(meta: MetaV1, to: string, prompt = continuePrompt("
 }
 
 /**
- * The session the run's pi processes share. A run with fallbacks and no session of its own
- * gets one beside result.json, so that a switch keeps the conversation.
+ * The session the run's pi processes share. A run with fallbacks or checks (a repair goes
+ * on in the same conversation) and no session of its own gets one beside result.json, so
+ * that a switch or a repair keeps the conversation.
  */
 export function fallbackSessionPath(meta: MetaV1): string | undefined {
   if (meta.sessionPath) return meta.sessionPath;
-  if (!meta.fallbackModels || meta.fallbackModels.length === 0) return undefined;
+  if (!meta.verify && (!meta.fallbackModels || meta.fallbackModels.length === 0)) return undefined;
   return path.join(path.dirname(meta.resultPath), "fallback-session.jsonl");
 }

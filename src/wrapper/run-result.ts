@@ -9,6 +9,7 @@ import {
 } from "../contracts/result.js";
 import { runnerSummary } from "../contracts/runners.js";
 import type { Usage } from "../contracts/usage.js";
+import type { Verification } from "../contracts/verify.js";
 import { errorText } from "../lib/values.js";
 import { type ResultReserve, writeResult } from "./artifacts.js";
 import type { Outcome } from "./outcome.js";
@@ -66,6 +67,8 @@ export interface RunFacts {
   limit?: LimitReport | undefined;
   /** Each model that failed with a provider error (fallback.ts). */
   attempts?: readonly ModelAttempt[];
+  /** How the turn's checks ended (meta.json `verify`), when it has any. */
+  verification?: Verification | undefined;
 }
 
 export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, facts: RunFacts): ResultV1 {
@@ -98,6 +101,7 @@ export function buildResult(meta: MetaV1, outcome: Outcome, exitCode: number, fa
     ...(errors.length > 0 && { errorMessage: errors.join("; ") }),
     ...(facts.limit && { limit: facts.limit }),
     ...(facts.attempts && facts.attempts.length > 0 && { attempts: [...facts.attempts] }),
+    ...(facts.verification && { verification: facts.verification }),
     ...(meta.runner && meta.runner.kind !== undefined && { runner: runnerSummary(meta.runner) }),
   };
 }

@@ -42,6 +42,7 @@ import { SpendLedger } from "./spend-ledger.js";
 import { launchStandby, Standby, type StandbyLauncher } from "./standby.js";
 import { endTokenProcesses, type StragglerWatch } from "./stragglers.js";
 import { TurnTrace } from "./turn-trace.js";
+import { Verifier } from "./verification.js";
 
 /** After SIGTERM, how long the child gets before SIGKILL. */
 export const KILL_AFTER_MS = 3000;
@@ -114,6 +115,8 @@ class WrapperRun {
   private limits: RunLimits | undefined;
   /** Each model request's cost into the person's spending ledger, when meta.json `env` names it. */
   private readonly spend: SpendLedger | undefined;
+  /** meta.json `verify` at work (verification.ts); undefined when it sets none. */
+  private verifier: Verifier | undefined;
   /** The turn's span in the tree's trace, when an OTLP endpoint is set (turn-trace.ts). */
   private trace: TurnTrace | undefined;
 
@@ -182,17 +185,22 @@ class WrapperRun {
     // The time limit counts from here, before any file is touched: a start-up that stalls
     // still ends on time (and a decided run never starts pi).
     if (this.meta.timeoutMs) {
-      this.timers.after(this.meta.timeoutMs, () =>
+      this.timers.after(this.meta.timeoutMs, () => {
+        this.verifier?.stop();
         this.apply({
           records: [],
           transition: this.tracker.interrupt("timed_out", `run exceeded timeoutMs (${this.meta.timeoutMs} ms)`),
-        }),
-      );
+        });
+      });
     }
     this.limits = RunLimits.open(this.meta, {
       now: () => this.clock.now(),
       timers: this.timers,
-      record: (record) => this.record(record),
+      record: (record) => {
+        this.record(record);
+        // A limit reached during the checks ends them: the gate's time counts against the turn's.
+        if (record.type === "limit") this.verifier?.stop();
+      },
       warn: (line) => this.warnings.add(line),
       stop: (reason) => this.stopForLimit(reason),
       answered: () => this.tracker.answered,
@@ -216,6 +224,18 @@ class WrapperRun {
     this.taskFile = taskFileIn(this.runTemp);
     await this.prepareStart(this.runTemp, this.taskFile);
     const inboxDir = this.openInbox(this.runTemp);
+    if (this.meta.verify) {
+      this.verifier = new Verifier(this.meta.verify, {
+        meta: this.meta,
+        clock: this.clock,
+        processes: this.processes,
+        env: childEnv,
+        runToken: this.runToken,
+        tempDir: this.runTemp,
+        record: (record) => this.record(record),
+        warn: (line) => this.warnings.add(line),
+      });
+    }
     const options: SpawnOptions = {
       cwd: this.meta.cwd,
       env: childEnv,
@@ -235,11 +255,12 @@ class WrapperRun {
       if (upcoming) this.standby.prepare(bin, buildChildArgs(switchedMeta(this.runMeta, upcoming)), options);
       await running;
       const next = this.nextModel();
-      if (!next) return;
-      meta = switchedMeta(this.runMeta, next.to, next.prompt);
+      const following = next ? switchedMeta(this.runMeta, next.to, next.prompt) : await this.nextRepair(bin, meta, options);
+      if (!following) return;
+      meta = following;
       // The prompt is in place before the standby is let through: its task extension reads it then.
       await removeTaskFile(this.taskFile);
-      await writeTaskFile(this.taskFile, next.prompt);
+      await writeTaskFile(this.taskFile, meta.task);
     }
   }
 
@@ -296,13 +317,43 @@ class WrapperRun {
     const next = this.fallbacks.afterExit(this.tracker, exit, this.clock.now());
     if (!next) return undefined;
     this.record(next.record);
+    this.freshAttempt();
+    return next;
+  }
+
+  /**
+   * After the pi process that ended the turn: its checks (verification.ts), and the meta of
+   * the repair's pi — the same session, the current model, the failure as its prompt — when a
+   * check failed and repairs are left.
+   */
+  private async nextRepair(bin: string, meta: MetaV1, options: SpawnOptions): Promise<MetaV1 | undefined> {
+    if (!this.verifier || !this.meta.verify) return undefined;
+    const outcome = this.tracker.finish({ ...this.exitSeen(), stderrTail: this.stderrTail });
+    const end = { status: outcome.status, limitReached: this.limits?.reached !== undefined };
+    // While the checks run, the repair's pi loads at the gate (standby.ts): a repair's first
+    // model request does not wait for pi's start-up.
+    if (end.status === "completed" && this.verifier.repairsLeft) {
+      this.standby.prepare(bin, buildChildArgs({ ...meta, task: "" }), options);
+    }
+    const repair = await this.verifier.afterTurn(end, outcome.finalText, bin);
+    if (!repair) return undefined;
+    this.fallbacks.carry(this.tracker);
+    this.freshAttempt();
+    return { ...meta, task: repair.prompt };
+  }
+
+  private exitSeen(): { exitCode: number | null; signal: string | null } {
+    return this.childExit ?? { exitCode: null, signal: null };
+  }
+
+  /** A fresh tracker and exit for the run's next pi process (a fallback model's, a repair's). */
+  private freshAttempt(): void {
     this.tracker = new OutcomeTracker({ settles: this.tracker.emitsSettled });
     this.childExit = undefined;
     this.stderrTail = "";
     this.forcedExit = this.stopping = false;
     this.cancelGrace?.();
     this.cancelGrace = undefined;
-    return next;
   }
 
   /** The result's reserve, the orphan guard, and the run's folder with the task file, all started at once. */
@@ -456,6 +507,7 @@ class WrapperRun {
       this.processes.signalGroup(this.child.pid, "SIGKILL");
       return;
     }
+    this.verifier?.stop();
     this.tracker.interrupt("interrupted", reason);
     this.stopChild();
   }
@@ -496,6 +548,7 @@ class WrapperRun {
       forcedExit: this.forcedExit,
       warnings: this.warnings.all,
       limit: this.limits?.reached,
+      verification: this.verifier?.verification,
     });
     return deliverResult(this.meta.resultPath, result, exitCode, this.reserve, this.warnings);
   }

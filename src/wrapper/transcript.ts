@@ -41,6 +41,12 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
       return `## message ${record.id} (read by the child)\n${record.text}\n\n`;
     case "model_switch":
       return `# ${record.from ?? "the model"} failed (${record.errorClass}): ${record.message}\n# going on with ${record.to}\n\n`;
+    case "check": {
+      const how = record.verdict ? `verdict ${record.verdict}` : `exit ${record.exitCode ?? "none"}`;
+      return `# check ${record.name}: ${record.passed ? "passed" : "failed"} (${how}${record.reused ? ", reused" : ""})\n`;
+    }
+    case "repair":
+      return `# repair ${record.round}: the child is sent back (${record.checks.join(", ")} failed)\n\n`;
     case "settled":
       return `# pi settled${record.aborted ? " (aborted)" : ""}\n\n`;
     case "limit":
