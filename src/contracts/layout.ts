@@ -20,6 +20,8 @@ export const RUN_FILES = {
   wrapperPid: "wrapper.pid",
   /** The child's system-prompt addition. */
   instructions: "instructions.md",
+  /** The reviewer's system-prompt addition (its definition's text), when the agent's checks name one. */
+  reviewPrompt: "review-prompt.md",
   /** Live messages for the running child (meta.json `inboxPath`, see inbox.ts); delivered ones move to `inbox/delivered/`. */
   inbox: "inbox",
 } as const;
@@ -56,6 +58,8 @@ export const TREE_FILES = {
   dialogs: "dialogs.jsonl",
   /** A user-defined role's text, snapshotted at spawn. */
   rolePrompt: "role-prompt.md",
+  /** Each check command's last result and the workspace it ran on (meta.json `verify.statePath`): reused while nothing changed. */
+  verifyChecks: "verify-checks.json",
   /** Every turn's final answer. */
   reports: "reports",
   /** One folder per turn. */

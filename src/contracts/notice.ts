@@ -10,6 +10,7 @@ import type { LimitReport } from "./result.js";
 import type { RunnerSummary } from "./runners.js";
 import { AGENT_STATUSES, type AgentStatus, HEALTHS, type Health } from "./tree.js";
 import type { UsageTotals } from "./usage.js";
+import type { Verification } from "./verify.js";
 
 /** What a notice reports: the status a turn ended with, or a message from a child. */
 export type NoticeType = "completed" | "errored" | "aborted" | "interrupted" | "shutdown" | "message" | "question";
@@ -79,6 +80,8 @@ export interface Notice {
   title?: string;
   /** A `question` notice of a `select`: the answers to choose from. */
   options?: string[];
+  /** How the turn's checks ended (the agent's `verify`); `agent_status` stays the turn's own. */
+  verification?: Verification;
 }
 
 const NOTICE_TYPES: readonly NoticeType[] = [

@@ -1,7 +1,7 @@
 /**
  * The extension's settings: the object `subagents` in pi's global settings file
  * (`settings.json` in pi's agent dir). A project's `.pi/settings.json` may set `limits` and
- * `fallback_models` there too, but not `runners`, `runner`, `onExit`, `budgets`, `dialogs`,
+ * `fallback_models` (and `verify`: a repository knows its own checks) there too, but not `runners`, `runner`, `onExit`, `budgets`, `dialogs`,
  * `dialog_timeout` or `child_extensions`: a repository does not choose where code runs, what
  * outlives a session, what a person spends, what a person is asked or which of the person's
  * guards a child leaves out. Invalid values give one line naming the key each, and the defaults
@@ -20,6 +20,7 @@ import { nearestField } from "./field-suggestion.js";
 import { kindOf } from "./fields.js";
 import { parseLimits, type TurnLimits } from "./limits.js";
 import { LOCAL_RUNNER, parseRunners, type RunnerDefinition, unknownRunnerMessage } from "./runners.js";
+import { parseVerify, type VerifySpec } from "./verify.js";
 
 export const SETTINGS_KEY = "subagents";
 export const ON_EXIT_CHOICES = ["detach", "stop"] as const;
@@ -46,6 +47,8 @@ export interface SubagentSettings {
   childExtensions?: ChildExtensionSettings;
   /** Runners the settings name but cannot use, and why (an invalid definition, a project's runners). */
   unusableRunners?: Record<string, string>;
+  /** The checks of every child's turns, unless its spawn or definition sets its own. */
+  verify?: VerifySpec;
 }
 
 /** Keys only the global settings may set. */
@@ -68,6 +71,7 @@ const KNOWN_KEYS = [
   "dialogs",
   "dialog_timeout",
   "child_extensions",
+  "verify",
 ];
 const BUDGET_NAMES: readonly string[] = Object.values(BUDGET_KEYS);
 
@@ -125,6 +129,10 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
   } else if (key === "fallback_models") {
     if (Array.isArray(value) && value.every(isModelName)) into.fallbackModels = value;
     else problems.push(`${at} must be a list of provider/id model names`);
+  } else if (key === "verify") {
+    const parsed = parseVerify(value, at);
+    if (parsed.ok) into.verify = parsed.verify;
+    else problems.push(parsed.problem);
   } else if (key === "runner") {
     if (typeof value === "string" && value.length > 0) into.runner = value;
     else problems.push(`${at} must be a runner name`);
@@ -175,6 +183,7 @@ export function combineSettings(global: SettingsParse, project: SettingsParse): 
   const settings: SubagentSettings = { ...global.settings };
   if (project.settings.limits) settings.limits = { ...global.settings.limits, ...project.settings.limits };
   if (project.settings.fallbackModels) settings.fallbackModels = project.settings.fallbackModels;
+  if (project.settings.verify) settings.verify = project.settings.verify;
   const problems = [...global.problems, ...project.problems];
   const runners = settings.runners ?? {};
   // A runner the global settings define (even invalid) is not shadowed by a project's of that name.

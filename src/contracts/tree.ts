@@ -14,6 +14,7 @@ import { THINKING_LEVELS, type ThinkingLevel } from "./meta.js";
 import { RUN_STATUSES, type RunStatus } from "./result.js";
 import { type ResolvedRunner, resolvedRunnerProblems } from "./runners.js";
 import type { Usage } from "./usage.js";
+import { type AgentVerify, isAgentVerify, isVerification, type Verification } from "./verify.js";
 
 export type { RecordCheck };
 
@@ -187,6 +188,10 @@ export interface AgentRecordV1 {
    * each with the reasoning level nearest to `reasoning` that it supports.
    */
   fallbacks?: FallbackModel[];
+  /** The checks every turn of the agent runs after it completes, settled at spawn. */
+  verify?: AgentVerify;
+  /** How the checks of its last finished turn ended (result.json `verification`). */
+  lastVerification?: Verification;
 }
 
 /** A fallback model of an agent, and the reasoning level it runs at. */
@@ -312,7 +317,9 @@ export function checkAgentRecord(raw: unknown, expectedPath?: string): RecordChe
       "limits (positive numbers of known keys)",
     )
     .list("fallbacks", isFallbackModel, "a list of {model, reasoning}", false)
-    .check("runner", false, (value) => resolvedRunnerProblems(value, "runner").length === 0, "a runner definition");
+    .check("runner", false, (value) => resolvedRunnerProblems(value, "runner").length === 0, "a runner definition")
+    .check("verify", false, isAgentVerify, "checks {run?, review?, max_repairs, timeout}")
+    .check("lastVerification", false, isVerification, "a verification {status, repairs, checks}");
   if (raw.parent !== parent)
     fields.problems.unshift(
       `field "parent" must be ${errorValue(parent, 80)}, the parent of its path, not ${errorValue(raw.parent, 80)}`,

@@ -114,6 +114,11 @@ export function chooseVerify(...layers: Array<VerifySpec | undefined>): VerifySp
   return layers.find((layer) => layer !== undefined);
 }
 
+/** A command passes with exit code 0; a review with the verdict `pass`. */
+export function checkPassed(check: VerificationCheck): boolean {
+  return check.kind === "review" ? check.verdict === "pass" : check.exit_code === 0;
+}
+
 /** Whether a value read back is a well-formed `verification`. */
 export function isVerification(value: unknown): value is Verification {
   return (
@@ -189,7 +194,8 @@ export function metaVerifyProblems(value: unknown, where: string): string[] {
     if (!isRecord(review) || !isCommand(review.name)) problems.push(`${where}.review must be an object with a name`);
     else {
       for (const key of ["model", "systemPromptPath"] as const) {
-        if (review[key] !== undefined && !isCommand(review[key])) problems.push(`${where}.review.${key} must be a string`);
+        if (review[key] !== undefined && !isCommand(review[key]))
+          problems.push(`${where}.review.${key} must be a string`);
       }
     }
   }
@@ -203,4 +209,36 @@ export function metaVerifyProblems(value: unknown, where: string): string[] {
   }
   if (value.statePath !== undefined && !isCommand(value.statePath)) problems.push(`${where}.statePath must be a path`);
   return problems;
+}
+
+/** An agent definition's `verify:` block (frontmatter), or its problem. */
+export function verifyField(fm: Record<string, unknown>): VerifySpec | undefined | { problem: string } {
+  if (!("verify" in fm)) return undefined;
+  const parsed = parseVerify(fm.verify);
+  return parsed.ok ? parsed.verify : { problem: parsed.problem };
+}
+
+/**
+ * An agent's checks as its record keeps them (agent.json `verify`), settled at spawn: every
+ * turn of the agent (follow-ups too) runs them. The reviewer is kept resolved, so an edited
+ * definition file does not change what an agent's later turns are checked by.
+ */
+export interface AgentVerify {
+  run?: string[];
+  review?: { name: string; model?: string; prompt?: string };
+  max_repairs: number;
+  /** Seconds per check. */
+  timeout: number;
+}
+
+/** Whether a value read back is a well-formed AgentVerify. */
+export function isAgentVerify(value: unknown): value is AgentVerify {
+  if (!isRecord(value)) return false;
+  const review = value.review;
+  return (
+    (value.run === undefined || (Array.isArray(value.run) && value.run.every(isCommand))) &&
+    (review === undefined || (isRecord(review) && isCommand(review.name))) &&
+    typeof value.max_repairs === "number" &&
+    typeof value.timeout === "number"
+  );
 }

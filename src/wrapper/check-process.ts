@@ -86,7 +86,10 @@ export function runCheckCommand(command: string, options: CheckProcessOptions): 
       child.once("close", () => finish(code));
     });
     timers.push(
-      options.clock.setTimeout(() => stop(`timed out after ${Math.round(options.timeoutMs / 1000)} s`), options.timeoutMs),
+      options.clock.setTimeout(
+        () => stop(`timed out after ${Math.round(options.timeoutMs / 1000)} s`),
+        options.timeoutMs,
+      ),
     );
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });

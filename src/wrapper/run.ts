@@ -255,7 +255,9 @@ class WrapperRun {
       if (upcoming) this.standby.prepare(bin, buildChildArgs(switchedMeta(this.runMeta, upcoming)), options);
       await running;
       const next = this.nextModel();
-      const following = next ? switchedMeta(this.runMeta, next.to, next.prompt) : await this.nextRepair(bin, meta, options);
+      const following = next
+        ? switchedMeta(this.runMeta, next.to, next.prompt)
+        : await this.nextRepair(bin, meta, options);
       if (!following) return;
       meta = following;
       // The prompt is in place before the standby is let through: its task extension reads it then.

@@ -5,14 +5,15 @@
  * pure verify-machine.ts decides: done, or a repair prompt for the same session. run.ts starts
  * the repair's pi; a stop of the run (signal, time-out, limit) ends a running check at once.
  */
-import type { EventRecordBody } from "../contracts/events.js";
+
 import { ENV } from "../contracts/env.js";
+import type { EventRecordBody } from "../contracts/events.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { MetaVerify, Verification, VerificationCheck } from "../contracts/verify.js";
 import type { Clock } from "../lib/clock.js";
-import type { ChildOperations } from "./child.js";
 import { runCheckCommand } from "./check-process.js";
 import { type KeptCheck, readKeptChecks, workspaceFingerprint, writeKeptChecks } from "./check-reuse.js";
+import type { ChildOperations } from "./child.js";
 import { runReview } from "./review-check.js";
 import { afterRound, checkPassed, notRun, shouldCheck, type TurnEnd } from "./verify-machine.js";
 
@@ -99,7 +100,16 @@ export class Verifier {
         if (this.stopped.signal.aborted) break;
         const earlier = kept.get(command);
         if (fingerprint && earlier?.fingerprint === fingerprint) {
-          checks.push(this.noted({ name: command, kind: "run", exit_code: earlier.exitCode, duration_ms: 0, output_tail: earlier.output, reused: true }));
+          checks.push(
+            this.noted({
+              name: command,
+              kind: "run",
+              exit_code: earlier.exitCode,
+              duration_ms: 0,
+              output_tail: earlier.output,
+              reused: true,
+            }),
+          );
           continue;
         }
         const check = await this.runCommand(command);

@@ -6,7 +6,9 @@
  * verification ends. verification.ts runs the checks; run.ts starts the pi processes.
  */
 import type { RunStatus } from "../contracts/result.js";
-import { type Verification, type VerificationCheck, VERIFY_DEFAULTS } from "../contracts/verify.js";
+import { checkPassed, VERIFY_DEFAULTS, type Verification, type VerificationCheck } from "../contracts/verify.js";
+
+export { checkPassed };
 
 /** How a pi process of the run ended, as far as verification cares. */
 export interface TurnEnd {
@@ -23,11 +25,6 @@ export type VerifyStep =
 /** Whether a turn that ended like this is checked at all. */
 export function shouldCheck(end: TurnEnd): boolean {
   return end.status === "completed" && !end.limitReached;
-}
-
-/** A command passes with exit code 0; a review with the verdict `pass`. */
-export function checkPassed(check: VerificationCheck): boolean {
-  return check.kind === "review" ? check.verdict === "pass" : check.exit_code === 0;
 }
 
 /**

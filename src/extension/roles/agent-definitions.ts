@@ -28,6 +28,7 @@ import { parseLimits, type TurnLimits } from "../../contracts/limits.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../contracts/meta.js";
 import { LOCAL_RUNNER, RUNNER_NAME_PATTERN } from "../../contracts/runners.js";
 import { ISOLATION_MODES, type IsolationMode } from "../../contracts/tree.js";
+import { type VerifySpec, verifyField } from "../../contracts/verify.js";
 import { errorText, isRecord } from "../../lib/values.js";
 import { isThinkingLevel, parseModelRef } from "./models.js";
 
@@ -52,6 +53,8 @@ export interface AgentDefinition {
   fallbackModels?: readonly string[];
   /** Default runner's name (spawn_agent's `runner` parameter wins). */
   runner?: string;
+  /** Default checks of its turns (`verify:`; spawn_agent's `verify` wins, settings' lose). */
+  verify?: VerifySpec;
   /** The markdown body, appended to the child's system prompt ("" = nothing to add). */
   prompt: string;
   source: DefinitionSource;
@@ -81,6 +84,7 @@ export const DEFINITION_FIELDS = [
   "limits",
   "fallback_models",
   "runner",
+  "verify",
 ] as const;
 /** lowercase letters, digits, `_` and `-` (Claude Code's `code-reviewer` style), a letter first. */
 export const DEFINITION_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -106,7 +110,7 @@ export function problemList(): { problems: string[]; take<T>(value: T | Problem)
 
 /** The optional fields a pi file and a Claude Code file share. */
 export type SharedFields = Partial<
-  Pick<AgentDefinition, "reasoning" | "isolation" | "limits" | "fallbackModels" | "runner">
+  Pick<AgentDefinition, "reasoning" | "isolation" | "limits" | "fallbackModels" | "runner" | "verify">
 >;
 
 /**
@@ -124,12 +128,14 @@ export function parseSharedFields(
   const limits = take(limitsOf(fm));
   const fallbackModels = take(parseFallbackModels(fm));
   const runner = take(parseRunnerName(fm));
+  const verify = take(verifyField(fm));
   return {
     ...(reasoning !== undefined && { reasoning }),
     ...(isolation !== undefined && { isolation }),
     ...(limits !== undefined && { limits }),
     ...(fallbackModels !== undefined && { fallbackModels }),
     ...(runner !== undefined && { runner }),
+    ...(verify !== undefined && { verify }),
   };
 }
 

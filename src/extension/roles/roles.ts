@@ -5,6 +5,7 @@
 import type { TurnLimits } from "../../contracts/limits.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { IsolationMode } from "../../contracts/tree.js";
+import type { VerifySpec } from "../../contracts/verify.js";
 import { errorValue } from "../../lib/text.js";
 import type {
   AgentDefinition,
@@ -42,6 +43,8 @@ export interface Role {
   fallbackModels?: readonly string[];
   /** A user-defined role's default runner (`runner:` in its file); spawn_agent's parameter wins. */
   runner?: string;
+  /** A user-defined role's checks (`verify:` in its file); spawn_agent's parameter wins. */
+  verify?: VerifySpec;
   /** What of its file was left out (a Claude Code tool pi lacks, …), told to the user at session start. */
   notes?: readonly string[];
 }
@@ -136,6 +139,7 @@ function roleFromDefinition(def: AgentDefinition): Role {
     ...(def.limits !== undefined && { limits: def.limits }),
     ...(def.fallbackModels !== undefined && { fallbackModels: def.fallbackModels }),
     ...(def.runner !== undefined && { runner: def.runner }),
+    ...(def.verify !== undefined && { verify: def.verify }),
     ...(def.notes !== undefined && def.notes.length > 0 && { notes: def.notes }),
   };
 }

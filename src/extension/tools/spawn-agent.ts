@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
+import { VERIFY_DEFAULTS } from "../../contracts/verify.js";
 import { type TreeLimits, treeLimits } from "../config.js";
 import { assertBudgetLeft } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
@@ -25,6 +26,9 @@ const ISOLATION_TEXT =
 const limitsText = (turnLimitMs: number) =>
   `Per turn: max_turns, max_tokens, max_cost (USD), time_limit (s, default ${describeDuration(turnLimitMs)}), grace_turns (2), grace_seconds (60). Reached: it wraps up (notice limit: partial work).`;
 
+/** What verify does, in one sentence: its keys, their defaults, and what a failed check means. */
+const VERIFY_TEXT = `{run: [shell cmds], review: agent, max_repairs (${VERIFY_DEFAULTS.maxRepairs}), timeout (s)}: checked after it completes; a failure is sent back to fix.`;
+
 const spawnParameters = (roles: RoleCatalog, turnLimitMs: number) =>
   Type.Object({
     task_name: Type.String({
@@ -46,6 +50,8 @@ const spawnParameters = (roles: RoleCatalog, turnLimitMs: number) =>
     ),
     fallback_models: Type.Optional(Type.Array(Type.String(), { description: "Tried in order if the provider fails." })),
     runner: Type.Optional(Type.String({ description: "local (default) or a settings runner." })),
+    // An object whose keys the spawn checks, as for limits (a schema per key costs characters in every request).
+    verify: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: "object", description: VERIFY_TEXT })),
   });
 
 type SpawnParameters = ReturnType<typeof spawnParameters>;

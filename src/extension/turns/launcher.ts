@@ -13,6 +13,7 @@ import type { TurnLimits } from "../../contracts/limits.js";
 import type { MetaV1 } from "../../contracts/meta.js";
 import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
+import type { AgentVerify, MetaVerify } from "../../contracts/verify.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { processIdentity } from "../../lib/process.js";
 import { identityFromEnv, WRAPPER_BIN } from "../config.js";
@@ -155,6 +156,25 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
       runner: record.runner,
       runnerWorkspacePath: path.join(spec.agentDir, TREE_FILES.runnerWorkspace),
     }),
+    ...(record.verify && { verify: metaVerify(record.verify, spec.agentDir, runDir) }),
+  };
+}
+
+/** The agent's checks as its run's wrapper takes them: milliseconds, files, the reviewer's text beside meta.json. */
+function metaVerify(verify: AgentVerify, agentDir: string, runDir: string): MetaVerify {
+  const review = verify.review;
+  return {
+    ...(verify.run && { run: verify.run }),
+    ...(review && {
+      review: {
+        name: review.name,
+        ...(review.model && { model: review.model }),
+        ...(review.prompt && { systemPromptPath: path.join(runDir, RUN_FILES.reviewPrompt) }),
+      },
+    }),
+    maxRepairs: verify.max_repairs,
+    timeoutMs: verify.timeout * 1000,
+    statePath: path.join(agentDir, TREE_FILES.verifyChecks),
   };
 }
 
@@ -219,6 +239,8 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
     withRolePrompt(spec.instructions, spec.record.role, rolePrompt),
     "utf8",
   );
+  const reviewPrompt = spec.record.verify?.review?.prompt;
+  if (reviewPrompt) await fs.promises.writeFile(path.join(runDir, RUN_FILES.reviewPrompt), reviewPrompt, "utf8");
   const meta = buildMeta(spec, runDir, readCooldowns(spec.treeDir, Date.now()));
   const metaPath = path.join(runDir, RUN_FILES.meta);
   await writeJsonAtomic(metaPath, meta);

@@ -11,7 +11,8 @@ import type { LimitReport, RunStatus } from "../../contracts/result.js";
 import { runnerSummary } from "../../contracts/runners.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { type UsageTotals, usageTotals } from "../../contracts/usage.js";
-import { headChars } from "../../lib/text.js";
+import { checkPassed, describeVerification, type Verification } from "../../contracts/verify.js";
+import { headChars, tailChars } from "../../lib/text.js";
 import { boundNotice } from "./bounds.js";
 import type { TurnModelReport } from "./fallback-turns.js";
 
@@ -33,6 +34,25 @@ export interface TurnEnd {
   limit?: LimitReport | undefined;
   /** The model that finished the turn and those that failed it, when a fallback model ran (fallback-turns.ts). */
   models?: TurnModelReport | undefined;
+  /** How the turn's checks ended (result.json `verification`). */
+  verification?: Verification | undefined;
+}
+
+/** How much of a failed check's output a notice carries (result.json and inspect keep 4 000 characters). */
+export const NOTICE_CHECK_OUTPUT_CHARS = 600;
+
+/**
+ * A notice's verification: a passed check's output left out, a failed one's cut to its end,
+ * so the checks never crowd out the report within the notice's bound.
+ */
+export function noticeVerification(verification: Verification): Verification {
+  return {
+    ...verification,
+    checks: verification.checks.map((check) => ({
+      ...check,
+      output_tail: checkPassed(check) ? "" : tailChars(check.output_tail, NOTICE_CHECK_OUTPUT_CHARS),
+    })),
+  };
 }
 
 function agentNotice(
@@ -49,6 +69,7 @@ function agentNotice(
     worktree?: NoticeWorktree | undefined;
     limit?: LimitReport | undefined;
     models?: TurnModelReport | undefined;
+    verification?: Verification | undefined;
   },
 ): Notice {
   const text = extra.text ?? "";
@@ -59,11 +80,17 @@ function agentNotice(
   const descendantsSpent =
     rolled !== undefined && (rolled.total_tokens !== usage.total_tokens || rolled.cost !== usage.cost);
   const failed = extra.outcome !== undefined && (extra.outcome !== "completed" || extra.forceOutcome === true);
+  // A completed turn whose checks still fail says so first: its status is its own, its work is not done.
+  const verification = extra.verification;
+  const unverified =
+    !failed && verification?.status === "failed" ? `completed — ${describeVerification(verification)}` : undefined;
   return boundNotice({
     agent_name: record.path,
     nickname: record.nickname,
     type,
     agent_status: record.status,
+    ...(unverified && { reason: unverified }),
+    ...(verification && { verification: noticeVerification(verification) }),
     health: record.health,
     model: extra.models?.model ?? record.model,
     reasoning: extra.models?.reasoning ?? record.reasoning,
@@ -178,7 +205,10 @@ function describeNoticeOnly(notice: Notice): string {
   let head = said ? `${notice.type} from ${notice.agent_name}` : `${who} ${notice.type}`;
   if (!said && notice.outcome && notice.outcome !== notice.type) head += ` (${notice.outcome})`;
   if (notice.limit) head += ` [wrap-up: ${notice.limit.name} ${notice.limit.used}/${notice.limit.value}]`;
-  const reason = notice.reason && !said ? oneLine(notice.reason) : "";
+  const unverified = notice.verification?.status === "failed" && notice.type === "completed";
+  if (notice.verification) head += unverified ? " — " : " (";
+  if (notice.verification) head += `${describeVerification(notice.verification)}${unverified ? "" : ")"}`;
+  const reason = notice.reason && !said && !unverified ? oneLine(notice.reason) : "";
   if (reason)
     head += `: ${reason.length > DESCRIPTION_REASON_CHARS ? `${headChars(reason, DESCRIPTION_REASON_CHARS)}…` : reason}`;
   const text = oneLine(notice.report);

@@ -276,6 +276,7 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
       worktree,
       limit,
       models,
+      verification: plan.result?.verification,
     });
     await giveOnce(ctx, state, plan.runName, notice, plan.restored);
   }

@@ -56,6 +56,7 @@ export function applyTurnEnd(
   const reason = end.failure ?? result?.errorMessage ?? result?.abortReason;
   record.lastOutcome = outcome;
   record.lastReason = reason;
+  record.lastVerification = result?.verification;
   if (stopping === "close") {
     record.lastTurnStatus = statusForOutcome(outcome);
   } else if (stopping) {
