@@ -6,6 +6,7 @@
 import type { EventRecordBody } from "../contracts/events.js";
 import type { ResultV1 } from "../contracts/result.js";
 import { addUsage, emptyUsage, formatCost, normalizeUsage, type Usage } from "../contracts/usage.js";
+import { checkPassed, describeCheck, describeVerification } from "../contracts/verify.js";
 import { isRecord } from "../lib/values.js";
 import { formatTranscriptEntry } from "../wrapper/transcript.js";
 import type { ContractChecks } from "./contract-check.js";
@@ -267,6 +268,10 @@ function outcomeFields(result: Partial<ResultV1> | undefined): string[] {
     const child = result.childSignal ? `signal ${result.childSignal}` : `exit ${result.childExitCode ?? "none"}`;
     out.push(field("pi", child));
   }
+  if (result.verification) {
+    out.push(field("verification", describeVerification(result.verification)));
+    for (const check of result.verification.checks) out.push(field("check", describeCheck(check)));
+  }
   return out;
 }
 
@@ -291,7 +296,9 @@ function transcriptSection(snapshot: RunSnapshot): string[] {
 }
 
 function finalAnswerSection(result: Partial<ResultV1> | undefined): string[] {
-  return result?.finalText ? ["", sectionHeader("final answer"), result.finalText] : [];
+  const failed = (result?.verification?.checks ?? []).filter((check) => !checkPassed(check) && check.output_tail);
+  const checks = failed.flatMap((check) => ["", sectionHeader(`check ${check.name}`), check.output_tail]);
+  return result?.finalText ? [...checks, "", sectionHeader("final answer"), result.finalText] : checks;
 }
 
 /** The tails of stderr.log and wrapper.log, for a run that is over and did not complete. */

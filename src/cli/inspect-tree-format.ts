@@ -7,6 +7,7 @@
  */
 import { type BranchFacts, branchFactsText, bringCommandLine } from "../contracts/bring.js";
 import { formatCost } from "../contracts/usage.js";
+import { describeCheck, describeVerification, type Verification } from "../contracts/verify.js";
 import { FAIL_MARK, formatCount, formatDuration, plural } from "./text.js";
 
 export interface TreeRunView {
@@ -35,6 +36,8 @@ export interface TreeAgentView {
   lastOutcome?: string;
   lastReason?: string;
   lastTurnStatus?: string;
+  /** How its last turn's checks ended. */
+  lastVerification?: Verification;
   /** An isolated agent's worktree; `facts` once a turn has ended (what its notice said of the branch). */
   worktree?: { path?: string; branch?: string; facts?: BranchFacts | undefined };
   spawnSeq: number;
@@ -70,6 +73,7 @@ function agentLine(agent: TreeAgentView): string {
   let status = agent.status === "pending_init" ? "queued" : agent.status;
   if (agent.status === "shutdown" && agent.lastTurnStatus) status += ` (last turn ${agent.lastTurnStatus})`;
   if (agent.health === "unhealthy") status += ", unhealthy";
+  if (agent.lastVerification) status += `, ${describeVerification(agent.lastVerification)}`;
   return `${agent.path} · ${agent.nickname} · ${agent.role} · ${status} · ${agent.model} · ${agent.reasoning} · ${formatCount(agent.tokens)} tokens · ${formatCost(agent.cost)}`;
 }
 
@@ -96,6 +100,7 @@ function detailLines(agent: TreeAgentView): string[] {
     if (hasChanges(facts))
       lines.push(`         bring it in: ${bringCommandLine(CLI_NAME, facts.base_commit, facts.head_commit)}`);
   }
+  for (const check of agent.lastVerification?.checks ?? []) lines.push(`check ${describeCheck(check)}`);
   if (agent.runs.length === 0) lines.push("no run yet");
   else lines.push(...agent.runs.map(runLine));
   return lines;
@@ -176,6 +181,7 @@ export function treeInspectionJson(tree: TreeInspection): Record<string, unknown
       reasoning: agent.reasoning,
       last_outcome: agent.lastOutcome ?? null,
       last_reason: agent.lastReason ?? null,
+      verification: agent.lastVerification ?? null,
       worktree: agent.worktree ? worktreeJson(agent.worktree) : null,
       folder: agent.dir,
       usage: { total_tokens: agent.tokens, cost: agent.cost },

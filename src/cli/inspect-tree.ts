@@ -12,6 +12,7 @@ import { recordBranchFacts } from "../contracts/bring.js";
 import { RUN_FILES, TREE_FILES } from "../contracts/layout.js";
 import { RUN_STATUSES, type RunStatus } from "../contracts/result.js";
 import { statusForOutcome } from "../contracts/tree.js";
+import { isVerification } from "../contracts/verify.js";
 import { isRecord } from "../lib/values.js";
 import { detachedJson, formatDetached, readDetached } from "./inspect-detached.js";
 import { formatTreeDialogs, readTreeDialogs } from "./inspect-dialogs.js";
@@ -125,6 +126,7 @@ function agentView(dir: string, record: Record<string, unknown>): TreeAgentView 
     ...(text("lastOutcome") && { lastOutcome: text("lastOutcome") }),
     ...(text("lastReason") && { lastReason: text("lastReason") }),
     ...(text("lastTurnStatus") && { lastTurnStatus: text("lastTurnStatus") }),
+    ...(isVerification(record.lastVerification) && { lastVerification: record.lastVerification }),
     ...(worktree && {
       worktree: {
         ...(typeof worktree.path === "string" && { path: worktree.path }),

@@ -75,35 +75,45 @@ export function parseVerify(value: unknown, where = "verify"): VerifyParse {
   if (!isRecord(value)) return { ok: false, problem: `${where} must be an object, not ${kindOf(value)}` };
   const verify: VerifySpec = {};
   for (const [key, raw] of Object.entries(value)) {
-    const at = `${where}.${key}`;
-    if (key === "run") {
-      const list = typeof raw === "string" ? [raw] : raw;
-      if (!Array.isArray(list) || !list.every(isCommand)) {
-        return { ok: false, problem: `${at} must be a list of shell commands, not ${kindOf(raw)}` };
-      }
-      verify.run = list;
-    } else if (key === "review") {
-      if (!isCommand(raw)) return { ok: false, problem: `${at} must name an agent definition, not ${kindOf(raw)}` };
-      verify.review = raw.trim();
-    } else if (key === "max_repairs") {
-      if (typeof raw !== "number" || !Number.isInteger(raw) || raw < 0 || raw > MAX_REPAIRS_LIMIT) {
-        return { ok: false, problem: `${at} must be a whole number from 0 to ${MAX_REPAIRS_LIMIT}, not ${show(raw)}` };
-      }
-      verify.max_repairs = raw;
-    } else if (key === "timeout") {
-      if (typeof raw !== "number" || !Number.isFinite(raw) || raw <= 0) {
-        return { ok: false, problem: `${at} must be a positive number of seconds, not ${show(raw)}` };
-      }
-      verify.timeout = raw;
-    } else {
-      return { ok: false, problem: `${where}: unknown key "${key}" (known: ${VERIFY_KEYS.join(", ")})` };
-    }
+    const parseKey = Object.hasOwn(KEY_PARSERS, key) ? KEY_PARSERS[key] : undefined;
+    if (!parseKey) return { ok: false, problem: `${where}: unknown key "${key}" (known: ${VERIFY_KEYS.join(", ")})` };
+    const problem = parseKey(raw, verify);
+    if (problem) return { ok: false, problem: `${where}.${key} ${problem}` };
   }
   if (!verify.run?.length && verify.review === undefined) {
     return { ok: false, problem: `${where} needs run (shell commands) or review (an agent definition)` };
   }
   return { ok: true, verify };
 }
+
+/** Each key of `verify`: sets it on `into`, or says what it must be. */
+const KEY_PARSERS: Record<string, (raw: unknown, into: VerifySpec) => string | undefined> = {
+  run: (raw, into) => {
+    const list = typeof raw === "string" ? [raw] : raw;
+    if (!Array.isArray(list) || !list.every(isCommand)) return `must be a list of shell commands, not ${kindOf(raw)}`;
+    into.run = list;
+    return undefined;
+  },
+  review: (raw, into) => {
+    if (!isCommand(raw)) return `must name an agent definition, not ${kindOf(raw)}`;
+    into.review = raw.trim();
+    return undefined;
+  },
+  max_repairs: (raw, into) => {
+    if (typeof raw !== "number" || !Number.isInteger(raw) || raw < 0 || raw > MAX_REPAIRS_LIMIT) {
+      return `must be a whole number from 0 to ${MAX_REPAIRS_LIMIT}, not ${show(raw)}`;
+    }
+    into.max_repairs = raw;
+    return undefined;
+  },
+  timeout: (raw, into) => {
+    if (typeof raw !== "number" || !Number.isFinite(raw) || raw <= 0) {
+      return `must be a positive number of seconds, not ${show(raw)}`;
+    }
+    into.timeout = raw;
+    return undefined;
+  },
+};
 
 function show(value: unknown): string {
   return typeof value === "number" ? String(value) : typeof value === "string" ? JSON.stringify(value) : kindOf(value);
@@ -241,4 +251,23 @@ export function isAgentVerify(value: unknown): value is AgentVerify {
     typeof value.max_repairs === "number" &&
     typeof value.timeout === "number"
   );
+}
+
+/** One check in one line: `npm test: failed (exit 1, 2.1 s)`, `reviewer: passed (verdict pass, reused)`. */
+export function describeCheck(check: VerificationCheck): string {
+  const how =
+    check.kind === "review"
+      ? check.verdict
+        ? `verdict ${check.verdict}`
+        : "no verdict"
+      : check.exit_code === undefined
+        ? "ended before it finished"
+        : `exit ${check.exit_code}`;
+  const took = check.reused ? "reused" : `${(check.duration_ms / 1000).toFixed(1)} s`;
+  return `${check.name}: ${checkPassed(check) ? "passed" : "failed"} (${how}, ${took})`;
+}
+
+/** A verification without its outputs: what a list shows of it. */
+export function verificationSummary(verification: Verification): Verification {
+  return { ...verification, checks: verification.checks.map((check) => ({ ...check, output_tail: "" })) };
 }

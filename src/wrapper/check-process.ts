@@ -30,7 +30,6 @@ export interface CheckProcessResult {
   /** The end of its output, with why it was ended when it was. */
   output: string;
   durationMs: number;
-  timedOut: boolean;
 }
 
 /** Runs one command to its end; never rejects (a command that cannot start is a failed check). */
@@ -69,7 +68,6 @@ export function runCheckCommand(command: string, options: CheckProcessOptions): 
         exitCode: ended === undefined ? exitCode : null,
         output: tailChars(`${output.trimEnd()}${note}`, CHECK_OUTPUT_CHARS),
         durationMs: options.clock.now() - started,
-        timedOut: ended !== undefined && ended.startsWith("timed out"),
       });
     };
     const onAbort = () => stop("stopped: the run was stopped");

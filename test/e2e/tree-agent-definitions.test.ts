@@ -105,7 +105,7 @@ describe("agent definitions", () => {
       reasoning: "high",
     });
     expect(rootText(h, "spawn_agent", { task_name: "aud" })).toBe(
-      `unknown agent_type: auditor — agent definition ${broken} was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner)`,
+      `unknown agent_type: auditor — agent definition ${broken} was rejected: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner, verify)`,
     );
     expect(run.stderr).toContain(`pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour"`);
 
@@ -281,7 +281,7 @@ describe("agent definitions in an interactive session", () => {
       });
       expect(shown).toMatchObject({
         notifyType: "warning",
-        message: `pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner)`,
+        message: `pi-subagent-tree: agent definition ${broken} is not used: unknown field "colour" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner, verify)`,
       });
     } finally {
       root.stdin.end();

@@ -2,6 +2,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
+import { verificationSummary } from "../../contracts/verify.js";
 import { systemClock } from "../../lib/clock.js";
 import { budgetState } from "../progress/budget.js";
 import { limitsUsed } from "../progress/limits-used.js";
@@ -54,6 +55,7 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
           ...(agent.waitingFor && { waiting_for: agent.waitingFor }),
           ...(pendingMessages > 0 && { pending_messages: pendingMessages }),
           ...(record.status === "shutdown" && record.lastTurnStatus && { last_outcome: record.lastTurnStatus }),
+          ...(record.lastVerification && { verification: verificationSummary(record.lastVerification) }),
           ...(record.status === "running" && progressFields(agent)),
           ...(record.status === "running" &&
             agent.run && {

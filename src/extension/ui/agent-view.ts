@@ -8,6 +8,7 @@
 import { branchFactsText, recordBranchFacts } from "../../contracts/bring.js";
 import { type AgentRecordV1, LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
+import { describeVerification } from "../../contracts/verify.js";
 import { currentTool } from "../progress/events-tail.js";
 import { limitsUsed } from "../progress/limits-used.js";
 import type { AgentProgress } from "../progress/progress.js";
@@ -75,6 +76,7 @@ function stateLine(agent: AgentProgress, p: Painter): string {
   if (agent.elapsedMs !== undefined) state.push(formatElapsed(agent.elapsedMs));
   const tool = agent.run && record.status === "running" ? currentTool(agent.run) : undefined;
   if (tool) state.push(`in ${tool}`);
+  if (record.status !== "running" && record.lastVerification) state.push(describeVerification(record.lastVerification));
   if (record.status !== "running" && record.lastOutcome && record.lastOutcome !== "completed") {
     state.push(
       `last turn ${record.lastOutcome}${record.lastReason ? `: ${cut(record.lastReason.replace(/\s+/g, " "))}` : ""}`,

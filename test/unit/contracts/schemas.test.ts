@@ -127,7 +127,7 @@ describe("published schemas", () => {
       "/ts: must be integer",
     ]);
     expect(checks.event({ type: "progress", ...stamp }).map(formatIssue)).toEqual([
-      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, limit, model_switch, dialog, notify, run_end)',
+      '/type: "progress" is not a record type (run_start, assistant_text, tool_call, tool_result, retry, abort, settled, message_delivered, limit, model_switch, dialog, notify, check, repair, run_end)',
     ]);
   });
 });

@@ -88,7 +88,7 @@ describe("readSubagentSettings", () => {
 
   it("bad values: one line naming each key, defaults for them", () => {
     const known =
-      "onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions";
+      "onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions, verify";
     const file = path.join(agentDir, "settings.json");
     write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1, limit: {} } });
     const { settings, problems } = read();

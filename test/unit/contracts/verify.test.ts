@@ -8,7 +8,10 @@ describe("verify: parsed from any source, each problem naming its field", () => 
     [{ run: ["npm test"] }, { run: ["npm test"] }],
     [{ run: "npm test" }, { run: ["npm test"] }],
     [{ review: " reviewer " }, { review: "reviewer" }],
-    [{ run: ["a", "b"], max_repairs: 0, timeout: 30 }, { run: ["a", "b"], max_repairs: 0, timeout: 30 }],
+    [
+      { run: ["a", "b"], max_repairs: 0, timeout: 30 },
+      { run: ["a", "b"], max_repairs: 0, timeout: 30 },
+    ],
   ])("%o → %o", (input, verify) => {
     expect(parseVerify(input)).toEqual({ ok: true, verify });
   });
@@ -23,6 +26,7 @@ describe("verify: parsed from any source, each problem naming its field", () => 
     [{ run: ["x"], timeout: 0 }, "verify.timeout must be a positive number of seconds, not 0"],
     [{ run: ["x"], timeout: "10" }, 'verify.timeout must be a positive number of seconds, not "10"'],
     [{ run: ["x"], retries: 2 }, 'verify: unknown key "retries" (known: run, review, max_repairs, timeout)'],
+    [{ run: ["x"], constructor: 1 }, 'verify: unknown key "constructor"'],
     [{ max_repairs: 1 }, "verify needs run (shell commands) or review (an agent definition)"],
   ])("%o → %s", (input, problem) => {
     const parsed = parseVerify(input);

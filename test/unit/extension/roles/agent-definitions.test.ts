@@ -198,12 +198,12 @@ describe("parseAgentDefinition: files that are refused, with the reason", () => 
     [
       "an unknown field (a typo of tools)",
       doc("name: r\ndescription: d\ntool: read"),
-      'unknown field "tool" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner)',
+      'unknown field "tool" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner, verify)',
     ],
     [
       "several unknown fields",
       doc("name: r\ndescription: d\ncolor: blue\nreasoning_effort: high"),
-      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner)',
+      'unknown fields "color", "reasoning_effort" (allowed: name, description, tools, model, reasoning, isolation, limits, fallback_models, runner, verify)',
     ],
     [
       "`tools:` with no value",

@@ -141,7 +141,7 @@ describe("parseClaudeAgentDefinition: every problem of a file at once", () => {
         source: "user",
         name: "Code Reviewer",
         problem: [
-          'unknown field "tool" (allowed: name, description, tools, disallowedTools, model, reasoning, isolation, limits, fallback_models, runner, maxTurns, color, permissionMode, skills, mcpServers, hooks, memory, background)',
+          'unknown field "tool" (allowed: name, description, tools, disallowedTools, model, reasoning, isolation, limits, fallback_models, runner, verify, maxTurns, color, permissionMode, skills, mcpServers, hooks, memory, background)',
           'name "Code Reviewer" must be 1-64 lowercase letters, digits, "_" or "-", starting with a letter',
           "missing `description:` in the frontmatter",
           "model 3 must be sonnet, opus, haiku, inherit, a model id or provider/id",
