@@ -66,9 +66,10 @@ export async function workDiff(cwd: string): Promise<string> {
 }
 
 /** The reviewer's task. */
-export function reviewTask(task: string, answer: string, diff: string): string {
+export function reviewTask(task: string, answer: string, diff: string, agentPath?: string): string {
+  const whose = agentPath ? `the agent ${agentPath}'s work` : "another agent's work";
   return [
-    "Review another agent's work. You can read the files; you cannot change them.",
+    `You review ${whose}. You can read the files; you cannot change them.`,
     `## The task it was given\n${task}`,
     `## Its answer\n${answer}`,
     `## The diff of its work\n\`\`\`diff\n${diff}\n\`\`\``,
@@ -100,7 +101,7 @@ function lastAnswer(lines: string[]): string {
 export async function runReview(context: ReviewContext): Promise<ReviewResult> {
   const { meta, review, clock } = context;
   const started = clock.now();
-  const task = reviewTask(meta.task, context.answer, await workDiff(meta.cwd));
+  const task = reviewTask(meta.task, context.answer, await workDiff(meta.cwd), meta.agentPath);
   const reviewerMeta: MetaV1 = {
     runId: `${meta.runId}-review`,
     task,

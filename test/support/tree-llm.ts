@@ -9,7 +9,11 @@ import { reply, systemText, userTexts } from "./scripted-llm.js";
 export type AgentStep = Reply | ((req: ChatRequest) => Reply);
 
 export function agentOf(req: ChatRequest): string {
-  return /You are the agent (\/root\/[a-z0-9_/]+) /.exec(systemText(req))?.[1] ?? "/root";
+  const agent = /You are the agent (\/root\/[a-z0-9_/]+) /.exec(systemText(req))?.[1];
+  if (agent) return agent;
+  // A verify review's reviewer (its task names the agent it reviews): `<path>:review`.
+  const reviewed = /^You review the agent (\/root\/[a-z0-9_/]+)'s work/.exec(userTexts(req)[0] ?? "")?.[1];
+  return reviewed ? `${reviewed}:review` : "/root";
 }
 
 export interface TreeScript {

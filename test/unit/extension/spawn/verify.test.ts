@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import type { ResolvedRunner } from "../../../../src/contracts/runners.js";
+import type { Verification } from "../../../../src/contracts/verify.js";
+import { parseAgentDefinition } from "../../../../src/extension/roles/agent-definitions.js";
+import type { Role } from "../../../../src/extension/roles/roles.js";
+import { resolveVerify, type VerifyInput } from "../../../../src/extension/spawn/verify.js";
+import { describeNotice, turnEndNotice } from "../../../../src/extension/turns/notices.js";
+import { agentRecord } from "../../../support/records.js";
+
+const reviewer = { name: "reviewer", model: "fake/deep", prompt: "Review strictly." } as unknown as Role;
+const input = (over: Partial<VerifyInput> = {}): VerifyInput => ({
+  param: undefined,
+  role: undefined,
+  settings: undefined,
+  runner: undefined,
+  findRole: (name) =>
+    name === "reviewer" ? { ok: true, role: reviewer } : { ok: false, error: `unknown agent_type: ${name}` },
+  ...over,
+});
+
+describe("spawn's verify", () => {
+  it("spawn beats definition beats settings; the defaults fill what is left out", () => {
+    const role = { name: "r", verify: { run: ["make check"] } } as unknown as Role;
+    expect(resolveVerify(input({ param: { run: ["npm test"] }, role, settings: { run: ["x"] } }))).toEqual({
+      ok: true,
+      verify: { run: ["npm test"], max_repairs: 2, timeout: 600 },
+    });
+    expect(resolveVerify(input({ role, settings: { run: ["x"] } }))).toMatchObject({
+      verify: { run: ["make check"] },
+    });
+    expect(resolveVerify(input({ settings: { run: ["x"], max_repairs: 0 } }))).toMatchObject({
+      verify: { run: ["x"], max_repairs: 0 },
+    });
+    expect(resolveVerify(input())).toEqual({ ok: true, verify: undefined });
+  });
+
+  it("a malformed verify is the spawn's error, naming the field", () => {
+    expect(resolveVerify(input({ param: { run: ["npm test"], max_repairs: 8 } }))).toEqual({
+      ok: false,
+      error: "verify.max_repairs must be a whole number from 0 to 5, not 8",
+    });
+    expect(resolveVerify(input({ param: { review: "nobody" } }))).toEqual({
+      ok: false,
+      error: "verify.review: unknown agent_type: nobody",
+    });
+  });
+
+  it("the reviewer is found at spawn and kept with its model and text", () => {
+    expect(resolveVerify(input({ param: { review: "reviewer", timeout: 90 } }))).toEqual({
+      ok: true,
+      verify: {
+        review: { name: "reviewer", model: "fake/deep", prompt: "Review strictly." },
+        max_repairs: 2,
+        timeout: 90,
+      },
+    });
+  });
+
+  it("a runner's child: an explicit verify is refused (its checks cannot run where it works yet); the settings' default does not apply", () => {
+    const runner = { name: "box", kind: "sandbox" } as unknown as ResolvedRunner;
+    const refused = resolveVerify(input({ param: { run: ["npm test"] }, runner }));
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.error).toMatch(/^verify cannot run on runner "box" \(sandbox\) yet/);
+    expect(resolveVerify(input({ settings: { run: ["npm test"] }, runner }))).toEqual({ ok: true, verify: undefined });
+  });
+
+  it("an agent definition's verify: block is read, and a bad one refuses the file naming the field", () => {
+    const file = (verify: string) =>
+      parseAgentDefinition(`---\nname: fixer\ndescription: Fixes.\n${verify}\n---\nFix.`, "/a/fixer.md", "user");
+    expect(file("verify:\n  run: [npm test]\n  max_repairs: 1")).toMatchObject({
+      ok: true,
+      definition: { verify: { run: ["npm test"], max_repairs: 1 } },
+    });
+    const bad = file("verify:\n  run: [npm test]\n  timeout: -1");
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.rejected.problem).toContain("verify.timeout must be a positive number of seconds, not -1");
+  });
+});
+
+describe("a turn's notice and its verification", () => {
+  const failed: Verification = {
+    status: "failed",
+    repairs: 2,
+    checks: [
+      { name: "lint", kind: "run", exit_code: 0, duration_ms: 10, output_tail: "clean" },
+      { name: "npm test", kind: "run", exit_code: 1, duration_ms: 10, output_tail: `${"x".repeat(3000)}1 failing` },
+    ],
+  };
+
+  it("checks that still fail say so first: the status stays completed, the reason says verification failed", () => {
+    const notice = turnEndNotice(agentRecord({ status: "completed" }), {
+      outcome: "completed",
+      text: "All done.",
+      reportStored: true,
+      verification: failed,
+    });
+    expect(notice.agent_status).toBe("completed");
+    expect(notice.reason).toBe("completed — verification failed after 2 repairs");
+    // Right after the status: what the parent's model reads first.
+    expect(Object.keys(notice).slice(3, 6)).toEqual(["agent_status", "reason", "verification"]);
+    // Outputs are cut: a passed check's left out, a failed one's end kept.
+    expect(notice.verification?.checks[0]?.output_tail).toBe("");
+    expect(notice.verification?.checks[1]?.output_tail).toHaveLength(600);
+    expect(notice.verification?.checks[1]?.output_tail.endsWith("1 failing")).toBe(true);
+    expect(describeNotice(notice)).toMatch(/ completed — verification failed after 2 repairs: All done\.$/);
+  });
+
+  it("a passed verification adds no reason", () => {
+    const notice = turnEndNotice(agentRecord({ status: "completed" }), {
+      outcome: "completed",
+      text: "ok",
+      reportStored: true,
+      verification: { status: "passed", repairs: 1, checks: [] },
+    });
+    expect(notice.reason).toBeUndefined();
+    expect(describeNotice(notice)).toContain("completed (verification passed after 1 repair): ok");
+  });
+});
