@@ -23,6 +23,7 @@ const SUITES = [
   "rpc-start",
   "limits",
   "fallback",
+  "verify",
   "fanout",
   "tree-fanout",
   "wait-cpu",

@@ -42,13 +42,15 @@ async function currentId(top: string, file: string): Promise<string | undefined 
  */
 export async function workspaceFingerprint(cwd: string): Promise<string | undefined> {
   try {
-    const top = (await git(["rev-parse", "--show-toplevel"], { cwd })).trim();
-    const [index, status] = await Promise.all([
-      git(["ls-files", "-s", "-z"], { cwd: top }),
+    // All three at once (the fingerprint is on every check's path): paths relative to the top.
+    const [topLine, index, status] = await Promise.all([
+      git(["rev-parse", "--show-toplevel"], { cwd }),
+      git(["ls-files", "-s", "-z", "--full-name", ":/"], { cwd }),
       git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"], {
-        cwd: top,
+        cwd,
       }),
     ]);
+    const top = topLine.trim();
     const files = new Map<string, string>();
     for (const entry of index.split("\0")) {
       const tab = entry.indexOf("\t");

@@ -251,8 +251,10 @@ class WrapperRun {
       if (this.tracker.decided) return;
       const running = this.startPi(bin, buildChildArgs(meta), options, artifactsOpen);
       // Once pi is spawned (its start-up goes first): the next fallback model's standby.
+      // (Else, with checks that may send the child back: a repair's pi, the same arguments.)
       const upcoming = this.fallbacks.upcoming;
       if (upcoming) this.standby.prepare(bin, buildChildArgs(switchedMeta(this.runMeta, upcoming)), options);
+      else if (this.verifier?.repairsLeft) this.standby.prepare(bin, buildChildArgs({ ...meta, task: "" }), options);
       await running;
       const next = this.nextModel();
       const following = next
@@ -332,8 +334,8 @@ class WrapperRun {
     if (!this.verifier || !this.meta.verify) return undefined;
     const outcome = this.tracker.finish({ ...this.exitSeen(), stderrTail: this.stderrTail });
     const end = { status: outcome.status, limitReached: this.limits?.reached !== undefined };
-    // While the checks run, the repair's pi loads at the gate (standby.ts): a repair's first
-    // model request does not wait for pi's start-up.
+    // A repair's pi waits loaded at the gate (standby.ts), unless a fallback's took its place:
+    // a repair's first model request does not wait for pi's start-up.
     if (end.status === "completed" && this.verifier.repairsLeft) {
       this.standby.prepare(bin, buildChildArgs({ ...meta, task: "" }), options);
     }

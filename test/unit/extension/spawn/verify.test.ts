@@ -4,6 +4,7 @@ import type { Verification } from "../../../../src/contracts/verify.js";
 import { parseAgentDefinition } from "../../../../src/extension/roles/agent-definitions.js";
 import type { Role } from "../../../../src/extension/roles/roles.js";
 import { resolveVerify, type VerifyInput } from "../../../../src/extension/spawn/verify.js";
+import { buildMeta } from "../../../../src/extension/turns/launcher.js";
 import { describeNotice, turnEndNotice } from "../../../../src/extension/turns/notices.js";
 import { agentRecord } from "../../../support/records.js";
 
@@ -114,5 +115,57 @@ describe("a turn's notice and its verification", () => {
     });
     expect(notice.reason).toBeUndefined();
     expect(describeNotice(notice)).toContain("completed (verification passed after 1 repair): ok");
+  });
+});
+
+describe("every turn of an agent with verify carries its checks to the wrapper", () => {
+  it.each(["spawn", "followup"] as const)(
+    "a %s turn's meta.json verify: milliseconds, the agent's kept results, the reviewer's text beside it",
+    (kind) => {
+      const record = agentRecord({
+        path: "/root/w",
+        verify: {
+          run: ["npm test"],
+          review: { name: "reviewer", model: "fake/deep", prompt: "Be strict." },
+          max_repairs: 1,
+          timeout: 90,
+        },
+      });
+      const spec = {
+        record,
+        agentDir: "/tree/agents/w",
+        treeDir: "/tree",
+        prompt: "go",
+        kind,
+        cwd: "/work",
+        instructions: "",
+        limits: {},
+      };
+      expect(buildMeta(spec, "/tree/agents/w/runs/0002-followup").verify).toEqual({
+        run: ["npm test"],
+        review: {
+          name: "reviewer",
+          model: "fake/deep",
+          systemPromptPath: "/tree/agents/w/runs/0002-followup/review-prompt.md",
+        },
+        maxRepairs: 1,
+        timeoutMs: 90_000,
+        statePath: "/tree/agents/w/verify-checks.json",
+      });
+    },
+  );
+
+  it("an agent without verify sends none", () => {
+    const spec = {
+      record: agentRecord({ path: "/root/w" }),
+      agentDir: "/a",
+      treeDir: "/t",
+      prompt: "go",
+      kind: "spawn" as const,
+      cwd: "/w",
+      instructions: "",
+      limits: {},
+    };
+    expect(buildMeta(spec, "/a/runs/0001-spawn").verify).toBeUndefined();
   });
 });
