@@ -158,7 +158,9 @@ async function measureRepair(line) {
         .map((l) => JSON.parse(l));
       rmSync(dir, { recursive: true, force: true });
       if (result.verification?.status !== "passed" || result.verification.repairs !== 1) {
-        throw new Error(`${line.label}: verification ${JSON.stringify(result.verification)} (${result.errorMessage ?? ""})`);
+        throw new Error(
+          `${line.label}: verification ${JSON.stringify(result.verification)} (${result.errorMessage ?? ""})`,
+        );
       }
       const failed = events.find((e) => e.type === "check" && !e.passed);
       if (state.requests.length !== 2) throw new Error(`${line.label}: ${state.requests.length} requests, expected 2`);
