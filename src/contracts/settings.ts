@@ -117,6 +117,13 @@ function parseDialogKey(key: string, value: unknown, at: string, into: SubagentS
   return true;
 }
 
+/** `verify`: the checks of every child's turns (contracts/verify.ts); a bad one is named and no default applies. */
+function parseVerifySetting(value: unknown, at: string, into: SubagentSettings, problems: string[]): void {
+  const parsed = parseVerify(value, at);
+  if (parsed.ok) into.verify = parsed.verify;
+  else problems.push(parsed.problem);
+}
+
 function parseKey(key: string, value: unknown, where: string, into: SubagentSettings, problems: string[]): void {
   const at = `${where}.${key}`;
   if (key === "onExit") {
@@ -130,9 +137,7 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
     if (Array.isArray(value) && value.every(isModelName)) into.fallbackModels = value;
     else problems.push(`${at} must be a list of provider/id model names`);
   } else if (key === "verify") {
-    const parsed = parseVerify(value, at);
-    if (parsed.ok) into.verify = parsed.verify;
-    else problems.push(parsed.problem);
+    parseVerifySetting(value, at, into, problems);
   } else if (key === "runner") {
     if (typeof value === "string" && value.length > 0) into.runner = value;
     else problems.push(`${at} must be a runner name`);
