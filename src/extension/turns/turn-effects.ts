@@ -323,6 +323,7 @@ async function giveUnnoticed(
     reason: record.lastReason,
     text: result?.finalText ?? "",
     reportStored: result !== undefined,
+    verification: record.lastVerification ?? result?.verification,
   });
   await giveOnce(ctx, state, runName, notice, true);
 }
