@@ -5,10 +5,11 @@
  * together as the user would see them in a terminal, only their end kept.
  */
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import { CHECK_OUTPUT_CHARS } from "../contracts/verify.js";
 import type { Clock, TimerHandle } from "../lib/clock.js";
 import { tailChars } from "../lib/text.js";
-import { signalGroup } from "./child.js";
+import { type CheckLaunch, signalGroup } from "./child.js";
 
 /** Between SIGTERM and SIGKILL of a check's group. */
 export const CHECK_KILL_AFTER_MS = 1000;
@@ -22,6 +23,8 @@ export interface CheckProcessOptions {
   clock: Clock;
   /** Ends the check at once (the run is stopped: a signal, its time limit). */
   signal?: AbortSignal;
+  /** How a runner runs it (inside a sandbox), instead of `/bin/sh -c` here. */
+  launch?: CheckLaunch | undefined;
 }
 
 export interface CheckProcessResult {
@@ -44,12 +47,14 @@ export function runCheckCommand(command: string, options: CheckProcessOptions): 
       output += chunk.toString("utf8");
       if (output.length > KEEP_CHARS) output = output.slice(-KEEP_CHARS);
     };
-    const child = spawn("/bin/sh", ["-c", command], {
+    const launch = options.launch;
+    const child = spawn(launch?.file ?? "/bin/sh", launch?.args ?? ["-c", command], {
       cwd: options.cwd,
-      env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
+      env: launch?.env ?? options.env,
+      stdio: launch?.fd3 === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", launch.fd3],
       detached: true,
     });
+    if (launch?.fd3 !== undefined) fs.closeSync(launch.fd3);
     const stop = (why: string) => {
       if (ended !== undefined) return;
       ended = why;
@@ -61,6 +66,9 @@ export function runCheckCommand(command: string, options: CheckProcessOptions): 
       settled = true;
       for (const timer of timers) options.clock.clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
+      void Promise.resolve()
+        .then(() => launch?.cleanup())
+        .catch(() => undefined);
       // What the command left behind in its group goes with it: nothing of a check outlives it.
       signalGroup(child.pid, "SIGKILL");
       const note = ended === undefined ? "" : `\n[${ended}]`;
@@ -71,8 +79,8 @@ export function runCheckCommand(command: string, options: CheckProcessOptions): 
       });
     };
     const onAbort = () => stop("stopped: the run was stopped");
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
     child.once("error", (err) => {
       output += `cannot start /bin/sh: ${err.message}`;
       finish(null);

@@ -144,6 +144,21 @@ export interface ChildOperations {
   tokenProcesses(runToken: string): Promise<number[]>;
   /** Signals one process. Never throws. */
   signalProcess(pid: number, signal: NodeJS.Signals): void;
+  /**
+   * How a verify check's command runs where the child worked, when that is not here as is (a
+   * sandbox: inside the same boundary). Absent: `sh -c` in the cwd (check-process.ts).
+   */
+  checkLaunch?(command: string, cwd: string, env: Record<string, string>): Promise<CheckLaunch>;
+}
+
+/** A check command's process as a runner starts it: its argv, environment, fd 3, and what is undone after it. */
+export interface CheckLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** An open file the process gets as its fd 3 (a sandbox's seccomp filter); closed here once it has it. */
+  fd3?: number | undefined;
+  cleanup(): Promise<void> | void;
 }
 
 /**

@@ -154,9 +154,18 @@ export class Verifier {
   }
 
   private async runCommand(command: string): Promise<VerificationCheck> {
+    const { cwd } = this.deps.meta;
+    const env = this.checkEnv();
+    const launch = this.deps.processes.checkLaunch
+      ? await this.deps.processes.checkLaunch(command, cwd, env).catch((err: Error) => err)
+      : undefined;
+    if (launch instanceof Error) {
+      return { name: command, kind: "run", duration_ms: 0, output_tail: `the check could not start: ${launch.message}` };
+    }
     const result = await runCheckCommand(command, {
-      cwd: this.deps.meta.cwd,
-      env: this.checkEnv(),
+      cwd,
+      env,
+      launch,
       timeoutMs: this.verify.timeoutMs,
       clock: this.deps.clock,
       signal: this.stopped.signal,

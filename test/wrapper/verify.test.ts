@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { skipOrFail } from "../support/needs.js";
 import { killAll, pidRunning } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -40,6 +41,15 @@ async function starts(dir: string): Promise<Array<{ argv: string[]; task: string
 }
 
 const sessionOf = (argv: string[]) => argv[argv.indexOf("--session") + 1];
+
+const bwrapMissing = (): string | undefined => {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "bwrap (Debian package bubblewrap) is missing or cannot make a namespace here";
+  }
+};
 
 describe("subagent-wrapper: verification", () => {
   it("a failing check sends the child back in the same session; it repairs, the checks run again and pass", async () => {
@@ -155,5 +165,39 @@ describe("subagent-wrapper: verification", () => {
     await writeFile(path.join(repo, "new.txt"), "changed\n");
     expect((await runOnce(4)).verification.checks[0].reused).toBeUndefined();
     expect((await readFile(path.join(c.dir, "check-runs.log"), "utf8")).split("\n").filter(Boolean)).toHaveLength(2);
+  });
+
+  it("a sandbox child's check runs inside its sandbox: it works in the agent's checkout and cannot write the parent's repository", async (ctx) => {
+    skipOrFail(ctx, bwrapMissing());
+    const c = await wrapperCase({ scenario: working("true") });
+    const main = path.join(c.dir, "main");
+    await mkdir(main);
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, stdio: "ignore" });
+    git(main, "init", "-q", "-b", "main");
+    await writeFile(path.join(main, "a.txt"), "a\n");
+    git(main, "add", "-A");
+    git(main, "commit", "-qm", "start");
+    // The agent works in a worktree of its own, as a runner's child always does.
+    git(main, "worktree", "add", "-q", "-b", "agent", path.join(c.dir, "wt"));
+    const escaped = path.join(main, "escaped.txt");
+    const check = `if touch ${escaped}; then echo WROTE THE PARENT; exit 1; fi; echo checked > inside.txt`;
+    const metaPath = path.join(c.dir, "sandbox-meta.json");
+    const meta = defaultMeta({
+      cwd: "wt",
+      // The fake pi's script is one of this process's variables: named, so the sandbox passes it on.
+      runner: { name: "box", kind: "sandbox", env: ["FAKE_PI_SCRIPT"] },
+      verify: { run: [check], maxRepairs: 0, timeoutMs: 60_000 },
+    });
+    await writeFile(metaPath, JSON.stringify(meta));
+    const run = await c.run({ args: [metaPath], env: { FAKE_PI_RECORD: "" }, timeoutMs: 90_000 });
+    expect(run.result?.status, run.stderr).toBe("completed");
+    expect(run.result?.verification, run.stderr).toMatchObject({
+      status: "passed",
+      checks: [{ name: check, kind: "run", exit_code: 0 }],
+    });
+    expect(run.result?.verification?.checks[0]?.output_tail).not.toContain("WROTE THE PARENT");
+    await expect(readFile(escaped)).rejects.toThrow();
+    expect(await readFile(path.join(c.dir, "wt", "inside.txt"), "utf8")).toBe("checked\n");
   });
 });

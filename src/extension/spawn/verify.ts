@@ -28,20 +28,31 @@ export interface VerifyInput {
 
 export type VerifyResult = { ok: true; verify: AgentVerify | undefined } | { ok: false; error: string };
 
+/**
+ * Checks run where the child worked: a sandbox's commands inside the same sandbox. What has
+ * no such place yet — any check on a far side (ssh, Slurm, command), a sandbox's reviewer — is
+ * refused rather than run here, outside the runner's boundary.
+ */
+function runnerRefusal(runner: ResolvedRunner, spec: VerifySpec): string | undefined {
+  const where = `runner "${runner.name}" (${runner.kind})`;
+  if (runner.kind !== "sandbox") {
+    return `verify cannot run on ${where} yet: its checks would have to run on its far side; spawn it without verify, or on the local or a sandbox runner`;
+  }
+  if (spec.review !== undefined) {
+    return `verify.review cannot run on ${where} yet: a reviewer would have to run inside its sandbox; use run, or the local runner`;
+  }
+  return undefined;
+}
+
 export function resolveVerify(input: VerifyInput): VerifyResult {
   const given = parseVerify(input.param === "" ? undefined : input.param);
   if (!given.ok) return { ok: false, error: given.problem };
-  // The settings' default is for children that work here: a runner's child is not checked by it.
-  const spec = chooseVerify(given.verify, input.role?.verify, input.runner ? undefined : input.settings);
+  // The settings' default is for children that work here: a remote runner's child is not checked by it.
+  const remote = input.runner !== undefined && input.runner.kind !== "sandbox";
+  const spec = chooseVerify(given.verify, input.role?.verify, remote ? undefined : input.settings);
   if (!spec) return { ok: true, verify: undefined };
-  if (input.runner) {
-    // Checks run where the child worked; on a runner's far side that is not built yet, and
-    // running them here instead would run the child's work outside the runner's boundary.
-    return {
-      ok: false,
-      error: `verify cannot run on runner "${input.runner.name}" (${input.runner.kind}) yet: checks run only where a local child works; spawn it without verify or on the local runner`,
-    };
-  }
+  const refusal = input.runner && runnerRefusal(input.runner, spec);
+  if (refusal) return { ok: false, error: refusal };
   let review: AgentVerify["review"];
   if (spec.review !== undefined) {
     const found = input.findRole(spec.review);

@@ -14,7 +14,7 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { fallbackSessionPath } from "../fallback.js";
-import { hostUnixSockets, PACKAGE_ROOT, runnerArgv } from "./prefix.js";
+import { hostUnixSockets, PACKAGE_ROOT, runnerArgv, sandboxCheckArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import {
   agentDirCopy,
@@ -242,5 +242,18 @@ export function remoteChildOperations(
       if (child) child.signal(signal);
       else base.signalGroup(pid, signal);
     },
+    // A sandbox's checks run inside the same boundary (the same private copies, filter and
+    // environment); a far side on another machine has no way to run them yet.
+    ...(runner.kind === "sandbox" && typeof start === "function" && { checkLaunch: sandboxCheckLaunch(start) }),
+  };
+}
+
+/** A verify check's process inside the sandbox, in the agent's checkout (sandboxCheckArgv). */
+function sandboxCheckLaunch(start: () => RunnerStart): NonNullable<ChildOperations["checkLaunch"]> {
+  return async (command, cwd, env) => {
+    const top = (await git(["rev-parse", "--show-toplevel"], { cwd })).trim();
+    const { argv, cleanup, filterEnv, fd3 } = start();
+    const [file, ...args] = sandboxCheckArgv(argv, top, cwd, command);
+    return { file: file!, args, env: filterEnv ? filterEnv(env) : env, fd3, cleanup };
   };
 }

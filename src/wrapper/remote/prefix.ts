@@ -228,6 +228,18 @@ export function sandboxPrefix(hide: readonly string[], context: PrefixContext): 
  * machine's paths); the other kinds' prefixes are one pure table in contracts/runner-prefix.ts,
  * which quotes every remote word for ssh's far shell.
  */
+/**
+ * A verify check inside a sandbox: the far side's argv with `sh -c <command>` in place of
+ * serve, the agent's checkout (`top`, hidden like every repository) bound back writable — the
+ * check works on the child's own files — and `cwd` as its directory. The parent's repository
+ * stays hidden: a check cannot write it.
+ */
+export function sandboxCheckArgv(serveArgv: readonly string[], top: string, cwd: string, command: string): string[] {
+  const end = serveArgv.lastIndexOf("--", serveArgv.length - LOCAL_SERVE_COMMAND.length - 2);
+  if (end === -1) throw new Error("the sandbox's argv has no end of its options");
+  return [...serveArgv.slice(0, end), "--bind", top, top, "--chdir", cwd, "--", "/bin/sh", "-c", command];
+}
+
 export function runnerArgv(
   runner: RunnerDefinition,
   context: PrefixContext,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { VerificationCheck } from "../../../src/contracts/verify.js";
+import { LOCAL_SERVE_COMMAND, sandboxCheckArgv } from "../../../src/wrapper/remote/prefix.js";
 import { afterRound, checkPassed, repairPrompt, shouldCheck } from "../../../src/wrapper/verify-machine.js";
 
 const run = (exit_code: number | undefined, name = "npm test"): VerificationCheck => ({
@@ -79,5 +80,42 @@ describe("verify machine: after a round", () => {
     [review(undefined), false],
   ])("checkPassed(%o) = %s", (check, passed) => {
     expect(checkPassed(check)).toBe(passed);
+  });
+});
+
+describe("a check inside a sandbox", () => {
+  it("runs `sh -c` in place of serve, with the agent's checkout bound back and its cwd as the directory", () => {
+    const serve = [
+      "bwrap",
+      "--ro-bind",
+      "/",
+      "/",
+      "--tmpfs",
+      "/work/wt",
+      "--chdir",
+      "/",
+      "--",
+      ...LOCAL_SERVE_COMMAND,
+      "serve",
+    ];
+    expect(sandboxCheckArgv(serve, "/work/wt", "/work/wt/pkg", "npm test")).toEqual([
+      "bwrap",
+      "--ro-bind",
+      "/",
+      "/",
+      "--tmpfs",
+      "/work/wt",
+      "--chdir",
+      "/",
+      "--bind",
+      "/work/wt",
+      "/work/wt",
+      "--chdir",
+      "/work/wt/pkg",
+      "--",
+      "/bin/sh",
+      "-c",
+      "npm test",
+    ]);
   });
 });

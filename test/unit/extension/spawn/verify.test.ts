@@ -57,12 +57,28 @@ describe("spawn's verify", () => {
     });
   });
 
-  it("a runner's child: an explicit verify is refused (its checks cannot run where it works yet); the settings' default does not apply", () => {
-    const runner = { name: "box", kind: "sandbox" } as unknown as ResolvedRunner;
-    const refused = resolveVerify(input({ param: { run: ["npm test"] }, runner }));
-    expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.error).toMatch(/^verify cannot run on runner "box" \(sandbox\) yet/);
-    expect(resolveVerify(input({ settings: { run: ["npm test"] }, runner }))).toEqual({ ok: true, verify: undefined });
+  it("a sandbox's child: its commands run inside the sandbox; a reviewer there, and any check on a far side, are refused", () => {
+    const box = { name: "box", kind: "sandbox" } as unknown as ResolvedRunner;
+    const gpu = { name: "gpu", kind: "ssh" } as unknown as ResolvedRunner;
+    expect(resolveVerify(input({ param: { run: ["npm test"] }, runner: box }))).toMatchObject({
+      ok: true,
+      verify: { run: ["npm test"] },
+    });
+    const review = resolveVerify(input({ param: { review: "reviewer" }, runner: box }));
+    expect(review.ok).toBe(false);
+    if (!review.ok) expect(review.error).toMatch(/^verify.review cannot run on runner "box" \(sandbox\) yet/);
+    const far = resolveVerify(input({ param: { run: ["npm test"] }, runner: gpu }));
+    expect(far.ok).toBe(false);
+    if (!far.ok) expect(far.error).toMatch(/^verify cannot run on runner "gpu" \(ssh\) yet/);
+    // The settings' default checks a sandbox's child, not a far side's.
+    expect(resolveVerify(input({ settings: { run: ["npm test"] }, runner: box }))).toMatchObject({
+      ok: true,
+      verify: { run: ["npm test"] },
+    });
+    expect(resolveVerify(input({ settings: { run: ["npm test"] }, runner: gpu }))).toEqual({
+      ok: true,
+      verify: undefined,
+    });
   });
 
   it("an agent definition's verify: block is read, and a bad one refuses the file naming the field", () => {
