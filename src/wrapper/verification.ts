@@ -160,7 +160,12 @@ export class Verifier {
       ? await this.deps.processes.checkLaunch(command, cwd, env).catch((err: Error) => err)
       : undefined;
     if (launch instanceof Error) {
-      return { name: command, kind: "run", duration_ms: 0, output_tail: `the check could not start: ${launch.message}` };
+      return {
+        name: command,
+        kind: "run",
+        duration_ms: 0,
+        output_tail: `the check could not start: ${launch.message}`,
+      };
     }
     const result = await runCheckCommand(command, {
       cwd,
