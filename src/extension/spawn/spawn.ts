@@ -13,7 +13,6 @@ import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
-import type { AgentVerify } from "../../contracts/verify.js";
 import { errorText } from "../../lib/values.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import { type Repository, SnapshotReuse } from "../isolation/index.js";
@@ -33,7 +32,7 @@ import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./is
 import { type Rollback, withRollback } from "./rollback.js";
 import { chooseRunner, delegationRefusal, runnerNeedsGit } from "./runner.js";
 import { noRepositoryError, type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
-import { resolveVerify } from "./verify.js";
+import { spawnVerify } from "./verify.js";
 
 export interface SpawnResult {
   agent_name: string;
@@ -99,14 +98,13 @@ export async function spawnAgent(
   const registry = describeRegistry(pi.getAllTools());
   const plan = withFallbacks(runtime, ctx, params, await checkRequest(runtime, pi, ctx, params, registry));
   const runner = pickRunner(runtime.cwd, params.runner, plan.roleInfo?.runner);
-  const verify = resolveVerify({
+  const verify = spawnVerify({
     param: params.verify,
     role: plan.roleInfo,
     settings: readSubagentSettings({ cwd: runtime.cwd }).settings.verify,
     runner,
     findRole: (name) => lookupRole(loadRoleCatalog(runtime.cwd, registry), name),
   });
-  if (!verify.ok) throw new Error(verify.error);
   // 13, the last rule: it runs git, so it comes after every rule that does not. A child on a
   // runner always works in a worktree of its own: its turns' commits land on its branch.
   const repository =
@@ -133,7 +131,7 @@ export async function spawnAgent(
       forkTranscript,
       worktree: place.worktree,
       runner,
-      verify: verify.verify,
+      verify,
     });
     const state = recordChild(runtime, record, place, rollback);
     const queuePosition = await startFirstTurn(runtime, state, place);
@@ -293,7 +291,7 @@ interface RecordParts {
   forkTranscript: string | undefined;
   worktree: AgentWorktreeV1 | undefined;
   runner: ResolvedRunner | undefined;
-  verify: AgentVerify | undefined;
+  verify: AgentRecordV1["verify"];
 }
 
 /** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */

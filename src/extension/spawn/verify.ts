@@ -44,6 +44,13 @@ function runnerRefusal(runner: ResolvedRunner, spec: VerifySpec): string | undef
   return undefined;
 }
 
+/** resolveVerify for a spawn: its error is the spawn's. */
+export function spawnVerify(input: VerifyInput): AgentVerify | undefined {
+  const resolved = resolveVerify(input);
+  if (!resolved.ok) throw new Error(resolved.error);
+  return resolved.verify;
+}
+
 export function resolveVerify(input: VerifyInput): VerifyResult {
   const given = parseVerify(input.param === "" ? undefined : input.param);
   if (!given.ok) return { ok: false, error: given.problem };
