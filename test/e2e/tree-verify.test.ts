@@ -2,11 +2,15 @@
  * Verification through the tree, real pi and scripted LLM, in one tree: a child told to make
  * a failing check pass answers too early, is sent back with the check's failure in the same
  * session and repairs it; a reviewer definition (read-only tools) gives a verdict on another
- * child's work; a malformed verify is the spawn's error naming the field.
+ * child's work; a malformed verify is the spawn's error naming the field. A sandbox child's
+ * check runs inside its sandbox and cannot write the parent's repository (needs bwrap).
  */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipOrFail } from "../support/needs.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import {
   allNotices,
@@ -16,6 +20,7 @@ import {
   rootText,
   useTrees,
 } from "../support/tree-harness-extra.js";
+import { committedRepository } from "../support/tree-repo.js";
 
 const tree = useTrees();
 
@@ -29,6 +34,15 @@ You review strictly.
 `;
 
 type Json = Record<string, unknown>;
+
+const bwrapMissing = (): string | undefined => {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "bwrap (Debian package bubblewrap) is missing or cannot make a namespace here";
+  }
+};
 
 describe("verification in a tree", () => {
   it("a failing check sends the child back to repair in the same session; a reviewer gives a verdict; a bad verify is refused", async () => {
@@ -106,6 +120,42 @@ describe("verification in a tree", () => {
     expect(lastList(h).find((agent) => agent.agent_name === "/root/fixer")).toMatchObject({
       verification: { status: "passed", repairs: 1 },
     });
+    await expectNoSurvivors(h);
+  });
+
+  it("a sandbox child's check runs inside its sandbox: it cannot write the parent's repository", async (ctx) => {
+    skipOrFail(ctx, bwrapMissing());
+    const h = await tree({
+      scripts: {
+        "/root": [
+          () => {
+            const escaped = `${requestCwd}/escaped.txt`;
+            return reply.toolCall("spawn_agent", {
+              task_name: "boxed",
+              message: "look around",
+              fork_turns: "none",
+              runner: "box",
+              verify: {
+                run: [`if touch ${escaped}; then echo WROTE THE PARENT; exit 1; fi; echo checked`],
+                max_repairs: 0,
+              },
+            });
+          },
+          reply.toolCall("wait_agent", { timeout_ms: 90_000 }),
+          reply.text("ROOT DONE"),
+        ],
+        "/root/boxed": [reply.text("boxed done")],
+      },
+      extraSettings: { subagents: { runners: { box: { kind: "sandbox" } } } },
+    });
+    const requestCwd = committedRepository(h);
+    expectCleanExit(await h.runRoot("delegate", { timeoutMs: 150_000 }));
+    const boxed = (allNotices(h) as Json[]).find((notice) => notice.agent_name === "/root/boxed");
+    expect(boxed).toMatchObject({
+      agent_status: "completed",
+      verification: { status: "passed", repairs: 0, checks: [{ kind: "run", exit_code: 0 }] },
+    });
+    expect(existsSync(`${requestCwd}/escaped.txt`)).toBe(false);
     await expectNoSurvivors(h);
   });
 });
