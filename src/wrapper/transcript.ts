@@ -1,4 +1,4 @@
-import type { EventRecordBody } from "../contracts/events.js";
+import type { CheckRecord, EventRecordBody, RepairRecord } from "../contracts/events.js";
 
 const ARG_PREVIEW_CHARS = 2000;
 
@@ -16,6 +16,15 @@ function retryLine(record: Extract<EventRecordBody, { type: "retry" }>): string 
   return record.phase === "start"
     ? `~ retry ${record.attempt}${record.maxAttempts ? `/${record.maxAttempts}` : ""} in ${record.delayMs ?? 0} ms: ${record.errorMessage ?? ""}\n\n`
     : `~ retry ${record.attempt} ${record.success ? "succeeded" : `failed: ${record.finalError ?? ""}`}\n\n`;
+}
+
+/** A check that ended, or a repair round the checks sent the child to. */
+function verificationLine(record: CheckRecord | RepairRecord): string {
+  if (record.type === "repair") {
+    return `# repair ${record.round}: the child is sent back (${record.checks.join(", ")} failed)\n\n`;
+  }
+  const how = record.verdict ? `verdict ${record.verdict}` : `exit ${record.exitCode ?? "none"}`;
+  return `# check ${record.name}: ${record.passed ? "passed" : "failed"} (${how}${record.reused ? ", reused" : ""})\n`;
 }
 
 /** The readable transcript lines for one events.jsonl record ("" when it has none). */
@@ -41,12 +50,9 @@ export function formatTranscriptEntry(record: EventRecordBody): string {
       return `## message ${record.id} (read by the child)\n${record.text}\n\n`;
     case "model_switch":
       return `# ${record.from ?? "the model"} failed (${record.errorClass}): ${record.message}\n# going on with ${record.to}\n\n`;
-    case "check": {
-      const how = record.verdict ? `verdict ${record.verdict}` : `exit ${record.exitCode ?? "none"}`;
-      return `# check ${record.name}: ${record.passed ? "passed" : "failed"} (${how}${record.reused ? ", reused" : ""})\n`;
-    }
+    case "check":
     case "repair":
-      return `# repair ${record.round}: the child is sent back (${record.checks.join(", ")} failed)\n\n`;
+      return verificationLine(record);
     case "settled":
       return `# pi settled${record.aborted ? " (aborted)" : ""}\n\n`;
     case "limit":
