@@ -134,7 +134,7 @@ describe("readSubagentSettings", () => {
         `${file}: subagents.dialogs must be "person", "parent", "deny", not "persn"; did you mean "person"?`,
         `${file}: subagents.dialog_timeout must be a number of seconds above 0 and at most 86400, not 0`,
         `${file}: subagents.child_extensions: unknown key "exlude"; did you mean "exclude"? (known: exclude)`,
-        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions)`,
+        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions, verify)`,
       ],
     });
     write(file, { subagents: { child_extensions: { exclude: "gate" } } });
