@@ -1,12 +1,14 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
+import { systemClock } from "../../lib/clock.js";
 import { type TreeLimits, treeLimits } from "../config.js";
 import { assertBudgetLeft } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
 import { BUILTIN_CATALOG, describeAgentTypes, type RoleCatalog } from "../roles/roles.js";
 import { spawnAgent } from "../spawn/spawn.js";
 import { jsonResult, type ToolDeps } from "./common.js";
+import { clampTimeout, waitForGroup, withDeliveryKeys } from "./wait-agent.js";
 
 /*
  * Every word of these descriptions goes into every model request of every agent that loads the
@@ -46,6 +48,13 @@ const spawnParameters = (roles: RoleCatalog, turnLimitMs: number) =>
     ),
     fallback_models: Type.Optional(Type.Array(Type.String(), { description: "Tried in order if the provider fails." })),
     runner: Type.Optional(Type.String({ description: "local (default) or a settings runner." })),
+    // Spawns run one after another (executionMode "sequential"), so on the last spawn of a
+    // batch the earlier ones have started: the fan-out and its wait cost one model request.
+    wait: Type.Optional(
+      Type.Boolean({
+        description: "true: then wait as wait_agent all: true for your working children; on a batch's last spawn.",
+      }),
+    ),
   });
 
 type SpawnParameters = ReturnType<typeof spawnParameters>;
@@ -63,7 +72,7 @@ export function describeDuration(ms: number): string {
  * so the model is told the limits it will meet.
  */
 export function spawnAgentTool(
-  { pi, runtime }: ToolDeps,
+  { pi, runtime, clock = systemClock }: ToolDeps,
   roles: RoleCatalog = BUILTIN_CATALOG,
   limits: TreeLimits = treeLimits(),
 ): ToolDefinition<SpawnParameters> {
@@ -78,7 +87,7 @@ export function spawnAgentTool(
     ].join(" "),
     parameters,
     executionMode: "sequential",
-    execute: async (_id, params, _signal, onUpdate, ctx) => {
+    execute: async (_id, params, signal, onUpdate, ctx) => {
       const rt = runtime();
       await assertBudgetLeft(progressOf(rt));
       const spawned = await spawnAgent(rt, pi, ctx, params);
@@ -92,7 +101,17 @@ export function spawnAgentTool(
         ],
         details: spawned,
       });
-      return jsonResult(spawned);
+      if (params.wait !== true) return jsonResult(spawned);
+      // The child is started whatever the wait gives: its spawn result comes first, the wait's beside it.
+      const waited = await waitForGroup(rt, {
+        timeoutMs: clampTimeout(undefined),
+        signal,
+        ctx,
+        clock,
+        onUpdate: onUpdate as Parameters<typeof waitForGroup>[1]["onUpdate"],
+      });
+      // Its notices are read once pi holds this result, as for wait_agent's.
+      return withDeliveryKeys(rt, jsonResult({ ...spawned, wait: waited.details }), waited.details.notices);
     },
   };
 }
