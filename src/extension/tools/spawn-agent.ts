@@ -1,5 +1,4 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { systemClock } from "../../lib/clock.js";
 import { type TreeLimits, treeLimits } from "../config.js";
@@ -8,6 +7,7 @@ import { progressOf } from "../progress/progress.js";
 import { BUILTIN_CATALOG, describeAgentTypes, type RoleCatalog } from "../roles/roles.js";
 import { spawnAgent } from "../spawn/spawn.js";
 import { jsonResult, type ToolDeps } from "./common.js";
+import { array, boolean, integer, object, optional, string, union, unsafe } from "./schema.js";
 import { clampTimeout, waitForGroup, withDeliveryKeys } from "./wait-agent.js";
 
 /*
@@ -28,30 +28,28 @@ const limitsText = (turnLimitMs: number) =>
   `Per turn: max_turns, max_tokens, max_cost (USD), time_limit (s, default ${describeDuration(turnLimitMs)}), grace_turns (2), grace_seconds (60). Reached: it wraps up (notice limit: partial work).`;
 
 const spawnParameters = (roles: RoleCatalog, turnLimitMs: number) =>
-  Type.Object({
-    task_name: Type.String({
+  object({
+    task_name: string({
       description: `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children.`,
     }),
-    message: Type.String({ description: "The whole task, verbatim." }),
-    agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),
-    fork_turns: Type.Optional(
-      Type.Union([Type.String(), Type.Integer()], {
+    message: string({ description: "The whole task, verbatim." }),
+    agent_type: optional(string({ description: describeAgentTypes(roles) })),
+    fork_turns: optional(
+      union([string(), integer()], {
         description: "none, all (default) or your N latest turns; any agent_type needs none or N.",
       }),
     ),
-    model: Type.Optional(Type.String({ description: "provider/id (list_models); default: role's, else yours." })),
-    reasoning_effort: Type.Optional(Type.String({ description: "A list_models level; default: role's, else yours." })),
-    isolation: Type.Optional(Type.String({ description: ISOLATION_TEXT })),
+    model: optional(string({ description: "provider/id (list_models); default: role's, else yours." })),
+    reasoning_effort: optional(string({ description: "A list_models level; default: role's, else yours." })),
+    isolation: optional(string({ description: ISOLATION_TEXT })),
     // An object of numbers; its keys are checked by the spawn (a schema per key would cost ~200 characters).
-    limits: Type.Optional(
-      Type.Unsafe<Record<string, number>>({ type: "object", description: limitsText(turnLimitMs) }),
-    ),
-    fallback_models: Type.Optional(Type.Array(Type.String(), { description: "Tried in order if the provider fails." })),
-    runner: Type.Optional(Type.String({ description: "local (default) or a settings runner." })),
+    limits: optional(unsafe<Record<string, number>>({ type: "object", description: limitsText(turnLimitMs) })),
+    fallback_models: optional(array(string(), { description: "Tried in order if the provider fails." })),
+    runner: optional(string({ description: "local (default) or a settings runner." })),
     // Spawns run one after another (executionMode "sequential"), so on the last spawn of a
     // batch the earlier ones have started: the fan-out and its wait cost one model request.
-    wait: Type.Optional(
-      Type.Boolean({
+    wait: optional(
+      boolean({
         description: "true: then wait as wait_agent all: true for your working children; on a batch's last spawn.",
       }),
     ),

@@ -1,5 +1,4 @@
 import type { ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import type { Notice } from "../../contracts/notice.js";
 import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
@@ -9,15 +8,16 @@ import { type AgentProgress, progressFields, progressOf } from "../progress/prog
 import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
+import { array, boolean, number, object, optional, string } from "./schema.js";
 import { stillWorking, waitGroup } from "./wait-group.js";
 
-const parameters = Type.Object({
-  timeout_ms: Type.Optional(
-    Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
+const parameters = object({
+  timeout_ms: optional(
+    number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
   ),
-  target: Type.Optional(Type.String({ description: "Agent of your subtree (default: any child)." })),
-  all: Type.Optional(Type.Boolean({ description: "true: wait until every working child (or target) ends." })),
-  targets: Type.Optional(Type.Array(Type.String(), { description: "Direct children." })),
+  target: optional(string({ description: "Agent of your subtree (default: any child)." })),
+  all: optional(boolean({ description: "true: wait until every working child (or target) ends." })),
+  targets: optional(array(string(), { description: "Direct children." })),
 });
 
 /** How often a waiting parent looks at its inbox for messages its children sent up, and for a message the user typed. */
