@@ -26,6 +26,7 @@ const SUITES = [
   "fanout",
   "tree-fanout",
   "wait-cpu",
+  "child-start",
   "isolation-spawn",
   "durable",
   "runners",

@@ -35,4 +35,20 @@ describe("what the extension loads at start", () => {
   it("does not import TypeBox: the tools' schemas are plain JSON Schema objects", () => {
     expect([...graph.packages]).not.toContain("typebox");
   });
+
+  it("leaves the terminal UI library and the root's UI modules to the root: a child's pi draws nothing", () => {
+    expect([...graph.packages]).not.toContain("@mariozechner/pi-tui");
+    const ui = [...graph.files]
+      .map((file) => path.relative(path.dirname(ENTRY), file))
+      .filter((f) => f.startsWith("ui"));
+    for (const rootOnly of [
+      "tool-render",
+      "session-ui",
+      "agents-command",
+      "durable-exit",
+      "agents-clean",
+      "quit-watch",
+    ])
+      expect(ui).not.toContain(`ui/${rootOnly}.js`);
+  });
 });
