@@ -27,6 +27,7 @@ const SUITES = [
   "tree-fanout",
   "wait-cpu",
   "child-start",
+  "result-latency",
   "isolation-spawn",
   "durable",
   "runners",
