@@ -3,6 +3,8 @@
  * parent, one wait collecting a fan-out, and interrupt/close freeing a slot at once for a
  * queued sibling.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { reply } from "../support/scripted-llm.js";
 import {
@@ -134,6 +136,15 @@ describe("the mailbox and capacity", () => {
       );
       // The spawns with their wait, then the answer: one request fewer than spawn, wait_agent, answer.
       expect(h.requestsOf("/root")).toHaveLength(2);
+      // Read once pi held the spawn's result, as a wait_agent's: none is offered again after a restart.
+      const logs = fs
+        .readdirSync(h.treeDir(), { recursive: true })
+        .map(String)
+        .filter((file) => path.basename(file) === "deliveries.json");
+      expect(logs).toHaveLength(1);
+      const given = JSON.parse(fs.readFileSync(path.join(h.treeDir(), logs[0]!), "utf8")).given as Json[];
+      const byAgent = given.map((entry) => [String(entry.key).split("#")[0], entry.taken]).sort();
+      expect(byAgent).toEqual(names.map((name) => [`/root/${name}`, true]).sort());
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,
