@@ -28,6 +28,7 @@ const SUITES = [
   "wait-cpu",
   "child-start",
   "result-latency",
+  "memory",
   "isolation-spawn",
   "durable",
   "runners",
