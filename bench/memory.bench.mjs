@@ -105,7 +105,8 @@ function sampledRun(cmd, args, { cwd, env }) {
       for (const { pid, role } of scenario(child.pid)) {
         const memory = memoryOf(pid);
         if (!memory) continue;
-        const peak = (peaks[role] ??= { pss: 0, uss: 0, hwm: 0 });
+        peaks[role] ??= { pss: 0, uss: 0, hwm: 0 };
+        const peak = peaks[role];
         for (const key of ["pss", "uss", "hwm"]) peak[key] = Math.max(peak[key], memory[key]);
       }
     }, 20);
