@@ -201,6 +201,29 @@ function startProgramsFromHelper(): void {
   useProcessLauncher(new ProcessHelper().launch);
 }
 
+/**
+ * Registers a tool, traced; in a root also drawn and refused while another pi drives the tree.
+ * A child's pi never draws its tools (no terminal) and never reads a tree another pi drives.
+ */
+function toolRegistrar(pi: ExtensionAPI, root: RootParts | undefined, state: SessionState) {
+  return (tool: { name: string }) => {
+    const traced = TreeTracing.inToolCall(tool);
+    pi.registerTool(
+      (root ? root.withRenderers(root.ownerOnly(traced, () => state.runtime)) : traced) as unknown as ToolDefinitionArg,
+    );
+  };
+}
+
+/** What only a root's UI offers: the wake message's look and /agents. */
+function registerRootUi(pi: ExtensionAPI, root: RootParts, state: SessionState): void {
+  pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, root.wakeMessageRenderer);
+  root.registerAgentsCommand(pi, {
+    runtime: () => state.runtime,
+    painter: () => state.session?.painter() ?? plain,
+    refresh: () => state.session?.refresh(),
+  });
+}
+
 export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
   startProgramsFromHelper();
   const identity = identityFromEnv();
@@ -218,13 +241,7 @@ export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
       return state.runtime;
     },
   };
-  // A child's pi never draws its tools (it runs without a terminal) and never reads a tree another pi drives.
-  const register = (tool: { name: string }) => {
-    const traced = TreeTracing.inToolCall(tool);
-    pi.registerTool(
-      (root ? root.withRenderers(root.ownerOnly(traced, () => state.runtime)) : traced) as unknown as ToolDefinitionArg,
-    );
-  };
+  const register = toolRegistrar(pi, root, state);
   const makers: ToolMaker[] = [
     listModelsTool,
     spawnAgentTool,
@@ -237,14 +254,7 @@ export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
     getAgentReportTool,
   ];
   for (const make of makers) register(make(deps));
-  if (root) {
-    pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, root.wakeMessageRenderer);
-    root.registerAgentsCommand(pi, {
-      runtime: () => state.runtime,
-      painter: () => state.session?.painter() ?? plain,
-      refresh: () => state.session?.refresh(),
-    });
-  }
+  if (root) registerRootUi(pi, root, state);
 
   // A notice counts as read once pi's session holds the message that carries it.
   const hold = watchNoticeHold(pi, () => state.runtime);
