@@ -33,18 +33,31 @@ import { agentEntry, ENTRY_TYPE } from "./tree/session-entries.js";
 import { TreeDir } from "./tree/tree-dir.js";
 import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
-import { cleanTree, treeCleanPlan } from "./ui/agents-clean.js";
-import { registerAgentsCommand } from "./ui/agents-command.js";
 import { setUpChildDialogs } from "./ui/child-dialogs.js";
-import { dyingSignal, exitMessage, killAtStep, ownerOnly, ownTree, watchDyingSignals } from "./ui/durable-exit.js";
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { watchNoticeHold } from "./ui/notice-hold.js";
 import { plain } from "./ui/paint.js";
-import { SessionUi } from "./ui/session-ui.js";
-import { wakeMessageRenderer, withRenderers } from "./ui/tool-render.js";
+import type { SessionUi } from "./ui/session-ui.js";
 import { WAKE_MESSAGE_TYPE } from "./ui/wake.js";
 
 type ToolMaker = (deps: ToolDeps) => { name: string };
+
+/**
+ * What only the root uses: its tools' rendering, /agents, a durable exit, the cleaning of a
+ * temporary tree. Imported when the extension loads in a root, never in a child: pi loads an
+ * extension through jiti with its module cache off, so the terminal UI library these import
+ * would be evaluated a second time in every child's pi, most of which never delegate.
+ */
+async function rootParts() {
+  const [render, command, durable, clean] = await Promise.all([
+    import("./ui/tool-render.js"),
+    import("./ui/agents-command.js"),
+    import("./ui/durable-exit.js"),
+    import("./ui/agents-clean.js"),
+  ]);
+  return { ...render, ...command, ...durable, ...clean };
+}
+type RootParts = Awaited<ReturnType<typeof rootParts>>;
 
 /**
  * A `--no-session` root's tree (in the temp folder, never resumable) goes when the root ends:
@@ -52,7 +65,11 @@ type ToolMaker = (deps: ToolDeps) => { name: string };
  * stays in the repository), then the folder, and the temp base when nothing else is in it.
  * Only once no turn runs: every turn is stopped at shutdown, and one still stopping keeps it.
  */
-async function removeTemporaryTree(rt: TreeRuntime, problem: (line: string) => void): Promise<void> {
+async function removeTemporaryTree(
+  { treeCleanPlan, cleanTree }: RootParts,
+  rt: TreeRuntime,
+  problem: (line: string) => void,
+): Promise<void> {
   const root = rt.tree.root;
   if (rt.hasActiveTurns() || !rt.tree.onDisk()) return;
   try {
@@ -88,14 +105,19 @@ interface SessionState {
  * still runs session_shutdown) leaves them; else onExit. A temporary tree (`--no-session`)
  * cannot be re-attached: its turns are stopped.
  */
-function exitHow(identity: Identity, state: SessionState): OnExit {
-  if (!identity.isRoot || treeIsTemporary(state.sessionFile)) return "stop";
-  if (dyingSignal() !== undefined) return "detach";
+function exitHow(root: RootParts | undefined, state: SessionState): OnExit {
+  if (!root || treeIsTemporary(state.sessionFile)) return "stop";
+  if (root.dyingSignal() !== undefined) return "detach";
   return onExitChoice(state.interactive, state.onExit);
 }
 
 /** session_shutdown (and the start of the next session): stop or leave the turns, say so, give the tree back. */
-async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionState, reason?: string): Promise<void> {
+async function endSession(
+  pi: ExtensionAPI,
+  root: RootParts | undefined,
+  state: SessionState,
+  reason?: string,
+): Promise<void> {
   const { runtime: ending, session: ui, temporary: removal, ownership: lease } = state;
   state.runtime = undefined;
   state.session = undefined;
@@ -103,22 +125,21 @@ async function endSession(pi: ExtensionAPI, identity: Identity, state: SessionSt
   state.ownership = undefined;
   ending?.dialogDesk?.stop();
   if (!ending) return void (await lease?.release());
-  const how = ending.readOnly !== undefined ? "detach" : exitHow(identity, state);
+  const how = ending.readOnly !== undefined ? "detach" : exitHow(root, state);
   // The dying signal may have come after the session started: the last frame says what happens now.
   if (ui) ui.exitHow = how;
   await ui?.beforeShutdown();
   // What this process knows of its turns, not a record on disk that a failed write left stale.
-  const active = identity.isRoot ? turnsUnderWay(ending) : undefined;
+  const active = root ? turnsUnderWay(ending) : undefined;
   await ending.shutdown(how);
   const lines =
-    active && countActive(active) > 0 && ending.readOnly === undefined
-      ? exitMessage(ending, active, how, state.sessionFile)
+    root && active && countActive(active) > 0 && ending.readOnly === undefined
+      ? root.exitMessage(ending, active, how, state.sessionFile)
       : undefined;
   if (ui) ui.afterShutdown(lines, reason);
   else if (lines) sayAtExit(lines);
-  if (identity.isRoot)
-    for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
-  if (removal && !ending.isDetached) await removeTemporaryTree(ending, removal);
+  if (root) for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
+  if (root && removal && !ending.isDetached) await removeTemporaryTree(root, ending, removal);
   await lease?.release();
 }
 
@@ -156,7 +177,12 @@ async function sessionTree(identity: Identity, ctx: ExtensionContext, problem: (
  * One owner per tree: the root takes its tree at the start, or — a new tree — once its
  * first record is written; a root whose tree another live pi drives only reads it.
  */
-async function claimTree(state: SessionState, rt: TreeRuntime, problem: (line: string) => void): Promise<void> {
+async function claimTree(
+  { ownTree }: RootParts,
+  state: SessionState,
+  rt: TreeRuntime,
+  problem: (line: string) => void,
+): Promise<void> {
   const owner = await ownTree(rt.tree.root, problem);
   if (owner?.held) state.ownership = owner;
   else if (owner) {
@@ -175,10 +201,34 @@ function startProgramsFromHelper(): void {
   useProcessLauncher(new ProcessHelper().launch);
 }
 
-export default function piSubagentTree(pi: ExtensionAPI): void {
+/**
+ * Registers a tool, traced; in a root also drawn and refused while another pi drives the tree.
+ * A child's pi never draws its tools (no terminal) and never reads a tree another pi drives.
+ */
+function toolRegistrar(pi: ExtensionAPI, root: RootParts | undefined, state: SessionState) {
+  return (tool: { name: string }) => {
+    const traced = TreeTracing.inToolCall(tool);
+    pi.registerTool(
+      (root ? root.withRenderers(root.ownerOnly(traced, () => state.runtime)) : traced) as unknown as ToolDefinitionArg,
+    );
+  };
+}
+
+/** What only a root's UI offers: the wake message's look and /agents. */
+function registerRootUi(pi: ExtensionAPI, root: RootParts, state: SessionState): void {
+  pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, root.wakeMessageRenderer);
+  root.registerAgentsCommand(pi, {
+    runtime: () => state.runtime,
+    painter: () => state.session?.painter() ?? plain,
+    refresh: () => state.session?.refresh(),
+  });
+}
+
+export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
   startProgramsFromHelper();
   const identity = identityFromEnv();
-  if (identity.isRoot) watchDyingSignals();
+  const root = identity.isRoot ? await rootParts() : undefined;
+  root?.watchDyingSignals();
   const state: SessionState = { interactive: false };
   const tracing = new TreeTracing(identity);
   let tracingProblem = (line: string) => console.error(line);
@@ -191,10 +241,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
       return state.runtime;
     },
   };
-  const register = (tool: { name: string }) =>
-    pi.registerTool(
-      withRenderers(ownerOnly(TreeTracing.inToolCall(tool), () => state.runtime)) as unknown as ToolDefinitionArg,
-    );
+  const register = toolRegistrar(pi, root, state);
   const makers: ToolMaker[] = [
     listModelsTool,
     spawnAgentTool,
@@ -207,18 +254,13 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     getAgentReportTool,
   ];
   for (const make of makers) register(make(deps));
-  pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, wakeMessageRenderer);
-  registerAgentsCommand(pi, {
-    runtime: () => state.runtime,
-    painter: () => state.session?.painter() ?? plain,
-    refresh: () => state.session?.refresh(),
-  });
+  if (root) registerRootUi(pi, root, state);
 
   // A notice counts as read once pi's session holds the message that carries it.
   const hold = watchNoticeHold(pi, () => state.runtime);
 
   pi.on("session_start", async (_event, ctx) => {
-    await endSession(pi, identity, state, "restart");
+    await endSession(pi, root, state, "restart");
     // Every extension has registered its tools by now, so definition files' tool names can be
     // checked; spawn_agent is registered again so agent_type lists the roles of this cwd.
     const roles = loadRoleCatalog(ctx.cwd, describeRegistry(pi.getAllTools()));
@@ -235,17 +277,17 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     // The project's settings may not choose what outlives a session: the reader says so once.
     if (identity.isRoot) state.onExit = readSubagentSettings({ cwd: ctx.cwd }, problem).settings.onExit;
     if (identity.isRoot && treeIsTemporary(sessionFile)) state.temporary = (line) => console.error(line);
-    let claimed = identity.isRoot && tree.onDisk();
-    const fault = identity.isRoot ? killAtStep() : undefined;
+    let claimed = root !== undefined && tree.onDisk();
+    const fault = root?.killAtStep();
     let dialogEnv: Record<string, string> = {};
     const rt: TreeRuntime = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       ...(fault && { fault }),
       hooks: {
         problem,
         recorded: (record) => {
-          if (!identity.isRoot) return;
+          if (!root) return;
           pi.appendEntry(ENTRY_TYPE, agentEntry(record));
-          if (!claimed && state.runtime === rt) void claimTree(state, rt, problem);
+          if (!claimed && state.runtime === rt) void claimTree(root, state, rt, problem);
           claimed = true;
         },
         noticed: (notice) => state.session?.noticed(notice),
@@ -260,13 +302,14 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
         }),
       },
     });
-    if (claimed) await claimTree(state, rt, problem);
+    if (root && claimed) await claimTree(root, state, rt, problem);
     dialogEnv = setUpChildDialogs(rt, ctx, identity, () => state.session?.refresh()).env;
     await restore(rt, ctx.sessionManager.getEntries(), { readOnly: rt.readOnly !== undefined });
     state.runtime = rt;
     if (ctx.hasUI) {
+      const { SessionUi } = await import("./ui/session-ui.js");
       state.session = new SessionUi(pi, ctx, rt, sessionFile, hold);
-      state.session.exitHow = exitHow(identity, state);
+      state.session.exitHow = exitHow(root, state);
       state.session.start();
       state.session.countDialogs(() => rt.dialogDesk?.waitingForPerson ?? 0);
       // Turns that ended while no root was there (restore): shown, and they wake an idle root.
@@ -284,6 +327,6 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
   // After this, the extension holds no timer or handle, or pi would never exit.
   pi.on("session_shutdown", async (event) => {
     await tracing.flush();
-    await endSession(pi, identity, state, (event as { reason?: string }).reason);
+    await endSession(pi, root, state, (event as { reason?: string }).reason);
   });
 }

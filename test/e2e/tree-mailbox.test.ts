@@ -3,6 +3,8 @@
  * parent, one wait collecting a fan-out, and interrupt/close freeing a slot at once for a
  * queued sibling.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { reply } from "../support/scripted-llm.js";
 import {
@@ -89,6 +91,60 @@ describe("the mailbox and capacity", () => {
       expect(notices.at(-1)!.agent_name).toBe("/root/one");
       // Spawn, one wait, the answer: three model requests of the root.
       expect(h.requestsOf("/root")).toHaveLength(3);
+      await expectNoSurvivors(h);
+    },
+    SCENARIO_MS,
+  );
+
+  it(
+    "a fan-out of three with wait: true on its last spawn costs the root two model requests, the children in parallel",
+    async () => {
+      const names = ["one", "two", "three"];
+      const root = [
+        reply.toolCalls(
+          names.map((name) => ({
+            name: "spawn_agent",
+            args: {
+              task_name: name,
+              fork_turns: "none",
+              message: `work ${name}`,
+              ...(name === "three" && { wait: true }),
+            },
+          })),
+        ),
+        reply.text("ROOT DONE"),
+      ];
+      // `one` ends only once `three` (the spawn that waits) has run: the three run side by side.
+      // The three notices in one answer: the wait returned after its whole group, not the first.
+      const waitForThree = "for i in $(seq 600); do [ -e three_ran ] && break; sleep 0.1; done; test -e three_ran";
+      const h = await tree({
+        scripts: {
+          "/root": root,
+          "/root/one": [reply.toolCall("bash", { command: waitForThree }), reply.text("one done")],
+          "/root/two": [reply.text("two done")],
+          "/root/three": [reply.toolCall("bash", { command: "touch three_ran" }), reply.text("three done")],
+        },
+      });
+      expectCleanExit(await h.runRoot("go", { timeoutMs: 100_000 }));
+      const spawned = rootResult(h, "spawn_agent", { task_name: "three" });
+      expect(spawned).toMatchObject({ agent_name: "/root/three", agent_status: "running" });
+      const waited = spawned.wait as Json;
+      expect(waited).toMatchObject({ pending: 0, timed_out: false, waiting_for: [] });
+      const notices = waited.notices as Json[];
+      expect(notices.map((n) => [n.agent_name, n.type, n.report]).sort()).toEqual(
+        names.map((name) => [`/root/${name}`, "completed", `${name} done`]).sort(),
+      );
+      // The spawns with their wait, then the answer: one request fewer than spawn, wait_agent, answer.
+      expect(h.requestsOf("/root")).toHaveLength(2);
+      // Read once pi held the spawn's result, as a wait_agent's: none is offered again after a restart.
+      const logs = fs
+        .readdirSync(h.treeDir(), { recursive: true })
+        .map(String)
+        .filter((file) => path.basename(file) === "deliveries.json");
+      expect(logs).toHaveLength(1);
+      const given = JSON.parse(fs.readFileSync(path.join(h.treeDir(), logs[0]!), "utf8")).given as Json[];
+      const byAgent = given.map((entry) => [String(entry.key).split("#")[0], entry.taken]).sort();
+      expect(byAgent).toEqual(names.map((name) => [`/root/${name}`, true]).sort());
       await expectNoSurvivors(h);
     },
     SCENARIO_MS,

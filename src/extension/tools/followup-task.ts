@@ -1,12 +1,12 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { assertBudgetLeft } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
 import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
+import { object, string } from "./schema.js";
 
-const parameters = Type.Object({
-  target: Type.String({ description: "Direct child." }),
-  message: Type.String({ description: "The new task, verbatim." }),
+const parameters = object({
+  target: string({ description: "Direct child." }),
+  message: string({ description: "The new task, verbatim." }),
 });
 
 export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {

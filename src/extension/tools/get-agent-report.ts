@@ -1,13 +1,13 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { readReportPage } from "../turns/reports.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
+import { number, object, optional, string } from "./schema.js";
 
-const parameters = Type.Object({
-  target: Type.String({ description: "Agent of your subtree." }),
-  offset: Type.Optional(Type.Number({ description: "The previous page's next_offset (default 0)." })),
-  turn: Type.Optional(Type.Number({ description: "0 = latest (default), 1 = the one before…" })),
+const parameters = object({
+  target: string({ description: "Agent of your subtree." }),
+  offset: optional(number({ description: "The previous page's next_offset (default 0)." })),
+  turn: optional(number({ description: "0 = latest (default), 1 = the one before…" })),
 });
 
 export function getAgentReportTool({ runtime }: ToolDeps): ToolDefinition<typeof parameters> {

@@ -1,5 +1,4 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
 import { verificationSummary } from "../../contracts/verify.js";
@@ -11,12 +10,13 @@ import { resolveTarget } from "../tree/paths.js";
 import { modelInUse } from "../turns/fallback-turns.js";
 import { pendingMessageCount } from "../turns/live-messages.js";
 import { jsonResult, type ToolDeps } from "./common.js";
+import { object, optional, string } from "./schema.js";
 
 /** Damaged records named in one result (each problem is one bounded line). */
 const DAMAGED_LISTED = 20;
 
-const parameters = Type.Object({
-  path_prefix: Type.Optional(Type.String({ description: "Only paths starting with this." })),
+const parameters = object({
+  path_prefix: optional(string({ description: "Only paths starting with this." })),
 });
 
 export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): ToolDefinition<typeof parameters> {

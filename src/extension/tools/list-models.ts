@@ -1,11 +1,11 @@
 import { getAgentDir, SettingsManager, type ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { systemClock } from "../../lib/clock.js";
 import { listModels, type ModelInfo, scopePatterns } from "../roles/models.js";
 import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
 import { jsonResult, type ToolDeps } from "./common.js";
+import { object } from "./schema.js";
 
-const parameters = Type.Object({});
+const parameters = object({});
 
 /**
  * `enabledModels` as pi reads it, through pi's own settings: the project's .pi/settings.json

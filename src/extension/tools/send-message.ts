@@ -1,18 +1,18 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { resolveTarget } from "../tree/paths.js";
 import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
+import { boolean, object, optional, string } from "./schema.js";
 
-const parameters = Type.Object({
-  target: Type.String({ description: "Direct child, or your parent." }),
-  message: Type.Optional(Type.String({ description: `≤${LIMITS.maxMessageChars} chars, verbatim.` })),
-  answer: Type.Optional(
-    Type.Object(
+const parameters = object({
+  target: string({ description: "Direct child, or your parent." }),
+  message: optional(string({ description: `≤${LIMITS.maxMessageChars} chars, verbatim.` })),
+  answer: optional(
+    object(
       {
-        question_id: Type.String(),
-        value: Type.Optional(Type.String()),
-        confirmed: Type.Optional(Type.Boolean()),
+        question_id: string(),
+        value: optional(string()),
+        confirmed: optional(boolean()),
       },
       { description: "Answers a question notice." },
     ),

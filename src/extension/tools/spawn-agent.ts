@@ -1,13 +1,15 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import { LIMITS } from "../../contracts/tree.js";
 import { VERIFY_DEFAULTS } from "../../contracts/verify.js";
+import { systemClock } from "../../lib/clock.js";
 import { type TreeLimits, treeLimits } from "../config.js";
 import { assertBudgetLeft } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
 import { BUILTIN_CATALOG, describeAgentTypes, type RoleCatalog } from "../roles/roles.js";
 import { spawnAgent } from "../spawn/spawn.js";
 import { jsonResult, type ToolDeps } from "./common.js";
+import { array, boolean, integer, object, optional, string, union, unsafe } from "./schema.js";
+import { clampTimeout, waitForGroup, withDeliveryKeys } from "./wait-agent.js";
 
 /*
  * Every word of these descriptions goes into every model request of every agent that loads the
@@ -30,28 +32,33 @@ const limitsText = (turnLimitMs: number) =>
 const VERIFY_TEXT = `{run: [shell cmds], review: agent, max_repairs (${VERIFY_DEFAULTS.maxRepairs}), timeout (s)}: checked after it completes; a failure is sent back to fix.`;
 
 const spawnParameters = (roles: RoleCatalog, turnLimitMs: number) =>
-  Type.Object({
-    task_name: Type.String({
+  object({
+    task_name: string({
       description: `[a-z0-9_]{1,${LIMITS.taskNameChars}}, unique among your children.`,
     }),
-    message: Type.String({ description: "The whole task, verbatim." }),
-    agent_type: Type.Optional(Type.String({ description: describeAgentTypes(roles) })),
-    fork_turns: Type.Optional(
-      Type.Union([Type.String(), Type.Integer()], {
+    message: string({ description: "The whole task, verbatim." }),
+    agent_type: optional(string({ description: describeAgentTypes(roles) })),
+    fork_turns: optional(
+      union([string(), integer()], {
         description: "none, all (default) or your N latest turns; any agent_type needs none or N.",
       }),
     ),
-    model: Type.Optional(Type.String({ description: "provider/id (list_models); default: role's, else yours." })),
-    reasoning_effort: Type.Optional(Type.String({ description: "A list_models level; default: role's, else yours." })),
-    isolation: Type.Optional(Type.String({ description: ISOLATION_TEXT })),
+    model: optional(string({ description: "provider/id (list_models); default: role's, else yours." })),
+    reasoning_effort: optional(string({ description: "A list_models level; default: role's, else yours." })),
+    isolation: optional(string({ description: ISOLATION_TEXT })),
     // An object of numbers; its keys are checked by the spawn (a schema per key would cost ~200 characters).
-    limits: Type.Optional(
-      Type.Unsafe<Record<string, number>>({ type: "object", description: limitsText(turnLimitMs) }),
+    limits: optional(unsafe<Record<string, number>>({ type: "object", description: limitsText(turnLimitMs) })),
+    fallback_models: optional(array(string(), { description: "Tried in order if the provider fails." })),
+    runner: optional(string({ description: "local (default) or a settings runner." })),
+    // Spawns run one after another (executionMode "sequential"), so on the last spawn of a
+    // batch the earlier ones have started: the fan-out and its wait cost one model request.
+    wait: optional(
+      boolean({
+        description: "true: then wait as wait_agent all: true for your working children; on a batch's last spawn.",
+      }),
     ),
-    fallback_models: Type.Optional(Type.Array(Type.String(), { description: "Tried in order if the provider fails." })),
-    runner: Type.Optional(Type.String({ description: "local (default) or a settings runner." })),
     // An object whose keys the spawn checks, as for limits (a schema per key costs characters in every request).
-    verify: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: "object", description: VERIFY_TEXT })),
+    verify: optional(unsafe<Record<string, unknown>>({ type: "object", description: VERIFY_TEXT })),
   });
 
 type SpawnParameters = ReturnType<typeof spawnParameters>;
@@ -69,7 +76,7 @@ export function describeDuration(ms: number): string {
  * so the model is told the limits it will meet.
  */
 export function spawnAgentTool(
-  { pi, runtime }: ToolDeps,
+  { pi, runtime, clock = systemClock }: ToolDeps,
   roles: RoleCatalog = BUILTIN_CATALOG,
   limits: TreeLimits = treeLimits(),
 ): ToolDefinition<SpawnParameters> {
@@ -84,7 +91,7 @@ export function spawnAgentTool(
     ].join(" "),
     parameters,
     executionMode: "sequential",
-    execute: async (_id, params, _signal, onUpdate, ctx) => {
+    execute: async (_id, params, signal, onUpdate, ctx) => {
       const rt = runtime();
       await assertBudgetLeft(progressOf(rt));
       const spawned = await spawnAgent(rt, pi, ctx, params);
@@ -98,7 +105,17 @@ export function spawnAgentTool(
         ],
         details: spawned,
       });
-      return jsonResult(spawned);
+      if (params.wait !== true) return jsonResult(spawned);
+      // The child is started whatever the wait gives: its spawn result comes first, the wait's beside it.
+      const waited = await waitForGroup(rt, {
+        timeoutMs: clampTimeout(undefined),
+        signal,
+        ctx,
+        clock,
+        onUpdate: onUpdate as Parameters<typeof waitForGroup>[1]["onUpdate"],
+      });
+      // Its notices are read once pi holds this result, as for wait_agent's.
+      return withDeliveryKeys(rt, jsonResult({ ...spawned, wait: waited.details }), waited.details.notices);
     },
   };
 }

@@ -3,13 +3,13 @@
  * and the child's status before and after — with their own names, words and stop.
  */
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import type { AgentStatus } from "../../contracts/tree.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 import { type ChildAction, directChild, jsonResult, type ToolDeps } from "./common.js";
+import { object, string } from "./schema.js";
 
-const parameters = Type.Object({
-  target: Type.String({ description: "Direct child." }),
+const parameters = object({
+  target: string({ description: "Direct child." }),
 });
 
 export type StopToolParameters = typeof parameters;

@@ -1,5 +1,4 @@
 import type { ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import type { Notice } from "../../contracts/notice.js";
 import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
@@ -9,15 +8,16 @@ import { type AgentProgress, progressFields, progressOf } from "../progress/prog
 import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
+import { array, boolean, number, object, optional, string } from "./schema.js";
 import { stillWorking, waitGroup } from "./wait-group.js";
 
-const parameters = Type.Object({
-  timeout_ms: Type.Optional(
-    Type.Number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
+const parameters = object({
+  timeout_ms: optional(
+    number({ description: `Default ${LIMITS.waitDefaultMs}, clamped to 0…${LIMITS.waitMaxMs}; 0 = just look.` }),
   ),
-  target: Type.Optional(Type.String({ description: "Agent of your subtree (default: any child)." })),
-  all: Type.Optional(Type.Boolean({ description: "true: wait until every working child (or target) ends." })),
-  targets: Type.Optional(Type.Array(Type.String(), { description: "Direct children." })),
+  target: optional(string({ description: "Agent of your subtree (default: any child)." })),
+  all: optional(boolean({ description: "true: wait until every working child (or target) ends." })),
+  targets: optional(array(string(), { description: "Direct children." })),
 });
 
 /** How often a waiting parent looks at its inbox for messages its children sent up, and for a message the user typed. */
@@ -221,8 +221,11 @@ async function waitForAnswer(
 }
 
 /** The answer with the delivery keys of the notices it hands on in its details (none: unchanged). */
-function withDeliveryKeys<T extends { details: object }>(rt: TreeRuntime, answer: T): T {
-  const notices = (answer.details as { notices?: Notice[] }).notices ?? [];
+export function withDeliveryKeys<T extends { details: object }>(
+  rt: TreeRuntime,
+  answer: T,
+  notices: readonly Notice[] = (answer.details as { notices?: Notice[] }).notices ?? [],
+): T {
   const keys = rt.deliveryKeysOf(notices);
   return keys.length === 0 ? answer : { ...answer, details: { ...answer.details, [DELIVERY_KEYS_FIELD]: keys } };
 }
@@ -232,6 +235,34 @@ function givenTargets(targets: unknown): unknown[] | undefined {
   if (targets === undefined || targets === null) return undefined;
   if (!Array.isArray(targets)) throw new Error(`targets must be a list of agent paths, got ${errorValue(targets)}`);
   return targets.length > 0 ? targets : undefined;
+}
+
+/** What waiting for a group of children needs beyond the runtime: the same for wait_agent and spawn_agent's `wait`. */
+export interface GroupWait {
+  timeoutMs: number;
+  /** The group; absent: every child working now or whose notice is pending. */
+  targets?: readonly unknown[] | undefined;
+  signal: AbortSignal | undefined;
+  ctx: ExtensionContext | undefined;
+  clock: Clock;
+  onUpdate: ((update: ReturnType<typeof progressUpdate>) => void) | undefined;
+}
+
+/**
+ * Waits until every member of the group has ended (or the time-out), and returns their notices;
+ * the caller adds their delivery keys (withDeliveryKeys) to the result it gives pi.
+ */
+export async function waitForGroup(rt: TreeRuntime, wait: GroupWait) {
+  // The group is fixed now: notices already in the mailbox count, so collect the inbox first.
+  await rt.collectInbox();
+  const call: WaitCall = {
+    rt,
+    timeoutMs: wait.timeoutMs,
+    signal: wait.signal,
+    ctx: wait.ctx,
+    group: waitGroup(rt, wait.targets),
+  };
+  return waitForAnswer(call, wait.clock, wait.onUpdate);
 }
 
 export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolDefinition<typeof parameters> {
@@ -249,13 +280,11 @@ export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolD
       if (params.target !== undefined) subtreeTarget(rt, params.target);
       const targets = givenTargets(params.targets);
       if (targets && params.all !== true) throw new Error("targets needs all: true");
-      const call: WaitCall = { rt, timeoutMs: clampTimeout(params.timeout_ms), signal, ctx };
-      if (params.all === true) {
-        // The group is fixed now: notices already in the mailbox count, so collect the inbox first.
-        await rt.collectInbox();
-        call.group = waitGroup(rt, targets);
-      }
-      const answer = await waitForAnswer(call, clock, onUpdate);
+      const timeoutMs = clampTimeout(params.timeout_ms);
+      const answer =
+        params.all === true
+          ? await waitForGroup(rt, { timeoutMs, targets, signal, ctx, clock, onUpdate })
+          : await waitForAnswer({ rt, timeoutMs, signal, ctx }, clock, onUpdate);
       // Their keys ride in the details (not shown to the model): once pi has written this tool
       // result to the session they are recorded as taken (ui/notice-hold.ts), and a restore
       // finds them there if the process died before (turns/deliveries.ts).

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+import { spawn } from "node:child_process";
+// Memory per process, counted as each process's own: a real pi root spawns one child with
+// `wait: true`; the loopback LLM answers the child after CHILD_MS. Every 20 ms the bench reads
+// /proc/<pid>/smaps_rollup of each process under the root (the root pi, the child's wrapper,
+// the child pi) and keeps, per role, the peak PSS (shared pages divided among the processes
+// that map them, so pi's code is counted once across processes, not once per process) and
+// the peak USS (private pages only: what ending the process gives back), and the wrapper's
+// peak RSS (VmHWM in /proc/<pid>/status, the kernel's own peak). Medians.
+import fs from "node:fs";
+import http from "node:http";
+import { benchLines, benchPiHome, fmt, MiB, median, REPO_ROOT, rounds, row, sseBody } from "./support.mjs";
+
+const CHILD_MS = 1500;
+const agentOf = (body) =>
+  /You are the agent (\/root\/[a-z0-9_/]+) /.exec(JSON.stringify(body.messages?.[0]?.content ?? ""))?.[1];
+
+async function startLlm() {
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
+      const child = agentOf(body) !== undefined;
+      const answered = (body.messages ?? []).some((m) => m.role === "tool");
+      const answer = child
+        ? { text: "child done" }
+        : answered
+          ? { text: "root done" }
+          : { calls: [["spawn_agent", { task_name: "solo", fork_turns: "none", message: "answer", wait: true }]] };
+      setTimeout(
+        () => {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          res.end(sseBody(answer));
+        },
+        child ? CHILD_MS : 0,
+      );
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** pid → parent pid, for every process /proc lists. */
+function parents() {
+  const map = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      map.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return map;
+}
+
+/** The processes below `root` (itself included), each with its role. */
+function scenario(root) {
+  const parentOf = parents();
+  const below = (pid) => {
+    for (let at = pid; at > 1; at = parentOf.get(at)) if (at === root) return true;
+    return false;
+  };
+  return [...parentOf.keys()].filter(below).flatMap((pid) => {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const role =
+        pid === root
+          ? "root"
+          : cmd.includes("subagent-wrapper")
+            ? "wrapper"
+            : cmd.includes("--mode")
+              ? "child"
+              : undefined;
+      return role ? [{ pid, role }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** PSS and USS (bytes) from smaps_rollup; VmHWM from status. */
+function memoryOf(pid) {
+  try {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0) * 1024;
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+    return { pss: kb("Pss"), uss: kb("Private_Clean") + kb("Private_Dirty"), hwm };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs the root to its end, sampling; the peak of each figure per role. */
+function sampledRun(cmd, args, { cwd, env }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const peaks = {};
+    const sampler = setInterval(() => {
+      for (const { pid, role } of scenario(child.pid)) {
+        const memory = memoryOf(pid);
+        if (!memory) continue;
+        peaks[role] ??= { pss: 0, uss: 0, hwm: 0 };
+        const peak = peaks[role];
+        for (const key of ["pss", "uss", "hwm"]) peak[key] = Math.max(peak[key], memory[key]);
+      }
+    }, 20);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      clearInterval(sampler);
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`${cmd} exited ${code}: ${stderr.slice(-500)}`));
+      else resolve(peaks);
+    });
+  });
+}
+
+export async function run() {
+  const llm = await startLlm();
+  const lines = benchLines().map((line) => ({ line, ...benchPiHome(llm.url, line), samples: [] }));
+  try {
+    for (let round = 0; round < rounds(3); round++) {
+      for (const entry of lines) {
+        const args = ["--mode", "json", "-np", "--no-session", "-e", REPO_ROOT, "delegate"];
+        entry.samples.push(await sampledRun(entry.line.piCli, args, { cwd: entry.home, env: entry.env }));
+      }
+    }
+  } finally {
+    await llm.close();
+    for (const { cleanup } of lines) cleanup();
+  }
+  return lines.map(({ line, samples }) => {
+    const of = (role, key) => median(samples.map((s) => s[role]?.[key] ?? 0));
+    const wrapperHwm = of("wrapper", "hwm");
+    const roles = ["root", "wrapper", "child"]
+      .map((role) => `${role} PSS ${fmt.mib(of(role, "pss"))}, USS ${fmt.mib(of(role, "uss"))}`)
+      .join("; ");
+    return row({
+      id: `memory-${line.name}`,
+      what: `a normal run's wrapper: peak RSS; each process's own memory (PSS / USS) (${line.label})`,
+      target: "≤ 55 MiB",
+      points: [
+        { input: "1 child", value: fmt.mib(wrapperHwm), baseline: "—", ratio: "—", pass: wrapperHwm <= 55 * MiB },
+      ],
+      note: `Real pi root (${line.label}; loopback LLM, the child answers after ${CHILD_MS} ms) spawning one child with wait: true; /proc/<pid>/smaps_rollup and status of every process under the root, every 20 ms; peaks per process, medians of ${samples.length}: ${roles}.`,
+    });
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { printRows } = await import("./report.mjs");
+  printRows(await run());
+}
