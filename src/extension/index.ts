@@ -175,6 +175,19 @@ function startProgramsFromHelper(): void {
   useProcessLauncher(new ProcessHelper().launch);
 }
 
+/** The nine tools, in the order pi lists them. */
+const TOOL_MAKERS: ToolMaker[] = [
+  listModelsTool,
+  spawnAgentTool,
+  waitAgentTool,
+  listAgentsTool,
+  sendMessageTool,
+  followupTaskTool,
+  interruptAgentTool,
+  closeAgentTool,
+  getAgentReportTool,
+];
+
 export default function piSubagentTree(pi: ExtensionAPI): void {
   startProgramsFromHelper();
   const identity = identityFromEnv();
@@ -195,18 +208,7 @@ export default function piSubagentTree(pi: ExtensionAPI): void {
     pi.registerTool(
       withRenderers(ownerOnly(TreeTracing.inToolCall(tool), () => state.runtime)) as unknown as ToolDefinitionArg,
     );
-  const makers: ToolMaker[] = [
-    listModelsTool,
-    spawnAgentTool,
-    waitAgentTool,
-    listAgentsTool,
-    sendMessageTool,
-    followupTaskTool,
-    interruptAgentTool,
-    closeAgentTool,
-    getAgentReportTool,
-  ];
-  for (const make of makers) register(make(deps));
+  for (const make of TOOL_MAKERS) register(make(deps));
   pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, wakeMessageRenderer);
   registerAgentsCommand(pi, {
     runtime: () => state.runtime,
