@@ -2,7 +2,7 @@
  * One pi process's output, from its spawn to its end: stdout read as pi's event lines
  * (PiLineReader) and kept raw, stderr kept, and — once the process exits — its group told to
  * go, its pipes drained for at most STDOUT_DRAIN_MS (a straggler that holds stdout must not
- * keep the run open), and the group waited for (stragglers.ts). run.ts decides what the
+ * keep the run open), and the group waited for (stragglers.ts). run-supervision.ts decides what the
  * events mean; this module only carries them.
  */
 import type { ChildHandle } from "./child.js";

@@ -14,16 +14,14 @@ import { ENV } from "../../contracts/env.js";
 import { folderNames } from "../../lib/folder-names.js";
 import { errorText } from "../../lib/values.js";
 import {
-  type DefinitionDirs,
   type DefinitionSource,
-  type DiscoveredDefinitions,
   firstLine,
   MAX_DEFINITION_BYTES,
-  mergeDefinitions,
   type ParsedDefinition,
   parseAgentDefinition,
 } from "./agent-definitions.js";
 import { parseClaudeAgentDefinition } from "./claude-agents.js";
+import { type DefinitionDirs, type DiscoveredDefinitions, mergeDefinitions } from "./definition-set.js";
 import { buildRoleCatalog, RESERVED_ROLE_NAMES, type RegistryTool, type RoleCatalog } from "./roles.js";
 
 /** Which tool a folder's files were written for: pi's format, or Claude Code's (mapped). */

@@ -7,12 +7,8 @@ import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { IsolationMode } from "../../contracts/tree.js";
 import type { VerifySpec } from "../../contracts/verify.js";
 import { errorValue } from "../../lib/text.js";
-import type {
-  AgentDefinition,
-  DefinitionSource,
-  DiscoveredDefinitions,
-  RejectedDefinition,
-} from "./agent-definitions.js";
+import type { AgentDefinition, DefinitionSource, RejectedDefinition } from "./agent-definitions.js";
+import type { DiscoveredDefinitions } from "./definition-set.js";
 
 export type RoleSource = "builtin" | DefinitionSource;
 

@@ -12,7 +12,6 @@ import { TREE_FILES } from "../../contracts/layout.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contracts/tree.js";
-import { emptyUsage } from "../../contracts/usage.js";
 import { errorText } from "../../lib/values.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import { type Repository, SnapshotReuse } from "../isolation/index.js";
@@ -29,6 +28,7 @@ import { resolveFallbacks } from "./fallbacks.js";
 import { forkMessages, hasAssistant, renderForkTranscript, writeForkSession } from "./fork.js";
 import { gateExtensions } from "./gate-extensions.js";
 import { createIsolatedWorktree, repositoryFor, setupCommandFromEnv } from "./isolate.js";
+import { newRecord } from "./new-record.js";
 import { type Rollback, withRollback } from "./rollback.js";
 import { chooseRunner, delegationRefusal, runnerNeedsGit } from "./runner.js";
 import { noRepositoryError, type SpawnPlan, type SpawnRequest, validateSpawn } from "./validate.js";
@@ -280,59 +280,6 @@ async function writeStartingHistory(
     return undefined;
   }
   return messages.length > 0 ? renderForkTranscript(messages) : undefined;
-}
-
-interface RecordParts {
-  nickname: string;
-  spawnSeq: number;
-  sessionPath: string;
-  activeTools: string[];
-  extensions: string[];
-  forkTranscript: string | undefined;
-  worktree: AgentWorktreeV1 | undefined;
-  runner: ResolvedRunner | undefined;
-  verify: AgentRecordV1["verify"];
-}
-
-/** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
-function newRecord(
-  parent: string,
-  plan: SpawnPlan & { fallbacks: FallbackModel[] },
-  parts: RecordParts,
-): AgentRecordV1 {
-  const now = new Date().toISOString();
-  const { forkTranscript, worktree } = parts;
-  return {
-    version: 1,
-    kind: "agent",
-    path: plan.path,
-    parent,
-    taskName: plan.taskName,
-    nickname: parts.nickname,
-    role: plan.role,
-    ...(plan.roleInfo && plan.roleInfo.source !== "builtin" && { agentSource: plan.roleInfo.source }),
-    model: modelRef(plan.model),
-    reasoning: plan.reasoning,
-    activeTools: parts.activeTools,
-    extensions: parts.extensions,
-    status: "pending_init",
-    health: "healthy",
-    sessionPath: parts.sessionPath,
-    runs: [],
-    usage: emptyUsage(),
-    spawnSeq: parts.spawnSeq,
-    spawnedAt: now,
-    updatedAt: now,
-    inbox: [{ kind: "NEW_TASK", from: parent, text: plan.message, sentAt: now }],
-    followupQueued: false,
-    undelivered: [],
-    ...(forkTranscript !== undefined && { forkTranscript }),
-    ...(worktree && { worktree }),
-    ...(Object.keys(plan.limits).length > 0 && { limits: plan.limits }),
-    ...(plan.fallbacks.length > 0 && { fallbacks: plan.fallbacks }),
-    ...(parts.runner && { runner: parts.runner }),
-    ...(parts.verify && { verify: parts.verify }),
-  };
 }
 
 /** The spawn's runner (runner.ts), from the settings in effect for `cwd`; throws the spawn error. */

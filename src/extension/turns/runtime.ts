@@ -26,6 +26,7 @@ import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
 import { treeRunnerGate } from "./runner-slots.js";
 import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./stopping.js";
+import { TreeWrites } from "./tree-writes.js";
 import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
@@ -52,12 +53,8 @@ export class TreeRuntime implements StopContext, EffectContext {
   private readonly hooks: RuntimeHooks;
   private closing = false;
   private readonly stopHearingDamage: () => void;
-  /** Record writes of each agent, one after the other: the last write on disk is the latest state. */
-  private readonly writes = new Map<string, Promise<void>>();
-  /** Queue files are written one at a time, in order, so the last one on disk is the latest queue. */
-  private queuePublished: Promise<void> = Promise.resolve();
-  /** The queue the next scheduled write will publish; undefined when no write is waiting. */
-  private queueToPublish: string[] | undefined;
+  /** This process's writes to the tree directory, each file's in order (tree-writes.ts). */
+  private readonly writes: TreeWrites;
   /** Turns taking their slot whose wrapper may not have started yet: shutdown waits for them, then stops what they started. */
   private readonly launching = new Set<Promise<void>>();
   /** Which turn-end notices this agent was given and took, on disk (deliveries.ts). */
@@ -96,12 +93,13 @@ export class TreeRuntime implements StopContext, EffectContext {
       options.deliveryFiles,
       (line) => this.report(line),
     );
+    this.writes = new TreeWrites(tree, identity.self);
     this.mailbox = new Mailbox(this.clock);
     this.turns = options.turns ?? wrapperTurns;
     this.worktrees = options.worktrees ?? gitWorktrees;
     this.slots = new TurnSlots(
       limits.maxActiveChildTurns,
-      (queued) => this.publishQueue(queued),
+      (queued) => this.writes.publishQueue(queued),
       options.runnerGate ?? treeRunnerGate(tree.root, { clock: this.clock, report: (line) => this.report(line) }),
     );
     this.stopHearingDamage = tree.onDamage((damage) => this.report(describeDamage(damage)));
@@ -123,37 +121,12 @@ export class TreeRuntime implements StopContext, EffectContext {
   }
 
   /**
-   * Lets list_agents in any process of the tree show where this agent's queued children stand.
-   * Only the latest queue matters, so at most one write is in flight and one waits, and the
-   * waiting one takes the newest queue: 30 turns requested at once cost a few durable writes,
-   * not 60 that could still be landing long after the last turn ended.
-   */
-  private publishQueue(queued: string[]): void {
-    const scheduled = this.queueToPublish !== undefined;
-    this.queueToPublish = [...queued];
-    if (scheduled) return;
-    this.queuePublished = this.queuePublished
-      .then(() => {
-        const latest = this.queueToPublish ?? [];
-        this.queueToPublish = undefined;
-        return this.tree.writeQueue(this.self, latest);
-      })
-      .catch(() => undefined);
-  }
-
-  /**
    * Resolves once every record and queue write this runtime has begun is on disk (or has
    * failed): nothing of this process writes to the tree directory after it, unless a new
    * turn starts. Never rejects.
    */
   async writesSettled(): Promise<void> {
-    const begun = () => [this.queuePublished, ...this.writes.values()];
-    let awaited: Array<Promise<void>> = [];
-    // A write that begins while these are awaited is awaited too.
-    for (let writes = begun(); writes.some((write) => !awaited.includes(write)); writes = begun()) {
-      awaited = writes;
-      await Promise.all(writes.map((write) => write.catch(() => undefined)));
-    }
+    await this.writes.settled();
   }
 
   get self(): string {
@@ -162,12 +135,7 @@ export class TreeRuntime implements StopContext, EffectContext {
 
   async persist(state: ChildState): Promise<void> {
     const { record } = state;
-    // Chained: two writes in flight could land in either order; each writes the record as it is then.
-    const write = (this.writes.get(record.path) ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => this.tree.writeRecord(record));
-    this.writes.set(record.path, write);
-    await write;
+    await this.writes.writeRecord(record);
     state.unsaved = false;
     this.hooks.recorded?.(record);
   }

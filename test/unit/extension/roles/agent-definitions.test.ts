@@ -4,7 +4,6 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   MAX_DEFINITION_BYTES,
-  mergeDefinitions,
   type ParsedDefinition,
   parseAgentDefinition,
 } from "../../../../src/extension/roles/agent-definitions.js";
@@ -16,6 +15,7 @@ import {
   projectAgentsEnabled,
   userAgentsDir,
 } from "../../../../src/extension/roles/definition-files.js";
+import { mergeDefinitions } from "../../../../src/extension/roles/definition-set.js";
 import {
   describeAgentTypes,
   describeRegistry,

@@ -1,9 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type {
-  AgentDefinition,
-  DiscoveredDefinitions,
-  RejectedDefinition,
-} from "../../../../src/extension/roles/agent-definitions.js";
+import type { AgentDefinition, RejectedDefinition } from "../../../../src/extension/roles/agent-definitions.js";
+import type { DiscoveredDefinitions } from "../../../../src/extension/roles/definition-set.js";
 import {
   BUILTIN_CATALOG,
   buildRoleCatalog,
