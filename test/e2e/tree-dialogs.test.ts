@@ -57,6 +57,7 @@ describe("a child's dialog on a root without a UI", () => {
       reply.text("ROOT DONE"),
     ]);
     const h = await tree({
+      env: { PI_SUBAGENTS_DIALOGS: "1" },
       scripts: {
         "/root": root.steps(),
         "/root/worker": [reply.toolCall("bash", { command: ASK_AND_WAIT }), reply.text("not allowed, left it")],
@@ -112,7 +113,7 @@ describe("a child's dialog on a root with a UI", () => {
         "/root/worker": [reply.toolCall("bash", { command: ASK_AND_WAIT }), reply.text("allowed, removed it")],
       },
     });
-    const rpc = startRpcRoot(h);
+    const rpc = startRpcRoot(h, { env: { PI_SUBAGENTS_DIALOGS: "1" } });
     try {
       rpc.send({ type: "prompt", message: "clean up" });
       const dialog = await rpc.rpc.waitFor(
