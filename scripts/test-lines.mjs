@@ -9,13 +9,14 @@
  *
  * `both` (what `npm test` runs): the tests that depend on the line (test/e2e and any test that
  * uses the line's pi or node: lineDependentTests) on pi 1.x and on pi 0.73.1, and every other
- * test once, on pi 0.73.1's Node (the oldest Node the package supports). That is three passes,
- * in two lanes that run at once, each pass with two vitest workers: pi 1.x's line tests and
- * then the rest, beside pi 0.73.1's line tests (the two lanes take about as long). Four test
- * files at a time keep two cores busy where one lane alone leaves them idle a third of the
- * time (tests that wait for a child, a tmux pane or a Slurm job). Each line of a pass's output
- * is tagged with its pass. PI_SUBAGENTS_TEST_AT_ONCE=0 runs the three passes one after the
- * other instead (a machine with one core, or other work on it).
+ * test once, on pi 0.73.1's Node (the oldest Node the package supports). The two line passes run
+ * at once, each with two vitest workers (four test files at a time keep two cores busy where
+ * one pass alone leaves them idle a third of the time: tests that wait for a child, a tmux pane
+ * or a Slurm job); the other tests are cut into REST_SHARDS shards (vitest's --shard), which
+ * each lane takes one at a time once its line pass is done, so the two lanes end together
+ * whichever line is slower on this machine. Each line of a pass's output is tagged with its
+ * pass. PI_SUBAGENTS_TEST_AT_ONCE=0 runs the passes one after the other instead (a machine
+ * with one core, or other work on it).
  * `current` or `0.73`: every test, on that line only.
  *
  * A test file that runs past PI_SUBAGENTS_TEST_FILE_MINUTES (default 10) is taken as hung: the
@@ -56,22 +57,36 @@ const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift()
  * @property {import("./pi-lines.mjs").LineName} line
  * @property {"line" | "rest" | "all"} scope the tests that depend on the line, the others, or every test
  * @property {string} [tag] put before each line of its output (when passes share the terminal)
+ * @property {string} [shard] vitest's `--shard` (`i/n`): this part of the scope's test files
  */
 
 /**
- * The passes, in lanes: the passes of a lane run one after the other, the lanes at once.
- * @type {Pass[][]}
+ * How many shards the tests that do not depend on the line are cut into: enough that the lane
+ * that finishes its line pass first takes most of them, few enough that vitest's own start
+ * (a few seconds each) stays small beside them.
  */
-const lanes =
+const REST_SHARDS = 4;
+
+/**
+ * The passes: each lane runs its own passes one after the other, then takes passes from the
+ * shared queue until it is empty; the lanes run at once.
+ * @type {{ lanes: Pass[][], queue: Pass[] }}
+ */
+const plan =
   choice === "both"
-    ? [
-        [
-          { line: "current", scope: "line", tag: "1.x  │ " },
-          { line: "0.73", scope: "rest", tag: "rest │ " },
+    ? {
+        lanes: [
+          [{ line: "current", scope: "line", tag: "1.x  │ " }],
+          [{ line: "0.73", scope: "line", tag: "0.73 │ " }],
         ],
-        [{ line: "0.73", scope: "line", tag: "0.73 │ " }],
-      ]
-    : [[{ line: /** @type {import("./pi-lines.mjs").LineName} */ (choice), scope: "all" }]];
+        queue: Array.from({ length: REST_SHARDS }, (_, i) => ({
+          line: /** @type {const} */ ("0.73"),
+          scope: /** @type {const} */ ("rest"),
+          tag: `rest${i + 1} │ `,
+          shard: `${i + 1}/${REST_SHARDS}`,
+        })),
+      }
+    : { lanes: [[{ line: /** @type {import("./pi-lines.mjs").LineName} */ (choice), scope: "all" }]], queue: [] };
 const SCOPE_LABELS = {
   line: ", the tests that depend on the line",
   rest: ", the tests that do not depend on the line",
@@ -117,10 +132,10 @@ function tagLines(from, to, tag) {
  * One pass: vitest's own output as it goes, then its counts and slowest files (from its JSON report).
  * @param {Pass} pass
  */
-async function runPass({ line: name, scope, tag }) {
+async function runPass({ line: name, scope, tag, shard }) {
   const line = resolveLine(ROOT, name);
   ensureLineBin(line);
-  const label = `${describeLine(line)}${SCOPE_LABELS[scope]}`;
+  const label = `${describeLine(line)}${SCOPE_LABELS[scope]}${shard ? `, part ${shard}` : ""}`;
   process.stdout.write(`\n${tag ?? ""}━━ ${label} · ${LINE_ENV}=${name} ━━\n`);
   const report = path.join(
     os.tmpdir(),
@@ -139,6 +154,7 @@ async function runPass({ line: name, scope, tag }) {
   ];
   // A filter may match no test of this scope: another pass still runs it.
   if (scope !== "all") vitestArgs.push("--passWithNoTests");
+  if (shard) vitestArgs.push(`--shard=${shard}`);
   const env = { ...process.env, [LINE_ENV]: name, PATH: linePath(line, process.env.PATH), [WATCH_DIR_ENV]: watchDir };
   if (scope === "all") delete env[SCOPE_ENV];
   else env[SCOPE_ENV] = scope;
@@ -178,7 +194,10 @@ async function runPass({ line: name, scope, tag }) {
   });
   const hung = readLines(path.join(watchDir, HUNG_FILE)).map((line) => `HUNG ${line}`);
   fs.rmSync(watchDir, { recursive: true, force: true });
-  const { counts, slowest, failures } = readReport(report, scope === "all" ? name : `${name}-${scope}`);
+  const { counts, slowest, failures } = readReport(
+    report,
+    scope === "all" ? name : `${name}-${scope}${shard ? `-${shard.replace("/", "of")}` : ""}`,
+  );
   return { label, code, counts, slowest, failures: [...hung, ...failures], ms: Date.now() - started };
 }
 
@@ -264,18 +283,20 @@ if (choice === "both") {
   // rather than by two passes writing the same files at once.
   spawnSync(process.execPath, [path.join(ROOT, "scripts", "stress-test"), "--help"], { cwd: ROOT, stdio: "ignore" });
 }
-/** @param {Pass[]} lane */
+/** @param {Pass[]} lane its own passes, then whatever the shared queue still holds */
 async function runLane(lane) {
   /** @type {Awaited<ReturnType<typeof runPass>>[]} */
   const results = [];
-  for (const pass of lane) {
+  for (let pass = lane.shift() ?? plan.queue.shift(); pass; pass = lane.shift() ?? plan.queue.shift()) {
     if (interrupted) break;
     results.push(await runPass(pass));
   }
   return results;
 }
 const results =
-  process.env[AT_ONCE_ENV] === "0" ? await runLane(lanes.flat()) : (await Promise.all(lanes.map(runLane))).flat();
+  process.env[AT_ONCE_ENV] === "0"
+    ? await runLane(plan.lanes.flat())
+    : (await Promise.all(plan.lanes.map(runLane))).flat();
 
 process.stdout.write("\n━━ pi lines ━━\n");
 for (const { label, code, counts, slowest, failures, ms } of results) {

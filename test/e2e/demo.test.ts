@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../support/pi-home.js";
+import { ONE_LINE_IS_ENOUGH, REPO_ROOT } from "../support/pi-home.js";
 import { runProcess } from "../support/processes.js";
 
-describe("the README's first command", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("the README's first command", () => {
   it("npm run demo: the root spawns a scout and a lead, the lead a nested checker, and the tree prints with every report", async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), "psa-demo-"));
     const run = await runProcess(process.execPath, [path.join(REPO_ROOT, "scripts/demo.mjs")], {

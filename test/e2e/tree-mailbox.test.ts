@@ -72,16 +72,25 @@ describe("the mailbox and capacity", () => {
         reply.toolCall("wait_agent", { all: true, timeout_ms: 60_000 }),
         reply.text("ROOT DONE"),
       ];
+      // `one` answers only once the others have ended (their result.json written), however
+      // slowly a loaded machine starts them: a plain wait would have returned before it.
+      let othersEnded!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        othersEnded = resolve;
+      });
       const h = await tree({
         scripts: {
           "/root": root,
-          // Ends last, well after the others: a plain wait would have returned before it.
-          "/root/one": [reply.toolCall("bash", { command: "sleep 2" }), reply.text("one done")],
+          "/root/one": [reply.toolCall("bash", { command: "sleep 1" }), reply.text("one done", { waitFor: gate })],
           "/root/two": [reply.text("two done")],
           "/root/three": [reply.text("three done")],
         },
       });
-      expectCleanExit(await h.runRoot("go", { timeoutMs: 100_000 }));
+      const poll = setInterval(() => {
+        if (["two", "three"].every((name) => runEnded(h, name))) othersEnded();
+      }, 100);
+      const run = await h.runRoot("go", { timeoutMs: 100_000 }).finally(() => clearInterval(poll));
+      expectCleanExit(run);
       const waited = rootResult(h, "wait_agent", { all: true });
       expect(waited).toMatchObject({ pending: 0, timed_out: false, waiting_for: [], timeout_ms: 60_000 });
       const notices = waited.notices as Json[];
@@ -202,3 +211,14 @@ describe("the mailbox and capacity", () => {
     SCENARIO_MS,
   );
 });
+
+/** Whether a run of the agent `name` (a child of the root) has written its result.json. */
+function runEnded(h: { treeDir(): string }, name: string): boolean {
+  let runs: string;
+  try {
+    runs = path.join(h.treeDir(), "agents", name, "runs");
+  } catch {
+    return false; // no tree directory yet: the root has not spawned
+  }
+  return fs.existsSync(runs) && fs.readdirSync(runs).some((run) => fs.existsSync(path.join(runs, run, "result.json")));
+}

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
-import { fakeModels, PI_LINE } from "../support/pi-home.js";
+import { fakeModels, ONE_LINE_IS_ENOUGH, PI_LINE } from "../support/pi-home.js";
 import { type ChatRequest, reply, type ScriptedLlm, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
 import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../support/ssh-host.js";
 import { diag } from "../support/stress-scenarios.js";
@@ -51,7 +51,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number)
   return check();
 }
 
-describe("fallback models on the ssh runner (real pi on both sides)", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("fallback models on the ssh runner (real pi on both sides)", () => {
   it(
     "a 429 on the far host moves the child to its fallback over ssh: same session, the first attempt's files, both models named",
     async (ctx) => {

@@ -18,6 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { skipOrFail } from "../support/needs.js";
+import { ONE_LINE_IS_ENOUGH } from "../support/pi-home.js";
 import type { RpcLine } from "../support/rpc-lines.js";
 import { startRpcRoot } from "../support/rpc-root.js";
 import { type ChatRequest, reply, userTexts } from "../support/scripted-llm.js";
@@ -64,7 +65,7 @@ const HAS_BWRAP = (() => {
   }
 })();
 
-describe("fallback models on a runner (real pi)", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("fallback models on a runner (real pi)", () => {
   it.for([
     ["near", "command"],
     ["box", "sandbox"],
@@ -124,7 +125,7 @@ describe("fallback models on a runner (real pi)", () => {
   );
 });
 
-describe("limits on a runner (real pi)", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("limits on a runner (real pi)", () => {
   it.for([
     ["near", "command"],
     ["box", "sandbox"],
@@ -183,7 +184,7 @@ function noticesRead(req: ChatRequest): Json[] {
   return read;
 }
 
-describe("re-attach to a runner turn (real pi)", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("re-attach to a runner turn (real pi)", () => {
   it.for([
     ["near", "command"],
     ["box", "sandbox"],

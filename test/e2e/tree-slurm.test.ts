@@ -23,6 +23,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processRunning } from "../../src/lib/process.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
+import { ONE_LINE_IS_ENOUGH } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import { SLURM_TOOLS, type SlurmCluster, startSlurmCluster } from "../support/slurm-cluster.js";
 import { diag, noticesOf, ROOT_RUN, scenarioProcs } from "../support/stress-scenarios.js";
@@ -152,7 +153,7 @@ describe("runner: slurm (real pi, scripted models, a one-node Slurm)", () => {
     SCENARIO_MS,
   );
 
-  it(
+  it.skipIf(ONE_LINE_IS_ENOUGH)(
     "an interrupt ends the child's job (its sleep is gone, the turn interrupted), a follow-up resumes it as a new job, and squeue is empty afterwards",
     async (ctx) => {
       skipOrFail(ctx, missing);

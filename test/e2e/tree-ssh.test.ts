@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processRunning } from "../../src/lib/process.js";
 import { checkSshMaster, type MasterAnswer } from "../../src/wrapper/remote/ssh-master.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
-import { fakeModels, PI_LINE } from "../support/pi-home.js";
+import { fakeModels, ONE_LINE_IS_ENOUGH, PI_LINE } from "../support/pi-home.js";
 import { type ChatRequest, reply, type ScriptedLlm, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
 import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../support/ssh-host.js";
 import { diag, noticesOf } from "../support/stress-scenarios.js";
@@ -203,7 +203,7 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
   );
 });
 
-describe("runner: ssh, when the connection or the host fails", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("runner: ssh, when the connection or the host fails", () => {
   it(
     "a killed ssh client ends the turn errored with runner_lost; nothing of it is left on the far host 10 s later; a follow-up resumes its conversation",
     async (ctx) => {
@@ -339,7 +339,7 @@ describe("runner: ssh, when the connection or the host fails", () => {
   );
 });
 
-describe("runner: ssh, stops and many children", () => {
+describe.skipIf(ONE_LINE_IS_ENOUGH)("runner: ssh, stops and many children", () => {
   it(
     "an interrupt and a close reach the far child: its processes there end each time, a follow-up resumes its conversation",
     async (ctx) => {

@@ -126,7 +126,8 @@ describe("limits on a runner (command prefix, fake pi running the task extension
               stopReason: "toolUse",
             },
           },
-          { awaitSteer: 10_000 },
+          // Returns as soon as the wrap-up arrives; a loaded machine once took more than 10 s to carry it.
+          { awaitSteer: 40_000 },
           { tool: { id: "c1", name: "bash", output: "ok" } },
           { turnEnd: true },
           { turnStart: true },
