@@ -12,6 +12,7 @@ import {
   type TurnEvent,
   type TurnPhase,
   transition,
+  turnCount,
 } from "../../../../src/extension/turns/lifecycle.js";
 import { turnResult } from "../../../support/fake-turns.js";
 
@@ -273,6 +274,21 @@ describe("restore: a turn a previous process left behind", () => {
 describe("which phases count as active", () => {
   it.each(Object.entries(phases))("%s", (name, phase) => {
     expect(isActive(phase)).toBe(name !== "idle");
+  });
+});
+
+describe("how the parent's summaries count a turn (exit lines, /agents, wait_agent's cancel line)", () => {
+  const counted: Record<keyof typeof phases, "running" | "queued" | undefined> = {
+    idle: undefined,
+    queued: "queued",
+    starting: "running",
+    running: "running",
+    stopping: "running",
+    // Over: only its record is being written.
+    settling: undefined,
+  };
+  it.each(Object.entries(phases))("%s", (name, phase) => {
+    expect(turnCount(phase)).toBe(counted[name]);
   });
 });
 
