@@ -66,8 +66,11 @@ export function whenFileAppears(dir, name) {
   });
 }
 
-/** Runs a process to its end: `{ code, signal, ms, stderr }`. Killed after `timeoutMs`. */
-export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = "ignore" } = {}) {
+/**
+ * Runs a process to its end: `{ code, signal, ms, stderr }`. Killed after `timeoutMs`. `sample`,
+ * when given, is called with the process's pid every 20 ms while it runs (memory, CPU time).
+ */
+export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = "ignore", sample } = {}) {
   return new Promise((resolve, reject) => {
     const started = now();
     const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", stdout, "pipe"] });
@@ -76,9 +79,11 @@ export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = 
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.stdout?.on("data", (chunk) => (out += chunk));
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const sampler = sample && setInterval(() => sample(child.pid), 20);
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
+      clearInterval(sampler);
       resolve({ code, signal, ms: now() - started, stderr, stdout: out, startedAt: started });
     });
   });
