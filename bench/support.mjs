@@ -2,7 +2,7 @@
 // running subagent-wrapper on a meta.json.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -47,6 +47,19 @@ export function writeMeta(dir, fields, name = "meta.json") {
     }),
   );
   return meta;
+}
+
+/** The result.json of a run whose meta.json writeMeta wrote in `dir`. */
+export function readResult(dir) {
+  return JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
+}
+
+/** The events.jsonl records of a run whose meta.json writeMeta wrote in `dir`. */
+export function readEvents(dir) {
+  return readFileSync(path.join(dir, "out/events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
 }
 
 /**
