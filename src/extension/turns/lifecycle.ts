@@ -160,6 +160,15 @@ export function awaitedByParent(phase: TurnPhase): boolean {
 }
 
 /**
+ * Whether a parent waiting on a child still waits: its turn is awaited (awaitedByParent), or
+ * its notice is given but a follow-up queued behind the turn (`followupQueued`) starts once
+ * the turn is recorded.
+ */
+export function childAwaited(phase: TurnPhase, followupQueued: boolean): boolean {
+  return awaitedByParent(phase) || (phase.name === "settling" && followupQueued);
+}
+
+/**
  * Whether a follow-up asked now waits for the turn under way (running, being stopped, or
  * queued) instead of starting a turn of its own.
  */

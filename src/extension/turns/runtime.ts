@@ -20,7 +20,15 @@ import type { ChildState, FaultStep, FollowupResult, RuntimeHooks, RuntimeOption
 import { DeliveryLog, deliverOnce, recordTaken } from "./deliveries.js";
 import type { DialogDesk } from "./dialogs.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { awaitedByParent, isActive, type TurnEvent, type TurnKind, transition, turnCount } from "./lifecycle.js";
+import {
+  awaitedByParent,
+  childAwaited,
+  isActive,
+  type TurnEvent,
+  type TurnKind,
+  transition,
+  turnCount,
+} from "./lifecycle.js";
 import type { MessageDelivery } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
@@ -32,13 +40,9 @@ import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 export type { ChildState, FaultStep, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
-/**
- * Whether a parent waiting on this child still waits: its turn is under way (lifecycle's
- * awaitedByParent), or its notice is given but a follow-up queued behind the turn starts once
- * the turn is recorded.
- */
+/** Whether a parent waiting on this child still waits (lifecycle's childAwaited). */
 function stillAwaited(state: ChildState): boolean {
-  return awaitedByParent(state.phase) || (state.phase.name === "settling" && state.record.followupQueued);
+  return childAwaited(state.phase, state.record.followupQueued);
 }
 
 export class TreeRuntime implements StopContext, EffectContext {

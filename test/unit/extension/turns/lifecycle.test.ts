@@ -4,6 +4,8 @@ import type { ResultV1 } from "../../../../src/contracts/result.js";
 import type { PendingPart } from "../../../../src/contracts/tree.js";
 import type { RunningTurn } from "../../../../src/extension/turns/launcher.js";
 import {
+  awaitedByParent,
+  childAwaited,
   followupWaits,
   IDLE,
   isActive,
@@ -289,6 +291,26 @@ describe("how the parent's summaries count a turn (exit lines, /agents, wait_age
   };
   it.each(Object.entries(phases))("%s", (name, phase) => {
     expect(turnCount(phase)).toBe(counted[name]);
+  });
+});
+
+describe("whether a waiting parent still waits for a child", () => {
+  const noticeGiven: TurnPhase = { name: "settling", runName: "0001-spawn", owesNotice: false };
+  /** [case, phase, a follow-up queued behind it, its turn awaited, the child awaited]. */
+  const rows: Array<[string, TurnPhase, boolean, boolean, boolean]> = [
+    ["idle", IDLE, false, false, false],
+    ["idle, a follow-up flag left over", IDLE, true, false, false],
+    ["queued", phases.queued!, false, true, true],
+    ["starting", phases.starting!, false, true, true],
+    ["running", phases.running!, false, true, true],
+    ["stopping", phases.stopping!, false, true, true],
+    ["settling, its notice owed", phases.settling!, false, true, true],
+    ["settling, its notice given", noticeGiven, false, false, false],
+    ["settling, its notice given, a follow-up queued behind it", noticeGiven, true, false, true],
+  ];
+  it.each(rows)("%s", (_case, phase, followupQueued, turnAwaited, awaited) => {
+    expect(awaitedByParent(phase)).toBe(turnAwaited);
+    expect(childAwaited(phase, followupQueued)).toBe(awaited);
   });
 });
 
