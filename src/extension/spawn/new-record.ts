@@ -19,7 +19,7 @@ export interface RecordParts {
   runner: ResolvedRunner | undefined;
   verify: AgentRecordV1["verify"];
   /** When the record is made (ISO 8601, on the runtime's clock). */
-  createdAt: string;
+  spawnedAt: string;
 }
 
 /** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
@@ -28,7 +28,7 @@ export function newRecord(
   plan: SpawnPlan & { fallbacks: FallbackModel[] },
   parts: RecordParts,
 ): AgentRecordV1 {
-  const now = parts.createdAt;
+  const now = parts.spawnedAt;
   const { forkTranscript, worktree } = parts;
   return {
     version: 1,
