@@ -13,7 +13,19 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { benchLines, benchPiHome, fmt, median, now, rounds, row, runWrapper, writeMeta } from "./support.mjs";
+import {
+  benchLines,
+  benchPiHome,
+  fmt,
+  median,
+  now,
+  readEvents,
+  readResult,
+  rounds,
+  row,
+  runWrapper,
+  writeMeta,
+} from "./support.mjs";
 
 /** How long model `slow` takes to answer: the standby waits that long, fully loaded. */
 const SLOW_MS = 4000;
@@ -104,11 +116,8 @@ async function oneRun(line, home, name, fields, env) {
   const meta = writeMeta(dir, { task: "say hi", sessionPath: "out/session.jsonl", graceMs: 5000, ...fields });
   const launchedAt = now();
   const run = await runWrapper(meta, { env });
-  const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
-  const events = readFileSync(path.join(dir, "out/events.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
+  const result = readResult(dir);
+  const events = readEvents(dir);
   rmSync(dir, { recursive: true, force: true });
   if (result.status !== "completed")
     throw new Error(`${line.label} ${name} ended ${result.status}: ${result.errorMessage ?? run.stderr}`);

@@ -15,6 +15,7 @@ import {
   fmt,
   median,
   now,
+  readResult,
   rounds,
   row,
   runWrapper,
@@ -60,7 +61,7 @@ async function measure(line) {
           ...(limited && { limits: { max_turns: 1, grace_turns: 10 } }),
         });
         const run = await runWrapper(meta, { env: runEnv });
-        const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
+        const result = readResult(dir);
         if (result.status !== "completed")
           throw new Error(`${line.label} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
         const events = path.join(dir, "out/events.jsonl");

@@ -13,6 +13,7 @@ import {
   fmt,
   median,
   now,
+  readResult,
   rounds,
   row,
   runWrapper,
@@ -71,7 +72,7 @@ async function measure(line) {
           graceMs: 500,
         });
         const run = await runWrapper(meta, { env: runEnv });
-        const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
+        const result = readResult(dir);
         if (result.status !== "completed")
           throw new Error(`${line.label} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
         const next = state.requests[1];

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { spawn } from "node:child_process";
 // Memory per process, counted as each process's own: a real pi root spawns one child with
 // `wait: true`; the loopback LLM answers the child after CHILD_MS. Every 20 ms the bench reads
 // /proc/<pid>/smaps_rollup of each process under the root (the root pi, the child's wrapper,
@@ -9,7 +8,7 @@ import { spawn } from "node:child_process";
 // peak RSS (VmHWM in /proc/<pid>/status, the kernel's own peak). Medians.
 import fs from "node:fs";
 import http from "node:http";
-import { benchLines, benchPiHome, fmt, MiB, median, REPO_ROOT, rounds, row, sseBody } from "./support.mjs";
+import { benchLines, benchPiHome, fmt, MiB, median, REPO_ROOT, rounds, row, runProcess, sseBody } from "./support.mjs";
 
 const CHILD_MS = 1500;
 const agentOf = (body) =>
@@ -95,30 +94,20 @@ function memoryOf(pid) {
 }
 
 /** Runs the root to its end, sampling; the peak of each figure per role. */
-function sampledRun(cmd, args, { cwd, env }) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    const peaks = {};
-    const sampler = setInterval(() => {
-      for (const { pid, role } of scenario(child.pid)) {
-        const memory = memoryOf(pid);
-        if (!memory) continue;
-        peaks[role] ??= { pss: 0, uss: 0, hwm: 0 };
-        const peak = peaks[role];
-        for (const key of ["pss", "uss", "hwm"]) peak[key] = Math.max(peak[key], memory[key]);
-      }
-    }, 20);
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearInterval(sampler);
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`${cmd} exited ${code}: ${stderr.slice(-500)}`));
-      else resolve(peaks);
-    });
-  });
+async function sampledRun(cmd, args, { cwd, env }) {
+  const peaks = {};
+  const sample = (rootPid) => {
+    for (const { pid, role } of scenario(rootPid)) {
+      const memory = memoryOf(pid);
+      if (!memory) continue;
+      peaks[role] ??= { pss: 0, uss: 0, hwm: 0 };
+      const peak = peaks[role];
+      for (const key of ["pss", "uss", "hwm"]) peak[key] = Math.max(peak[key], memory[key]);
+    }
+  };
+  const out = await runProcess(cmd, args, { cwd, env, timeoutMs: 120_000, sample });
+  if (out.code !== 0) throw new Error(`${cmd} exited ${out.code}: ${out.stderr.slice(-500)}`);
+  return peaks;
 }
 
 export async function run() {

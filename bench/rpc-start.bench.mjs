@@ -4,7 +4,7 @@
 // from the wrapper's launch to the child's first model request, and to the wrapper's exit. The
 // real pi on each installed line, through `subagent-wrapper`, against a loopback LLM that
 // answers at once; alternated, medians.
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import {
   benchLines,
@@ -12,6 +12,7 @@ import {
   fmt,
   median,
   now,
+  readResult,
   rounds,
   row,
   runWrapper,
@@ -42,7 +43,7 @@ async function measure(line) {
         const launchedAt = now();
         const run = await runWrapper(meta, { env: runEnv });
         const exitedAt = now();
-        const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
+        const result = readResult(dir);
         if (result.status !== "completed" || result.forcedExit)
           throw new Error(`${line.label} run ended ${result.status}: ${result.errorMessage ?? run.stderr}`);
         const into = rpc ? samples.rpc : samples.json;

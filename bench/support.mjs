@@ -2,7 +2,7 @@
 // running subagent-wrapper on a meta.json.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -49,6 +49,19 @@ export function writeMeta(dir, fields, name = "meta.json") {
   return meta;
 }
 
+/** The result.json of a run whose meta.json writeMeta wrote in `dir`. */
+export function readResult(dir) {
+  return JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
+}
+
+/** The events.jsonl records of a run whose meta.json writeMeta wrote in `dir`. */
+export function readEvents(dir) {
+  return readFileSync(path.join(dir, "out/events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
+
 /**
  * Resolves with the epoch time at which `dir/name` appears (it is renamed into place), using
  * inotify rather than polling. Call before starting the run.
@@ -66,8 +79,11 @@ export function whenFileAppears(dir, name) {
   });
 }
 
-/** Runs a process to its end: `{ code, signal, ms, stderr }`. Killed after `timeoutMs`. */
-export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = "ignore" } = {}) {
+/**
+ * Runs a process to its end: `{ code, signal, ms, stderr }`. Killed after `timeoutMs`. `sample`,
+ * when given, is called with the process's pid every 20 ms while it runs (memory, CPU time).
+ */
+export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = "ignore", sample } = {}) {
   return new Promise((resolve, reject) => {
     const started = now();
     const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", stdout, "pipe"] });
@@ -76,9 +92,11 @@ export function runProcess(cmd, args, { cwd, env, timeoutMs = 300_000, stdout = 
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.stdout?.on("data", (chunk) => (out += chunk));
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const sampler = sample && setInterval(() => sample(child.pid), 20);
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
+      clearInterval(sampler);
       resolve({ code, signal, ms: now() - started, stderr, stdout: out, startedAt: started });
     });
   });

@@ -7,7 +7,7 @@
 //    once, against a loopback LLM — the failing check's `check` record → the repair's first
 //    request (both the machine's epoch clock).
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,6 +18,8 @@ import {
   median,
   now,
   REPO_ROOT,
+  readEvents,
+  readResult,
   rounds,
   row,
   runWrapper,
@@ -151,11 +153,8 @@ async function measureRepair(line) {
       });
       const launchedAt = now();
       await runWrapper(meta, { env: runEnv });
-      const result = JSON.parse(readFileSync(path.join(dir, "out/result.json"), "utf8"));
-      const events = readFileSync(path.join(dir, "out/events.jsonl"), "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l));
+      const result = readResult(dir);
+      const events = readEvents(dir);
       rmSync(dir, { recursive: true, force: true });
       if (result.verification?.status !== "passed" || result.verification.repairs !== 1) {
         throw new Error(

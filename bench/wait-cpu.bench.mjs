@@ -6,9 +6,8 @@
 // /proc/<pid>/stat, sampled until it exits; its children's not included), medians. An
 // all-wait that woke at once for the notice it already holds would spin until the last child
 // ends; the target is the plain waits' CPU within 10 %.
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { benchLines, benchPiHome, fmt, median, REPO_ROOT, rounds, row, startBenchLlm } from "./support.mjs";
+import { benchLines, benchPiHome, fmt, median, REPO_ROOT, rounds, row, runProcess, startBenchLlm } from "./support.mjs";
 
 const CHILD_MS = [300, 2000, 4000];
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc's CPU times are in 1/100 s
@@ -48,24 +47,14 @@ function ownCpuMs(pid) {
 }
 
 /** Runs the root to its end; its own CPU time, the last sample before it exited. */
-function rootCpu(cmd, args, { cwd, env }) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    let cpu = 0;
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    const sampler = setInterval(() => {
-      cpu = ownCpuMs(child.pid) ?? cpu;
-    }, 20);
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearInterval(sampler);
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`${cmd} exited ${code}: ${stderr.slice(-500)}`));
-      else resolve(cpu);
-    });
-  });
+async function rootCpu(cmd, args, { cwd, env }) {
+  let cpu = 0;
+  const sample = (pid) => {
+    cpu = ownCpuMs(pid) ?? cpu;
+  };
+  const out = await runProcess(cmd, args, { cwd, env, timeoutMs: 120_000, sample });
+  if (out.code !== 0) throw new Error(`${cmd} exited ${out.code}: ${out.stderr.slice(-500)}`);
+  return cpu;
 }
 
 /** Both pi lines in one run, interleaved round by round. */

@@ -11,6 +11,7 @@
  * apart, 2 for a path that is neither a tree directory nor a run directory.
  */
 import path from "node:path";
+import { type Clock, sleep, systemClock } from "../lib/clock.js";
 import { sameProcessAlive } from "../lib/process.js";
 import { isTreeDirectory } from "./inspect-tree.js";
 import {
@@ -30,16 +31,14 @@ const POLL_MS = 100;
 export interface StopDeps {
   out(line: string): void;
   err(line: string): void;
-  now(): number;
-  sleep(ms: number): Promise<void>;
+  clock: Clock;
   signal(pid: number): void;
 }
 
 const systemDeps: StopDeps = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  clock: systemClock,
   signal: (pid) => process.kill(pid, "SIGTERM"),
 };
 
@@ -81,10 +80,10 @@ export async function stopCommand(target: string, deps: StopDeps = systemDeps, w
       // gone meanwhile
     }
   }
-  const deadline = deps.now() + waitMs;
+  const deadline = deps.clock.now() + waitMs;
   let left = runs;
-  while (left.length > 0 && deps.now() < deadline) {
-    await deps.sleep(POLL_MS);
+  while (left.length > 0 && deps.clock.now() < deadline) {
+    await sleep(deps.clock, POLL_MS);
     left = left.filter((run) => liveWrapper(run.runDir) !== undefined);
   }
   for (const run of runs) {

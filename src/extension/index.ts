@@ -145,12 +145,8 @@ async function endSession(
 
 /** The root's direct children with a turn running or queued, as this process holds them. */
 function turnsUnderWay(rt: TreeRuntime): ActiveAgents {
-  const states = [...rt.children.values()];
-  const running = ["starting", "running", "stopping"];
-  return {
-    running: states.filter((s) => running.includes(s.phase.name)).map((s) => s.record),
-    queued: states.filter((s) => s.phase.name === "queued").map((s) => s.record),
-  };
+  const { running, queued } = rt.activeTurns();
+  return { running: running.map((s) => s.record), queued: queued.map((s) => s.record) };
 }
 
 /** The tree directory of this session, prepared when it exists (a new one waits for the first spawn). */

@@ -31,6 +31,11 @@ export const systemClock: Clock = {
   clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
 };
 
+/** The time on `clock` as an ISO 8601 string (what records and messages write as their time). */
+export function isoNow(clock: Clock = systemClock): string {
+  return new Date(clock.now()).toISOString();
+}
+
 /** Resolves after `ms` on `clock`; the timer holds the event loop, like any awaited wait should. */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.setTimeout(resolve, ms));

@@ -98,7 +98,8 @@ export class EventsWriter {
 
   constructor(readonly file: ArtifactFile) {}
 
-  append(record: Omit<EventRecord, "seq" | "ts">, now = Date.now()): EventRecord {
+  /** `now`: the run clock's time, the record's `ts`. */
+  append(record: Omit<EventRecord, "seq" | "ts">, now: number): EventRecord {
     const stamped = { ...record, seq: ++this.seq, ts: now } as EventRecord;
     this.file.write(`${JSON.stringify(stamped)}\n`);
     return stamped;

@@ -9,6 +9,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { answer, bashCall, LOAD, start, toolThenSteer } from "../support/limit-steps.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, type WrapperRunOutput, wrapperCase } from "../support/wrapper-harness.js";
 
@@ -18,26 +19,6 @@ afterEach(async () => {
   await cleanupWrapperCases();
   for (const dir of boards.splice(0)) await rm(dir, { recursive: true, force: true });
 });
-
-const LOAD = { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js", PI_SUBAGENTS_PI_VERSION: "0.73.1" };
-
-const start = [{ agentStart: true }, { turnStart: true }, { user: true }];
-const answer = (text: string) => ({ assistant: { text, stopReason: "stop" } });
-const bashCall = (id: string, text = "") => ({
-  assistant: {
-    ...(text && { text }),
-    toolCalls: [{ id, name: "bash", arguments: { command: "true" } }],
-    stopReason: "toolUse",
-  },
-});
-/** pi runs the tool while the wrapper writes the wrap-up; the extension steers it; pi reads it before its next request. */
-const toolThenSteer = (id: string) => [
-  { awaitSteer: 5000 },
-  { tool: { id, name: "bash", output: "ok" } },
-  { turnEnd: true },
-  { turnStart: true },
-  { steer: true },
-];
 
 const types = (run: WrapperRunOutput) => run.events.map((e) => e.type);
 

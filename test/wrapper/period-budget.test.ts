@@ -10,27 +10,9 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appendLedger, parseLedger } from "../../src/contracts/budget-ledger.js";
 import { ledgerFile } from "../../src/contracts/layout.js";
+import { answer, bashCall, LOAD, start, toolDone, toolThenSteer } from "../support/limit-steps.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, wrapperCase } from "../support/wrapper-harness.js";
-
-const LOAD = { FAKE_PI_LOAD_EXTENSIONS: "task-extension.js", PI_SUBAGENTS_PI_VERSION: "0.73.1" };
-const start = [{ agentStart: true }, { turnStart: true }, { user: true }];
-const answer = (text: string) => ({ assistant: { text, stopReason: "stop" } });
-const bashCall = (id: string, text = "") => ({
-  assistant: {
-    ...(text && { text }),
-    toolCalls: [{ id, name: "bash", arguments: { command: "true" } }],
-    stopReason: "toolUse",
-  },
-});
-const toolThenSteer = (id: string) => [
-  { awaitSteer: 5000 },
-  { tool: { id, name: "bash", output: "ok" } },
-  { turnEnd: true },
-  { turnStart: true },
-  { steer: true },
-];
-const toolDone = (id: string) => [{ tool: { id, name: "bash", output: "ok" } }, { turnEnd: true }, { turnStart: true }];
 
 let ledger: string;
 beforeEach(() => {

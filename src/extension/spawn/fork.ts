@@ -15,6 +15,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
+import { systemClock } from "../../lib/clock.js";
 import { isRecord } from "../../lib/values.js";
 import { capText, dropThinking, stripSignatures } from "../turns/bounds.js";
 
@@ -45,10 +46,10 @@ function toolCallIds(message: unknown): string[] {
 }
 
 /** The messages pi would put in the parent's context, in order, as far as a child can use them. */
-function collectMessages(entries: readonly unknown[]): unknown[] {
+function collectMessages(entries: readonly unknown[], now: number): unknown[] {
   const { start, summary } = latestCompaction(entries);
   const messages: unknown[] = [];
-  if (summary && typeof summary.summary === "string") messages.push(summaryMessage(summary, summary.summary));
+  if (summary && typeof summary.summary === "string") messages.push(summaryMessage(summary, summary.summary, now));
   const kept = entries.slice(start);
   const edits = contextEdits(kept);
   for (const entry of kept) {
@@ -75,12 +76,12 @@ function latestCompaction(entries: readonly unknown[]): { start: number; summary
 }
 
 /** A compaction's summary as pi hands it to the model: the first user message. */
-function summaryMessage(compaction: Json, summary: string): Json {
-  const timestamp = typeof compaction.timestamp === "string" ? Date.parse(compaction.timestamp) : Date.now();
+function summaryMessage(compaction: Json, summary: string, now: number): Json {
+  const timestamp = typeof compaction.timestamp === "string" ? Date.parse(compaction.timestamp) : now;
   return {
     role: "user",
     content: [{ type: "text", text: COMPACTION_PREFIX + summary + COMPACTION_SUFFIX }],
-    timestamp: Number.isFinite(timestamp) ? timestamp : Date.now(),
+    timestamp: Number.isFinite(timestamp) ? timestamp : now,
   };
 }
 
@@ -159,9 +160,14 @@ function adaptForChild(message: unknown, childProvider: string): unknown | undef
   return isRecord(copy) && Array.isArray(copy.content) && copy.content.length === 0 ? undefined : copy;
 }
 
-export function forkMessages(entries: readonly unknown[], fork: ForkSpec, opts: { childProvider: string }): unknown[] {
+/** `opts.now`: the time a compaction summary without its own takes (default: now on the system clock). */
+export function forkMessages(
+  entries: readonly unknown[],
+  fork: ForkSpec,
+  opts: { childProvider: string; now?: number },
+): unknown[] {
   if (fork.kind === "none") return [];
-  const turns = splitTurns(dropUnansweredTail(collectMessages(entries)));
+  const turns = splitTurns(dropUnansweredTail(collectMessages(entries, opts.now ?? systemClock.now())));
   const chosen = fork.kind === "all" ? turns : turns.slice(Math.max(0, turns.length - Math.max(0, fork.turns)));
   const adapted = chosen.flat().flatMap((message) => {
     const copy = adaptForChild(message, opts.childProvider);
@@ -192,12 +198,12 @@ function newEntryId(taken: Set<string>): string {
 export async function writeForkSession(
   file: string,
   messages: unknown[],
-  opts: { cwd: string; parentSession?: string },
+  opts: { cwd: string; parentSession?: string | undefined; now?: number },
 ): Promise<void> {
   if (!hasAssistant(messages)) {
     throw new Error("a fork session needs an assistant message; deliver the history with renderForkTranscript instead");
   }
-  const now = new Date().toISOString();
+  const now = new Date(opts.now ?? systemClock.now()).toISOString();
   const header: Json = { type: "session", version: 3, id: randomUUID(), timestamp: now, cwd: opts.cwd };
   if (opts.parentSession !== undefined) header.parentSession = opts.parentSession;
   const lines = [JSON.stringify(header)];

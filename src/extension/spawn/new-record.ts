@@ -18,6 +18,8 @@ export interface RecordParts {
   worktree: AgentWorktreeV1 | undefined;
   runner: ResolvedRunner | undefined;
   verify: AgentRecordV1["verify"];
+  /** When the record is made (ISO 8601, on the runtime's clock). */
+  spawnedAt: string;
 }
 
 /** The new agent's record: waiting for its first turn, whose prompt is the spawn's message. */
@@ -26,7 +28,7 @@ export function newRecord(
   plan: SpawnPlan & { fallbacks: FallbackModel[] },
   parts: RecordParts,
 ): AgentRecordV1 {
-  const now = new Date().toISOString();
+  const now = parts.spawnedAt;
   const { forkTranscript, worktree } = parts;
   return {
     version: 1,

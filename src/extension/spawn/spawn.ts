@@ -12,6 +12,7 @@ import { TREE_FILES } from "../../contracts/layout.js";
 import type { ThinkingLevel } from "../../contracts/meta.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
 import type { AgentRecordV1, AgentWorktreeV1, FallbackModel } from "../../contracts/tree.js";
+import { isoNow } from "../../lib/clock.js";
 import { errorText } from "../../lib/values.js";
 import { EXTENSION_ENTRY } from "../config.js";
 import { type Repository, SnapshotReuse } from "../isolation/index.js";
@@ -69,7 +70,7 @@ function childExtensions(extensions: string[], registry: ReturnType<typeof descr
 /** What spawnAgent uses of the runtime: TreeRuntime has it all, and a test can hand a small fake. */
 export type SpawnRuntime = Pick<
   TreeRuntime,
-  "tree" | "self" | "cwd" | "children" | "limits" | "worktrees" | "requestTurn" | "queuePosition"
+  "tree" | "self" | "cwd" | "children" | "limits" | "worktrees" | "requestTurn" | "queuePosition" | "clock"
 > &
   Partial<Pick<TreeRuntime, "report">>;
 
@@ -132,6 +133,7 @@ export async function spawnAgent(
       worktree: place.worktree,
       runner,
       verify,
+      spawnedAt: isoNow(runtime.clock),
     });
     const state = recordChild(runtime, record, place, rollback);
     const queuePosition = await startFirstTurn(runtime, state, place);
@@ -185,7 +187,7 @@ function withFallbacks(
     model: plan.model,
     reasoning: plan.reasoning,
     findModel: modelFinder(ctx),
-    cooling: readCooldowns(runtime.tree.root, Date.now()),
+    cooling: readCooldowns(runtime.tree.root, runtime.clock.now()),
   });
   if (!chosen.ok) throw new Error(chosen.error);
   const { model, reasoning, fallbacks, note } = chosen.value;
@@ -274,9 +276,16 @@ async function writeStartingHistory(
     );
   }
   if (plan.fork.kind === "none") return undefined;
-  const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, { childProvider: plan.model.provider });
+  const messages = forkMessages(ctx.sessionManager.getBranch(), plan.fork, {
+    childProvider: plan.model.provider,
+    now: runtime.clock.now(),
+  });
   if (hasAssistant(messages)) {
-    await writeForkSession(sessionPath, messages, { cwd, parentSession: ctx.sessionManager.getSessionFile() });
+    await writeForkSession(sessionPath, messages, {
+      cwd,
+      parentSession: ctx.sessionManager.getSessionFile(),
+      now: runtime.clock.now(),
+    });
     return undefined;
   }
   return messages.length > 0 ? renderForkTranscript(messages) : undefined;

@@ -6,6 +6,7 @@
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { checkAgentRecord } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
+import { type Clock, isoNow, systemClock } from "../../lib/clock.js";
 
 export const ENTRY_TYPE = "pi-subagents";
 
@@ -41,7 +42,10 @@ export function agentEntry(record: AgentRecordV1): Record<string, unknown> {
 }
 
 /** Rebuilds records from the session's entries (the latest entry per agent wins); entries that make no sound record are left out. */
-export function recordsFromEntries(entries: readonly unknown[]): {
+export function recordsFromEntries(
+  entries: readonly unknown[],
+  clock: Clock = systemClock,
+): {
   records: AgentRecordV1[];
   refused: Array<{ path: string; problem: string }>;
 } {
@@ -65,7 +69,7 @@ export function recordsFromEntries(entries: readonly unknown[]): {
       version: 1,
       kind: "agent",
       usage: emptyUsage(),
-      updatedAt: new Date().toISOString(),
+      updatedAt: isoNow(clock),
       inbox: [],
       followupQueued: false,
       undelivered: [],

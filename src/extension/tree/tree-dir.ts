@@ -31,7 +31,7 @@ import { checkNotice } from "../../contracts/notice.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { checkAgentRecord } from "../../contracts/tree.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
-import { type Clock, sleep, systemClock } from "../../lib/clock.js";
+import { type Clock, isoNow, sleep, systemClock } from "../../lib/clock.js";
 import { readJsonFile } from "../../lib/regular-file.js";
 import { errorText } from "../../lib/values.js";
 import { agentFolderSegments, isTreeTag, treeTag } from "./paths.js";
@@ -169,7 +169,7 @@ export class TreeDir {
     const marker = path.join(this.root, TREE_FILES.marker);
     // The tag is drawn with the tree, before any child exists, so every process reads the same one.
     if (!fs.existsSync(marker))
-      await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: new Date().toISOString(), tag: treeTag() });
+      await writeJsonAtomic(marker, { version: 1, rootSession, createdAt: isoNow(this.clock), tag: treeTag() });
   }
 
   /**
@@ -244,7 +244,7 @@ export class TreeDir {
   }
 
   async writeRecord(record: AgentRecordV1): Promise<void> {
-    record.updatedAt = new Date().toISOString();
+    record.updatedAt = isoNow(this.clock);
     await writeJsonAtomic(path.join(this.agentDir(record.path), TREE_FILES.record), record);
   }
 

@@ -4,6 +4,7 @@
  * crash of either process loses neither.
  */
 import type { PendingPart } from "../../contracts/tree.js";
+import { type Clock, isoNow } from "../../lib/clock.js";
 import { type ChildState, type FollowupResult, runningTurn } from "./child-state.js";
 import { partEnvelope } from "./envelope.js";
 import type { TurnOperations } from "./launcher.js";
@@ -14,6 +15,7 @@ import { type MessageDelivery, nextMessageId, pendingMessageCount, queuedPartCou
 export interface RequestContext {
   readonly self: string;
   readonly turns: TurnOperations;
+  readonly clock: Clock;
   persist(state: ChildState): Promise<void>;
   requestTurn(state: ChildState, kind: TurnKind): Promise<void>;
   queuePosition(agentPath: string): number | undefined;
@@ -34,7 +36,7 @@ export async function followupChild(
   const { record } = state;
   if (record.status === "shutdown") throw new Error(`${record.path} is shut down; it takes no follow-up`);
   await admit?.();
-  record.inbox.push({ kind: "FOLLOWUP_TASK", from: ctx.self, text, sentAt: new Date().toISOString() });
+  record.inbox.push({ kind: "FOLLOWUP_TASK", from: ctx.self, text, sentAt: isoNow(ctx.clock) });
   const busy = followupWaits(state.phase);
   if (busy) record.followupQueued = true;
   await ctx.persist(state);
@@ -62,7 +64,7 @@ export async function messageChild(ctx: RequestContext, state: ChildState, text:
     kind: "MESSAGE",
     from: ctx.self,
     text,
-    sentAt: new Date().toISOString(),
+    sentAt: isoNow(ctx.clock),
     id,
     ...(running && { liveRun: running.runName }),
   };

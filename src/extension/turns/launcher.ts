@@ -15,6 +15,7 @@ import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import type { AgentVerify, MetaVerify } from "../../contracts/verify.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
+import { type Clock, isoNow, systemClock } from "../../lib/clock.js";
 import { processIdentity } from "../../lib/process.js";
 import { identityFromEnv, WRAPPER_BIN } from "../config.js";
 import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
@@ -47,6 +48,8 @@ export interface TurnSpec {
    * never starts it again. Throwing fails the start.
    */
   recordRun?(runName: string): Promise<void>;
+  /** The runtime's clock: the run's start time and the model cool-downs in force are read on it. */
+  clock?: Clock;
 }
 
 /**
@@ -75,7 +78,7 @@ export interface TurnOperations {
    * A run whose wrapper a previous process started and that still runs: watched again as a
    * running turn (undefined when its wrapper is gone or has written its result).
    */
-  attach?(runDir: string): Promise<RunningTurn | undefined>;
+  attach?(runDir: string, clock?: Clock): Promise<RunningTurn | undefined>;
   /** Writes a live message (whole) into a running turn's inbox, as the `seq`-th message of its agent. */
   postLive(runDir: string, seq: number, message: InboxMessageV1): Promise<void>;
   /** The ids of the live messages a run confirmed in its child's conversation (its events.jsonl). */
@@ -141,7 +144,7 @@ export function buildMeta(spec: TurnSpec, runDir: string, cooling: Cooldowns = {
     noExtensions: true,
     systemPromptPath: path.join(runDir, RUN_FILES.instructions),
     sessionPath: record.sessionPath,
-    startedAt: new Date().toISOString(),
+    startedAt: isoNow(spec.clock),
     limits: spec.limits,
     env: {
       ...spec.env,
@@ -241,7 +244,7 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   );
   const reviewPrompt = spec.record.verify?.review?.prompt;
   if (reviewPrompt) await fs.promises.writeFile(path.join(runDir, RUN_FILES.reviewPrompt), reviewPrompt, "utf8");
-  const meta = buildMeta(spec, runDir, readCooldowns(spec.treeDir, Date.now()));
+  const meta = buildMeta(spec, runDir, readCooldowns(spec.treeDir, (spec.clock ?? systemClock).now()));
   const metaPath = path.join(runDir, RUN_FILES.meta);
   await writeJsonAtomic(metaPath, meta);
 

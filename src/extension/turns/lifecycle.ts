@@ -160,11 +160,38 @@ export function awaitedByParent(phase: TurnPhase): boolean {
 }
 
 /**
+ * Whether a parent waiting on a child still waits: its turn is awaited (awaitedByParent), or
+ * its notice is given but a follow-up queued behind the turn (`followupQueued`) starts once
+ * the turn is recorded.
+ */
+export function childAwaited(phase: TurnPhase, followupQueued: boolean): boolean {
+  return awaitedByParent(phase) || (phase.name === "settling" && followupQueued);
+}
+
+/**
  * Whether a follow-up asked now waits for the turn under way (running, being stopped, or
  * queued) instead of starting a turn of its own.
  */
 export function followupWaits(phase: TurnPhase): boolean {
   return phase.name === "running" || phase.name === "stopping" || phase.name === "queued";
+}
+
+/**
+ * How the parent's summaries count a turn (the exit lines, /agents, wait_agent's cancel
+ * line): `running` while its wrapper is being started, runs or is being stopped; `queued`
+ * while it waits for a slot; undefined when there is none or it is over and only being recorded.
+ */
+export function turnCount(phase: TurnPhase): "running" | "queued" | undefined {
+  switch (phase.name) {
+    case "starting":
+    case "running":
+    case "stopping":
+      return "running";
+    case "queued":
+      return "queued";
+    default:
+      return undefined;
+  }
 }
 
 /** The running wrapper of a turn in `phase`, if one runs (stopping included). */
@@ -275,8 +302,8 @@ function wrapperExited(phase: TurnPhase, event: Extract<TurnEvent, { type: "wrap
     // running meanwhile would answer `idle` with the notice about to arrive.
     notify: stopping === undefined,
     commitHow: event.result?.status ?? (stopping ? "interrupted" : "failed"),
+    failure: event.result || stopping ? undefined : event.lost,
   });
-  if (!event.result && !stopping) plan.failure = event.lost;
   return {
     phase: { name: "settling", runName: event.runName, owesNotice: plan.notify },
     effects: [{ type: "release_slot" }, { type: "end_turn", plan }],
@@ -332,19 +359,16 @@ function restoreFound(phase: TurnPhase, found: FoundTurn, direct: boolean): Tran
   const plan = planTurnEnd({
     runName,
     result: told,
-    stopping: stoppedByParentGone ? "shutdown" : undefined,
+    // The status is the one its result gives (interrupted included), as for any turn that ended on its own.
+    stopping: told ? undefined : "shutdown",
+    stopped: stoppedByParentGone,
     parts: found.parts,
     notify: told !== undefined && direct,
     commitHow: told ? `${told.status} (committed when its parent came back)` : "interrupted (its parent went away)",
     turnsRan: result?.turns,
+    failure: result === undefined ? "the parent went away and the turn's wrapper left no result.json" : undefined,
+    answered: told !== undefined,
+    restored: true,
   });
-  plan.restored = true;
-  if (told) {
-    // The status is the one its result gives (interrupted included), as for any turn that ended on its own.
-    plan.stopping = undefined;
-  } else {
-    plan.storeReport = false;
-    if (result === undefined) plan.failure = "the parent went away and the turn's wrapper left no result.json";
-  }
   return { phase, effects: [{ type: "end_turn", plan }] };
 }

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { RUN_FILES } from "../../contracts/layout.js";
 import type { ResultV1 } from "../../contracts/result.js";
+import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { type ProcessIdentity, processRunning, sameProcessAlive } from "../../lib/process.js";
 import type { RunningTurn } from "./launcher.js";
 import { type RunRead, readRunResult, readWrapperPid, wrapperRunning } from "./run-reads.js";
@@ -25,19 +26,19 @@ export function wrapperAtWork(wrapper: ProcessIdentity, runDir: string): boolean
  * The run's wrapper as a RunningTurn when it still runs and has not written its result;
  * undefined otherwise (the run is read as it stands then).
  */
-export async function reattachTurn(runDir: string): Promise<RunningTurn | undefined> {
+export async function reattachTurn(runDir: string, clock: Clock = systemClock): Promise<RunningTurn | undefined> {
   const wrapper = await readWrapperPid(runDir);
   if (!wrapper || !wrapperAtWork(wrapper, runDir)) return undefined;
   const first = await readRunResult(runDir);
   if (first.result || first.damaged) return undefined;
-  return watchedTurn(runDir, wrapper);
+  return watchedTurn(runDir, wrapper, clock);
 }
 
-function watchedTurn(runDir: string, wrapper: ProcessIdentity): RunningTurn {
+function watchedTurn(runDir: string, wrapper: ProcessIdentity, clock: Clock): RunningTurn {
   let damaged: string | undefined;
   let howExited: string | undefined;
   let watcher: fs.FSWatcher | undefined;
-  let poll: NodeJS.Timeout | undefined;
+  let poll: TimerHandle | undefined;
   const finished = new Promise<ResultV1 | undefined>((resolve) => {
     let reading = false;
     let over = false;
@@ -45,7 +46,7 @@ function watchedTurn(runDir: string, wrapper: ProcessIdentity): RunningTurn {
       if (over) return;
       over = true;
       watcher?.close();
-      if (poll) clearInterval(poll);
+      if (poll !== undefined) clock.clearInterval(poll);
       damaged = read.damaged;
       howExited = how;
       resolve(read.result);
@@ -72,8 +73,8 @@ function watchedTurn(runDir: string, wrapper: ProcessIdentity): RunningTurn {
     } catch {
       // no watch here (a folder gone, a file system without one): the poll sees the end
     }
-    poll = setInterval(look, REATTACH_POLL_MS);
-    poll.unref();
+    // The clock's interval never holds pi's event loop on its own.
+    poll = clock.setInterval(look, REATTACH_POLL_MS);
     look();
   });
   return {

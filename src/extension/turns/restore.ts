@@ -16,6 +16,7 @@ import { TREE_FILES } from "../../contracts/layout.js";
 import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { emptyUsage } from "../../contracts/usage.js";
+import { type Clock, isoNow } from "../../lib/clock.js";
 import { errorValue } from "../../lib/text.js";
 import { errorText } from "../../lib/values.js";
 import { parentOf } from "../tree/paths.js";
@@ -151,7 +152,7 @@ async function liveTurns(
     const runDir = runDirOf(runtime, record);
     if (!runDir) continue;
     if (record.parent === runtime.self) {
-      const turn = await runtime.turns.attach?.(runDir).catch(() => undefined);
+      const turn = await runtime.turns.attach?.(runDir, runtime.clock).catch(() => undefined);
       if (turn) {
         attached.set(record.path, turn);
         busy.add(record.path);
@@ -244,7 +245,7 @@ function foundTurn(runtime: TreeRuntime, record: AgentRecordV1, read: RunRead): 
   if (read.damaged) runtime.report(`${record.path}'s run ${lastRun}: ${read.damaged}; the turn is recorded errored`);
   // A damaged result.json is the run's end all the same: the wrapper wrote one, so the turn is
   // over, and what it holds cannot be trusted — errored (failed), with the damage as the reason.
-  const result = read.damaged ? damagedRunResult(read.damaged, lastRun ?? "") : read.result;
+  const result = read.damaged ? damagedRunResult(read.damaged, lastRun ?? "", runtime.clock) : read.result;
   return {
     kind: "running",
     runName: lastRun,
@@ -280,7 +281,7 @@ async function reconcileRecord(runtime: TreeRuntime, state: ChildState, keepRun:
 /** The root's fallback when its tree directory is gone: records rebuilt from its session, written back. */
 async function fromSessionEntries(runtime: TreeRuntime, sessionEntries: readonly unknown[]): Promise<AgentRecordV1[]> {
   const tree = runtime.tree;
-  const { records, refused } = recordsFromEntries(sessionEntries);
+  const { records, refused } = recordsFromEntries(sessionEntries, runtime.clock);
   for (const entry of refused)
     runtime.report(
       `the session's record of ${errorValue(entry.path)} is damaged: ${entry.problem} — the agent is skipped`,
@@ -306,8 +307,8 @@ function runDirOf(runtime: TreeRuntime, record: AgentRecordV1): string | undefin
 }
 
 /** Stands in for a result.json that is damaged: the turn failed, for the reason `damaged`. */
-function damagedRunResult(damaged: string, runName: string): ResultV1 {
-  const now = new Date().toISOString();
+function damagedRunResult(damaged: string, runName: string, clock: Clock): ResultV1 {
+  const now = isoNow(clock);
   return {
     version: 1,
     runId: runName,

@@ -20,7 +20,15 @@ import type { ChildState, FaultStep, FollowupResult, RuntimeHooks, RuntimeOption
 import { DeliveryLog, deliverOnce, recordTaken } from "./deliveries.js";
 import type { DialogDesk } from "./dialogs.js";
 import { type TurnOperations, wrapperTurns } from "./launcher.js";
-import { awaitedByParent, isActive, type TurnEvent, type TurnKind, transition } from "./lifecycle.js";
+import {
+  awaitedByParent,
+  childAwaited,
+  isActive,
+  type TurnEvent,
+  type TurnKind,
+  transition,
+  turnCount,
+} from "./lifecycle.js";
 import type { MessageDelivery } from "./live-messages.js";
 import { Mailbox } from "./mailbox.js";
 import { messageNotice, type StopOrderedBy } from "./notices.js";
@@ -32,13 +40,9 @@ import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
 
 export type { ChildState, FaultStep, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 
-/**
- * Whether a parent waiting on this child still waits: its turn is under way (lifecycle's
- * awaitedByParent), or its notice is given but a follow-up queued behind the turn starts once
- * the turn is recorded.
- */
+/** Whether a parent waiting on this child still waits (lifecycle's childAwaited). */
 function stillAwaited(state: ChildState): boolean {
-  return awaitedByParent(state.phase) || (state.phase.name === "settling" && state.record.followupQueued);
+  return childAwaited(state.phase, state.record.followupQueued);
 }
 
 export class TreeRuntime implements StopContext, EffectContext {
@@ -285,14 +289,14 @@ export class TreeRuntime implements StopContext, EffectContext {
     return state !== undefined && stillAwaited(state);
   }
 
-  /** Direct children with a turn running (or being recorded) and those queued for a slot. */
+  /** Direct children with a turn running and those queued for a slot, as turnCount counts them. */
   activeTurns(): { running: ChildState[]; queued: ChildState[] } {
     const running: ChildState[] = [];
     const queued: ChildState[] = [];
     for (const state of this.children.values()) {
-      const { name } = state.phase;
-      if (name === "running" || name === "stopping" || name === "settling") running.push(state);
-      else if (name === "queued") queued.push(state);
+      const count = turnCount(state.phase);
+      if (count === "running") running.push(state);
+      else if (count === "queued") queued.push(state);
     }
     return { running, queued };
   }

@@ -12,6 +12,7 @@ import type { ResultV1 } from "../../contracts/result.js";
 import type { AgentRecordV1, PendingPart } from "../../contracts/tree.js";
 import type { UsageTotals } from "../../contracts/usage.js";
 import { addUsage } from "../../contracts/usage.js";
+import { type Clock, isoNow } from "../../lib/clock.js";
 import { errorText } from "../../lib/values.js";
 import type { TreeLimits } from "../config.js";
 import { recordCooldowns } from "../tree/cooldowns.js";
@@ -37,6 +38,7 @@ export interface EffectContext {
   readonly worktrees: WorktreeOperations;
   readonly limits: TreeLimits;
   readonly cwd: string;
+  readonly clock: Clock;
   /** This agent's path: the parent of the children whose turns these are. */
   readonly self: string;
   /** Fault injection (tests): the process is killed at this step of a turn's start. */
@@ -158,6 +160,7 @@ async function launch(ctx: EffectContext, state: ChildState, kind: TurnKind): Pr
       env,
       ...(ctx.dialogSettings && { dialogs: ctx.dialogSettings }),
       recordRun,
+      clock: ctx.clock,
     });
   } catch (err) {
     // No wrapper runs: the run it was recorded as is no run of the agent's (its end writes the record).
@@ -224,7 +227,7 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
   if (plan.result) addUsage(record.usage, plan.result.usage);
   // A model that failed with a rate limit or quota is skipped by the tree's later turns for a while.
   if (plan.result?.attempts)
-    await recordCooldowns(ctx.tree.root, plan.result.attempts, Date.now()).catch((err: unknown) =>
+    await recordCooldowns(ctx.tree.root, plan.result.attempts, ctx.clock.now()).catch((err: unknown) =>
       ctx.report(`could not record the model cool-downs of ${record.path}: ${errorText(err)}`),
     );
   if (plan.returnParts) record.undelivered = [...plan.returnParts, ...record.undelivered];
@@ -246,6 +249,7 @@ async function endTurn(ctx: EffectContext, state: ChildState, plan: TurnEndPlan)
         turn: record.runs.length,
         outcome,
         text,
+        at: isoNow(ctx.clock),
       }).catch(() => undefined)
     : undefined;
   const unrecorded = plan.restored

@@ -13,31 +13,45 @@ import type { StopReason, TurnEndPlan } from "./lifecycle.js";
  * The rule of a turn's end. Its prompt goes back first in the queue when the turn was
  * stopped before any assistant message reached the child's session (pi writes a session
  * only once there is one, so the prompt was never recorded there); otherwise the live
- * messages its run confirmed are final.
+ * messages its run confirmed are final. Every caller gives all it knows here, so the plan
+ * is never patched afterwards.
  */
 export function planTurnEnd(facts: {
   runName: string | undefined;
   result: ResultV1 | undefined;
+  /** Why this process (or the parent that went away) stopped it, as the record will tell it. */
   stopping: StopReason | undefined;
+  /**
+   * Whether it was stopped at all (default: `stopping` is set). A turn its wrapper
+   * interrupted when the parent went away was stopped, though its result tells the status.
+   */
+  stopped?: boolean | undefined;
   parts: PendingPart[];
   notify: boolean;
   commitHow: string;
   /** The model turns the run made, when the result that says so is not the one recorded. */
   turnsRan?: number | undefined;
+  /** Why it failed when its result does not say. */
+  failure?: string | undefined;
+  /** False when no answer of the turn is known to store (its result was told before, or none). */
+  answered?: boolean | undefined;
+  /** Seen by a restarted parent (restore). */
+  restored?: boolean | undefined;
 }): TurnEndPlan {
   const turns = facts.result?.turns ?? facts.turnsRan ?? 0;
-  const leftNoTrace = facts.stopping !== undefined && turns === 0;
+  const stopped = facts.stopped ?? facts.stopping !== undefined;
+  const leftNoTrace = stopped && turns === 0;
   return {
     runName: facts.runName,
     result: facts.result,
-    failure: undefined,
+    failure: facts.failure,
     stopping: facts.stopping,
     returnParts: leftNoTrace ? facts.parts : undefined,
     dropConfirmedOf: leftNoTrace ? undefined : facts.runName,
     commitHow: facts.runName === undefined ? undefined : facts.commitHow,
-    storeReport: facts.runName !== undefined,
+    storeReport: facts.runName !== undefined && facts.answered !== false,
     notify: facts.notify,
-    restored: false,
+    restored: facts.restored === true,
   };
 }
 

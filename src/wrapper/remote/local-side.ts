@@ -8,6 +8,7 @@ import path from "node:path";
 import { ENV } from "../../contracts/env.js";
 import { type InboxMessageV1, isInboxMessageName, parseInboxMessage } from "../../contracts/inbox.js";
 import { cwdStartedPath } from "../../contracts/meta.js";
+import { type Clock, sleep, systemClock } from "../../lib/clock.js";
 import { folderNames } from "../../lib/folder-names.js";
 import { readRegularFileSync } from "../../lib/regular-file.js";
 
@@ -41,6 +42,7 @@ export async function checkoutDone(
   ready: string,
   stopped: () => boolean,
   afterStopMs: number = checkoutAfterStopMs(),
+  clock: Clock = systemClock,
 ): Promise<void> {
   let stoppedAt: number | undefined;
   for (;;) {
@@ -48,9 +50,9 @@ export async function checkoutDone(
     const text = "text" in read ? read.text.trim() : "problem" in read ? read.problem : undefined;
     if (text === "ready") return;
     if (text !== undefined) throw new Error(`the working directory is not ready: ${text}`);
-    if (stopped()) stoppedAt ??= Date.now();
-    if (stoppedAt !== undefined && Date.now() - stoppedAt > afterStopMs) return;
-    await new Promise((resolve) => setTimeout(resolve, CHECKOUT_POLL_MS));
+    if (stopped()) stoppedAt ??= clock.now();
+    if (stoppedAt !== undefined && clock.now() - stoppedAt > afterStopMs) return;
+    await sleep(clock, CHECKOUT_POLL_MS);
   }
 }
 

@@ -198,6 +198,7 @@ export class RemoteChild extends EventEmitter implements ChildHandle {
   private hello(): Promise<void> {
     if (this.helloSeen) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      // Node's own timers in this class: it is the edge to a real process and connection, which tests run for real.
       const timer = setTimeout(() => reject(new Error(`no answer within ${HELLO_TIMEOUT_MS} ms`)), HELLO_TIMEOUT_MS);
       this.helloWaiter = () => {
         clearTimeout(timer);

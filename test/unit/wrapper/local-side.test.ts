@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ENV } from "../../../src/contracts/env.js";
 import { inboxFileName } from "../../../src/contracts/inbox.js";
 import { cwdStartedPath } from "../../../src/contracts/meta.js";
+import { InboxRelay } from "../../../src/wrapper/remote/inbox-relay.js";
 import {
   CHECKOUT_AFTER_STOP_MS,
   checkoutAfterStopMs,
@@ -13,6 +14,7 @@ import {
   letCheckoutGo,
   unsentInboxMessages,
 } from "../../../src/wrapper/remote/local-side.js";
+import { FakeClock } from "../../support/fake-clock.js";
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -54,6 +56,29 @@ describe("unsentInboxMessages", () => {
   });
 });
 
+describe("the inbox relay", () => {
+  it("sends what is there at once, then each new message on the next look, once, until stopped", async () => {
+    const dir = tempDir();
+    const write = (seq: number, id: string) =>
+      fs.writeFileSync(path.join(dir, inboxFileName(seq)), JSON.stringify({ id, text: `text ${id}` }));
+    const clock = new FakeClock();
+    const sent: string[] = [];
+    const relay = new InboxRelay(dir, (frame) => sent.push(frame.id), clock);
+    write(1, "a");
+    relay.start();
+    expect(sent).toEqual(["a"]);
+    write(2, "b");
+    expect(sent).toEqual(["a"]);
+    await clock.advance(100);
+    expect(sent).toEqual(["a", "b"]);
+    relay.stop();
+    write(3, "c");
+    await clock.advance(1000);
+    expect(sent).toEqual(["a", "b"]);
+    expect(clock.pending()).toEqual([]);
+  });
+});
+
 describe("checkout hand-over", () => {
   it("letCheckoutGo writes the checkout's started file, and says nothing when its folder is gone", () => {
     const ready = path.join(tempDir(), "cwd-ready");
@@ -64,9 +89,17 @@ describe("checkout hand-over", () => {
 
   it("checkoutDone resolves once the file says ready and throws what any other word says", async () => {
     const ready = path.join(tempDir(), "cwd-ready");
-    const waiting = checkoutDone(ready, () => false);
-    setTimeout(() => fs.writeFileSync(ready, "ready\n"), 120);
-    await expect(waiting).resolves.toBeUndefined();
+    const clock = new FakeClock();
+    let done = false;
+    const waiting = checkoutDone(ready, () => false, 200, clock).then(() => {
+      done = true;
+    });
+    await clock.advance(500);
+    expect(done).toBe(false);
+    fs.writeFileSync(ready, "ready\n");
+    await clock.advance(50);
+    await waiting;
+    expect(done).toBe(true);
     const failed = path.join(tempDir(), "cwd-ready");
     fs.writeFileSync(failed, "checkout failed: disk full");
     await expect(checkoutDone(failed, () => false)).rejects.toThrow(
@@ -76,13 +109,20 @@ describe("checkout hand-over", () => {
 
   it("checkoutDone gives up on a checkout that never says ready once the turn was stopped that long ago", async () => {
     const never = path.join(tempDir(), "cwd-ready");
+    const clock = new FakeClock();
     let stopped = false;
-    setTimeout(() => {
-      stopped = true;
-    }, 50);
-    const began = Date.now();
-    await expect(checkoutDone(never, () => stopped, 200)).resolves.toBeUndefined();
-    expect(Date.now() - began).toBeGreaterThanOrEqual(250);
+    let done = false;
+    const waiting = checkoutDone(never, () => stopped, 200, clock).then(() => {
+      done = true;
+    });
+    await clock.advance(1000);
+    expect(done).toBe(false);
+    stopped = true;
+    await clock.advance(200);
+    expect(done).toBe(false);
+    await clock.advance(100);
+    await waiting;
+    expect(done).toBe(true);
   });
 
   it("the wait after a stop is 30 s unless a test sets a positive whole number of ms", () => {

@@ -17,6 +17,7 @@ import type { SpawnRequest } from "../../../../src/extension/spawn/validate.js";
 import { TreeDir } from "../../../../src/extension/tree/tree-dir.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
 import type { WorktreeOperations } from "../../../../src/extension/turns/worktree-turns.js";
+import { FakeClock } from "../../../support/fake-clock.js";
 import { makeRepo, type Sandbox, sh, useSandbox } from "../isolation/support.js";
 
 const sandbox = useSandbox();
@@ -101,6 +102,7 @@ async function setup(failing?: FailingStep, opts: { isolated?: boolean } = {}): 
       if (failing === "firstTurn") throw new Error("the turn could not be queued");
     },
     queuePosition: () => undefined,
+    clock: new FakeClock(),
   } as SpawnRuntime & { children: LoggedChildren };
   const pi = {
     getAllTools: () => [],
@@ -145,7 +147,10 @@ describe("spawnAgent: a failed step undoes the steps before it, newest first", (
     const result = await s.spawn();
     expect(result).toMatchObject({ agent_name: "/root/worker", role: "default", agent_status: "pending_init" });
     expect(s.log).toEqual([]);
-    expect(s.runtime.children.get("/root/worker")?.record.nickname).toBe(result.nickname);
+    const record = s.runtime.children.get("/root/worker")?.record;
+    expect(record?.nickname).toBe(result.nickname);
+    // Made on the runtime's clock.
+    expect(record?.spawnedAt).toBe(new Date(s.runtime.clock.now()).toISOString());
     expect(fs.readdirSync(path.join(s.tree.root, TREE_FILES.spawns))).toHaveLength(1);
   });
 

@@ -1,6 +1,6 @@
 /** What the end of a turn makes of an agent's record, whatever ended it. */
 import { describe, expect, it } from "vitest";
-import { applyTurnEnd, lostResultReason } from "../../../../src/extension/turns/turn-end.js";
+import { applyTurnEnd, lostResultReason, planTurnEnd } from "../../../../src/extension/turns/turn-end.js";
 import { turnResult } from "../../../support/fake-turns.js";
 import { agentRecord } from "../../../support/records.js";
 
@@ -61,5 +61,95 @@ describe("lostResultReason", () => {
     expect(lostResultReason(undefined, "result.json is empty")).toBe(
       "wrapper exited (unknown); the run's result.json is empty",
     );
+  });
+});
+
+describe("planTurnEnd: every fact given, nothing patched afterwards", () => {
+  const part = { kind: "NEW_TASK" as const, from: "/root", text: "task", sentAt: "2026-01-01T00:00:00.000Z" };
+  const base = { runName: "0001-spawn", parts: [part], notify: true, commitHow: "completed" };
+  const noTurns = turnResult({ status: "interrupted", turns: 0 });
+  const twoTurns = turnResult({ status: "interrupted", turns: 2 });
+  /** [case, facts, returnParts given back, dropConfirmedOf, storeReport, failure, restored]. */
+  const rows: Array<
+    [string, Parameters<typeof planTurnEnd>[0], boolean, string | undefined, boolean, string | undefined, boolean]
+  > = [
+    [
+      "ended on its own",
+      { ...base, result: twoTurns, stopping: undefined },
+      false,
+      "0001-spawn",
+      true,
+      undefined,
+      false,
+    ],
+    [
+      "stopped before any model turn",
+      { ...base, result: noTurns, stopping: "interrupt" },
+      true,
+      undefined,
+      true,
+      undefined,
+      false,
+    ],
+    [
+      "stopped after two model turns",
+      { ...base, result: twoTurns, stopping: "close" },
+      false,
+      "0001-spawn",
+      true,
+      undefined,
+      false,
+    ],
+    [
+      "stopped, no result, the record counts its turns",
+      { ...base, result: undefined, stopping: "shutdown", turnsRan: 1 },
+      false,
+      "0001-spawn",
+      true,
+      undefined,
+      false,
+    ],
+    [
+      "stopped though the result tells its status",
+      { ...base, result: noTurns, stopping: undefined, stopped: true },
+      true,
+      undefined,
+      true,
+      undefined,
+      false,
+    ],
+    [
+      "its wrapper died",
+      { ...base, result: undefined, stopping: undefined, failure: "wrapper exited (SIGKILL)" },
+      false,
+      "0001-spawn",
+      true,
+      "wrapper exited (SIGKILL)",
+      false,
+    ],
+    [
+      "no answer known, restored",
+      { ...base, result: undefined, stopping: "shutdown", answered: false, restored: true },
+      true,
+      undefined,
+      false,
+      undefined,
+      true,
+    ],
+    [
+      "never started",
+      { ...base, runName: undefined, result: undefined, stopping: undefined },
+      false,
+      undefined,
+      false,
+      undefined,
+      false,
+    ],
+  ];
+  it.each(rows)("%s", (_case, facts, partsBack, dropConfirmedOf, storeReport, failure, restored) => {
+    const plan = planTurnEnd(facts);
+    expect(plan.returnParts).toEqual(partsBack ? [part] : undefined);
+    expect(plan).toMatchObject({ dropConfirmedOf, storeReport, failure, restored, stopping: facts.stopping });
+    expect(plan.commitHow).toBe(facts.runName === undefined ? undefined : "completed");
   });
 });

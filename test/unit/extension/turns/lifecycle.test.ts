@@ -4,6 +4,8 @@ import type { ResultV1 } from "../../../../src/contracts/result.js";
 import type { PendingPart } from "../../../../src/contracts/tree.js";
 import type { RunningTurn } from "../../../../src/extension/turns/launcher.js";
 import {
+  awaitedByParent,
+  childAwaited,
   followupWaits,
   IDLE,
   isActive,
@@ -12,6 +14,7 @@ import {
   type TurnEvent,
   type TurnPhase,
   transition,
+  turnCount,
 } from "../../../../src/extension/turns/lifecycle.js";
 import { turnResult } from "../../../support/fake-turns.js";
 
@@ -273,6 +276,41 @@ describe("restore: a turn a previous process left behind", () => {
 describe("which phases count as active", () => {
   it.each(Object.entries(phases))("%s", (name, phase) => {
     expect(isActive(phase)).toBe(name !== "idle");
+  });
+});
+
+describe("how the parent's summaries count a turn (exit lines, /agents, wait_agent's cancel line)", () => {
+  const counted: Record<keyof typeof phases, "running" | "queued" | undefined> = {
+    idle: undefined,
+    queued: "queued",
+    starting: "running",
+    running: "running",
+    stopping: "running",
+    // Over: only its record is being written.
+    settling: undefined,
+  };
+  it.each(Object.entries(phases))("%s", (name, phase) => {
+    expect(turnCount(phase)).toBe(counted[name]);
+  });
+});
+
+describe("whether a waiting parent still waits for a child", () => {
+  const noticeGiven: TurnPhase = { name: "settling", runName: "0001-spawn", owesNotice: false };
+  /** [case, phase, a follow-up queued behind it, its turn awaited, the child awaited]. */
+  const rows: Array<[string, TurnPhase, boolean, boolean, boolean]> = [
+    ["idle", IDLE, false, false, false],
+    ["idle, a follow-up flag left over", IDLE, true, false, false],
+    ["queued", phases.queued!, false, true, true],
+    ["starting", phases.starting!, false, true, true],
+    ["running", phases.running!, false, true, true],
+    ["stopping", phases.stopping!, false, true, true],
+    ["settling, its notice owed", phases.settling!, false, true, true],
+    ["settling, its notice given", noticeGiven, false, false, false],
+    ["settling, its notice given, a follow-up queued behind it", noticeGiven, true, false, true],
+  ];
+  it.each(rows)("%s", (_case, phase, followupQueued, turnAwaited, awaited) => {
+    expect(awaitedByParent(phase)).toBe(turnAwaited);
+    expect(childAwaited(phase, followupQueued)).toBe(awaited);
   });
 });
 
