@@ -82,7 +82,7 @@ export class TreeProgress {
    * never older than the disk's, and newer when a write failed (a full disk), so they win.
    */
   constructor(
-    private readonly tree: TreeDir,
+    readonly tree: TreeDir,
     private readonly queuePosition: (agentPath: string) => number | undefined = () => undefined,
     private readonly held: () => Iterable<AgentRecordV1> = () => [],
     private readonly runnerWait: (agentPath: string) => RunnerWait | undefined = () => undefined,
