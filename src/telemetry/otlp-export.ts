@@ -73,6 +73,7 @@ async function makeExporter(
  * connection: 15–60 ms on a loaded machine, against 1–2 ms for the next one).
  */
 let warmExporter: SpanExporter | undefined;
+let warming = false;
 
 /**
  * Imports the SDK and the exporter ahead of the export, while the traced work runs, and warms
@@ -91,9 +92,16 @@ export async function preloadSdk(env: Record<string, string | undefined>): Promi
   ]);
   // A span its sampler drops (its parent is not sampled): the tracer's first use is paid now too.
   await recordSpans([WARM_UP_SPAN]);
-  const exporter = await makeExporter(env, () => undefined);
-  exporter.export([], () => undefined);
-  warmExporter = exporter;
+  // One warm exporter at a time: a second preload before the export finds it ready.
+  if (warmExporter || warming) return;
+  warming = true;
+  try {
+    const exporter = await makeExporter(env, () => undefined);
+    exporter.export([], () => undefined);
+    warmExporter = exporter;
+  } finally {
+    warming = false;
+  }
 }
 
 const WARM_UP_SPAN: SpanData = {
