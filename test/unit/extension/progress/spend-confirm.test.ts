@@ -6,7 +6,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { nextCeiling, readSpendGateSync, type SpendGateV1 } from "../../../../src/contracts/spend-gate.js";
+import {
+  checkSpendGate,
+  nextCeiling,
+  readSpendGateSync,
+  type SpendGateV1,
+} from "../../../../src/contracts/spend-gate.js";
 import { emptyUsage } from "../../../../src/contracts/usage.js";
 import { budgetLeftEnv } from "../../../../src/extension/progress/budget.js";
 import type { TreeProgress } from "../../../../src/extension/progress/progress.js";
@@ -208,6 +213,33 @@ describe("the root asks the person at each multiple", () => {
       previous,
     });
     expect(changed.current).toEqual({ version: 1, every_usd: 2, ceiling_usd: 2, person: false });
+  });
+});
+
+describe("checkSpendGate: what is read back", () => {
+  it.each([
+    ["not JSON's object", "[]"],
+    ["another version", { version: 2, every_usd: 1, ceiling_usd: 1, person: true }],
+    ["a ceiling that is not positive", { version: 1, every_usd: 1, ceiling_usd: 0, person: true }],
+    ["no person flag", { version: 1, every_usd: 1, ceiling_usd: 1 }],
+  ])("%s is no gate", (_title, value) => {
+    expect(checkSpendGate(value)).toBeUndefined();
+  });
+
+  it("a torn or missing file is no gate; a declined one keeps its answer", () => {
+    const file = spendGateFile(treeDir);
+    expect(readSpendGateSync(file)).toBeUndefined();
+    fs.writeFileSync(file, '{"version":1,"every_usd":1,');
+    expect(readSpendGateSync(file)).toBeUndefined();
+    const gate = {
+      version: 1,
+      every_usd: 1,
+      ceiling_usd: 2,
+      person: false,
+      declined: { spent_usd: 2.5, by: "timeout", at: "t" },
+    };
+    fs.writeFileSync(file, JSON.stringify(gate));
+    expect(readSpendGateSync(file)).toEqual(gate);
   });
 });
 
