@@ -97,7 +97,8 @@ export async function assertBudgetLeft(progress: TreeProgress, env: NodeJS.Proce
   const period = periodBudgetRefusal(periodBudgetSource(env));
   if (period) throw new Error(period);
   const timeoutMs = dialogTimeoutMs(readSubagentSettings().settings.dialogTimeout);
-  const gate = await spendGateRefusal(progress.tree.root, async () => (await treeSpend(progress)).cost, { timeoutMs });
+  const spent = async () => (await treeSpend(progress)).cost;
+  const gate = await spendGateRefusal(progress.tree.root, spent, { timeoutMs, clock: progress.clock });
   if (gate) throw new Error(gate);
 }
 

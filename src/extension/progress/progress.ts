@@ -87,6 +87,8 @@ export class TreeProgress {
     private readonly held: () => Iterable<AgentRecordV1> = () => [],
     private readonly runnerWait: (agentPath: string) => RunnerWait | undefined = () => undefined,
     private readonly ownRun: () => OwnRun | undefined = () => undefined,
+    /** The runtime's clock: what waits on the tree's spend (a spawn held while the person is asked) waits on it. */
+    readonly clock: Clock = systemClock,
   ) {}
 
   /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
@@ -180,6 +182,7 @@ export function progressOf(runtime: TreeRuntime): TreeProgress {
       (agentPath) => runtime.runnerWait(agentPath),
       // Empty in a root, whose own path is never in a snapshot (the extension feeds only children's).
       () => ({ path: runtime.self, usage: runtime.ownRunUsage }),
+      runtime.clock,
     );
     trackers.set(runtime, tracker);
   }

@@ -283,6 +283,7 @@ export function startSpendConfirmation(
     ui: ctx.hasUI && settings.dialogs !== "deny" ? ctx.ui : undefined,
     timeoutMs: dialogTimeoutMs(settings.dialogTimeout),
     spent: async () => (await treeSpend(progress)).cost,
+    clock: progress.clock,
     previous: readSpendGateSync(file),
   });
   confirmation.watch();
