@@ -11,8 +11,8 @@
  * bundled into one file (scripts/bundle-wrapper.mjs), where a static import would become a
  * require() at its top, loaded with tracing off.
  */
-import type { Context, SpanContext } from "@opentelemetry/api";
-import type { IdGenerator, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { Context, SpanContext, Tracer } from "@opentelemetry/api";
+import type { IdGenerator, InMemorySpanExporter, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { SpanData } from "./span-data.js";
 import { exportTimeoutMs, type SpanExportOutcome } from "./tracing.js";
 
@@ -116,14 +116,20 @@ const WARM_UP_SPAN: SpanData = {
   attributes: {},
 };
 
-/** The spans through the SDK's tracer (sampler, resource, limits), collected in memory. */
-async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> {
-  const [{ context, SpanKind, SpanStatusCode, trace }, { detectResources, envDetector, resourceFromAttributes }, sdk] =
-    await Promise.all([
-      import("@opentelemetry/api"),
-      import("@opentelemetry/resources"),
-      import("@opentelemetry/sdk-trace-base"),
-    ]);
+interface SpanRecorder {
+  ids: GivenIds;
+  memory: InMemorySpanExporter;
+  tracer: Tracer;
+}
+
+/** The tracer the spans go through, made once per process (the preload makes it, off the export's path). */
+let recorder: Promise<SpanRecorder> | undefined;
+
+async function makeRecorder(): Promise<SpanRecorder> {
+  const [{ detectResources, envDetector, resourceFromAttributes }, sdk] = await Promise.all([
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/sdk-trace-base"),
+  ]);
   const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = sdk;
   const ids = new GivenIds();
   const memory = new InMemorySpanExporter();
@@ -134,7 +140,18 @@ async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> 
     resource: resourceFromAttributes(serviceName).merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new SimpleSpanProcessor(memory)],
   });
-  const tracer = provider.getTracer("pi-subagent-tree");
+  return { ids, memory, tracer: provider.getTracer("pi-subagent-tree") };
+}
+
+/** The spans through the SDK's tracer (sampler, resource, limits), collected in memory. */
+async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> {
+  recorder ??= makeRecorder();
+  const [{ context, SpanKind, SpanStatusCode, trace }, { ids, memory, tracer }] = await Promise.all([
+    import("@opentelemetry/api"),
+    recorder,
+  ]);
+  // From here to the finished spans nothing waits: another export's spans never mix in.
+  memory.reset();
   for (const span of spans) {
     ids.traceId = span.traceId;
     ids.spanId = span.spanId;
