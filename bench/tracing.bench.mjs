@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 // Tracing's cost to a turn: the same real-pi turn through the wrapper with no OTLP endpoint and
-// with one (a loopback receiver in this process that answers at once), alternated in one run. With an endpoint the wrapper
-// gives pi a TRACEPARENT, and after result.json loads the OpenTelemetry SDK, builds the turn's
-// spans from events.jsonl and sends them. The start of the child (wrapper start → run_start)
-// is measured in the same runs: tracing adds nothing before pi starts.
+// with one (a loopback receiver in this process that answers at once), alternated in one run.
+// With an endpoint the wrapper gives pi a TRACEPARENT, loads and warms the OpenTelemetry SDK
+// and its exporter while pi waits on the model, and after result.json builds the turn's spans
+// from events.jsonl and sends them over the warm exporter. The start of the child (wrapper
+// start → run_start) is measured in the same runs: tracing adds nothing before pi starts.
 import http from "node:http";
 import path from "node:path";
 import {
@@ -117,7 +118,7 @@ export async function run() {
         point("child start (wrapper start → run_start)", median(on.start), median(off.start), 20),
         point("whole turn (wrapper start → exit; on a loaded machine mostly noise)", median(on.wall), median(off.wall)),
       ],
-      note: `The same one-request turn of the real pi through subagent-wrapper, alternated with and without OTEL_EXPORTER_OTLP_ENDPOINT (a loopback receiver in the bench process), against a loopback model that answers in ${MODEL_MS} ms. On: pi gets a TRACEPARENT; at pi's first event the wrapper starts loading the OpenTelemetry SDK (while pi waits on the model), and once result.json is written it builds the turn's spans from events.jsonl and sends them as OTLP/HTTP protobuf. What tracing adds to a turn is the wait after result.json (the export) and nothing before pi starts; the whole turn is shown too, but its spread on a shared machine is far above 20 ms. Off: nothing of the SDK is loaded (test/wrapper/tracing.test.ts checks it), so a child's start with tracing off is the start-up row's. Medians of 8 runs each.`,
+      note: `The same one-request turn of the real pi through subagent-wrapper, alternated with and without OTEL_EXPORTER_OTLP_ENDPOINT (a loopback receiver in the bench process), against a loopback model that answers in ${MODEL_MS} ms. On: pi gets a TRACEPARENT; at pi's first event the wrapper starts loading the OpenTelemetry SDK (while pi waits on the model) and warms it — the tracer with a dropped span, the exporter with one empty export request, since a process's first HTTP request is the slow one — and once result.json is written it builds the turn's spans from events.jsonl and sends them as OTLP/HTTP protobuf on that exporter. What tracing adds to a turn is the wait after result.json (the export) and nothing before pi starts; the whole turn is shown too, but its spread on a shared machine is far above 20 ms. Off: nothing of the SDK is loaded (test/wrapper/tracing.test.ts checks it), so a child's start with tracing off is the start-up row's. Medians of 8 runs each.`,
     }),
   );
 }

@@ -85,6 +85,12 @@ export const ENV = {
    */
   budgetBoard: "PI_SUBAGENTS_BUDGET_BOARD",
   /**
+   * Set by the extension in a turn's meta.json `env` when settings `confirm_every_usd` is set:
+   * the tree's spend gate (contracts/spend-gate.ts). The wrapper looks at it while the turn runs
+   * and wraps the turn up (`tree_budget_cost`) once the person has said no to spending more.
+   */
+  spendGate: "PI_SUBAGENTS_SPEND_GATE",
+  /**
    * Set by the extension in every turn's meta.json `env`: the folder of the spending ledger
    * (layout.ts `ledgerDir`). The wrapper appends each model request's cost there, so the
    * settings' period budgets see what every tree of the user spends. Unset: nothing is recorded.

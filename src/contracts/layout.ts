@@ -97,6 +97,12 @@ export const TREE_FILES = {
    * wrapper at each model request it sees end (wrapper/budget-board.ts).
    */
   budgetBoard: "budget-board",
+  /**
+   * At the top of a tree directory, with settings `confirm_every_usd`: what the tree may spend
+   * before the person is asked again, and whether they said no (contracts/spend-gate.ts).
+   * Written by the root only.
+   */
+  spendGate: "spend-gate.json",
 } as const;
 
 /** Folders inside an agent's folder that are not child agents. */

@@ -1,8 +1,8 @@
 /**
  * The extension's settings: the object `subagents` in pi's global settings file
  * (`settings.json` in pi's agent dir). A project's `.pi/settings.json` may set `limits` and
- * `fallback_models` (and `verify`: a repository knows its own checks) there too, but not `runners`, `runner`, `onExit`, `budgets`, `dialogs`,
- * `dialog_timeout` or `child_extensions`: a repository does not choose where code runs, what
+ * `fallback_models` (and `verify`: a repository knows its own checks) there too, but not `runners`, `runner`, `onExit`, `budgets`,
+ * `confirm_every_usd`, `dialogs`, `dialog_timeout` or `child_extensions`: a repository does not choose where code runs, what
  * outlives a session, what a person spends, what a person is asked or which of the person's
  * guards a child leaves out. Invalid values give one line naming the key each, and the defaults
  * hold for them.
@@ -39,6 +39,8 @@ export interface SubagentSettings {
   runners?: Record<string, RunnerDefinition>;
   /** USD the agents of all the person's trees may spend per local day / month (the ledger counts it). */
   budgets?: PeriodBudgets;
+  /** USD after which, and after each further multiple of it, the person is asked whether the tree may spend more. */
+  confirmEveryUsd?: number;
   /** Who answers a child's dialogs (default `person`). */
   dialogs?: DialogRoute;
   /** Seconds after which an unanswered child dialog is cancelled (default 300). */
@@ -57,6 +59,7 @@ export const GLOBAL_ONLY_KEYS = [
   "runner",
   "onExit",
   "budgets",
+  "confirm_every_usd",
   "dialogs",
   "dialog_timeout",
   "child_extensions",
@@ -68,6 +71,7 @@ const KNOWN_KEYS = [
   "runner",
   "runners",
   "budgets",
+  "confirm_every_usd",
   "dialogs",
   "dialog_timeout",
   "child_extensions",
@@ -117,6 +121,18 @@ function parseDialogKey(key: string, value: unknown, at: string, into: SubagentS
   return true;
 }
 
+/** `budgets` and `confirm_every_usd`; false for any other key. */
+function parseSpendKey(key: string, value: unknown, at: string, into: SubagentSettings, problems: string[]): boolean {
+  if (key === "budgets") into.budgets = parseBudgets(value, at, problems);
+  else if (key !== "confirm_every_usd") return false;
+  else if (typeof value === "number" && Number.isFinite(value) && value > 0) into.confirmEveryUsd = value;
+  else
+    problems.push(
+      `${at} must be a positive number of USD, not ${typeof value === "number" || typeof value === "string" ? JSON.stringify(value) : kindOf(value)}`,
+    );
+  return true;
+}
+
 /** `verify`: the checks of every child's turns (contracts/verify.ts); a bad one is named and no default applies. */
 function parseVerifySetting(value: unknown, at: string, into: SubagentSettings, problems: string[]): void {
   const parsed = parseVerify(value, at);
@@ -146,9 +162,7 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
     into.runners = parsed.runners;
     if (Object.keys(parsed.unusable).length > 0) into.unusableRunners = parsed.unusable;
     problems.push(...parsed.problems);
-  } else if (key === "budgets") {
-    into.budgets = parseBudgets(value, at, problems);
-  } else if (!parseDialogKey(key, value, at, into, problems)) {
+  } else if (!parseSpendKey(key, value, at, into, problems) && !parseDialogKey(key, value, at, into, problems)) {
     const meant = nearestField(key, KNOWN_KEYS);
     problems.push(
       `${where}: unknown key "${key}"${meant ? `; did you mean "${meant}"?` : ""} (known: ${KNOWN_KEYS.join(", ")})`,

@@ -15,6 +15,7 @@ import { type Identity, identityFromEnv, treeLimits } from "./config.js";
 import { budgetLeftEnv } from "./progress/budget.js";
 import { periodBudgetEnv, periodBudgetSource } from "./progress/period-budget.js";
 import { progressOf } from "./progress/progress.js";
+import { startSpendConfirmation } from "./progress/spend-confirm.js";
 import { loadRoleCatalog } from "./roles/definition-files.js";
 import { definitionWarnings, describeRegistry } from "./roles/roles.js";
 import { readSubagentSettings } from "./settings.js";
@@ -97,6 +98,8 @@ interface SessionState {
   interactive: boolean;
   /** The `onExit` setting (settings.json `subagents.onExit`), when set. */
   onExit?: OnExit | undefined;
+  /** Ends the root's question before the tree spends more (settings `confirm_every_usd`). */
+  endSpendConfirmation?: (() => void) | undefined;
 }
 
 /**
@@ -123,6 +126,8 @@ async function endSession(
   state.session = undefined;
   state.temporary = undefined;
   state.ownership = undefined;
+  state.endSpendConfirmation?.();
+  state.endSpendConfirmation = undefined;
   ending?.dialogDesk?.stop();
   if (!ending) return void (await lease?.release());
   const how = ending.readOnly !== undefined ? "detach" : exitHow(root, state);
@@ -141,6 +146,18 @@ async function endSession(
   if (root) for (const record of await ending.tree.subtree(ending.self)) pi.appendEntry(ENTRY_TYPE, agentEntry(record));
   if (root && removal && !ending.isDetached) await removeTemporaryTree(root, ending, removal);
   await lease?.release();
+}
+
+/**
+ * What each turn is told of spending: what is left of the tree's budget and where the turns
+ * beside it post their use (its wrapper wraps it up once the tree has spent that much), the
+ * tree's spend gate, where the person's spending ledger is and their period budgets.
+ */
+async function spendEnv(rt: TreeRuntime): Promise<Record<string, string>> {
+  return {
+    ...periodBudgetEnv(periodBudgetSource()),
+    ...(await budgetLeftEnv(progressOf(rt), process.env, rt.tree.root)),
+  };
 }
 
 /** The root's direct children with a turn running or queued, as this process holds them. */
@@ -287,18 +304,11 @@ export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
           claimed = true;
         },
         noticed: (notice) => state.session?.noticed(notice),
-        // Each turn is told what is left of the tree's budget and where the turns beside it post
-        // their use (its wrapper wraps it up once the tree has spent that much), where the
-        // person's spending ledger is and their period budgets.
-        turnEnv: async () => ({
-          ...dialogEnv,
-          ...tracing.turnEnv(),
-          ...periodBudgetEnv(periodBudgetSource()),
-          ...(await budgetLeftEnv(progressOf(rt), process.env, rt.tree.root)),
-        }),
+        turnEnv: async () => ({ ...dialogEnv, ...tracing.turnEnv(), ...(await spendEnv(rt)) }),
       },
     });
     if (root && claimed) await claimTree(root, state, rt, problem);
+    if (identity.isRoot) state.endSpendConfirmation = startSpendConfirmation(rt.tree.root, ctx, progressOf(rt));
     dialogEnv = setUpChildDialogs(rt, ctx, identity, () => state.session?.refresh()).env;
     await restore(rt, ctx.sessionManager.getEntries(), { readOnly: rt.readOnly !== undefined });
     state.runtime = rt;

@@ -11,8 +11,8 @@
  * bundled into one file (scripts/bundle-wrapper.mjs), where a static import would become a
  * require() at its top, loaded with tracing off.
  */
-import type { Context, SpanContext } from "@opentelemetry/api";
-import type { IdGenerator, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { Context, SpanContext, Tracer } from "@opentelemetry/api";
+import type { IdGenerator, InMemorySpanExporter, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { SpanData } from "./span-data.js";
 import { exportTimeoutMs, type SpanExportOutcome } from "./tracing.js";
 
@@ -68,8 +68,19 @@ async function makeExporter(
 }
 
 /**
- * Imports the SDK and the exporter ahead of the export, while the traced work runs: the
- * modules take tens of milliseconds to load, which would otherwise come after the work.
+ * An exporter made ahead of the export and already through its first request, for the next
+ * export to take: the first request of a process is the slow one (the HTTP client's code, the
+ * connection: 15–60 ms on a loaded machine, against 1–2 ms for the next one).
+ */
+let warmExporter: SpanExporter | undefined;
+let warming = false;
+
+/**
+ * Imports the SDK and the exporter ahead of the export, while the traced work runs, and warms
+ * both: the tracer with a span its sampler drops, the exporter with one empty export request
+ * (no spans: the collector stores nothing). All of it would otherwise come after the work.
+ * The warm-up's own outcome is not waited for nor reported: the export at the end says what
+ * the collector did.
  */
 export async function preloadSdk(env: Record<string, string | undefined>): Promise<void> {
   await Promise.all([
@@ -81,6 +92,16 @@ export async function preloadSdk(env: Record<string, string | undefined>): Promi
   ]);
   // A span its sampler drops (its parent is not sampled): the tracer's first use is paid now too.
   await recordSpans([WARM_UP_SPAN]);
+  // One warm exporter at a time: a second preload before the export finds it ready.
+  if (warmExporter || warming) return;
+  warming = true;
+  try {
+    const exporter = await makeExporter(env, () => undefined);
+    exporter.export([], () => undefined);
+    warmExporter = exporter;
+  } finally {
+    warming = false;
+  }
 }
 
 const WARM_UP_SPAN: SpanData = {
@@ -95,14 +116,20 @@ const WARM_UP_SPAN: SpanData = {
   attributes: {},
 };
 
-/** The spans through the SDK's tracer (sampler, resource, limits), collected in memory. */
-async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> {
-  const [{ context, SpanKind, SpanStatusCode, trace }, { detectResources, envDetector, resourceFromAttributes }, sdk] =
-    await Promise.all([
-      import("@opentelemetry/api"),
-      import("@opentelemetry/resources"),
-      import("@opentelemetry/sdk-trace-base"),
-    ]);
+interface SpanRecorder {
+  ids: GivenIds;
+  memory: InMemorySpanExporter;
+  tracer: Tracer;
+}
+
+/** The tracer the spans go through, made once per process (the preload makes it, off the export's path). */
+let recorder: Promise<SpanRecorder> | undefined;
+
+async function makeRecorder(): Promise<SpanRecorder> {
+  const [{ detectResources, envDetector, resourceFromAttributes }, sdk] = await Promise.all([
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/sdk-trace-base"),
+  ]);
   const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = sdk;
   const ids = new GivenIds();
   const memory = new InMemorySpanExporter();
@@ -113,7 +140,18 @@ async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> 
     resource: resourceFromAttributes(serviceName).merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new SimpleSpanProcessor(memory)],
   });
-  const tracer = provider.getTracer("pi-subagent-tree");
+  return { ids, memory, tracer: provider.getTracer("pi-subagent-tree") };
+}
+
+/** The spans through the SDK's tracer (sampler, resource, limits), collected in memory. */
+async function recordSpans(spans: readonly SpanData[]): Promise<ReadableSpan[]> {
+  recorder ??= makeRecorder();
+  const [{ context, SpanKind, SpanStatusCode, trace }, { ids, memory, tracer }] = await Promise.all([
+    import("@opentelemetry/api"),
+    recorder,
+  ]);
+  // From here to the finished spans nothing waits: another export's spans never mix in.
+  memory.reset();
   for (const span of spans) {
     ids.traceId = span.traceId;
     ids.spanId = span.spanId;
@@ -150,7 +188,9 @@ export async function exportSpans(
 ): Promise<SpanExportOutcome> {
   const recorded = await recordSpans(spans);
   if (recorded.length === 0) return { sent: 0 };
-  const exporter = await makeExporter(env, warn);
+  // The warm exporter once: each export shuts its exporter down after it.
+  const exporter = warmExporter ?? (await makeExporter(env, warn));
+  warmExporter = undefined;
   const { ExportResultCode } = await import("@opentelemetry/core");
   try {
     const outcome = await new Promise<SpanExportOutcome>((resolve) => {

@@ -17,6 +17,9 @@
  *   _MONTHLY_USD), as `daily_budget_usd` / `monthly_budget_usd`: at each request that goes on,
  *   the spending ledger in PI_SUBAGENTS_LEDGER (what every tree of the person has spent today
  *   and this month, this request included) is read for what was appended since.
+ * - and so does the tree's spend gate (meta.json `env` PI_SUBAGENTS_SPEND_GATE, settings
+ *   `confirm_every_usd`) once the person has said no to spending more: looked at every
+ *   BUDGET_POLL_MS and at each request that goes on, it wraps the turn up as `tree_budget_cost`.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -27,6 +30,7 @@ import type { LimitRecord } from "../contracts/events.js";
 import type { TurnLimits } from "../contracts/limits.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { LimitReport } from "../contracts/result.js";
+import { readSpendGateSync } from "../contracts/spend-gate.js";
 import { roundCost } from "../contracts/usage.js";
 import { errorText } from "../lib/values.js";
 import { BudgetBoard, type BudgetLeft, budgetCrossing } from "./budget-board.js";
@@ -74,6 +78,8 @@ export class RunLimits {
   private readonly periodBudgets: PeriodBudgets = {};
   private readonly ledger: LedgerReader | undefined;
   private ledgerProblemSaid = false;
+  /** The tree's spend gate, when the settings ask the person before the tree spends more. */
+  private readonly gateFile: string | undefined;
 
   private constructor(
     meta: MetaV1 & { limits: TurnLimits },
@@ -85,6 +91,7 @@ export class RunLimits {
     this.periodBudgets = { ...(daily && { daily_usd: daily }), ...(monthly && { monthly_usd: monthly }) };
     const ledgerDir = meta.env?.[ENV.ledgerDir]?.trim();
     if (ledgerDir && (daily || monthly)) this.ledger = new LedgerReader(ledgerDir);
+    this.gateFile = meta.env?.[ENV.spendGate]?.trim() || undefined;
     const tokens = positive(meta.env?.[ENV.budgetLeftTokens]);
     const cost = positive(meta.env?.[ENV.budgetLeftCost]);
     if (tokens === undefined && cost === undefined) return;
@@ -141,6 +148,7 @@ export class RunLimits {
     if (this.tracker.used.turns === requests) return;
     if (this.budgetLeft) this.checkBudget(this.budgetLeft);
     this.checkPeriodBudgets();
+    this.checkGate();
   }
 
   /** The run is over: no more timers; an undelivered wrap-up and a private inbox are removed. */
@@ -169,6 +177,15 @@ export class RunLimits {
     if (!this.tracker.goesOn) return;
     const crossing = budgetCrossing(left, own, this.board?.othersSince());
     if (crossing) this.apply(this.tracker.reach(crossing.name, crossing.value, crossing.used));
+  }
+
+  /** While the turn goes on: has the person said no to the tree spending more? */
+  private checkGate(): void {
+    if (!this.gateFile || !this.tracker.goesOn) return;
+    const declined = readSpendGateSync(this.gateFile);
+    if (declined?.declined) {
+      this.apply(this.tracker.reach("tree_budget_cost", declined.ceiling_usd, declined.declined.spent_usd));
+    }
   }
 
   /** After a model request that goes on (an answer is never wrapped up): has the ledger reached a period budget? */
@@ -220,16 +237,18 @@ export class RunLimits {
   }
 
   /**
-   * Between this turn's requests, what the others post can cross the budget too: look every
-   * BUDGET_POLL_MS until the turn is wrapped up (by any limit) or over.
+   * Between this turn's requests, what the others post can cross the budget too, and the
+   * person can say no: look every BUDGET_POLL_MS until the turn is wrapped up (by any limit) or over.
    */
   private pollBoard(): void {
     const left = this.budgetLeft;
-    if (!this.board || !left || this.over || this.tracker.reached) return;
+    const board = this.board && left;
+    if ((!board && !this.gateFile) || this.over || this.tracker.reached) return;
     this.cancelBoardPoll = this.hooks.timers.after(BUDGET_POLL_MS, () => {
       this.cancelBoardPoll = undefined;
       if (this.over || this.hooks.answered()) return;
-      this.checkBudget(left, false);
+      if (board && left) this.checkBudget(left, false);
+      if (!this.tracker.reached) this.checkGate();
       this.pollBoard();
     });
   }

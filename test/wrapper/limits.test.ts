@@ -243,4 +243,30 @@ describe("subagent-wrapper with the tree's budget", () => {
       cost: 0.002,
     });
   });
+
+  it("the person's no at the tree's spend gate wraps a running turn up (tree_budget_cost), as a spent tree budget does", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "spend-gate-case-"));
+    boards.push(dir);
+    const gate = path.join(dir, "spend-gate.json");
+    const open = { version: 1, every_usd: 0.5, ceiling_usd: 1, person: true };
+    await writeFile(gate, JSON.stringify(open));
+    const declined = { ...open, declined: { spent_usd: 1.2, by: "no", at: "2030-01-01T00:00:00.000Z" } };
+    const { run } = await limitsCase(
+      [
+        ...start,
+        // The person says no while this turn works.
+        { writeFile: { path: gate, text: JSON.stringify(declined) } },
+        bashCall("c2", "working"),
+        ...toolThenSteer("c2"),
+        answer("done: A; left: B"),
+      ],
+      { limits: {}, runId: "N1-0001-spawn", env: { PI_SUBAGENTS_SPEND_GATE: gate } },
+    );
+    const out = await run();
+    expect(out.result).toMatchObject({
+      status: "completed",
+      finalText: "done: A; left: B",
+      limit: { name: "tree_budget_cost", value: 1, used: 1.2 },
+    });
+  });
 });

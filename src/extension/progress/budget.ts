@@ -13,11 +13,14 @@
 
 import path from "node:path";
 import { ROOT_PATH } from "../../contracts/agent-paths.js";
+import { dialogTimeoutMs } from "../../contracts/dialog-settings.js";
 import { ENV } from "../../contracts/env.js";
 import { TREE_FILES } from "../../contracts/layout.js";
 import { addTotals, emptyTotals, formatCost, roundCost, type UsageTotals, usageTotals } from "../../contracts/usage.js";
+import { readSubagentSettings } from "../settings.js";
 import { periodBudgetRefusal, periodBudgetSource } from "./period-budget.js";
 import type { TreeProgress } from "./progress.js";
+import { spendGateEnv, spendGateRefusal } from "./spend-confirm.js";
 
 export interface TreeBudget {
   /** Limit on the tree's total_tokens. */
@@ -83,12 +86,20 @@ export async function budgetState(
   return { budget, spent, ...(refusal && { refusal }) };
 }
 
-/** Throws the refusal when the tree's budget or a period budget of the person's is spent (or set to an invalid value). */
+/**
+ * Throws the refusal when the tree's budget or a period budget of the person's is spent (or set
+ * to an invalid value), or the tree's spend gate stops it (`confirm_every_usd`: this may first
+ * hold the spawn while the person is asked).
+ */
 export async function assertBudgetLeft(progress: TreeProgress, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const state = await budgetState(progress, env);
   if (state?.refusal) throw new Error(state.refusal);
   const period = periodBudgetRefusal(periodBudgetSource(env));
   if (period) throw new Error(period);
+  const timeoutMs = dialogTimeoutMs(readSubagentSettings().settings.dialogTimeout);
+  const spent = async () => (await treeSpend(progress)).cost;
+  const gate = await spendGateRefusal(progress.tree.root, spent, { timeoutMs, clock: progress.clock });
+  if (gate) throw new Error(gate);
 }
 
 /**
@@ -101,15 +112,18 @@ export async function budgetLeftEnv(
   env: NodeJS.ProcessEnv = process.env,
   treeDir?: string,
 ): Promise<Record<string, string>> {
-  let state: BudgetState | undefined;
+  let budget: TreeBudget;
   try {
-    state = await budgetState(progress, env);
+    budget = budgetFromEnv(env);
   } catch {
     return {};
   }
-  if (!state) return {};
-  const left: Record<string, string> = {};
-  const { budget, spent } = state;
+  // Without a person to ask, what confirm_every_usd lets the tree spend is a cost budget too.
+  const gate = treeDir === undefined ? { env: {} } : await spendGateEnv(treeDir);
+  if (gate.costCap !== undefined) budget = { ...budget, cost: Math.min(budget.cost ?? Infinity, gate.costCap) };
+  if (!hasBudget(budget)) return gate.env;
+  const spent = await treeSpend(progress);
+  const left: Record<string, string> = { ...gate.env };
   if (budget.tokens !== undefined) left[ENV.budgetLeftTokens] = String(Math.max(1, budget.tokens - spent.total_tokens));
   if (budget.cost !== undefined) left[ENV.budgetLeftCost] = String(Math.max(1e-6, roundCost(budget.cost - spent.cost)));
   if (treeDir !== undefined) left[ENV.budgetBoard] = path.join(treeDir, TREE_FILES.budgetBoard);

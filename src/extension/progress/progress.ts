@@ -82,11 +82,13 @@ export class TreeProgress {
    * never older than the disk's, and newer when a write failed (a full disk), so they win.
    */
   constructor(
-    private readonly tree: TreeDir,
+    readonly tree: TreeDir,
     private readonly queuePosition: (agentPath: string) => number | undefined = () => undefined,
     private readonly held: () => Iterable<AgentRecordV1> = () => [],
     private readonly runnerWait: (agentPath: string) => RunnerWait | undefined = () => undefined,
     private readonly ownRun: () => OwnRun | undefined = () => undefined,
+    /** The runtime's clock: what waits on the tree's spend (a spawn held while the person is asked) waits on it. */
+    readonly clock: Clock = systemClock,
   ) {}
 
   /** Every agent below `under` (not `under` itself), in spawn order, with live progress. */
@@ -180,6 +182,7 @@ export function progressOf(runtime: TreeRuntime): TreeProgress {
       (agentPath) => runtime.runnerWait(agentPath),
       // Empty in a root, whose own path is never in a snapshot (the extension feeds only children's).
       () => ({ path: runtime.self, usage: runtime.ownRunUsage }),
+      runtime.clock,
     );
     trackers.set(runtime, tracker);
   }

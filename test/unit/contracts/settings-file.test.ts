@@ -78,7 +78,7 @@ describe("readSubagentSettings", () => {
       },
     });
     const only =
-      "only pi's global settings may set runners, runner, onExit, budgets, dialogs, dialog_timeout, child_extensions";
+      "only pi's global settings may set runners, runner, onExit, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions";
     expect(problems).toEqual([
       `${projectFile}: subagents.runners is ignored: ${only}`,
       `${projectFile}: subagents.onExit is ignored: ${only}`,
@@ -86,9 +86,30 @@ describe("readSubagentSettings", () => {
     ]);
   });
 
+  it("confirm_every_usd: a positive USD amount from the global settings only; a project's is named and ignored", () => {
+    const file = path.join(agentDir, "settings.json");
+    write(file, { subagents: { confirm_every_usd: 2.5 } });
+    const projectFile = path.join(project, ".pi", "settings.json");
+    write(projectFile, { subagents: { confirm_every_usd: 1000 } });
+    const only =
+      "only pi's global settings may set runners, runner, onExit, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions";
+    expect(read()).toEqual({
+      settings: { confirmEveryUsd: 2.5 },
+      problems: [`${projectFile}: subagents.confirm_every_usd is ignored: ${only}`],
+    });
+    fs.rmSync(projectFile);
+    for (const bad of [0, -1, "5"]) {
+      write(file, { subagents: { confirm_every_usd: bad } });
+      expect(read()).toEqual({
+        settings: {},
+        problems: [`${file}: subagents.confirm_every_usd must be a positive number of USD, not ${JSON.stringify(bad)}`],
+      });
+    }
+  });
+
   it("bad values: one line naming each key, defaults for them", () => {
     const known =
-      "onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions, verify";
+      "onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify";
     const file = path.join(agentDir, "settings.json");
     write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1, limit: {} } });
     const { settings, problems } = read();
@@ -114,7 +135,7 @@ describe("readSubagentSettings", () => {
     const projectFile = path.join(project, ".pi", "settings.json");
     write(projectFile, { subagents: { dialogs: "deny", dialog_timeout: 1, child_extensions: { exclude: ["gate"] } } });
     const only =
-      "only pi's global settings may set runners, runner, onExit, budgets, dialogs, dialog_timeout, child_extensions";
+      "only pi's global settings may set runners, runner, onExit, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions";
     expect(read()).toEqual({
       settings: { dialogs: "parent", dialogTimeout: 90, childExtensions: { exclude: ["noisy-status", "/x/gate.ts"] } },
       problems: [
@@ -134,7 +155,7 @@ describe("readSubagentSettings", () => {
         `${file}: subagents.dialogs must be "person", "parent", "deny", not "persn"; did you mean "person"?`,
         `${file}: subagents.dialog_timeout must be a number of seconds above 0 and at most 86400, not 0`,
         `${file}: subagents.child_extensions: unknown key "exlude"; did you mean "exclude"? (known: exclude)`,
-        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, dialogs, dialog_timeout, child_extensions, verify)`,
+        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify)`,
       ],
     });
     write(file, { subagents: { child_extensions: { exclude: "gate" } } });

@@ -4,7 +4,8 @@
  * and one line, never a throw.
  */
 import net from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { preloadSdk } from "../../../src/telemetry/otlp-export.js";
 import type { SpanData } from "../../../src/telemetry/span-data.js";
 import { exportIfTracing } from "../../../src/telemetry/tracing.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../../support/otlp-receiver.js";
@@ -89,6 +90,49 @@ describe.each(["http/protobuf", "http/json"])("export over %s", (protocol) => {
     expect(chat).toMatchObject({ parentSpanId: "b7ad6b7169203331", kind: 3, statusCode: 1 });
     expect(chat.attributes).toMatchObject({ "gen_ai.response.finish_reasons": ["stop"], "pi_subagent.cost_usd": 0.5 });
     expect(receiver.headers[0]!["x-team"]).toBe("trees");
+  });
+});
+
+describe("preloaded while the work runs", () => {
+  it("the exporter's first request (empty: no spans) goes ahead; the export after it sends the spans, and only them", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      await preloadSdk(env);
+      await vi.waitFor(() => expect(receiver!.headers).toHaveLength(1));
+      expect(receiver.spans).toEqual([]);
+    } finally {
+      if (saved.OTEL_EXPORTER_OTLP_ENDPOINT === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    }
+    const lines: string[] = [];
+    expect(await exportWith(env, lines)).toEqual({ sent: 2 });
+    expect(lines).toEqual([]);
+    expect((await receiver.waitForSpans(2)).map((span) => span.name).sort()).toEqual([
+      "chat p/m",
+      "invoke_agent /root/a",
+    ]);
+    expect(receiver.headers).toHaveLength(2);
+  });
+
+  it("a collector that is down: the warm-up says nothing, the export one line", async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_TIMEOUT: "500" };
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      await preloadSdk(env);
+    } finally {
+      for (const key of Object.keys(env)) if (saved[key] === undefined) delete process.env[key];
+    }
+    const lines: string[] = [];
+    expect((await exportWith(env, lines))?.sent).toBe(0);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^tracing: could not send 2 spans: /);
   });
 });
 
