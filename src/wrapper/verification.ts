@@ -13,7 +13,7 @@ import type { MetaVerify, Verification, VerificationCheck } from "../contracts/v
 import type { Clock } from "../lib/clock.js";
 import { runCheckCommand } from "./check-process.js";
 import { type KeptCheck, readKeptChecks, workspaceFingerprint, writeKeptChecks } from "./check-reuse.js";
-import type { ChildOperations } from "./child.js";
+import type { ChildOperations, FarCheckRound } from "./child.js";
 import { runReview } from "./review-check.js";
 import { afterRound, checkPassed, notRun, shouldCheck, type TurnEnd } from "./verify-machine.js";
 
@@ -41,6 +41,9 @@ export class Verifier {
   private repairs = 0;
   private last: Verification | undefined;
   private readonly stopped = new AbortController();
+  /** The round's far side, once a command needed it (a runner's: checks run where the child worked). */
+  private far: FarCheckRound | undefined;
+  private farUnable = false;
 
   constructor(
     private readonly verify: MetaVerify,
@@ -74,8 +77,11 @@ export class Verifier {
           : notRun(this.repairs, this.last?.checks);
       return undefined;
     }
+    this.farUnable = false;
     const checks = await this.round(answer, bin);
-    const step = afterRound(checks, this.repairs, this.verify.maxRepairs, this.stopped.signal.aborted);
+    // A check the far side could not run at all (an older serve, a lost connection): a repair cannot help.
+    const noRepair = this.stopped.signal.aborted || this.farUnable;
+    const step = afterRound(checks, this.repairs, this.verify.maxRepairs, noRepair);
     if (step.kind === "done") {
       this.last = step.verification;
       return undefined;
@@ -96,28 +102,33 @@ export class Verifier {
         ? await Promise.all([readKeptChecks(statePath), workspaceFingerprint(this.deps.meta.cwd)])
         : [new Map<string, KeptCheck>(), undefined];
       let keptChanged = false;
-      for (const command of commands) {
-        if (this.stopped.signal.aborted) break;
-        const earlier = kept.get(command);
-        if (fingerprint && earlier?.fingerprint === fingerprint) {
-          checks.push(
-            this.noted({
-              name: command,
-              kind: "run",
-              exit_code: earlier.exitCode,
-              duration_ms: 0,
-              output_tail: earlier.output,
-              reused: true,
-            }),
-          );
-          continue;
+      try {
+        for (const command of commands) {
+          if (this.stopped.signal.aborted) break;
+          const earlier = kept.get(command);
+          if (fingerprint && earlier?.fingerprint === fingerprint) {
+            checks.push(
+              this.noted({
+                name: command,
+                kind: "run",
+                exit_code: earlier.exitCode,
+                duration_ms: 0,
+                output_tail: earlier.output,
+                reused: true,
+              }),
+            );
+            continue;
+          }
+          const check = await this.runCommand(command);
+          checks.push(this.noted(check));
+          if (fingerprint && check.exit_code !== undefined) {
+            kept.set(command, { fingerprint, exitCode: check.exit_code, output: check.output_tail });
+            keptChanged = true;
+          }
         }
-        const check = await this.runCommand(command);
-        checks.push(this.noted(check));
-        if (fingerprint && check.exit_code !== undefined) {
-          kept.set(command, { fingerprint, exitCode: check.exit_code, output: check.output_tail });
-          keptChanged = true;
-        }
+      } finally {
+        await this.far?.close();
+        this.far = undefined;
       }
       if (statePath && keptChanged) {
         await writeKeptChecks(statePath, kept).catch((err: Error) =>
@@ -156,6 +167,18 @@ export class Verifier {
   private async runCommand(command: string): Promise<VerificationCheck> {
     const { cwd } = this.deps.meta;
     const env = this.checkEnv();
+    if (this.deps.processes.farChecks) {
+      this.far ??= this.deps.processes.farChecks(env);
+      const result = await this.far.run(command, this.verify.timeoutMs, this.stopped.signal);
+      if (result.cannotRun) this.farUnable = true;
+      return {
+        name: command,
+        kind: "run",
+        ...(result.exitCode !== null && { exit_code: result.exitCode }),
+        duration_ms: result.durationMs,
+        output_tail: result.output,
+      };
+    }
     const launch = this.deps.processes.checkLaunch
       ? await this.deps.processes.checkLaunch(command, cwd, env).catch((err: Error) => err)
       : undefined;

@@ -14,6 +14,7 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { fallbackSessionPath } from "../fallback.js";
+import { FarChecks } from "./far-checks.js";
 import { hostUnixSockets, PACKAGE_ROOT, runnerArgv, sandboxCheckArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import {
@@ -24,7 +25,8 @@ import {
   sandboxSecrets,
   seccompFile,
 } from "./sandbox-files.js";
-import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
+import { startSlurmGuard } from "./slurm-guard.js";
+import { attachSlurmJob, ensureJobGone, nodeSlurmJobOperations, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
 import { useSshMaster } from "./ssh-master.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
@@ -243,8 +245,37 @@ export function remoteChildOperations(
       else base.signalGroup(pid, signal);
     },
     // A sandbox's checks run inside the same boundary (the same private copies, filter and
-    // environment); a far side on another machine has no way to run them yet.
+    // environment); a far side's in the workspace the turn left there, through a check run.
     ...(runner.kind === "sandbox" && typeof start === "function" && { checkLaunch: sandboxCheckLaunch(start) }),
+    ...(runner.kind !== "sandbox" &&
+      typeof start === "function" && {
+        farChecks: (env: Record<string, string>) =>
+          new FarChecks(meta, runner, farCheckStart(meta, runner, start, env)),
+      }),
+  };
+}
+
+/**
+ * What starts a check run's far side: the runner's argv and the run's environment with its
+ * token (as a turn's far side gets them). On Slurm, as for a turn: no token for srun
+ * (slurmSpawnOptions), the guard while it runs and the last resort after it.
+ */
+function farCheckStart(meta: MetaV1, runner: ResolvedRunner, start: () => RunnerStart, env: Record<string, string>) {
+  return () => {
+    const { argv, cleanup } = start();
+    if (runner.kind !== "slurm") return { argv, env, cleanup };
+    const jobName = slurmJobName(meta);
+    const guard = startSlurmGuard(jobName, env);
+    const { [ENV.runToken]: _token, ...withoutToken } = env;
+    return {
+      argv,
+      env: withoutToken,
+      cleanup: async () => {
+        await ensureJobGone(jobName, nodeSlurmJobOperations(env)).catch(() => undefined);
+        guard.release();
+        await cleanup();
+      },
+    };
   };
 }
 
