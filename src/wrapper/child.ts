@@ -151,6 +151,8 @@ export interface ChildOperations {
   checkLaunch?(command: string, cwd: string, env: Record<string, string>): Promise<CheckLaunch>;
   /** A round of verify checks on the far side where the child worked (a runner's), instead of here. */
   farChecks?(env: Record<string, string>): FarCheckRound;
+  /** The run is over: what a runner kept for the run's later processes goes (the shared ssh connection). */
+  end?(): Promise<void>;
 }
 
 /** One round of check commands on a far side (remote/far-checks.ts): each run in the child's cwd there. */

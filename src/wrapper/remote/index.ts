@@ -73,7 +73,7 @@ export async function runnerStarter(
   runner: ResolvedRunner,
   env: NodeJS.ProcessEnv,
   base: ChildOperations = nodeChildOperations,
-): Promise<(tempDir?: string) => RunnerStart> {
+): Promise<RunnerStarter> {
   const childEnv = { ...env, ...meta.env };
   const keepVisible = [PACKAGE_ROOT, path.dirname(process.execPath)];
   try {
@@ -90,6 +90,8 @@ export async function runnerStarter(
   const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
   const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
   const secrets = runner.kind === "sandbox" ? sandboxSecrets(meta, childEnv, runner) : undefined;
+  // A run whose checks run on the far side keeps the shared connection until its end (run-command.ts): its check runs and repairs ride it.
+  const keepMaster = (meta.verify?.run?.length ?? 0) > 0;
   // Per pi process of the run (a fallback model's is another far side): a sandbox's private
   // copies are made for it, in the run's own temp folder, and removed after it.
   const start = (tempDir?: string): RunnerStart => {
@@ -114,7 +116,7 @@ export async function runnerStarter(
       if (jitiCache) fs.rmSync(jitiCache, { recursive: true, force: true });
       // The run is done with the shared ssh connection: the last run that used it closes it.
       // (A fallback model's next attempt rides a master if one is up, else its own connection.)
-      await master?.release();
+      if (!keepMaster) await master?.release();
     };
     return {
       argv: runnerArgv(runner, context, argvOptions),
@@ -123,8 +125,11 @@ export async function runnerStarter(
       ...(seccomp !== undefined && { fd3: seccomp }),
     };
   };
-  return start;
+  return Object.assign(start, { end: async () => master?.release() });
 }
+
+/** Starts one far side per pi process (or check run); `end`: the run is over (the shared connection is let go). */
+export type RunnerStarter = ((tempDir?: string) => RunnerStart) & { end?: () => Promise<void> };
 
 /** What starts one far side: its argv, and what is undone once it is over. */
 export interface RunnerStart {
@@ -203,7 +208,7 @@ export function remoteChildOperations(
    * given the run's own temp folder for what it makes, before the run hears of its exit (what the runner's prefix needed: a sandbox's agent dir
    * copy, the shared ssh connection).
    */
-  start: string[] | ((tempDir?: string) => RunnerStart),
+  start: string[] | RunnerStarter,
   base: ChildOperations = nodeChildOperations,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
@@ -247,6 +252,7 @@ export function remoteChildOperations(
     // A sandbox's checks run inside the same boundary (the same private copies, filter and
     // environment); a far side's in the workspace the turn left there, through a check run.
     ...(runner.kind === "sandbox" && typeof start === "function" && { checkLaunch: sandboxCheckLaunch(start) }),
+    ...(typeof start === "function" && start.end && { end: start.end }),
     ...(runner.kind !== "sandbox" &&
       typeof start === "function" && {
         farChecks: (env: Record<string, string>) =>
