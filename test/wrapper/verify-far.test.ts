@@ -109,6 +109,20 @@ describe("verification on a runner's far side (command prefix, fake pi)", () => 
     expect(pidRunning(background)).toBe(false);
   });
 
+  it("a stop of the run during a far check ends the check on the far side; the run ends with nothing of it left", async () => {
+    const hang = 'sleep 600 & echo $! > "$CHECK_LOG"; wait';
+    const { c, log } = await farCase(working("true"), { run: [hang], maxRepairs: 1, timeoutMs: 120_000 });
+    const run = c.start();
+    while (!fs.existsSync(log) || fs.readFileSync(log, "utf8").trim() === "") {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    run.kill("SIGTERM");
+    const out = await c.collect(await run.done);
+    expect(out.result?.verification).toMatchObject({ status: "failed", repairs: 0 });
+    expect(out.result?.verification?.checks[0]?.output_tail).toMatch(/\[stopped: the run was stopped\]$/);
+    expect(pidRunning(Number(fs.readFileSync(log, "utf8").trim()))).toBe(false);
+  });
+
   it("a far side that cannot run checks (an older serve) says so in one line, and nothing of it is left", async () => {
     // A far side that answers hello as an older serve does (no `check`), then waits for stdin's end.
     const older = [
