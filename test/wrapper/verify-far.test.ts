@@ -146,4 +146,18 @@ describe("verification on a runner's far side (command prefix, fake pi)", () => 
     await far.close();
     expect(cleaned).toBe(1);
   });
+
+  it("a far side whose prefix cannot start: the check fails with why, and the round still ends", async () => {
+    const meta = { runId: "r", cwd: process.cwd(), runnerWorkspacePath: "/agent/runner-workspace" } as MetaV1;
+    const runner = { name: "far", kind: "command" } as ResolvedRunner;
+    const far = new FarChecks(meta, runner, () => ({
+      argv: ["/nonexistent/prefix"],
+      env: {},
+      cleanup: () => undefined,
+    }));
+    const result = await far.run("true", 5000, new AbortController().signal);
+    expect(result).toMatchObject({ exitCode: null, cannotRun: true });
+    expect(result.output).toMatch(/^the check could not run on the far side: runner far \(command\): .*ENOENT/);
+    await far.close();
+  });
 });

@@ -111,7 +111,10 @@ export class FarChecks implements FarCheckRound {
   async close(): Promise<void> {
     if (!this.prefix) return;
     this.end();
-    await this.closed;
+    // A prefix that never started (spawn's error) may never say `close`: its SIGKILL's grace bounds the wait.
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.closed, new Promise((resolve) => (bound = setTimeout(resolve, KILL_GRACE_MS + 1000)))]);
+    clearTimeout(bound);
     clearTimeout(this.killTimer);
     await Promise.resolve()
       .then(this.cleanup)
