@@ -28,6 +28,8 @@
  */
 import { isRecord } from "../lib/values.js";
 
+export { FrameSplitter, MAX_FRAME_BYTES } from "./frame-splitter.js";
+
 export const SERVE_PROTOCOL_VERSION = 2;
 /**
  * How serve's own stderr lines about the far side begin (`on far: pi not found on the far
@@ -49,8 +51,6 @@ export const SERVE_ENV = {
   root: "PI_SUBAGENTS_SERVE_ROOT",
   maxBundle: "PI_SUBAGENTS_SERVE_MAX_BUNDLE",
 } as const;
-/** The longest line either side accepts (a 1 MiB blob chunk is ~1.4 MB of base64). */
-export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Raw bytes per blob chunk. */
 export const BLOB_CHUNK_BYTES = 1024 * 1024;
 /** Total bytes of each blob kind. */
@@ -288,53 +288,6 @@ function parseWith<F>(line: string, checks: Record<string, Check>): F | string {
 
 export const parseClientFrame = (line: string): ClientFrame | string => parseWith<ClientFrame>(line, CLIENT_CHECKS);
 export const parseServerFrame = (line: string): ServerFrame | string => parseWith<ServerFrame>(line, SERVER_CHECKS);
-
-/**
- * Splits a byte stream into frame lines, never holding more than MAX_FRAME_BYTES of one line:
- * a longer line is an error at once (not after reading it all). `end()` with a partial line
- * left is a truncated frame.
- */
-export class FrameSplitter {
-  private parts: Buffer[] = [];
-  private size = 0;
-  private failed = false;
-
-  constructor(
-    private readonly onLine: (line: string) => void,
-    private readonly onError: (message: string) => void,
-    private readonly maxBytes = MAX_FRAME_BYTES,
-  ) {}
-
-  push(chunk: Buffer): void {
-    let start = 0;
-    while (!this.failed && start < chunk.length) {
-      const newline = chunk.indexOf(10, start);
-      const end = newline === -1 ? chunk.length : newline;
-      this.size += end - start;
-      if (this.size > this.maxBytes) {
-        this.fail(`frame longer than ${this.maxBytes} bytes`);
-        return;
-      }
-      this.parts.push(chunk.subarray(start, end));
-      if (newline === -1) return;
-      const line = Buffer.concat(this.parts).toString("utf8");
-      this.parts = [];
-      this.size = 0;
-      start = newline + 1;
-      if (line.trim() !== "") this.onLine(line);
-    }
-  }
-
-  end(): void {
-    if (!this.failed && this.size > 0) this.fail("truncated frame at the end of the stream");
-  }
-
-  private fail(message: string): void {
-    this.failed = true;
-    this.parts = [];
-    this.onError(message);
-  }
-}
 
 /** Collects one blob's chunks, within its kind's bound; `end` checks the announced size. */
 export class BlobCollector {
