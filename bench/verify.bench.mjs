@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Verification (meta.json `verify`, docs/verification.md), three rows from one run:
 //  - a check's overhead: the wrapper's round of one command (src/wrapper/verification.ts, with
-//    its reuse fingerprint of the workspace) against the same `sh -c` run bare;
+//    its reuse fingerprint of the workspace, taken while the command runs) against the same
+//    `sh -c` run bare;
 //  - a reused result at 10 000 files: the round that finds the same content and command;
 //  - a repair's first model request: real pi through `subagent-wrapper`, a check that fails
 //    once, against a loopback LLM — the failing check's `check` record → the repair's first
@@ -200,7 +201,7 @@ export async function run() {
         pass: wrapped - own <= 100,
         raw: wrapped - own,
       })),
-      note: `\`${COMMAND}\` in a git repository of that many committed files and 5 untracked ones, through src/wrapper/verification.ts's round as the wrapper runs it (its own process group, the output's end kept, the result kept in the agent's folder with the workspace's fingerprint: \`git ls-files -s\` and \`git status\`, the differing files hashed) against \`/bin/sh -c\` spawned bare and waited for. The difference is mostly the fingerprint's two git calls, which grow with the files. Medians of ${rounds(9)} rounds.`,
+      note: `\`${COMMAND}\` in a git repository of that many committed files and 5 untracked ones, through src/wrapper/verification.ts's round as the wrapper runs it (its own process group, the output's end kept, the result kept in the agent's folder with the workspace's fingerprint: one \`git ls-files -s -m -d -o\`, the differing files hashed) against \`/bin/sh -c\` spawned bare and waited for. A command with no kept result starts at once and the fingerprint is taken while it runs, so the difference is the command's own spawn and the fingerprint's part beyond the command's time (it grows with the files). Medians of ${rounds(9)} rounds.`,
     }),
     row({
       id: "verify-reuse",
@@ -214,14 +215,14 @@ export async function run() {
         pass: count < 10_000 || reused <= 50,
         raw: reused,
       })),
-      note: "The same repositories and rounds as the row above: the second round on unchanged content reads the kept results, takes the fingerprint and reuses the result without starting the command.",
+      note: "The same repositories and rounds as the row above: the second round on unchanged content reads the kept results, takes the fingerprint (one git call; what it costs is that call's stat of every tracked file and walk for untracked ones) and reuses the result without starting the command.",
     }),
     row({
       id: "verify-repair",
       what: "a repair round: the failing check ends → the repair's first model request arrives (baseline: the wrapper's launch → the first request)",
       target: "median ≤ 300 ms",
       points: repairs,
-      note: `The real pi on each installed line through \`subagent-wrapper\` with \`verify\` (a check that takes ${CHECK_SECONDS} s, like a short test run, and fails once; \`maxRepairs\` 1), against a loopback LLM in the bench process that answers every request at once. From the \`check\` record of the failing check (events.jsonl, the wrapper's clock) to the second request's arrival (the bench server's clock; both the machine's epoch). From the turn's first pi on, the repair's pi loads beside it at the standby's gate (src/wrapper/standby.ts, niced until the first pi's output), so the repair skips pi's start-up, which the baseline holds; a check that ends before the standby has loaded (an instant check on a loaded machine) leaves the repair waiting for the rest of that loading. Medians of ${rounds(5)} runs.`,
+      note: `The real pi on each installed line through \`subagent-wrapper\` with \`verify\` (a check that takes ${CHECK_SECONDS} s, like a short test run, and fails once; \`maxRepairs\` 1), against a loopback LLM in the bench process that answers every request at once. From the \`check\` record of the failing check (events.jsonl, the wrapper's clock) to the second request's arrival (the bench server's clock; both the machine's epoch). From the turn's first pi on, the repair's pi loads beside it at the standby's gate (src/wrapper/standby.ts, niced until the first pi's output), so the repair skips pi's start-up, which the baseline holds; a check that ends before the standby has loaded (an instant check on a loaded machine) leaves the repair waiting for the rest of that loading. What is left after the gate is pi's own start (with PI_TIMING=1: its runtime, settings, resources and extensions, then the session and the prompt), about 200 ms of it before pi reads the task on a loaded machine; only a pi started in full and waiting at its prompt would skip it. Medians of ${rounds(5)} runs.`,
     }),
   ];
 }

@@ -84,6 +84,7 @@ export async function runCommand(metaPath: string): Promise<number> {
   });
   forget();
   const { result, exitCode } = await running;
+  await child?.end?.();
   if (result.status !== "completed" && result.errorMessage)
     say(`subagent-wrapper: ${result.status}: ${result.errorMessage}`);
   return exitCode;

@@ -18,9 +18,17 @@
  * whose child runs pi in RPC mode (a child with dialogs) sends the lines for pi's stdin as
  * `pi_input` frames and its end as `pi_input_end`; a far side that grants it starts such a pi
  * with its stdin a pipe. A local side whose far side does not grant it runs that pi in json mode.
+ * A check run is a session of its own (version 2, `check` in both hellos, with the agent's
+ * workspace key): no `start`, no turn; the far side claims the workspace the agent's last turn
+ * left there and runs each `check` frame's command in it (`sh -c`, its own process group, no
+ * stdin, the time-out), answering `check_result` with its exit code and the end of its output;
+ * a `stop` ends the running check; stdin closed ends the session and keeps the workspace again.
+ * A far side whose hello does not grant `check` (an older one) cannot run checks.
  * Pure: both sides (the far side imports only contracts and in-child) share this module.
  */
 import { isRecord } from "../lib/values.js";
+
+export { FrameSplitter, MAX_FRAME_BYTES } from "./frame-splitter.js";
 
 export const SERVE_PROTOCOL_VERSION = 2;
 /**
@@ -43,8 +51,6 @@ export const SERVE_ENV = {
   root: "PI_SUBAGENTS_SERVE_ROOT",
   maxBundle: "PI_SUBAGENTS_SERVE_MAX_BUNDLE",
 } as const;
-/** The longest line either side accepts (a 1 MiB blob chunk is ~1.4 MB of base64). */
-export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Raw bytes per blob chunk. */
 export const BLOB_CHUNK_BYTES = 1024 * 1024;
 /** Total bytes of each blob kind. */
@@ -60,6 +66,10 @@ export const SESSION_APPEND_BYTES = 256 * 1024;
 export const PI_INPUT_BYTES = 256 * 1024;
 /** A live message's text. */
 export const MAX_MESSAGE_CHARS = 1024 * 1024;
+/** A check's command (a shell command line). */
+export const MAX_CHECK_COMMAND_CHARS = 64 * 1024;
+/** A check's output kept and sent back (its end). */
+export const MAX_CHECK_OUTPUT_CHARS = 16 * 1024;
 
 export const BLOB_KINDS = ["bundle", "session", "system_prompt", "task"] as const;
 export type BlobKind = (typeof BLOB_KINDS)[number];
@@ -106,6 +116,8 @@ export type ClientHello = {
   session_stream?: boolean;
   /** Version 2: this side will send pi's stdin (`pi_input`): its child runs pi in RPC mode. */
   pi_input?: boolean;
+  /** Version 2, with `workspace`: a check run, not a turn (`check` frames on the kept workspace). */
+  check?: boolean;
 };
 
 /**
@@ -122,7 +134,24 @@ export type ServerHello = {
   session_stream?: boolean;
   /** The far side hands `pi_input` to pi's stdin (the local side asked for it). */
   pi_input?: boolean;
+  /** The far side runs `check` frames (the local side asked for a check run). */
+  check?: boolean;
 };
+
+/**
+ * One check command of a check run: `sh -c <command>` in the kept workspace, `cwd` below its
+ * top, with the far side's environment and `env` (meta.json `env`), ended after `timeout_ms`.
+ */
+export type CheckRequest = {
+  t: "check";
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  timeout_ms: number;
+};
+
+/** How a check ended: its exit code (null: ended by its time-out, a stop or a signal), its output's end, its time. */
+export type CheckResult = { t: "check_result"; exit_code: number | null; output: string; duration_ms: number };
 
 /**
  * A piece of what pi appended to its session file during the turn: `data` (base64, at most
@@ -140,7 +169,8 @@ export type ClientFrame =
   | { t: "stop"; signal: "SIGTERM" | "SIGKILL" }
   /** Bytes for pi's stdin (base64, at most PI_INPUT_BYTES raw), in order; `pi_input_end` closes it. */
   | { t: "pi_input"; data: string }
-  | { t: "pi_input_end" };
+  | { t: "pi_input_end" }
+  | CheckRequest;
 
 export type ServerFrame =
   | ServerHello
@@ -152,6 +182,7 @@ export type ServerFrame =
   /** The turn's commit (in the `bundle` blob just sent), or none when nothing changed. */
   | { t: "commit"; head?: string; base: string }
   | { t: "exit"; code: number | null; signal: string | null }
+  | CheckResult
   | { t: "error"; message: string };
 
 export type Frame = ClientFrame | ServerFrame;
@@ -182,7 +213,8 @@ const CLIENT_CHECKS: Record<string, Check> = {
     (f.workspace === undefined ||
       (isString(f.workspace) && f.workspace !== "" && f.workspace.length <= MAX_WORKSPACE_KEY_CHARS)) &&
     isFlag(f.session_stream) &&
-    isFlag(f.pi_input),
+    isFlag(f.pi_input) &&
+    isFlag(f.check),
   start: (f) =>
     isString(f.runId) &&
     isStringList(f.args) &&
@@ -205,6 +237,14 @@ const CLIENT_CHECKS: Record<string, Check> = {
   stop: (f) => isSignal(f.signal),
   pi_input: (f) => isBase64(f.data) && (f.data as string).length <= Math.ceil(PI_INPUT_BYTES / 3) * 4,
   pi_input_end: () => true,
+  check: (f) =>
+    isString(f.command) &&
+    f.command.trim() !== "" &&
+    f.command.length <= MAX_CHECK_COMMAND_CHARS &&
+    isInsidePath(f.cwd) &&
+    isEnv(f.env) &&
+    isCount(f.timeout_ms) &&
+    (f.timeout_ms as number) > 0,
 };
 const SERVER_CHECKS: Record<string, Check> = {
   hello: (f) =>
@@ -213,7 +253,8 @@ const SERVER_CHECKS: Record<string, Check> = {
     (f.have === undefined || (Array.isArray(f.have) && f.have.length <= MAX_HAVES && f.have.every(isCommit))) &&
     (f.max_bundle === undefined || isCount(f.max_bundle)) &&
     isFlag(f.session_stream) &&
-    isFlag(f.pi_input),
+    isFlag(f.pi_input) &&
+    isFlag(f.check),
   started: (f) => isCount(f.pid),
   stdout: (f) => isBase64(f.data),
   stderr: (f) => isBase64(f.data),
@@ -223,6 +264,11 @@ const SERVER_CHECKS: Record<string, Check> = {
     isCount(f.at) && isBase64(f.data) && (f.data as string).length <= Math.ceil(SESSION_APPEND_BYTES / 3) * 4,
   commit: (f) => isCommit(f.base) && (f.head === undefined || isCommit(f.head)),
   exit: (f) => (f.code === null || Number.isInteger(f.code)) && (f.signal === null || isString(f.signal)),
+  check_result: (f) =>
+    (f.exit_code === null || Number.isInteger(f.exit_code)) &&
+    isString(f.output) &&
+    f.output.length <= MAX_CHECK_OUTPUT_CHARS &&
+    isCount(f.duration_ms),
   error: (f) => isString(f.message),
 };
 
@@ -242,53 +288,6 @@ function parseWith<F>(line: string, checks: Record<string, Check>): F | string {
 
 export const parseClientFrame = (line: string): ClientFrame | string => parseWith<ClientFrame>(line, CLIENT_CHECKS);
 export const parseServerFrame = (line: string): ServerFrame | string => parseWith<ServerFrame>(line, SERVER_CHECKS);
-
-/**
- * Splits a byte stream into frame lines, never holding more than MAX_FRAME_BYTES of one line:
- * a longer line is an error at once (not after reading it all). `end()` with a partial line
- * left is a truncated frame.
- */
-export class FrameSplitter {
-  private parts: Buffer[] = [];
-  private size = 0;
-  private failed = false;
-
-  constructor(
-    private readonly onLine: (line: string) => void,
-    private readonly onError: (message: string) => void,
-    private readonly maxBytes = MAX_FRAME_BYTES,
-  ) {}
-
-  push(chunk: Buffer): void {
-    let start = 0;
-    while (!this.failed && start < chunk.length) {
-      const newline = chunk.indexOf(10, start);
-      const end = newline === -1 ? chunk.length : newline;
-      this.size += end - start;
-      if (this.size > this.maxBytes) {
-        this.fail(`frame longer than ${this.maxBytes} bytes`);
-        return;
-      }
-      this.parts.push(chunk.subarray(start, end));
-      if (newline === -1) return;
-      const line = Buffer.concat(this.parts).toString("utf8");
-      this.parts = [];
-      this.size = 0;
-      start = newline + 1;
-      if (line.trim() !== "") this.onLine(line);
-    }
-  }
-
-  end(): void {
-    if (!this.failed && this.size > 0) this.fail("truncated frame at the end of the stream");
-  }
-
-  private fail(message: string): void {
-    this.failed = true;
-    this.parts = [];
-    this.onError(message);
-  }
-}
 
 /** Collects one blob's chunks, within its kind's bound; `end` checks the announced size. */
 export class BlobCollector {

@@ -56,15 +56,18 @@ function tokenProcesses(token: string): number[] {
   });
 }
 
+/**
+ * The run's token: the local wrapper's when it came through the prefix's environment (same
+ * machine: its straggler sweep then finds what the far side's processes left too), else a fresh one.
+ */
+export function runToken(): string {
+  const given = process.env[ENV.runToken] ?? "";
+  return /^[0-9a-f]{32}$/.test(given) ? given : randomBytes(16).toString("hex");
+}
+
 export class PiProcess {
   private child: ChildProcessByStdio<Writable | null, Readable, Readable> | undefined;
-  /**
-   * The run's token: the local wrapper's when it came through the prefix's environment (same
-   * machine: its straggler sweep then finds what pi left too), else a fresh one.
-   */
-  private readonly token = /^[0-9a-f]{32}$/.test(process.env[ENV.runToken] ?? "")
-    ? process.env[ENV.runToken]!
-    : randomBytes(16).toString("hex");
+  private readonly token = runToken();
   private killTimer: NodeJS.Timeout | undefined;
   private sessionPath: string | undefined;
   /** The session the turn started with, as written for pi (empty for a new one). */

@@ -13,11 +13,16 @@
  *
  *   hello, start, blobs, unpacking, returning ──an error, stdin closed──► over
  *
+ *   hello ──hello with check──► checks ──an error, stdin closed──► over
+ *
  * The rules: each phase takes only its own frames, anything else is an error (one `error`
  * frame, exit 1). A stop, a live message or pi's input that comes while the workspace is
  * unpacked waits for pi. An error or stdin closed while pi runs stops pi (SIGTERM, SIGKILL 3 s later) and the
  * run ends once pi is gone; at any other time the run ends at once. Once it ends (stopping,
  * over) the local side's frames are not read and nothing but `error` and `exit` goes out.
+ * A check run (a hello with `check` and a workspace key) takes only `check` frames, one at a
+ * time, and `stop` (which ends the running check); stdin closed or an error ends the check
+ * and the run.
  */
 import { type ClientFrame, SERVE_PROTOCOL_VERSIONS, type ServeStart } from "../contracts/serve-protocol.js";
 
@@ -36,6 +41,8 @@ export type ServePhase =
   | "returning"
   /** The run ends (an error, stdin closed) while pi runs: pi is stopped, the end waits for its exit. */
   | "stopping"
+  /** A check run: `check` frames run in the kept workspace, one at a time. */
+  | "checks"
   /** The run is over: the scratch space goes (or is kept for the next turn). */
   | "over";
 
@@ -56,7 +63,19 @@ export type ServeAction =
   /** A frame the phase does not take: the run fails with `message`. */
   | { kind: "reject"; message: string }
   /** Claim the scratch space and answer hello. */
-  | { kind: "prepare"; version: number; workspace: string | undefined; streamSession: boolean; piInput: boolean }
+  | {
+      kind: "prepare";
+      version: number;
+      workspace: string | undefined;
+      streamSession: boolean;
+      piInput: boolean;
+      /** A check run: no turn, `check` frames on the kept workspace. */
+      check: boolean;
+    }
+  /** Run a check command (one at a time). */
+  | { kind: "check"; frame: Extract<ClientFrame, { t: "check" }> }
+  /** End the running check, if any. */
+  | { kind: "stop_check" }
   | { kind: "accept_start"; start: ServeStart }
   /** A blob frame: checked against what is still expected, and taken. */
   | { kind: "take_blob"; frame: ClientFrame }
@@ -126,6 +145,10 @@ function onFrame(phase: ServePhase, frame: ClientFrame): ServeStep {
       return onHello(frame);
     case "start":
       return onStart(frame);
+    case "checks":
+      if (frame.t === "check") return stay(phase, { kind: "check", frame });
+      if (frame.t === "stop") return stay(phase, { kind: "stop_check" });
+      return reject(phase, `unexpected ${frame.t} frame in a check run`);
     case "blobs":
       return stay(phase, { kind: "take_blob", frame });
     case "unpacking":
@@ -150,14 +173,19 @@ function onHello(frame: ClientFrame): ServeStep {
     );
   }
   const v2 = frame.version >= 2;
+  const workspace = v2 ? frame.workspace : undefined;
+  // A check run works on the workspace the agent's last turn left: it needs the agent's key.
+  const check = v2 && frame.check === true;
+  if (check && workspace === undefined) return reject("hello", "a check run needs the agent's workspace key");
   return {
-    phase: "start",
+    phase: check ? "checks" : "start",
     action: {
       kind: "prepare",
       version: frame.version,
-      workspace: v2 ? frame.workspace : undefined,
-      streamSession: v2 && frame.session_stream === true,
-      piInput: v2 && frame.pi_input === true,
+      workspace,
+      streamSession: !check && v2 && frame.session_stream === true,
+      piInput: !check && v2 && frame.pi_input === true,
+      check,
     },
   };
 }

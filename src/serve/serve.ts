@@ -14,15 +14,15 @@
  * it started outlives it by more than that. Imports only the contracts and the in-child code,
  * so it runs from an installed package on a machine that never saw the parent. Where the run
  * stands and what each frame or happening does is one pure machine, serve-phases.ts; this
- * file carries out what it says.
+ * file carries out what it says. A check run (a hello with `check`) claims the kept workspace
+ * and runs its `check` frames there (serve-check.ts), then keeps the workspace again.
  */
-import fs from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { cwdStartedPath } from "../contracts/meta.js";
 import {
   type BlobKind,
   BlobReceiver,
   blobFrames,
+  type CheckRequest,
   type ClientFrame,
   encodeFrame,
   FrameSplitter,
@@ -31,7 +31,9 @@ import {
   type ServeStart,
   serveBundleBound,
 } from "../contracts/serve-protocol.js";
-import { PiProcess } from "./pi-process.js";
+import { lateCheckout } from "./late-checkout.js";
+import { PiProcess, runToken } from "./pi-process.js";
+import { FarCheck } from "./serve-check.js";
 import { isEnding, type ServeAction, type ServeEvent, type ServePhase, serveTransition } from "./serve-phases.js";
 import { SessionStream } from "./session-stream.js";
 import { Scratch } from "./workspace.js";
@@ -42,10 +44,6 @@ export interface ServeIo {
   /** What the far side calls itself in `hello` (package name and version). */
   server: string;
 }
-
-/** How long the rest of the checkout waits for pi to say its start-up is over (then it goes on anyway). */
-const CHECKOUT_AFTER_START_MS = 10_000;
-const STARTED_POLL_MS = 20;
 
 class ServeSession {
   private phase: ServePhase = "hello";
@@ -60,6 +58,9 @@ class ServeSession {
   /** The scratch space claimed (a kept workspace, or a new one) and the hello answered. */
   private prepared: Promise<void> = Promise.resolve();
   private pi: PiProcess | undefined;
+  /** A check run (a hello with `check`), and its running check. */
+  private checkRun = false;
+  private check: FarCheck | undefined;
   /** The local side asked for the session stream (version 2, `session_stream` in its hello). */
   private streamSession = false;
   /** The local side sends pi's stdin (version 2, `pi_input` in its hello): its pi runs in RPC mode. */
@@ -141,7 +142,14 @@ class ServeSession {
       case "prepare":
         this.streamSession = action.streamSession;
         this.piInput = action.piInput;
+        this.checkRun = action.check;
         this.prepared = this.prepare(action.version, action.workspace);
+        return;
+      case "check":
+        void this.runCheck(action.frame);
+        return;
+      case "stop_check":
+        this.check?.stop("stopped: the run was stopped");
         return;
       case "accept_start":
         this.start = action.start;
@@ -193,15 +201,9 @@ class ServeSession {
       const have = await this.scratch.have();
       const stream = this.streamSession ? { session_stream: true } : {};
       const input = this.piInput ? { pi_input: true } : {};
-      this.send({
-        t: "hello",
-        version,
-        server: this.io.server,
-        have,
-        max_bundle: this.bundleBound,
-        ...stream,
-        ...input,
-      });
+      const check = this.checkRun ? { check: true } : {};
+      const hello = { t: "hello", version, server: this.io.server, have, max_bundle: this.bundleBound } as const;
+      this.send({ ...hello, ...stream, ...input, ...check });
     } catch (err) {
       this.fail(`cannot make the scratch space: ${(err as Error).message}`);
     }
@@ -218,6 +220,24 @@ class ServeSession {
     if (!step.done) return;
     this.blobs.set(step.done.kind, step.done.data);
     if (this.blobs.size === this.start!.blobs.length) this.step({ type: "blobs_in" });
+  }
+
+  /** A check run's command, in the workspace the agent's last turn left here; one at a time. */
+  private async runCheck(request: CheckRequest): Promise<void> {
+    if (this.check) return this.fail("a check frame while a check runs");
+    const claimed = this.prepared.then(() => this.scratch);
+    let scratch: Scratch | undefined;
+    try {
+      scratch = await claimed;
+      if (!scratch?.kept) throw new Error("no workspace of this agent is kept here (its last turn did not keep one)");
+      this.check = new FarCheck(request, scratch.childCwd(request.cwd), runToken());
+    } catch (err) {
+      const output = `the check could not start on the far side: ${(err as Error).message}`;
+      this.send({ t: "check_result", exit_code: null, output, duration_ms: 0 });
+      return;
+    }
+    this.send(await this.check.done);
+    this.check = undefined;
   }
 
   /** pi's stdin (a pi in RPC mode): to pi (`now`), or kept until pi is started; nothing for a local side that did not ask. */
@@ -271,7 +291,7 @@ class ServeSession {
       this.handOver();
       this.streamTheSession();
       // The rest of the files while pi starts; its tool calls wait for `ready`.
-      this.checkout = this.finishCheckout(readyFile);
+      this.checkout = lateCheckout(this.scratch, readyFile, () => this.pi?.running === true && !isEnding(this.phase));
     } catch (err) {
       this.fail((err as Error).message);
     }
@@ -296,37 +316,6 @@ class ServeSession {
       () => !this.io.output.writableNeedDrain,
     );
     this.sessionStream.begin();
-  }
-
-  /**
-   * Writes the rest of the checkout once pi's start-up is over (the task extension's
-   * `.started` file: the two do not share the CPU), then says so in the ready file (whole:
-   * temp file + rename).
-   */
-  private async finishCheckout(readyFile: string): Promise<void> {
-    let word = "ready";
-    try {
-      await this.piStarted(readyFile);
-      await this.scratch!.finishCheckout();
-    } catch (err) {
-      word = `the workspace could not be checked out: ${(err as Error).message}`;
-    }
-    const temp = this.scratch!.writeRunFile("cwd-ready.tmp", word);
-    fs.renameSync(temp, readyFile);
-  }
-
-  /** Resolves once pi says its start-up is over, pi is gone, or CHECKOUT_AFTER_START_MS passed. */
-  private piStarted(readyFile: string): Promise<void> {
-    const started = cwdStartedPath(readyFile);
-    const until = Date.now() + CHECKOUT_AFTER_START_MS;
-    return new Promise((resolve) => {
-      const poll = setInterval(() => {
-        if (fs.existsSync(started) || !this.pi?.running || isEnding(this.phase) || Date.now() > until) {
-          clearInterval(poll);
-          resolve();
-        }
-      }, STARTED_POLL_MS);
-    });
   }
 
   /** pi is gone. */
@@ -372,14 +361,17 @@ class ServeSession {
   private over(): void {
     this.sessionStream?.stop();
     this.pi?.dispose();
+    this.check?.dispose();
     this.io.input.pause();
     this.io.input.destroy();
     // An error can come while the workspace is still being unpacked (garbage after the last
     // blob): the unpacking ends first, sees the run is over, and only then is the scratch space
     // removed, so nothing is written into it after its removal.
     void Promise.all([this.prepared, this.launched]).finally(() => {
-      // A turn that went through keeps its workspace for the agent's next turn (protocol 2 with a key).
-      if (this.key !== undefined && this.turnSent && this.exitCode === 0) this.scratch?.keep(this.key);
+      // A turn that went through keeps its workspace for the agent's next turn (protocol 2 with
+      // a key); a check run keeps the one it claimed, whatever came (it is the agent's).
+      const keep = this.checkRun ? this.scratch?.kept === true : this.turnSent && this.exitCode === 0;
+      if (this.key !== undefined && keep) this.scratch?.keep(this.key);
       else this.scratch?.remove();
       this.finished();
     });

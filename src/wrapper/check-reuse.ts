@@ -4,8 +4,8 @@
  * and reused while the content and the command are the same. The fingerprint is of content,
  * not of commits: the map path → git blob id of what the files hold now (tracked and
  * untracked, not ignored), so the same files before and after the turn's commit (an isolated
- * child's) are the same workspace. Two git calls read it — the index (`ls-files -s`) and what
- * differs from it (`status`) — and only the files that differ are hashed here.
+ * child's) are the same workspace. One git call reads it — the index and what differs from it
+ * (`ls-files -s -m -d -o`) — and only the files that differ are hashed here.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
@@ -26,63 +26,113 @@ function blobId(content: Buffer): string {
   return createHash("sha1").update(`blob ${content.length}\0`).update(content).digest("hex");
 }
 
-/** What a path holds now in the worktree: its blob id, or undefined when it is gone (or a folder: a submodule keeps its index entry). */
-async function currentId(top: string, file: string): Promise<string | undefined | "keep"> {
-  const full = path.join(top, file);
-  const stat = await fs.lstat(full).catch(() => undefined);
-  if (!stat) return undefined;
-  if (stat.isSymbolicLink()) return blobId(Buffer.from(await fs.readlink(full)));
-  if (!stat.isFile()) return "keep";
-  return blobId(await fs.readFile(full));
-}
-
 /**
  * The fingerprint of `cwd`'s workspace content, or undefined when it is not in a git
- * repository (then nothing is reused: the content cannot be told cheaply).
+ * repository (then nothing is reused: the content cannot be told cheaply). One git call lists
+ * it all, tagged (the fingerprint is on every check's path, and a process is what costs):
+ * every index entry with its blob id, then what differs from the index — changed (`C`),
+ * deleted (`R`), untracked and not ignored (`?`) — whose current ids are taken here from the
+ * files themselves. The index's lines, with those put in as a commit would, are the content
+ * (`<mode> <object> <stage>\t<path>`: the mode counts, an executable bit is content to a check).
  */
 export async function workspaceFingerprint(cwd: string): Promise<string | undefined> {
   try {
-    // All three at once (the fingerprint is on every check's path): paths relative to the top.
-    const [topLine, index, status] = await Promise.all([
-      git(["rev-parse", "--show-toplevel"], { cwd }),
-      git(["ls-files", "-s", "-z", "--full-name", ":/"], { cwd }),
-      git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"], {
-        cwd,
-      }),
+    const [listing, top] = await Promise.all([
+      git(["ls-files", "-z", "--full-name", "-t", "-s", "-m", "-d", "-o", "--exclude-standard", ":/"], { cwd }),
+      repositoryTop(cwd),
     ]);
-    const top = topLine.trim();
-    const files = new Map<string, string>();
-    for (const entry of index.split("\0")) {
+    const lines: string[] = [];
+    /** Changed paths and their line (the index's entry for a path comes just before its `C`/`R`). */
+    const changed = new Map<string, number>();
+    const untracked: string[] = [];
+    for (const entry of listing.split("\0")) {
+      if (entry[0] === "?") {
+        untracked.push(entry.slice(2));
+        continue;
+      }
       const tab = entry.indexOf("\t");
       if (tab === -1) continue;
-      // `<mode> <object> <stage>\t<path>`: the mode counts (an executable bit is content to a check).
-      const [mode, object] = entry.slice(0, tab).split(" ");
-      files.set(entry.slice(tab + 1), `${mode} ${object}`);
+      if (entry[0] === "C" || entry[0] === "R") {
+        const file = entry.slice(tab + 1);
+        if (!changed.has(file)) changed.set(file, lineOf(lines, file));
+      } else lines.push(entry.slice(2));
     }
-    const changed = status
-      .split("\0")
-      .filter((entry) => entry.length > 3)
-      .map((entry) => entry.slice(3));
-    await Promise.all(
-      changed.map(async (file) => {
-        const id = await currentId(top, file);
-        if (id === "keep") return;
-        if (id === undefined) files.delete(file);
-        else files.set(file, `${await modeOf(path.join(top, file))} ${id}`);
+    const fresh: string[] = [];
+    await Promise.all([
+      ...[...changed].map(async ([file, at]) => {
+        const line = await currentLine(top, file);
+        if (line !== "keep" && at !== -1) lines[at] = line ?? "";
       }),
-    );
-    const hash = createHash("sha256");
-    for (const file of [...files.keys()].sort()) hash.update(`${file}\0${files.get(file)}\0`);
-    return hash.digest("hex");
+      ...untracked.map(async (file) => {
+        const line = await currentLine(top, file);
+        if (line && line !== "keep") fresh.push(line);
+      }),
+    ]);
+    const content = fresh.length > 0 ? [...inIndexOrder(lines, fresh)] : lines;
+    return createHash("sha256")
+      .update(content.filter((line) => line !== "").join("\0"))
+      .digest("hex");
   } catch {
     return undefined;
   }
 }
 
-async function modeOf(full: string): Promise<string> {
-  const stat = await fs.lstat(full);
-  if (stat.isSymbolicLink()) return "120000";
-  return stat.mode & 0o111 ? "100755" : "100644";
+/** The line of `file` among the index's lines: the last one, as a rule. */
+function lineOf(lines: string[], file: string): number {
+  const last = lines.length - 1;
+  if (last >= 0 && lines[last]!.endsWith(`\t${file}`)) return last;
+  return lines.findIndex((line) => line.slice(line.indexOf("\t") + 1) === file);
+}
+
+/** The index line `file` would have now: undefined when it is gone, `keep` for a folder (a submodule keeps its entry). */
+async function currentLine(top: string, file: string): Promise<string | undefined | "keep"> {
+  const full = path.join(top, file);
+  const stat = await fs.lstat(full).catch(() => undefined);
+  if (!stat) return undefined;
+  if (stat.isSymbolicLink()) return `120000 ${blobId(Buffer.from(await fs.readlink(full)))} 0\t${file}`;
+  if (!stat.isFile()) return "keep";
+  const mode = stat.mode & 0o111 ? "100755" : "100644";
+  return `${mode} ${blobId(await fs.readFile(full))} 0\t${file}`;
+}
+
+/**
+ * The index's lines (in its order) with the `fresh` ones (new files) merged in where they
+ * belong: sorting only the few new ones keeps a 10 000-file workspace cheap. Paths compare
+ * as UTF-16 code units, which is the index's byte order for every path without characters
+ * beyond U+FFFF (there it may differ, and a result is not reused: never wrongly).
+ */
+function* inIndexOrder(lines: string[], fresh: string[]): Generator<string> {
+  const pathOf = (line: string) => line.slice(line.indexOf("\t") + 1);
+  const next = fresh.map((line) => ({ line, file: pathOf(line) })).sort((a, b) => (a.file < b.file ? -1 : 1));
+  let at = 0;
+  for (const line of lines) {
+    if (at < next.length && line !== "") {
+      const file = pathOf(line);
+      while (at < next.length && next[at]!.file < file) yield next[at++]!.line;
+    }
+    yield line;
+  }
+  while (at < next.length) yield next[at++]!.line;
+}
+
+/**
+ * The repository's top above `cwd`: the nearest folder holding `.git` (a folder, or a
+ * worktree's file), as git finds it (git.ts drops the variables that would point elsewhere).
+ */
+async function repositoryTop(cwd: string): Promise<string> {
+  let at = path.resolve(cwd);
+  for (;;) {
+    if (
+      await fs.lstat(path.join(at, ".git")).then(
+        () => true,
+        () => false,
+      )
+    )
+      return at;
+    const up = path.dirname(at);
+    if (up === at) return (await git(["rev-parse", "--show-toplevel"], { cwd })).trim();
+    at = up;
+  }
 }
 
 /** The results kept for an agent, by command. */
@@ -111,5 +161,6 @@ export async function readKeptChecks(statePath: string): Promise<Map<string, Kep
 
 /** Keeps the results (written whole: a reader never sees half a file). */
 export async function writeKeptChecks(statePath: string, kept: Map<string, KeptCheck>): Promise<void> {
-  await writeJsonAtomic(statePath, { version: 1, commands: Object.fromEntries(kept) });
+  // Whole but not synced to disk: a cache, whose loss (a crash) only runs a check once more.
+  await writeJsonAtomic(statePath, { version: 1, commands: Object.fromEntries(kept) }, { durable: false });
 }

@@ -149,6 +149,26 @@ export interface ChildOperations {
    * sandbox: inside the same boundary). Absent: `sh -c` in the cwd (check-process.ts).
    */
   checkLaunch?(command: string, cwd: string, env: Record<string, string>): Promise<CheckLaunch>;
+  /** A round of verify checks on the far side where the child worked (a runner's), instead of here. */
+  farChecks?(env: Record<string, string>): FarCheckRound;
+  /** The run is over: what a runner kept for the run's later processes goes (the shared ssh connection). */
+  end?(): Promise<void>;
+}
+
+/** One round of check commands on a far side (remote/far-checks.ts): each run in the child's cwd there. */
+export interface FarCheckRound {
+  run(command: string, timeoutMs: number, signal: AbortSignal): Promise<FarCheckResult>;
+  /** The round is over: the far side keeps the workspace, and nothing of the round is left. */
+  close(): Promise<void>;
+}
+
+export interface FarCheckResult {
+  /** null: ended (its time-out, a stop) or it could not run. */
+  exitCode: number | null;
+  output: string;
+  durationMs: number;
+  /** The far side could not run it (an older serve, the connection): a repair cannot help. */
+  cannotRun?: boolean;
 }
 
 /** A check command's process as a runner starts it: its argv, environment, fd 3, and what is undone after it. */

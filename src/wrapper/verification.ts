@@ -13,7 +13,7 @@ import type { MetaVerify, Verification, VerificationCheck } from "../contracts/v
 import type { Clock } from "../lib/clock.js";
 import { runCheckCommand } from "./check-process.js";
 import { type KeptCheck, readKeptChecks, workspaceFingerprint, writeKeptChecks } from "./check-reuse.js";
-import type { ChildOperations } from "./child.js";
+import type { ChildOperations, FarCheckRound } from "./child.js";
 import { runReview } from "./review-check.js";
 import { afterRound, checkPassed, notRun, shouldCheck, type TurnEnd } from "./verify-machine.js";
 
@@ -41,6 +41,11 @@ export class Verifier {
   private repairs = 0;
   private last: Verification | undefined;
   private readonly stopped = new AbortController();
+  /** The round's far side, once a command needed it (a runner's: checks run where the child worked). */
+  private far: FarCheckRound | undefined;
+  private farUnable = false;
+  /** The kept results being written. */
+  private keeping: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly verify: MetaVerify,
@@ -72,12 +77,17 @@ export class Verifier {
         this.repairs > 0 && this.last
           ? { ...this.last, status: "failed", repairs: this.repairs }
           : notRun(this.repairs, this.last?.checks);
+      await this.keeping;
       return undefined;
     }
+    this.farUnable = false;
     const checks = await this.round(answer, bin);
-    const step = afterRound(checks, this.repairs, this.verify.maxRepairs, this.stopped.signal.aborted);
+    // A check the far side could not run at all (an older serve, a lost connection): a repair cannot help.
+    const noRepair = this.stopped.signal.aborted || this.farUnable;
+    const step = afterRound(checks, this.repairs, this.verify.maxRepairs, noRepair);
     if (step.kind === "done") {
       this.last = step.verification;
+      await this.keeping;
       return undefined;
     }
     this.repairs = step.round;
@@ -88,43 +98,7 @@ export class Verifier {
 
   /** Every check once, in order: the commands, then the review. */
   private async round(answer: string, bin: string): Promise<VerificationCheck[]> {
-    const checks: VerificationCheck[] = [];
-    const commands = this.verify.run ?? [];
-    if (commands.length > 0) {
-      const statePath = this.verify.statePath;
-      const [kept, fingerprint] = statePath
-        ? await Promise.all([readKeptChecks(statePath), workspaceFingerprint(this.deps.meta.cwd)])
-        : [new Map<string, KeptCheck>(), undefined];
-      let keptChanged = false;
-      for (const command of commands) {
-        if (this.stopped.signal.aborted) break;
-        const earlier = kept.get(command);
-        if (fingerprint && earlier?.fingerprint === fingerprint) {
-          checks.push(
-            this.noted({
-              name: command,
-              kind: "run",
-              exit_code: earlier.exitCode,
-              duration_ms: 0,
-              output_tail: earlier.output,
-              reused: true,
-            }),
-          );
-          continue;
-        }
-        const check = await this.runCommand(command);
-        checks.push(this.noted(check));
-        if (fingerprint && check.exit_code !== undefined) {
-          kept.set(command, { fingerprint, exitCode: check.exit_code, output: check.output_tail });
-          keptChanged = true;
-        }
-      }
-      if (statePath && keptChanged) {
-        await writeKeptChecks(statePath, kept).catch((err: Error) =>
-          this.deps.warn(`verification: could not keep the checks' results (${err.message})`),
-        );
-      }
-    }
+    const checks = await this.commands(this.verify.run ?? []);
     const review = this.verify.review;
     if (review && !this.stopped.signal.aborted) {
       const result = await runReview({
@@ -153,9 +127,60 @@ export class Verifier {
     return checks;
   }
 
+  /** The round's commands, in order, each reused when it can be. */
+  private async commands(commands: string[]): Promise<VerificationCheck[]> {
+    const checks: VerificationCheck[] = [];
+    if (commands.length === 0) return checks;
+    const statePath = this.verify.statePath;
+    // The fingerprint is taken while the kept results are read, and while a command that
+    // has none runs: nothing could be reused for it, so it does not wait for the fingerprint.
+    await this.keeping;
+    const fingerprinted = statePath ? workspaceFingerprint(this.deps.meta.cwd) : Promise.resolve(undefined);
+    const kept = statePath ? await readKeptChecks(statePath) : new Map<string, KeptCheck>();
+    let keptChanged = false;
+    try {
+      for (const command of commands) {
+        if (this.stopped.signal.aborted) break;
+        const earlier = kept.get(command);
+        if (earlier && earlier.fingerprint === (await fingerprinted)) {
+          checks.push(this.noted(reusedCheck(command, earlier)));
+          continue;
+        }
+        const [check, fingerprint] = await Promise.all([this.runCommand(command), fingerprinted]);
+        checks.push(this.noted(check));
+        if (fingerprint && check.exit_code !== undefined) {
+          kept.set(command, { fingerprint, exitCode: check.exit_code, output: check.output_tail });
+          keptChanged = true;
+        }
+      }
+    } finally {
+      await this.far?.close();
+      this.far = undefined;
+    }
+    // Written while a repair goes on (the next round, and the run's end, wait for it).
+    if (statePath && keptChanged) {
+      this.keeping = writeKeptChecks(statePath, kept).catch((err: Error) =>
+        this.deps.warn(`verification: could not keep the checks' results (${err.message})`),
+      );
+    }
+    return checks;
+  }
+
   private async runCommand(command: string): Promise<VerificationCheck> {
     const { cwd } = this.deps.meta;
     const env = this.checkEnv();
+    if (this.deps.processes.farChecks) {
+      this.far ??= this.deps.processes.farChecks(env);
+      const result = await this.far.run(command, this.verify.timeoutMs, this.stopped.signal);
+      if (result.cannotRun) this.farUnable = true;
+      return {
+        name: command,
+        kind: "run",
+        ...(result.exitCode !== null && { exit_code: result.exitCode }),
+        duration_ms: result.durationMs,
+        output_tail: result.output,
+      };
+    }
     const launch = this.deps.processes.checkLaunch
       ? await this.deps.processes.checkLaunch(command, cwd, env).catch((err: Error) => err)
       : undefined;
@@ -203,4 +228,16 @@ export class Verifier {
     });
     return check;
   }
+}
+
+/** A command's kept result, reused: the same content, the same command. */
+function reusedCheck(command: string, earlier: KeptCheck): VerificationCheck {
+  return {
+    name: command,
+    kind: "run",
+    exit_code: earlier.exitCode,
+    duration_ms: 0,
+    output_tail: earlier.output,
+    reused: true,
+  };
 }

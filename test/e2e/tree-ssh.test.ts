@@ -41,6 +41,8 @@ const missing = missingNeeds(SSH_HOST_TOOLS, { root: true });
 const tree = useTrees();
 const SCENARIO_MS = 180_000;
 const NOTE = "also write note.txt";
+/** The far child's check: where it runs, and a file of the turn's work read there. */
+const FAR_CHECK = "hostname; cat remote.txt";
 
 let far: SshHost | undefined;
 let farLlm: ScriptedLlm | undefined;
@@ -135,7 +137,14 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
         ],
       });
       const root = new Program([
-        spawn({ task_name: "remote", message: "work far away", fork_turns: "none", runner: "far" }),
+        // Its check runs on the far host too, in the workspace its turn left there.
+        spawn({
+          task_name: "remote",
+          message: "work far away",
+          fork_turns: "none",
+          runner: "far",
+          verify: { run: [FAR_CHECK] },
+        }),
         reply.toolCall(
           "send_message",
           { target: "remote", message: NOTE },
@@ -168,7 +177,9 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
         type: "completed",
         report: "REMOTE DONE",
         runner: { name: "far", kind: "ssh", host: host.destination },
+        verification: { status: "passed", repairs: 0, checks: [{ name: FAR_CHECK, kind: "run", exit_code: 0 }] },
       });
+
       const worktree = notice.worktree as Json;
       expect(worktree.branch).toMatch(/^subagent\//);
       expect(worktree.changed_files).toEqual(["a.txt", "note.txt", "remote.txt"]);
@@ -182,6 +193,9 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
         status: "completed",
         runner: { name: "far", kind: "ssh", host: host.destination },
       });
+      // The check ran on the far host, where the turn's files are (remote.txt is there).
+      const [farCheck] = (result.verification as { checks: Json[] }).checks;
+      expect(farCheck?.output_tail).toBe(`${host.hostname}\nremote`);
       const listed = (rootResult(h, "list_agents").agents as Json[]).find((a) => a.agent_name === "/root/remote");
       expect(listed).toMatchObject({ runner: "far" });
       // One master served the turn, in a session of its own (no run's stop reaches it)…

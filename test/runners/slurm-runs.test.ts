@@ -117,6 +117,26 @@ describe("a run on a slurm runner (one-node Slurm, fake pi)", () => {
     await expectNothingLeft();
   });
 
+  it("a turn's check runs on the far side too: in a job of the run's name, in the workspace the turn left, nothing left after", async (ctx) => {
+    skipOrFail(ctx, missing);
+    const { c, env, jobName } = await slurmCase({}, steps({ writeFile: { path: "child.txt", text: "child\n" } }));
+    const log = path.join(c.dir, "check.log");
+    const check = 'echo "$SLURM_JOB_NAME" > "$CHECK_LOG"; cat child.txt';
+    const meta = JSON.parse(fs.readFileSync(c.metaPath, "utf8"));
+    meta.runnerWorkspacePath = path.join(c.dir, "agent", "runner-workspace");
+    meta.env = { CHECK_LOG: log };
+    meta.verify = { run: [check], maxRepairs: 0, timeoutMs: 30_000 };
+    fs.writeFileSync(c.metaPath, JSON.stringify(meta));
+    const out = await c.run({ env, timeoutMs: 90_000 });
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.result?.verification, await out.read("out/stderr.log")).toMatchObject({
+      status: "passed",
+      checks: [{ name: check, exit_code: 0, output_tail: "child" }],
+    });
+    expect(fs.readFileSync(log, "utf8").trim()).toBe(jobName);
+    await expectNothingLeft();
+  });
+
   const refusals: Array<[string, string[], RegExp]> = [
     ["a partition the cluster does not have", ["--partition=nowhere"], /srun: error: .*[Ii]nvalid partition name/],
     ["a time limit over the partition's", ["--partition=short", "--time=10"], /pending for PartitionTimeLimit/],

@@ -29,19 +29,15 @@ export interface VerifyInput {
 export type VerifyResult = { ok: true; verify: AgentVerify | undefined } | { ok: false; error: string };
 
 /**
- * Checks run where the child worked: a sandbox's commands inside the same sandbox. What has
- * no such place yet — any check on a far side (ssh, Slurm, command), a sandbox's reviewer — is
- * refused rather than run here, outside the runner's boundary.
+ * Checks run where the child worked: a sandbox's commands inside the same sandbox, a far
+ * side's (ssh, Slurm, command) on the far side through a check run. A reviewer runs here, with
+ * read-only tools that can read any file here, and what it says goes back to the child in a
+ * repair: for a child whose work is walled off (a sandbox) or done elsewhere (a far side), that
+ * would carry this machine's files to it. So `review` is refused on every runner but local.
  */
 function runnerRefusal(runner: ResolvedRunner, spec: VerifySpec): string | undefined {
-  const where = `runner "${runner.name}" (${runner.kind})`;
-  if (runner.kind !== "sandbox") {
-    return `verify cannot run on ${where} yet: its checks would have to run on its far side; spawn it without verify, or on the local or a sandbox runner`;
-  }
-  if (spec.review !== undefined) {
-    return `verify.review cannot run on ${where} yet: a reviewer would have to run inside its sandbox; use run, or the local runner`;
-  }
-  return undefined;
+  if (spec.review === undefined) return undefined;
+  return `verify.review cannot run on runner "${runner.name}" (${runner.kind}): the reviewer would run on this machine, outside the runner's boundary, and its words go back to the child; use run (checks run where the child works), or the local runner`;
 }
 
 /** resolveVerify for a spawn: its error is the spawn's. */

@@ -14,6 +14,7 @@ import type { ResolvedRunner } from "../../contracts/runners.js";
 import { git } from "../../lib/git.js";
 import { type ChildHandle, type ChildOperations, nodeChildOperations, TASK_EXTENSION_PATH } from "../child.js";
 import { fallbackSessionPath } from "../fallback.js";
+import { FarChecks } from "./far-checks.js";
 import { hostUnixSockets, PACKAGE_ROOT, runnerArgv, sandboxCheckArgv } from "./prefix.js";
 import { RemoteChild } from "./remote-child.js";
 import {
@@ -24,7 +25,8 @@ import {
   sandboxSecrets,
   seccompFile,
 } from "./sandbox-files.js";
-import { attachSlurmJob, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
+import { startSlurmGuard } from "./slurm-guard.js";
+import { attachSlurmJob, ensureJobGone, nodeSlurmJobOperations, slurmJobName, slurmSpawnOptions } from "./slurm-job.js";
 import { useSshMaster } from "./ssh-master.js";
 
 /** The repository of `cwd` and the main checkout it belongs to (a worktree's): hidden from a sandbox. */
@@ -71,7 +73,7 @@ export async function runnerStarter(
   runner: ResolvedRunner,
   env: NodeJS.ProcessEnv,
   base: ChildOperations = nodeChildOperations,
-): Promise<(tempDir?: string) => RunnerStart> {
+): Promise<RunnerStarter> {
   const childEnv = { ...env, ...meta.env };
   const keepVisible = [PACKAGE_ROOT, path.dirname(process.execPath)];
   try {
@@ -88,6 +90,8 @@ export async function runnerStarter(
   const scratchRoot = runner.kind === "sandbox" ? sandboxScratchRoot(meta) : undefined;
   const argvOptions = runner.kind === "slurm" ? { jobName: slurmJobName(meta) } : connection ? { connection } : {};
   const secrets = runner.kind === "sandbox" ? sandboxSecrets(meta, childEnv, runner) : undefined;
+  // A run whose checks run on the far side keeps the shared connection until its end (run-command.ts): its check runs and repairs ride it.
+  const keepMaster = (meta.verify?.run?.length ?? 0) > 0;
   // Per pi process of the run (a fallback model's is another far side): a sandbox's private
   // copies are made for it, in the run's own temp folder, and removed after it.
   const start = (tempDir?: string): RunnerStart => {
@@ -112,7 +116,7 @@ export async function runnerStarter(
       if (jitiCache) fs.rmSync(jitiCache, { recursive: true, force: true });
       // The run is done with the shared ssh connection: the last run that used it closes it.
       // (A fallback model's next attempt rides a master if one is up, else its own connection.)
-      await master?.release();
+      if (!keepMaster) await master?.release();
     };
     return {
       argv: runnerArgv(runner, context, argvOptions),
@@ -121,8 +125,11 @@ export async function runnerStarter(
       ...(seccomp !== undefined && { fd3: seccomp }),
     };
   };
-  return start;
+  return Object.assign(start, { end: async () => master?.release() });
 }
+
+/** Starts one far side per pi process (or check run); `end`: the run is over (the shared connection is let go). */
+export type RunnerStarter = ((tempDir?: string) => RunnerStart) & { end?: () => Promise<void> };
 
 /** What starts one far side: its argv, and what is undone once it is over. */
 export interface RunnerStart {
@@ -201,7 +208,7 @@ export function remoteChildOperations(
    * given the run's own temp folder for what it makes, before the run hears of its exit (what the runner's prefix needed: a sandbox's agent dir
    * copy, the shared ssh connection).
    */
-  start: string[] | ((tempDir?: string) => RunnerStart),
+  start: string[] | RunnerStarter,
   base: ChildOperations = nodeChildOperations,
 ): ChildOperations {
   const children = new Map<number, RemoteChild>();
@@ -243,8 +250,38 @@ export function remoteChildOperations(
       else base.signalGroup(pid, signal);
     },
     // A sandbox's checks run inside the same boundary (the same private copies, filter and
-    // environment); a far side on another machine has no way to run them yet.
+    // environment); a far side's in the workspace the turn left there, through a check run.
     ...(runner.kind === "sandbox" && typeof start === "function" && { checkLaunch: sandboxCheckLaunch(start) }),
+    ...(typeof start === "function" && start.end && { end: start.end }),
+    ...(runner.kind !== "sandbox" &&
+      typeof start === "function" && {
+        farChecks: (env: Record<string, string>) =>
+          new FarChecks(meta, runner, farCheckStart(meta, runner, start, env)),
+      }),
+  };
+}
+
+/**
+ * What starts a check run's far side: the runner's argv and the run's environment with its
+ * token (as a turn's far side gets them). On Slurm, as for a turn: no token for srun
+ * (slurmSpawnOptions), the guard while it runs and the last resort after it.
+ */
+function farCheckStart(meta: MetaV1, runner: ResolvedRunner, start: () => RunnerStart, env: Record<string, string>) {
+  return () => {
+    const { argv, cleanup } = start();
+    if (runner.kind !== "slurm") return { argv, env, cleanup };
+    const jobName = slurmJobName(meta);
+    const guard = startSlurmGuard(jobName, env);
+    const { [ENV.runToken]: _token, ...withoutToken } = env;
+    return {
+      argv,
+      env: withoutToken,
+      cleanup: async () => {
+        await ensureJobGone(jobName, nodeSlurmJobOperations(env)).catch(() => undefined);
+        guard.release();
+        await cleanup();
+      },
+    };
   };
 }
 

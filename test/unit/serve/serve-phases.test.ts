@@ -13,7 +13,17 @@ import {
   serveTransition,
 } from "../../../src/serve/serve-phases.js";
 
-const PHASES: ServePhase[] = ["hello", "start", "blobs", "unpacking", "running", "returning", "stopping", "over"];
+const PHASES: ServePhase[] = [
+  "hello",
+  "start",
+  "blobs",
+  "unpacking",
+  "running",
+  "returning",
+  "checks",
+  "stopping",
+  "over",
+];
 
 const frame = (f: ClientFrame): ServeEvent => ({ type: "frame", frame: f });
 const hello1 = frame({ t: "hello", version: 1 } as ClientFrame);
@@ -22,6 +32,7 @@ const helloBad = frame({ t: "hello", version: 99 } as ClientFrame);
 const start = { t: "start", blobs: ["bundle", "task"] } as unknown as ClientFrame;
 const startNoTask = frame({ t: "start", blobs: ["bundle"] } as unknown as ClientFrame);
 const startTwice = frame({ t: "start", blobs: ["bundle", "task", "task"] } as unknown as ClientFrame);
+const checkFrame = { t: "check", command: "npm test", cwd: "", env: {}, timeout_ms: 1000 } as const;
 const blob = { t: "blob", kind: "task", data: "" } as unknown as ClientFrame;
 const stop = (signal: "SIGTERM" | "SIGKILL"): ServeEvent => frame({ t: "stop", signal });
 const message = { t: "message", name: "m-1.json", id: "1", text: "hi" } as const;
@@ -38,21 +49,56 @@ describe("serve machine: frames by phase", () => {
       "hello",
       hello1,
       "start",
-      { kind: "prepare", version: 1, workspace: undefined, streamSession: false, piInput: false },
+      { kind: "prepare", version: 1, workspace: undefined, streamSession: false, piInput: false, check: false },
     ],
     [
       "hello v2 with a workspace and session_stream → start",
       "hello",
       hello2,
       "start",
-      { kind: "prepare", version: 2, workspace: "w-1", streamSession: true, piInput: false },
+      { kind: "prepare", version: 2, workspace: "w-1", streamSession: true, piInput: false, check: false },
     ],
     [
       "hello v2 asking for pi_input → start, pi's input taken",
       "hello",
       frame({ t: "hello", version: 2, pi_input: true } as ClientFrame),
       "start",
-      { kind: "prepare", version: 2, workspace: undefined, streamSession: false, piInput: true },
+      { kind: "prepare", version: 2, workspace: undefined, streamSession: false, piInput: true, check: false },
+    ],
+    [
+      "hello v2 asking for a check run on a workspace → checks, no session stream or pi input",
+      "hello",
+      frame({ t: "hello", version: 2, workspace: "w-1", check: true, session_stream: true } as ClientFrame),
+      "checks",
+      { kind: "prepare", version: 2, workspace: "w-1", streamSession: false, piInput: false, check: true },
+    ],
+    [
+      "a check run without a workspace key → rejected",
+      "hello",
+      frame({ t: "hello", version: 2, check: true } as ClientFrame),
+      "hello",
+      { kind: "reject", message: "a check run needs the agent's workspace key" },
+    ],
+    [
+      "a check frame in a check run → run it",
+      "checks",
+      frame(checkFrame),
+      "checks",
+      { kind: "check", frame: checkFrame },
+    ],
+    [
+      "a stop in a check run → the running check ends",
+      "checks",
+      frame({ t: "stop", signal: "SIGTERM" }),
+      "checks",
+      { kind: "stop_check" },
+    ],
+    [
+      "a start in a check run → rejected",
+      "checks",
+      frame(start),
+      "checks",
+      { kind: "reject", message: "unexpected start frame in a check run" },
     ],
     [
       "hello of an unknown version → rejected",
@@ -181,6 +227,7 @@ describe("serve machine: an error or stdin closed ends the run, after pi when it
     unpacking: { failed: ["over", end], input_closed: ["over", end] },
     running: { failed: ["stopping", { kind: "stop_pi" }], input_closed: ["stopping", { kind: "stop_pi" }] },
     returning: { failed: ["over", end], input_closed: ["over", end] },
+    checks: { failed: ["over", end], input_closed: ["over", end] },
     // pi is still stopping: closing stdin again stops it again (SIGTERM; its SIGKILL is already due).
     stopping: { failed: ["stopping", none], input_closed: ["stopping", { kind: "stop_pi" }] },
     over: { failed: ["over", none], input_closed: ["over", none] },

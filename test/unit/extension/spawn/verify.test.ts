@@ -57,19 +57,24 @@ describe("spawn's verify", () => {
     });
   });
 
-  it("a sandbox's child: its commands run inside the sandbox; a reviewer there, and any check on a far side, are refused", () => {
+  it("a runner's child: its commands run where it works (a sandbox, a far side); a reviewer, which would run here, is refused", () => {
     const box = { name: "box", kind: "sandbox" } as unknown as ResolvedRunner;
     const gpu = { name: "gpu", kind: "ssh" } as unknown as ResolvedRunner;
-    expect(resolveVerify(input({ param: { run: ["npm test"] }, runner: box }))).toMatchObject({
-      ok: true,
-      verify: { run: ["npm test"] },
-    });
+    for (const runner of [box, gpu]) {
+      expect(resolveVerify(input({ param: { run: ["npm test"] }, runner }))).toMatchObject({
+        ok: true,
+        verify: { run: ["npm test"] },
+      });
+    }
     const review = resolveVerify(input({ param: { review: "reviewer" }, runner: box }));
     expect(review.ok).toBe(false);
-    if (!review.ok) expect(review.error).toMatch(/^verify.review cannot run on runner "box" \(sandbox\) yet/);
-    const far = resolveVerify(input({ param: { run: ["npm test"] }, runner: gpu }));
-    expect(far.ok).toBe(false);
-    if (!far.ok) expect(far.error).toMatch(/^verify cannot run on runner "gpu" \(ssh\) yet/);
+    if (!review.ok)
+      expect(review.error).toMatch(
+        /^verify.review cannot run on runner "box" \(sandbox\): the reviewer would run on this machine/,
+      );
+    const farReview = resolveVerify(input({ param: { run: ["npm test"], review: "reviewer" }, runner: gpu }));
+    expect(farReview.ok).toBe(false);
+    if (!farReview.ok) expect(farReview.error).toMatch(/^verify.review cannot run on runner "gpu" \(ssh\)/);
     // The settings' default checks a sandbox's child, not a far side's.
     expect(resolveVerify(input({ settings: { run: ["npm test"] }, runner: box }))).toMatchObject({
       ok: true,
