@@ -16,6 +16,7 @@ import {
   dialogAnswerFileName,
   dialogAskSeq,
 } from "../../contracts/dialogs.js";
+import { RUN_FILES } from "../../contracts/layout.js";
 import type { Notice } from "../../contracts/notice.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { createComplete } from "../../lib/atomic-file.js";
@@ -38,6 +39,13 @@ import { messageNotice } from "./notices.js";
 export interface DialogRun {
   record: AgentRecordV1;
   runDir: string;
+}
+
+function fileExists(file: string): Promise<boolean> {
+  return fs.promises.access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Opens pi's dialog of the ask's kind with `title`; undefined when dismissed or aborted. */
@@ -119,7 +127,12 @@ export class DialogDesk {
   }
 
   private async scanOnce(): Promise<void> {
-    const runs = this.options.runs();
+    // A run whose result.json exists has ended (interrupted, out of time…) even while its turn
+    // still looks live here, before this process has read the result: its waiting dialogs have
+    // nobody left to answer, so they stop being shown at once.
+    const all = this.options.runs();
+    const ended = await Promise.all(all.map((run) => fileExists(path.join(run.runDir, RUN_FILES.result))));
+    const runs = all.filter((_run, i) => !ended[i]);
     const live = new Set(runs.map((run) => run.runDir));
     // A turn that ended took its dialogs with it: nothing is left to answer.
     for (const entry of this.entries.values()) if (!entry.done && !live.has(entry.runDir)) this.letGo(entry, undefined);
