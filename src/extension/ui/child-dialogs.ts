@@ -18,6 +18,7 @@ import { TREE_FILES } from "../../contracts/layout.js";
 import type { Identity } from "../config.js";
 import { readSubagentSettings } from "../settings.js";
 import { dialogHandling, treeDialogRoute } from "../turns/dialog-routing.js";
+import { nodeFolderWatch } from "../turns/dialog-watch.js";
 import { DialogDesk, type DialogPresenter, type DialogRun } from "../turns/dialogs.js";
 import { liveTurnOf } from "../turns/lifecycle.js";
 import type { TreeRuntime } from "../turns/runtime.js";
@@ -103,6 +104,7 @@ export function setUpChildDialogs(
     recordPath: path.join(rt.tree.root, TREE_FILES.dialogs),
     report: (line) => rt.report(line),
     changed,
+    watch: nodeFolderWatch,
   });
   rt.dialogDesk = desk;
   desk.start();
