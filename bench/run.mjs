@@ -21,6 +21,7 @@ const SUITES = [
   "pi-run",
   "live-message",
   "rpc-start",
+  "dialog-route",
   "limits",
   "fallback",
   "verify",

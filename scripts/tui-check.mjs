@@ -9,6 +9,9 @@
 //   3. /agents: the tree, one agent's details (run folder, live transcript), interrupt it;
 //   4. the other children end while the root is idle: their notices wake the model, and the
 //      widget folds away to the status line;
+//   4b. a child's dialog: pi's own examples/extensions/permission-gate.ts, loaded in the root
+//      only, guards a child's `rm -rf`; the person sees "/root/epsilon asks:" and answers
+//      "Yes" (it runs) and then "No" (it is blocked);
 //   5. start one more child and quit with ctrl+d (onExit detach, the interactive default): the
 //      last frame says it is left running, and the terminal says how to look, stop or re-attach;
 //   6. pi again on the session in a new tmux session: the child is taken back, running; the
@@ -79,6 +82,7 @@ const lastCalls = (body) =>
 
 const TYPED = "how is it going?";
 const ONE_MORE = "start one more";
+const GATED = "clean up the scratch folders";
 
 /** The root answers what it was last sent: the person's words, a wake, or its tools' results. */
 function rootStep(body) {
@@ -87,6 +91,8 @@ function rootStep(body) {
     const said = text(last.content);
     if (said.includes(TYPED)) return { text: "ANSWER WHILE CHILDREN WORK" };
     if (said.includes("While you were idle")) return { text: "WOKEN: the children reported" };
+    if (said.includes(GATED))
+      return { calls: [["spawn_agent", { task_name: "epsilon", fork_turns: "none", message: "Remove them." }]] };
     if (said.includes(ONE_MORE))
       return {
         calls: [["spawn_agent", { task_name: "delta", fork_turns: "none", message: "Work for a long while." }]],
@@ -102,8 +108,11 @@ function rootStep(body) {
       ],
     };
   }
-  if (lastCalls(body).includes("spawn_agent"))
-    return lastCalls(body).length > 1 ? { calls: [["wait_agent", { timeout_ms: 60_000 }]] } : { text: "DELTA STARTED" };
+  if (lastCalls(body).includes("spawn_agent")) {
+    if (lastCalls(body).length > 1) return { calls: [["wait_agent", { timeout_ms: 60_000 }]] };
+    const person = [...(body.messages ?? [])].reverse().find((m) => m.role === "user");
+    return { text: text(person?.content).includes(GATED) ? "EPSILON STARTED" : "DELTA STARTED" };
+  }
   return { text: "ROOT IDLE" };
 }
 
@@ -121,17 +130,34 @@ const SCRIPT = {
   ],
   "/root/beta/gamma": [() => ({ calls: [["bash", { command: "sleep 14" }]] }), () => ({ text: "gamma finished" })],
   "/root/delta": [() => ({ calls: [["bash", { command: "sleep 60" }]] }), () => ({ text: "delta finished" })],
+  "/root/epsilon": [
+    () => ({ calls: [["bash", { command: `rm -rf ${scratch("yes")} && echo REMOVED` }]] }),
+    () => ({ calls: [["bash", { command: `rm -rf ${scratch("no")} && echo REMOVED` }]] }),
+    () => ({ text: "epsilon finished" }),
+  ],
 };
 // beta's wait may time out and ask again: its second step repeats until gamma's notice came.
 for (let i = 0; i < 20; i++) SCRIPT["/root/beta"].push(SCRIPT["/root/beta"][1]);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const home = mkdtempSync(path.join(os.tmpdir(), "pi-tui-check-"));
+/** The folders epsilon's `rm -rf` is asked about: "Yes" removes the first, "No" keeps the second. */
+const scratch = (answer) => path.join(home, "work", `scratch-${answer}`);
+
+/** pi's own example gate of this line (it ships beside dist/): loaded in the root only. */
+function permissionGate() {
+  for (let dir = path.dirname(pi); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json")))
+      return path.join(dir, "examples", "extensions", "permission-gate.ts");
+  }
+  throw new Error(`no package.json above ${pi}`);
+}
 const agentDir = path.join(home, "agent");
 const treesDir = path.join(home, "trees");
 const socket = path.join(home, "tmux.sock");
 const sessionFile = path.join(home, "root-session.jsonl");
-for (const dir of [agentDir, treesDir, path.join(home, "tmp"), path.join(home, "work")]) mkdirSync(dir);
+for (const dir of [agentDir, treesDir, path.join(home, "tmp"), path.join(home, "work"), scratch("yes"), scratch("no")])
+  mkdirSync(dir);
 
 const llm = await startLoopbackLlm(SCRIPT);
 const [provider, modelId] = MODEL.split("/");
@@ -307,6 +333,8 @@ try {
     sessionFile,
     "-e",
     root,
+    "-e",
+    permissionGate(),
     "Start the workers and wait for them.",
     ";",
     "set-option",
@@ -346,7 +374,7 @@ try {
     if (!/^ \/root\/alpha \(\w+\) · running · default · loop\/fast · medium\s*$/m.test(pane))
       failures.push("spawn_agent's result is not one compact line");
     if (/"agent_name":/.test(pane)) failures.push("raw JSON shows in the chat");
-    if (!/\[Extensions\][\s\S]*\n\s+pi-subagent-tree\n/.test(history()))
+    if (!/\[Extensions\][\s\S]*\n\s+(?:permission-gate\.ts, )?pi-subagent-tree\n/.test(history()))
       failures.push("pi's start-up listing does not name the extension pi-subagent-tree");
   }
 
@@ -417,9 +445,39 @@ try {
     );
   }
 
+  // 4b. A child's dialog reaches the person: the root's permission gate guards epsilon's
+  //     `rm -rf`; its "Allow?" is headed with the child's path. "Yes" runs it, "No" blocks it.
+  if (panes["woken, the widget folded"]) {
+    await type(GATED);
+    const asked = (answer) => (pane) =>
+      pane.includes("/root/epsilon asks:") && pane.includes(`rm -rf ${scratch(answer)}`);
+    if (await step("a child's dialog", 'the child\'s "Allow?" never reached the person', asked("yes"))) {
+      press("Enter"); // "Yes", the first option
+      const second = await step(
+        "a child's second dialog",
+        'the child\'s second "Allow?" never came after "Yes"',
+        (pane) => asked("no")(pane) && !existsSync(scratch("yes")),
+      );
+      if (second) {
+        press("Down");
+        await sleep(200);
+        press("Enter"); // "No"
+        await step(
+          "after the child's dialogs",
+          "the child did not end after its dialogs, or its end did not wake the root",
+          (pane) =>
+            recordOf("epsilon")?.status === "completed" &&
+            history().split("WOKEN: the children reported").length > 2 &&
+            !pane.includes("subagents · "),
+        );
+        if (!existsSync(scratch("no"))) failures.push('"No" did not block the child\'s rm -rf');
+      }
+    }
+  }
+
   // 5. One more child, then ctrl+d: the last frame says it is left running (onExit detach);
   //    the terminal says how to look, stop or re-attach.
-  if (panes["woken, the widget folded"]) {
+  if (panes["after the child's dialogs"]) {
     await type(ONE_MORE);
     const busy = await step("one more child", "the new child never showed running", (pane) => {
       const delta = recordOf("delta");
@@ -484,6 +542,9 @@ for (const name of [
   "/agents: alpha",
   "/agents: alpha interrupted",
   "woken, the widget folded",
+  "a child's dialog",
+  "a child's second dialog",
+  "after the child's dialogs",
   "one more child",
   "after ctrl+d",
   "re-attached",
@@ -496,5 +557,5 @@ if (failures.length > 0) {
   process.exit(1);
 }
 console.log(
-  "tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget and an honest exit that leaves the child running, re-attach, and a closed terminal that takes no work with it",
+  "tui-check: OK — the tree drawn once, compact tool lines, a wait that gives way, /agents, the idle wake, the folded widget, a child's dialog answered by the person, and an honest exit that leaves the child running, re-attach, and a closed terminal that takes no work with it",
 );

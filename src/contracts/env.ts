@@ -137,11 +137,6 @@ export const ENV = {
 
   // --- the extension: a child's dialogs (docs/dialogs.md) ---------------------------------
   /**
-   * `1`: experimental — children run so their extensions' dialogs reach the person or the
-   * parent model (meta.json `dialogs`). Off by default until every part of it is in place.
-   */
-  dialogs: "PI_SUBAGENTS_DIALOGS",
-  /**
    * Set by the extension in every child's meta.json `env`: where the tree sends a dialog
    * (`person`, `parent`, `deny`), decided by the root from its `dialogs` setting and whether it
    * has a UI. A child below the root passes a dialog up with its own pi dialog only on `person`.

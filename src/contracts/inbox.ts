@@ -21,6 +21,15 @@ export interface InboxMessageV1 {
   text: string;
 }
 
+/**
+ * The wrapper's wrap-up message (a per-turn limit reached): it sorts after the numbered
+ * messages, so what the parent sent first is read first. Unlike a parent's message it is
+ * handed to pi only while the model request under way has ended in a tool call: then pi asks
+ * the model again and the wrap-up is in that request. Handed at any other moment it could
+ * arrive after the child's final answer and start one more model request of its own.
+ */
+export const WRAP_UP_FILE = "limit-wrap-up.json";
+
 /** The subfolder delivered messages are moved to. */
 export const INBOX_DELIVERED = "delivered";
 

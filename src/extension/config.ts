@@ -16,15 +16,6 @@ export const WRAPPER_BIN = path.join(PACKAGE_ROOT, "bin", "subagent-wrapper");
 /** The entry children load with -e so they can delegate too. */
 export const EXTENSION_ENTRY = path.join(PACKAGE_ROOT, "dist", "extension", "index.js");
 
-/**
- * Whether children run with dialogs (experimental until every part is in:
- * `PI_SUBAGENTS_DIALOGS=1`): their dialogs reach the person or the parent model, and a child on
- * this machine loads the extensions the root was started with.
- */
-export function childDialogsOn(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env[ENV.dialogs] === "1";
-}
-
 export interface TreeLimits {
   maxActiveChildTurns: number;
   maxDepth: number;

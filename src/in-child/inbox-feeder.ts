@@ -10,13 +10,19 @@
  *   that (it never goes on after agent_end). So what is in the folder then is handed at that
  *   turn's end, and nothing after it until pi works again (a continuation's turn_start, a
  *   retry's agent_start). A message that missed the run stays in the folder, undelivered;
+ * - the wrapper's wrap-up (a limit reached) only while the model request under way has ended
+ *   in a tool call, up to that turn's end: pi reads its steering queue right after it and asks
+ *   the model again, so the wrap-up is in that request. A steering message handed while the
+ *   model is still answering waits in pi's queue until the turn's end, and if that turn was
+ *   the final answer it would start one more request of its own: the wrap-up waits in the
+ *   folder for a request that calls a tool, and the wrapper removes it once the child answered;
  * - never after session_shutdown: pi's context is stale by then and touching it throws (an
  *   uncaught throw there crashes pi). Every timer and the watch are unref'd, so they never
  *   hold pi open.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { isInboxMessageName, parseInboxMessage } from "../contracts/inbox.js";
+import { isInboxMessageName, parseInboxMessage, WRAP_UP_FILE } from "../contracts/inbox.js";
 
 /** How often the folder is read when the watch misses a change (or cannot be set up). */
 export const INBOX_POLL_MS = 250;
@@ -74,6 +80,8 @@ export class InboxFeeder {
   /** Names handed to pi (or found not to be messages): never looked at again by this process. */
   private readonly done = new Set<string>();
   private accepting = false;
+  /** The request under way ended in a tool call and its turn has not ended yet: the wrap-up can go in. */
+  private toolTurn = false;
   private stopped = false;
   private watcher: { close(): void } | undefined;
   private poll: { cancel(): void } | undefined;
@@ -96,11 +104,26 @@ export class InboxFeeder {
   resume(): void {
     if (this.stopped) return;
     this.accepting = true;
+    this.toolTurn = false;
     this.feed();
+  }
+
+  /** The model's reply under way called a tool (its message_end): pi asks the model again after this turn. */
+  toolsCalled(): void {
+    if (this.stopped) return;
+    this.toolTurn = true;
+    this.feed();
+  }
+
+  /** A turn that called tools ended: what is there now goes into the next request. */
+  toolTurnEnds(): void {
+    this.feed();
+    this.toolTurn = false;
   }
 
   /** pi finished a turn that called no tool: what is there now still makes this run; nothing after it does. */
   lastChance(): void {
+    this.toolTurn = false;
     this.feed();
     this.pause();
   }
@@ -108,6 +131,7 @@ export class InboxFeeder {
   /** pi is ending the run (or a turn ended in an error pi does not go on after): nothing is handed until it works again. */
   pause(): void {
     this.accepting = false;
+    this.toolTurn = false;
   }
 
   /** session_shutdown: nothing more, ever; the watch and the timer are gone. */
@@ -125,12 +149,16 @@ export class InboxFeeder {
     return this.accepting && !this.stopped;
   }
 
-  /** Hands every message not handed yet, in name order; stops at one it cannot read yet, so none overtakes it. */
+  /**
+   * Hands every message not handed yet, in name order; stops at one it cannot read yet, so
+   * none overtakes it. The wrap-up (it sorts last) waits for a turn that called a tool.
+   */
   feed(): void {
     if (!this.accepts) return;
     const names = this.ops
       .list(this.dir)
       .filter((name) => isInboxMessageName(name) && !this.done.has(name))
+      .filter((name) => name !== WRAP_UP_FILE || this.toolTurn)
       .sort();
     for (const name of names) {
       const raw = this.ops.read(path.join(this.dir, name));

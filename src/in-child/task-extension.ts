@@ -28,7 +28,7 @@ interface InputEvent {
   text: string;
 }
 
-/** The part of pi's turn_end event the feeder looks at: did the turn call a tool, how did it stop. */
+/** The part of pi's turn_end (and message_end) event the feeder looks at: did the reply call a tool, how did it stop. */
 interface TurnEndEvent {
   message?: { role?: unknown; content?: unknown; stopReason?: unknown };
 }
@@ -36,7 +36,7 @@ interface TurnEndEvent {
 interface MinimalExtensionApi {
   on(event: "input", handler: (event: InputEvent) => unknown): void;
   on(event: "agent_start" | "turn_start" | "agent_end" | "session_shutdown", handler: () => unknown): void;
-  on(event: "turn_end", handler: (event: TurnEndEvent) => unknown): void;
+  on(event: "turn_end" | "message_end", handler: (event: TurnEndEvent) => unknown): void;
   on(event: "tool_call", handler: () => unknown): void;
   sendUserMessage(text: string, options: { deliverAs: "steer" }): void;
 }
@@ -91,10 +91,15 @@ export default function taskExtension(pi: MinimalExtensionApi): void {
     feeder.start();
     pi.on("agent_start", () => feeder.resume());
     pi.on("turn_start", () => feeder.resume());
+    // The model's reply, before pi runs its tools: whether pi asks the model again after this turn.
+    pi.on("message_end", (event) => {
+      if (event.message?.role === "assistant" && afterTurn(event) === "tools") feeder.toolsCalled();
+    });
     pi.on("turn_end", (event) => {
       const next = afterTurn(event);
-      if (next === "maybe") feeder.lastChance();
-      else if (next === "ends") feeder.pause();
+      if (next === "tools") feeder.toolTurnEnds();
+      else if (next === "maybe") feeder.lastChance();
+      else feeder.pause();
     });
     pi.on("agent_end", () => feeder.pause());
     pi.on("session_shutdown", () => feeder.stop());

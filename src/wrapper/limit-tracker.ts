@@ -109,6 +109,15 @@ export class LimitTracker {
     return this.limit;
   }
 
+  /**
+   * The limit the turn was wrapped up by: its wrap-up reached the conversation, or the run
+   * was stopped for it. A limit whose message the child never read (it answered first) is not
+   * one: the answer is the child's own.
+   */
+  get wrappedUp(): LimitReport | undefined {
+    return this.delivered || this.phase === "stopped" ? this.limit : undefined;
+  }
+
   /** The wrap-up message, once a limit is reached. */
   get wrapUpText(): string | undefined {
     return this.message;

@@ -5,9 +5,11 @@
  *   in-child/inbox-feeder.ts), as a steering message before its next model request. A run
  *   whose meta.json names no `inboxPath` (a script) gets a private inbox in the system's temp
  *   folder for this, removed when the run is over;
- * - the message file is `limit-wrap-up.json`: it sorts after the numbered messages of a
- *   sender, so what the parent sent first is read first. Not delivered by the run's end (the
- *   child answered first), it is removed, so no later turn is handed it;
+ * - the message file is `limit-wrap-up.json` (contracts/inbox.ts: the child takes it only
+ *   while a request that called a tool is under way, so it never makes an answered turn ask
+ *   the model again). Not delivered by the run's end (the child answered first), it is
+ *   removed, so no later turn is handed it, and result.json carries no `limit`: the child
+ *   was never told, its answer is its own;
  * - the tree's budget (meta.json `env` PI_SUBAGENTS_BUDGET_LEFT_TOKENS / _COST, what was left
  *   of it when the turn started) wraps the turn up the same way, as `tree_budget_tokens` /
  *   `tree_budget_cost`, once the tree has spent that much since: this turn's use plus what the
@@ -27,6 +29,7 @@ import { LedgerReader } from "../contracts/budget-ledger.js";
 import { type PeriodBudgets, periodOverrun } from "../contracts/budget-periods.js";
 import { ENV } from "../contracts/env.js";
 import type { LimitRecord } from "../contracts/events.js";
+import { WRAP_UP_FILE } from "../contracts/inbox.js";
 import type { TurnLimits } from "../contracts/limits.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import type { LimitReport } from "../contracts/result.js";
@@ -43,9 +46,6 @@ import type { RunTimers } from "./run-timers.js";
  * in a long tool call learns the tree has crossed the budget before its next request.
  */
 export const BUDGET_POLL_MS = 500;
-
-/** The wrap-up message's file name in the inbox. */
-export const WRAP_UP_FILE = "limit-wrap-up.json";
 
 /** What the run does for the limits. */
 export interface LimitHooks {
@@ -110,9 +110,9 @@ export class RunLimits {
     return limits;
   }
 
-  /** The limit reached, if one was: result.json `limit`. */
+  /** The limit the child was wrapped up by (told, or stopped after the grace): result.json `limit`. */
   get reached(): LimitReport | undefined {
-    return this.tracker.reached;
+    return this.tracker.wrappedUp;
   }
 
   /** The latest assistant text that was not empty. */

@@ -57,7 +57,6 @@ describe("a child's dialog on a root without a UI", () => {
       reply.text("ROOT DONE"),
     ]);
     const h = await tree({
-      env: { PI_SUBAGENTS_DIALOGS: "1" },
       scripts: {
         "/root": root.steps(),
         "/root/worker": [reply.toolCall("bash", { command: ASK_AND_WAIT }), reply.text("not allowed, left it")],
@@ -113,7 +112,7 @@ describe("a child's dialog on a root with a UI", () => {
         "/root/worker": [reply.toolCall("bash", { command: ASK_AND_WAIT }), reply.text("allowed, removed it")],
       },
     });
-    const rpc = startRpcRoot(h, { env: { PI_SUBAGENTS_DIALOGS: "1" } });
+    const rpc = startRpcRoot(h);
     try {
       rpc.send({ type: "prompt", message: "clean up" });
       const dialog = await rpc.rpc.waitFor(

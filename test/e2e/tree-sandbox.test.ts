@@ -19,7 +19,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processAlive } from "../../src/lib/process.js";
 import { slotHolders } from "../../src/lib/slot-lease.js";
-import { REPO_ROOT } from "../support/pi-home.js";
+import { PI_LINE, REPO_ROOT } from "../support/pi-home.js";
 import { reply, userTexts } from "../support/scripted-llm.js";
 import { diag, noticesOf, ROOT_RUN, scenarioProcs } from "../support/stress-scenarios.js";
 import type { TreeHarness } from "../support/tree-harness.js";
@@ -89,6 +89,15 @@ function sandboxRepository(h: TreeHarness): string {
   return repo;
 }
 
+/** pi's own example gate, loaded in the root only: it ships beside this line's pi. */
+const PERMISSION_GATE = (() => {
+  for (let dir = path.dirname(PI_LINE.piCli); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "package.json")))
+      return path.join(dir, "examples", "extensions", "permission-gate.ts");
+  }
+  throw new Error(`no package.json above ${PI_LINE.piCli}`);
+})();
+
 const settings = {
   subagents: { runners: { box: { kind: "sandbox", hide: ["~/.ssh", secretDir], env: ["PSA_NAMED"] } } },
 };
@@ -105,7 +114,7 @@ const outputOf = (h: TreeHarness, agent: string, request: number): string =>
 
 describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewrap)", () => {
   it(
-    "a sandboxed child cannot touch the parent's checkout or read hidden paths; its edits land on its branch; a live message reaches it",
+    "a sandboxed child cannot touch the parent's checkout or read hidden paths; its edits land on its branch; a live message reaches it; the root's permission gate guards it",
     async () => {
       let childAsked!: () => void;
       const asked = new Promise<void>((resolve) => (childAsked = resolve));
@@ -148,12 +157,14 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
               return reply.toolCall("bash", { command: probe(h.home.cwd, h.home.home) });
             },
             reply.toolCall("bash", { command: "echo noted > note.txt" }),
+            // The root's permission gate guards the sandboxed child too (its dialog denied by the settings).
+            reply.toolCall("bash", { command: "rm -rf boxed.txt && echo GATE-MISSED" }),
             // Away from the tree's folder, it cannot delegate: one clear tool error.
             reply.toolCall("spawn_agent", { task_name: "sub", message: "x", fork_turns: "none" }),
             reply.text("BOXED DONE"),
           ],
         },
-        extraSettings: settings,
+        extraSettings: { subagents: { ...settings.subagents, dialogs: "deny" } },
         env: rootEnv,
       });
       // Another provider's login beside the run's (fake, whose key is in models.json).
@@ -165,7 +176,7 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
       const before = snapshot(repo);
       const head = treeGit(h, ["rev-parse", "HEAD"]);
 
-      const rootRun = await h.runRoot("go", ROOT_RUN);
+      const rootRun = await h.runRoot("go", { ...ROOT_RUN, args: ["-e", PERMISSION_GATE] });
       expectCleanExit(rootRun);
 
       const seen = outputOf(h, "/root/boxed", 1);
@@ -195,7 +206,12 @@ describe.skipIf(!HAS_BWRAP)("runner: sandbox (real pi, scripted models, bubblewr
         diag(h),
       ).toBe(true);
 
-      expect(outputOf(h, "/root/boxed", 3)).toContain(
+      expect(outputOf(h, "/root/boxed", 3)).toContain("Blocked by user");
+      expect(outputOf(h, "/root/boxed", 3)).not.toContain("GATE-MISSED");
+      const dialogs = fs.readFileSync(path.join(h.treeDir(), "dialogs.jsonl"), "utf8");
+      expect(dialogs).toContain('"/root/boxed"');
+      expect(dialogs).toContain('"deny"');
+      expect(outputOf(h, "/root/boxed", 4)).toContain(
         "spawn_agent does not work on runner box (sandbox): this agent runs away from the agent tree's folder",
       );
       expect(fs.existsSync(path.join(h.treeDir(), "agents", "boxed", "sub"))).toBe(false);

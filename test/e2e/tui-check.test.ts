@@ -1,7 +1,8 @@
 /**
  * The tree in a real terminal, as a person uses it: scripts/tui-check.mjs runs the real pi
  * interactively in a private tmux server against a loopback LLM, types, opens /agents,
- * interrupts a child from it, lets the others wake the root, and quits with a child running;
+ * interrupts a child from it, lets the others wake the root, answers a child's permission
+ * dialog (pi's own example gate, loaded in the root only), and quits with a child running;
  * it asserts on each captured pane. Skipped only when tmux is not installed.
  */
 import fs from "node:fs";
@@ -22,7 +23,7 @@ function pane(stdout: string, name: string): string {
 }
 
 describe.skipIf(!hasTmux)("interactive pi in tmux", () => {
-  it("draws the tree once with compact tool lines, gives way to typing, runs /agents, wakes on idle notices, folds the widget and exits honestly", async () => {
+  it("draws the tree once with compact tool lines, gives way to typing, runs /agents, wakes on idle notices, folds the widget, shows a child's dialog and exits honestly", async () => {
     const run = await spawnProcess(process.execPath, [path.join(REPO_ROOT, "scripts", "tui-check.mjs")], {
       cwd: REPO_ROOT,
       timeoutMs: 200_000,
@@ -48,6 +49,13 @@ describe.skipIf(!hasTmux)("interactive pi in tmux", () => {
     expect(woken).toMatch(/↻ 2 notices woke the model: ■ \/root\/alpha interrupted, ✓ \/root\/beta completed/);
     expect(woken).toMatch(/agents: 2 completed, 1 interrupted · [\d.]+k? tok · \$0\.\d{4}/);
     expect(woken).not.toContain("subagents · ");
+    // A child's dialog (the root's permission gate on its rm -rf): pi's own select, headed with
+    // the child's path, counted on the status line; the script answers "Yes", then "No".
+    const asked = pane(run.stdout, "a child's dialog");
+    expect(asked).toMatch(/\/root\/epsilon asks: ⚠️ Dangerous command:\s+rm -rf \S+scratch-yes/);
+    expect(asked).toMatch(/→ Yes\s+No/);
+    expect(asked).toMatch(/agents: 1 running, .* · 1 dialog waiting/);
+    expect(pane(run.stdout, "a child's second dialog")).toMatch(/\/root\/epsilon asks: [\s\S]*rm -rf \S+scratch-no/);
     const more = pane(run.stdout, "one more child");
     // beta has a later sibling (delta): its child hangs below a │.
     expect(more).toMatch(/├─ beta \(\w+\) · completed · loop\/fast · \d+s · .* · subtree [\d.]+k? tok · \$0\.\d{4}/);

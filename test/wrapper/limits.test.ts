@@ -269,4 +269,41 @@ describe("subagent-wrapper with the tree's budget", () => {
       limit: { name: "tree_budget_cost", value: 1, used: 1.2 },
     });
   });
+
+  for (const mode of ["json", "rpc"] as const) {
+    it(`${mode} mode: a wrap-up that comes while the model writes its final answer is never handed to pi (no extra request), and the answered turn carries no limit`, async () => {
+      const { run } = await limitsCase(
+        [
+          ...start,
+          // A budget crossed at a tool call; the tool is quick, so the wrap-up lands while the model answers.
+          bashCall("c1"),
+          { tool: { id: "c1", name: "bash" } },
+          { turnEnd: true },
+          { turnStart: true },
+          { sleep: 600 },
+          answer("all done"),
+          { turnEnd: true },
+          // pi reads its steering queue at the answer's end: whatever was handed would make it go on.
+          { awaitSteer: 300 },
+          { steer: true },
+          { agentEnd: true, willRetry: false },
+        ],
+        {
+          limits: {},
+          env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "10" },
+          ...(mode === "rpc" && { dialogs: { timeoutMs: 60_000 } }),
+        },
+      );
+      const out = await run();
+      expect(out.result).toMatchObject({ status: "completed", finalText: "all done" });
+      expect(out.result!.limit).toBeUndefined();
+      // Reached at the tool call, but never in pi's queue nor its conversation.
+      expect(out.events.find((e) => e.type === "limit")).toMatchObject({
+        phase: "reached",
+        name: "tree_budget_tokens",
+      });
+      expect(types(out)).not.toContain("message_delivered");
+      expect(await out.read("out/stdout.log")).not.toContain("[LIMIT tree_budget_tokens]");
+    });
+  }
 });

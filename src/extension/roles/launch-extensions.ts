@@ -38,14 +38,19 @@ export interface OwnPackage {
   name: string;
 }
 
-/** Whether an entry is this package (`-e <its folder>`, a file of it, `npm:pi-subagent-tree@1`). */
+/**
+ * Whether an entry is this package (`-e <its folder>`, a file of it, `npm:pi-subagent-tree@1`).
+ * A file in its `node_modules` is another package's (pi's own example gates live there when pi
+ * is installed beside it), so a child loads it like any other.
+ */
 function isOwn(entry: string, own: OwnPackage): boolean {
   if (SOURCE_SPEC.test(entry)) {
     const spec = entry.replace(SOURCE_SPEC, "");
     return spec === own.name || spec.startsWith(`${own.name}@`);
   }
   const root = path.resolve(own.root);
-  return entry === root || entry.startsWith(`${root}${path.sep}`);
+  const dependencies = path.join(root, "node_modules") + path.sep;
+  return entry === root || (entry.startsWith(`${root}${path.sep}`) && !entry.startsWith(dependencies));
 }
 
 /**

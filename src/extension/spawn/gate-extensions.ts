@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ResolvedRunner } from "../../contracts/runners.js";
-import { childDialogsOn, PACKAGE_ROOT } from "../config.js";
+import { PACKAGE_ROOT } from "../config.js";
 import { childGateExtensions, launchExtensions } from "../roles/launch-extensions.js";
 import { readSubagentSettings } from "../settings.js";
 
@@ -20,11 +20,12 @@ function realPath(entry: string): string {
 }
 
 /**
- * With dialogs on, a child here also loads the extensions this pi was started with (`-e`), less
- * `child_extensions.exclude`: a gate that registers no tool guards it too. A runner's child does not.
+ * A child on this machine (local, or in a sandbox, which keeps these files readable) also loads
+ * the extensions this pi was started with (`-e`), less `child_extensions.exclude`: a gate that
+ * registers no tool guards it too. A child on another machine loads what is installed there.
  */
 export function gateExtensions(runner: ResolvedRunner | undefined, cwd: string): string[] {
-  if (!childDialogsOn() || runner) return [];
+  if (runner && runner.kind !== "sandbox") return [];
   const exclude = readSubagentSettings({ cwd }).settings.childExtensions?.exclude ?? [];
   const launched = launchExtensions(process.argv.slice(2), process.cwd()).map(realPath);
   return childGateExtensions(launched, exclude, { root: realPath(PACKAGE_ROOT), name: "pi-subagent-tree" });

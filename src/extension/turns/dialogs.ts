@@ -16,6 +16,7 @@ import {
   dialogAnswerFileName,
   dialogAskSeq,
 } from "../../contracts/dialogs.js";
+import { RUN_FILES } from "../../contracts/layout.js";
 import type { Notice } from "../../contracts/notice.js";
 import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { createComplete } from "../../lib/atomic-file.js";
@@ -32,12 +33,20 @@ import {
   presentedContent,
   questionId,
 } from "./dialog-routing.js";
+import { DialogWatch, type FolderWatch } from "./dialog-watch.js";
 import { messageNotice } from "./notices.js";
 
 /** A running turn of a child, whose dialogs this agent answers. */
 export interface DialogRun {
   record: AgentRecordV1;
   runDir: string;
+}
+
+function fileExists(file: string): Promise<boolean> {
+  return fs.promises.access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Opens pi's dialog of the ask's kind with `title`; undefined when dismissed or aborted. */
@@ -61,6 +70,8 @@ export interface DialogDeskOptions {
   /** The count of dialogs waiting for the person changed (the widget shows it). */
   changed?(): void;
   clock?: Clock;
+  /** How a folder is watched (tests pass none: they scan by hand). */
+  watch?: FolderWatch;
 }
 
 interface Entry {
@@ -74,7 +85,7 @@ interface Entry {
   questionId?: string;
 }
 
-/** How often the running turns' dialogs/ folders are looked at: a person sees a child's dialog within this. */
+/** How often the running turns' dialogs/ folders are looked at besides their watch: a person sees a child's dialog within this even when a watch misses it. */
 export const DIALOG_SCAN_MS = 100;
 
 export class DialogDesk {
@@ -84,13 +95,17 @@ export class DialogDesk {
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
   private scanning: Promise<void> | undefined;
+  /** A folder changed during the scan under way: one more scan right after it. */
+  private rescan = false;
   private recordFailed = false;
+  private readonly watch: DialogWatch | undefined;
 
   constructor(private readonly options: DialogDeskOptions) {
     this.clock = options.clock ?? systemClock;
+    if (options.watch) this.watch = new DialogWatch(() => this.folderChanged(), options.watch);
   }
 
-  /** Looks at the running turns' dialogs/ folders every DIALOG_SCAN_MS (the timer never holds pi open). */
+  /** Looks at the running turns' dialogs/ folders on each change and every DIALOG_SCAN_MS (neither holds pi open). */
   start(): void {
     if (this.timer === undefined) this.timer = this.clock.setInterval(() => void this.scan(), DIALOG_SCAN_MS);
   }
@@ -99,6 +114,7 @@ export class DialogDesk {
   stop(): void {
     if (this.timer !== undefined) this.clock.clearInterval(this.timer);
     this.timer = undefined;
+    this.watch?.close();
     for (const entry of this.entries.values()) entry.abort?.abort();
   }
 
@@ -114,13 +130,31 @@ export class DialogDesk {
 
   /** One look at every running turn's dialogs/ folder: new asks routed, asks answered elsewhere let go. */
   scan(): Promise<void> {
-    this.scanning ??= this.scanOnce().finally(() => (this.scanning = undefined));
+    this.scanning ??= this.scanOnce().finally(() => {
+      this.scanning = undefined;
+      if (!this.rescan) return;
+      this.rescan = false;
+      void this.scan();
+    });
     return this.scanning;
   }
 
+  private folderChanged(): void {
+    if (this.timer === undefined) return;
+    if (this.scanning) this.rescan = true;
+    else void this.scan();
+  }
+
   private async scanOnce(): Promise<void> {
-    const runs = this.options.runs();
+    // A run whose result.json exists has ended (interrupted, out of time…) even while its turn
+    // still looks live here, before this process has read the result: its waiting dialogs have
+    // nobody left to answer, so they stop being shown at once.
+    const all = this.options.runs();
+    const ended = await Promise.all(all.map((run) => fileExists(path.join(run.runDir, RUN_FILES.result))));
+    const runs = all.filter((_run, i) => !ended[i]);
     const live = new Set(runs.map((run) => run.runDir));
+    // Watched before they are read: an ask written from here on is seen at once.
+    this.watch?.follow([...live]);
     // A turn that ended took its dialogs with it: nothing is left to answer.
     for (const entry of this.entries.values()) if (!entry.done && !live.has(entry.runDir)) this.letGo(entry, undefined);
     for (const run of runs) await this.scanRun(run);

@@ -15,9 +15,10 @@ import {
 import type { DialogAskV1 } from "../../contracts/dialogs.js";
 import { ENV } from "../../contracts/env.js";
 import { TREE_FILES } from "../../contracts/layout.js";
-import { childDialogsOn, type Identity } from "../config.js";
+import type { Identity } from "../config.js";
 import { readSubagentSettings } from "../settings.js";
 import { dialogHandling, treeDialogRoute } from "../turns/dialog-routing.js";
+import { nodeFolderWatch } from "../turns/dialog-watch.js";
 import { DialogDesk, type DialogPresenter, type DialogRun } from "../turns/dialogs.js";
 import { liveTurnOf } from "../turns/lifecycle.js";
 import type { TreeRuntime } from "../turns/runtime.js";
@@ -76,8 +77,10 @@ export interface ChildDialogs {
 }
 
 /**
- * Sets up this process's part: the meta.json `dialogs` of every turn and the desk, when dialogs
- * are on; the root's session id in every child's environment always.
+ * Sets up this process's part: the meta.json `dialogs` of every turn and the desk (not in a pi
+ * that only reads the tree); the root's session id in every child's environment always. A
+ * `dialogs: "deny"` setting is the way to keep children's dialogs from anyone: they are cancelled
+ * at once, and still recorded.
  */
 export function setUpChildDialogs(
   rt: TreeRuntime,
@@ -88,7 +91,7 @@ export function setUpChildDialogs(
 ): ChildDialogs {
   const session = { [ENV.parentSession]: rootSessionId(identity, ctx.sessionManager.getSessionId(), env) };
   // Only the process that drives the tree answers its children's dialogs.
-  if (!childDialogsOn(env) || rt.readOnly !== undefined) return { env: session, desk: undefined };
+  if (rt.readOnly !== undefined) return { env: session, desk: undefined };
   // A project's settings may not choose what a person is asked: the reader says so once.
   const { settings } = readSubagentSettings({ cwd: ctx.cwd });
   const route = dialogRouteOf(identity, settings.dialogs, ctx.hasUI, env);
@@ -101,6 +104,7 @@ export function setUpChildDialogs(
     recordPath: path.join(rt.tree.root, TREE_FILES.dialogs),
     report: (line) => rt.report(line),
     changed,
+    watch: nodeFolderWatch,
   });
   rt.dialogDesk = desk;
   desk.start();

@@ -4,7 +4,7 @@
  * the wrapper's ledger (what counts as delivered).
  */
 import { describe, expect, it } from "vitest";
-import { inboxFileName, isInboxMessageName, parseInboxMessage } from "../../../src/contracts/inbox.js";
+import { inboxFileName, isInboxMessageName, parseInboxMessage, WRAP_UP_FILE } from "../../../src/contracts/inbox.js";
 import { type FeederOperations, InboxFeeder } from "../../../src/in-child/inbox-feeder.js";
 import { afterTurn } from "../../../src/in-child/task-extension.js";
 import { DeliveryLedger, type InboxFiles, userMessageText } from "../../../src/wrapper/inbox.js";
@@ -144,6 +144,47 @@ describe("the task extension's feeder", () => {
     // pi went on (it took "in time"): a new turn starts, and the second goes too.
     f.resume();
     expect(handed).toEqual(["in time", "too late for this run"]);
+  });
+
+  it("hands the wrap-up only between a reply that called a tool and its turn's end, never into an answer", () => {
+    const folder = new Folder();
+    const { f, handed } = feeder(folder);
+    const wrapUp = () => {
+      folder.files.set(WRAP_UP_FILE, JSON.stringify({ id: "limit-wrap-up", text: "wrap up" }));
+      folder.changed?.();
+    };
+    f.start();
+    f.resume();
+    // Written while the model still answers: pi would take it after that reply, whatever it is.
+    wrapUp();
+    folder.put(1, "a", "from the parent");
+    folder.tick();
+    expect(handed).toEqual(["from the parent"]);
+    // The reply was the answer: the turn ends without a tool call, the wrap-up stays where it is.
+    f.lastChance();
+    expect(handed).toEqual(["from the parent"]);
+    expect(f.accepts).toBe(false);
+
+    // Another run: a reply that calls a tool takes it, before its turn ends.
+    f.resume();
+    expect(handed).toEqual(["from the parent"]);
+    f.toolsCalled();
+    expect(handed).toEqual(["from the parent", "wrap up"]);
+
+    // Written once a tool turn ended (pi has read its queue for the next request): it waits for the next tool call.
+    const later = new Folder();
+    const second = feeder(later);
+    second.f.start();
+    second.f.resume();
+    second.f.toolsCalled();
+    second.f.toolTurnEnds();
+    later.files.set(WRAP_UP_FILE, JSON.stringify({ id: "limit-wrap-up", text: "wrap up" }));
+    later.changed?.();
+    later.tick();
+    second.f.resume();
+    expect(second.handed).toEqual([]);
+    second.f.toolsCalled();
+    expect(second.handed).toEqual(["wrap up"]);
   });
 
   it("keeps a message pi refused (a stale context) for later and stops handing; after stop nothing runs", () => {

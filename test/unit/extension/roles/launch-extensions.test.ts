@@ -25,14 +25,16 @@ describe("what a child on this machine loads of them", () => {
     "/pkg",
     "npm:pi-subagent-tree@0.1.0",
     "npm:pi-subagent-tree-extras",
+    "/pkg/node_modules/pi-coding-agent/examples/extensions/question.ts",
   ];
 
-  it("every one, once, but this package (its folder, its files, its name on npm)", () => {
+  it("every one, once, but this package (its folder, its files, its name on npm; not its dependencies)", () => {
     expect(childGateExtensions(launched, [], OWN)).toEqual([
       "/work/gates/permission-gate.ts",
       "/work/ext/protected-paths/index.ts",
       "npm:@me/noisy-status",
       "npm:pi-subagent-tree-extras",
+      "/pkg/node_modules/pi-coding-agent/examples/extensions/question.ts",
     ]);
   });
 
@@ -45,6 +47,6 @@ describe("what a child on this machine loads of them", () => {
     expect(childGateExtensions(launched, ["protected-paths"], OWN)).not.toContain("/work/ext/protected-paths/index.ts");
     expect(childGateExtensions(launched, ["@me/noisy-status"], OWN)).not.toContain("npm:@me/noisy-status");
     // A name that is only part of one leaves nothing out.
-    expect(childGateExtensions(launched, ["gate"], OWN)).toHaveLength(4);
+    expect(childGateExtensions(launched, ["gate"], OWN)).toHaveLength(5);
   });
 });

@@ -119,7 +119,7 @@ describe("launcher", () => {
     expect(local.runnerWorkspacePath).toBeUndefined();
   });
 
-  it("meta.json asks for dialogs only when the turn's spec carries them (PI_SUBAGENTS_DIALOGS=1), and checks back", () => {
+  it("meta.json asks for dialogs only when the turn's spec carries them, and checks back", () => {
     const spec = {
       record,
       agentDir: "/tree/agents/worker",

@@ -290,4 +290,30 @@ describe("a turn that ends", () => {
     await desk.scan();
     expect(desk.openQuestions()).toEqual([]);
   });
+
+  it("is over once its result.json exists, before its record says so: the shown dialog closes and the waiting one is dropped", async () => {
+    const ui = fakeDialogs();
+    const { h, desk, runDir } = await setUp("present", ui.present);
+    writeAsk(runDir, ask(1));
+    writeAsk(runDir, ask(2));
+    await desk.scan();
+    expect(ui.shown).toHaveLength(1);
+    // The wrapper wrote its result (an interrupt, a time limit); the turn still runs here.
+    fs.writeFileSync(path.join(runDir, "result.json"), "{}");
+    expect(runningTurns(h.runtime).map((run) => run.runDir)).toEqual([runDir]);
+    await desk.scan();
+    expect(ui.shown[0]!.aborted()).toBe(true);
+    expect(desk.waitingForPerson).toBe(0);
+    expect(ui.shown).toHaveLength(1);
+  });
+
+  it("a question of a run whose result.json exists is let go", async () => {
+    const { desk, runDir } = await setUp("parent_model");
+    writeAsk(runDir, ask(1));
+    await desk.scan();
+    expect(desk.openQuestions()).toHaveLength(1);
+    fs.writeFileSync(path.join(runDir, "result.json"), "{}");
+    await desk.scan();
+    expect(desk.openQuestions()).toEqual([]);
+  });
 });

@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { childDialogsOn } from "../../../../src/extension/config.js";
 import { dialogRouteOf, rootSessionId } from "../../../../src/extension/ui/child-dialogs.js";
 
 const root = { self: "/root", isRoot: true, treeDir: undefined };
 const child = { self: "/root/mid", isRoot: false, treeDir: "/trees/sess-root" };
 
 describe("a child's dialogs: what this process decides and hands down", () => {
-  it("are off unless PI_SUBAGENTS_DIALOGS=1 (experimental)", () => {
-    expect(childDialogsOn({})).toBe(false);
-    expect(childDialogsOn({ PI_SUBAGENTS_DIALOGS: "0" })).toBe(false);
-    expect(childDialogsOn({ PI_SUBAGENTS_DIALOGS: "1" })).toBe(true);
-  });
-
   it("the root decides the route from its setting and its UI; a child takes what was handed down", () => {
     expect(dialogRouteOf(root, undefined, true, {})).toBe("person");
     expect(dialogRouteOf(root, undefined, false, {})).toBe("parent");
