@@ -30,6 +30,7 @@ const SUITES = [
   "child-start",
   "result-latency",
   "memory",
+  "peers",
   "isolation-spawn",
   "durable",
   "runners",
