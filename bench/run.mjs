@@ -30,6 +30,7 @@ const SUITES = [
   "child-start",
   "result-latency",
   "memory",
+  "local-cpu",
   "peers",
   "isolation-spawn",
   "durable",
