@@ -67,7 +67,7 @@ function ensurePeers() {
         .split("\n")
         .find((line) => /ERR!|error/i.test(line))
         ?.trim();
-      failure ??= "npm install failed";
+      failure ??= String(err.message).split("\n")[0];
     }
   }
   return PEERS.map((peer) =>
