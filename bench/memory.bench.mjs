@@ -6,8 +6,8 @@
 // that map them, so pi's code is counted once across processes, not once per process) and
 // the peak USS (private pages only: what ending the process gives back), and the wrapper's
 // peak RSS (VmHWM in /proc/<pid>/status, the kernel's own peak). Medians.
-import fs from "node:fs";
 import http from "node:http";
+import { memoryOf, processesBelow } from "./process-tree.mjs";
 import { benchLines, benchPiHome, fmt, MiB, median, REPO_ROOT, rounds, row, runProcess, sseBody } from "./support.mjs";
 
 const CHILD_MS = 1500;
@@ -40,64 +40,12 @@ async function startLlm() {
   return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** pid → parent pid, for every process /proc lists. */
-function parents() {
-  const map = new Map();
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      map.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return map;
-}
-
-/** The processes below `root` (itself included), each with its role. */
-function scenario(root) {
-  const parentOf = parents();
-  const below = (pid) => {
-    for (let at = pid; at > 1; at = parentOf.get(at)) if (at === root) return true;
-    return false;
-  };
-  return [...parentOf.keys()].filter(below).flatMap((pid) => {
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      const role =
-        pid === root
-          ? "root"
-          : cmd.includes("subagent-wrapper")
-            ? "wrapper"
-            : cmd.includes("--mode")
-              ? "child"
-              : undefined;
-      return role ? [{ pid, role }] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
-/** PSS and USS (bytes) from smaps_rollup; VmHWM from status. */
-function memoryOf(pid) {
-  try {
-    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0) * 1024;
-    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
-    return { pss: kb("Pss"), uss: kb("Private_Clean") + kb("Private_Dirty"), hwm };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Runs the root to its end, sampling; the peak of each figure per role. */
 async function sampledRun(cmd, args, { cwd, env }) {
   const peaks = {};
   const sample = (rootPid) => {
-    for (const { pid, role } of scenario(rootPid)) {
+    for (const { pid, role } of processesBelow(rootPid)) {
+      if (role === "other") continue;
       const memory = memoryOf(pid);
       if (!memory) continue;
       peaks[role] ??= { pss: 0, uss: 0, hwm: 0 };

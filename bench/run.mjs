@@ -31,6 +31,8 @@ const SUITES = [
   "child-start",
   "result-latency",
   "memory",
+  "local-cpu",
+  "peers",
   "isolation-spawn",
   "durable",
   "runners",

@@ -147,9 +147,11 @@ class WrapperRun implements AttemptRun {
     }
     await artifactsOpen;
     try {
-      // What the run left outside the child's group ends while result.json is written (the
-      // two do not depend on each other; the parent waits for the wrapper's exit, so both count).
-      const [report] = await Promise.all([this.finish(startError), this.endStragglers()]);
+      // What the run left outside the child's group ends before result.json is written: the
+      // parent takes the result as the end of the turn (it need not wait for this process to
+      // exit), and nothing the run started may outlive that.
+      await this.endStragglers();
+      const report = await this.finish(startError);
       // Only once result.json is written: a collector that is down or slow never costs the result.
       await this.trace?.export(report.result, this.meta.eventsPath, (line) => this.warnings.warn(line));
       return report;

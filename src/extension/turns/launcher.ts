@@ -22,6 +22,7 @@ import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
 import { withRolePrompt } from "./envelope.js";
 import { turnModels } from "./fallback-turns.js";
 import { reattachTurn } from "./reattach.js";
+import { resultInPlace } from "./result-watch.js";
 import { deliveredMessageIds, type RunRead, readRunResult, settledRunResults } from "./run-reads.js";
 
 export type { RunRead };
@@ -90,7 +91,7 @@ export interface RunningTurn {
   /** Relative to the agent's folder, as stored in the record. */
   runName: string;
   pid: number | undefined;
-  /** Resolves once the wrapper has exited, with its result.json (undefined if it wrote none). */
+  /** Resolves once the run's result.json is in place, or else once the wrapper has exited (undefined if it wrote none). */
   finished: Promise<ResultV1 | undefined>;
   stop(): void;
   /** Once finished: how the wrapper process ended ("SIGKILL", "exit code 1", …). */
@@ -262,12 +263,20 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   child.unref();
   let exitDescription: string | undefined;
   let damaged: string | undefined;
+  // The turn ends when its result.json is in place, not when the wrapper exits some
+  // milliseconds later; the exit still ends a turn whose wrapper wrote no usable result.
+  const inPlace = resultInPlace(runDir, spec.clock);
   const finished = new Promise<ResultV1 | undefined>((resolve) => {
-    const done = () =>
-      void readRunResult(runDir).then((read) => {
-        damaged = read.damaged;
-        resolve(read.result);
-      });
+    let ended = false;
+    const end = (read: RunRead) => {
+      if (ended) return;
+      ended = true;
+      inPlace.stop();
+      damaged = read.damaged;
+      resolve(read.result);
+    };
+    void inPlace.found.then(end);
+    const done = () => void readRunResult(runDir).then(end);
     child.once("exit", (code, signal) => {
       exitDescription = signal ?? `exit code ${code}`;
       done();

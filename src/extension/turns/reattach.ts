@@ -5,17 +5,14 @@
  * is seen the moment result.json appears (a watch on the run directory, a poll as the
  * fallback) or once the wrapper is gone; none of its handles holds pi's event loop.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { RUN_FILES } from "../../contracts/layout.js";
 import type { ResultV1 } from "../../contracts/result.js";
-import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
+import { type Clock, systemClock } from "../../lib/clock.js";
 import { type ProcessIdentity, processRunning, sameProcessAlive } from "../../lib/process.js";
 import type { RunningTurn } from "./launcher.js";
+import { watchResultFile } from "./result-watch.js";
 import { type RunRead, readRunResult, readWrapperPid, wrapperRunning } from "./run-reads.js";
-
-/** How often a re-attached turn's result and wrapper are looked at when no watch event comes. */
-export const REATTACH_POLL_MS = 500;
 
 /** Whether the recorded wrapper still runs (a zombie its dead parent left is not running). */
 export function wrapperAtWork(wrapper: ProcessIdentity, runDir: string): boolean {
@@ -37,16 +34,14 @@ export async function reattachTurn(runDir: string, clock: Clock = systemClock): 
 function watchedTurn(runDir: string, wrapper: ProcessIdentity, clock: Clock): RunningTurn {
   let damaged: string | undefined;
   let howExited: string | undefined;
-  let watcher: fs.FSWatcher | undefined;
-  let poll: TimerHandle | undefined;
+  let stopWatch: () => void = () => undefined;
   const finished = new Promise<ResultV1 | undefined>((resolve) => {
     let reading = false;
     let over = false;
     const end = (read: RunRead, how: string) => {
       if (over) return;
       over = true;
-      watcher?.close();
-      if (poll !== undefined) clock.clearInterval(poll);
+      stopWatch();
       damaged = read.damaged;
       howExited = how;
       resolve(read.result);
@@ -65,16 +60,7 @@ function watchedTurn(runDir: string, wrapper: ProcessIdentity, clock: Clock): Ru
           reading = false;
         });
     };
-    try {
-      watcher = fs.watch(runDir, { persistent: false }, (_event, name) => {
-        if (name === null || String(name) === RUN_FILES.result) look();
-      });
-      watcher.on("error", () => undefined);
-    } catch {
-      // no watch here (a folder gone, a file system without one): the poll sees the end
-    }
-    // The clock's interval never holds pi's event loop on its own.
-    poll = clock.setInterval(look, REATTACH_POLL_MS);
+    stopWatch = watchResultFile(runDir, look, clock);
     look();
   });
   return {

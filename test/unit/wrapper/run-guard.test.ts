@@ -150,6 +150,21 @@ describe("the normal end: what left the child's group but carries the run's toke
     expect(ESCAPEE_PID).toBeGreaterThan(0);
   });
 
+  it("result.json is written only once it is gone: the parent takes the result as the turn's end", async () => {
+    const run = await started({}, { escapee: "ignores SIGTERM" });
+    const resultFile = path.join(fake.dir, "result.json");
+    run.child.print(assistantEnd({ text: "done" }));
+    run.child.exit(0);
+    await until(() => run.child.escapeeSignals.length === 1, "the escapee's SIGTERM");
+    await run.clock.advance(STRAGGLER_KILL_MS - 1);
+    expect(existsSync(resultFile)).toBe(false);
+    await run.clock.advance(1);
+    const { result } = await run.done;
+    expect(run.child.escapeeSignals.map((s) => s.signal)).toEqual(["SIGTERM", "SIGKILL"]);
+    expect(result.status).toBe("completed");
+    expect(existsSync(resultFile)).toBe(true);
+  });
+
   it("one that takes its time to die after SIGKILL is waited for: the guard is released only once it is gone", async () => {
     const run = await started({}, { escapee: "ignores SIGTERM, dies 120 ms after SIGKILL" });
     run.child.print(assistantEnd({ text: "done" }));
