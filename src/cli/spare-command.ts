@@ -19,6 +19,7 @@ import { childEnvironment, resolvePiBinary, signalGroup, spawnChild } from "../w
 import { loadMeta } from "../wrapper/load-meta.js";
 import { startOrphanGuard } from "../wrapper/orphan-guard.js";
 import { SparePi, spareArgs, spareSpawnOptions } from "../wrapper/spare-pi.js";
+import { lowerPriority } from "../wrapper/standby.js";
 import { runCommand, say } from "./run-command.js";
 
 /** How long the spare pi gets after SIGTERM before SIGKILL. */
@@ -54,7 +55,11 @@ export async function spareCommand(templatePath: string): Promise<number> {
   const args = spareArgs(template, dir);
   const child = spawnChild(bin, args, options);
   child.on("error", () => undefined);
-  if (child.pid) guard.watch(child.pid);
+  if (child.pid) {
+    guard.watch(child.pid);
+    // Its start-up comes while a turn's pi starts too: that one goes first (its niceness back at the hand-over).
+    lowerPriority(child.pid);
+  }
   const spare = new SparePi({ dir, template, bin, args, env: childEnvironment(options), options }, child);
   const piExited = new Promise<void>((resolve) => {
     child.once("exit", () => resolve());

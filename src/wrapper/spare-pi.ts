@@ -12,6 +12,7 @@ import { ENV } from "../contracts/env.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import { SPARE_FILES, type SpareHandoverV1, spareHandover, spareRefusal } from "../contracts/spare.js";
 import { buildChildArgs, type ChildHandle, childEnvironment, type SpawnOptions } from "./child.js";
+import { restorePriority } from "./standby.js";
 
 /** The spare pi's command line for `meta`: its RPC mode, and the spare folder's session and instructions. */
 export function spareArgs(meta: MetaV1, spareDir: string): string[] {
@@ -106,6 +107,8 @@ export class SparePi {
       return undefined;
     }
     this.taken = true;
+    // Niced while it waited (spare-command.ts), so that its start-up left the CPU to the turns running then.
+    if (this.child.pid) restorePriority(this.child.pid);
     return { child: startedHandle(this.child), args: this.start.args, switchTo: meta.sessionPath };
   }
 
