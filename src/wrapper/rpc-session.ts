@@ -29,8 +29,15 @@ import type { PiEvent } from "./normalize.js";
 
 /** The id prefix of the wrapper's `get_state` probes (0.73.1's end of work). */
 const SETTLE_PROBE = "subagent-settle-probe";
-/** The id of a spare pi's `switch_session` to the turn's session. */
+/** The ids of a spare pi's first command (its start-up is over) and its `switch_session` to the turn's session. */
+const SPARE_READY = "subagent-spare-ready";
 const SPARE_SWITCH = "subagent-spare-switch";
+
+/** A spare pi's hand-over to the turn (spare-pi.ts): the turn's files written, then its session opened. */
+export interface SpareHandOver {
+  switchTo: string;
+  handOver(): void;
+}
 
 export interface RpcSessionOptions extends Omit<DialogDeskOptions, "dir" | "timeoutMs" | "send"> {
   /** Whether this pi emits `agent_settled` (then it, not a probe, ends stdin). */
@@ -49,6 +56,7 @@ export class RpcSession {
   private probeStale = false;
   private ended = false;
   private readonly dialogs: DialogDesk | undefined;
+  private spare: SpareHandOver | undefined;
 
   constructor(
     private readonly stdin: Writable | null | undefined,
@@ -70,15 +78,18 @@ export class RpcSession {
 
   /**
    * Sends the task's prompt: the placeholder the task extension replaces with the task file's
-   * text. A spare pi first opens the turn's session (`switchTo`); pi runs commands as they
-   * come, so the prompt waits for that switch's answer.
+   * text. A spare pi (spare-pi.ts) first opens the turn's session. pi answers its first command
+   * only once its start-up is over, so the hand-over is written after that answer (a pi still
+   * starting would read it for its own start); and pi runs commands as they come, so the switch
+   * waits for it, and the prompt for the switch.
    */
-  start(switchTo?: string): void {
-    if (switchTo === undefined) {
+  start(spare?: SpareHandOver): void {
+    if (spare === undefined) {
       this.send({ type: "prompt", message: TASK_PLACEHOLDER });
       return;
     }
-    this.send({ id: SPARE_SWITCH, type: "switch_session", sessionPath: switchTo });
+    this.spare = spare;
+    this.send({ id: SPARE_READY, type: "get_state" });
   }
 
   /** Ends pi's stdin (pi exits 0); a second call does nothing. */
@@ -131,6 +142,18 @@ export class RpcSession {
   }
 
   private onResponse(event: PiEvent): void {
+    if (event.id === SPARE_READY && this.spare) {
+      const spare = this.spare;
+      try {
+        spare.handOver();
+      } catch (err) {
+        this.options.warn(`the spare pi could not be handed the turn: ${(err as Error).message}`);
+        this.end();
+        return;
+      }
+      this.send({ id: SPARE_SWITCH, type: "switch_session", sessionPath: spare.switchTo });
+      return;
+    }
     if (event.id === SPARE_SWITCH) {
       const data = isRecord(event.data) ? event.data : {};
       if (event.success === true && data.cancelled !== true) this.start();

@@ -14,7 +14,7 @@ import type { RunLimits } from "./limits.js";
 import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import type { OutcomeTracker, Transition } from "./outcome.js";
-import { RpcSession } from "./rpc-session.js";
+import { RpcSession, type SpareHandOver } from "./rpc-session.js";
 import type { RunArtifacts } from "./run-artifacts.js";
 import type { RunTimers } from "./run-timers.js";
 import type { RunWarnings } from "./run-warnings.js";
@@ -63,7 +63,7 @@ export async function startPi(
   args: string[],
   options: SpawnOptions,
   artifactsOpen: Promise<void>,
-  spare?: { child: ChildHandle; args: string[]; switchTo: string },
+  spare?: SpareHandOver & { child: ChildHandle; args: string[] },
 ): Promise<void> {
   // A spare pi handed over (spare-pi.ts); a fallback model's pi is its standby when one waits
   // with these arguments; else a new one.
@@ -85,7 +85,7 @@ export async function startPi(
     argv: spare?.args ?? args,
     ...(spare && { spare: true }),
   });
-  run.rpc = openRpc(run, child, spare?.switchTo);
+  run.rpc = openRpc(run, child, spare);
   try {
     await supervise(run, child, exited);
   } finally {
@@ -95,9 +95,9 @@ export async function startPi(
 }
 
 /** With meta.json `dialogs`: the task goes to pi as its prompt, and its dialogs to the run's `dialogs/` folder. */
-function openRpc(run: SupervisedRun, child: ChildHandle, spareSwitch?: string): RpcSession | undefined {
+function openRpc(run: SupervisedRun, child: ChildHandle, spare?: SpareHandOver): RpcSession | undefined {
   const meta = run.meta;
-  if (!meta.dialogs && spareSwitch === undefined) return undefined;
+  if (!meta.dialogs && spare === undefined) return undefined;
   const rpc = new RpcSession(child.stdin, meta, {
     settles: () => run.tracker.emitsSettled,
     now: () => run.clock.now(),
@@ -105,7 +105,7 @@ function openRpc(run: SupervisedRun, child: ChildHandle, spareSwitch?: string): 
     record: (record) => run.record(record),
     warn: (line) => run.warnings.add(line),
   });
-  rpc.start(spareSwitch);
+  rpc.start(spare);
   return rpc;
 }
 

@@ -90,7 +90,7 @@ export class SparePi {
     bin: string,
     options: SpawnOptions,
     warn: (line: string) => void,
-  ): { child: ChildHandle; args: string[]; switchTo: string } | undefined {
+  ): { child: ChildHandle; args: string[]; switchTo: string; handOver(): void } | undefined {
     if (!this.available()) return undefined;
     const refusal =
       spareRefusal(this.start.template, meta) ??
@@ -100,16 +100,15 @@ export class SparePi {
       warn(`the spare pi was not used (${refusal ?? "no session"}): the turn starts its own`);
       return undefined;
     }
-    try {
-      this.handOver(meta, options);
-    } catch (err) {
-      warn(`the spare pi was not used (its hand-over could not be written: ${(err as Error).message})`);
-      return undefined;
-    }
     this.taken = true;
     // Niced while it waited (spare-command.ts), so that its start-up left the CPU to the turns running then.
     if (this.child.pid) restorePriority(this.child.pid);
-    return { child: startedHandle(this.child), args: this.start.args, switchTo: meta.sessionPath };
+    return {
+      child: startedHandle(this.child),
+      args: this.start.args,
+      switchTo: meta.sessionPath,
+      handOver: () => this.handOver(meta, options),
+    };
   }
 
   /** The turn's instructions over the spare's, and its environment in the hand-over file (written whole). */
