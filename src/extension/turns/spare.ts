@@ -61,6 +61,8 @@ export class SpareKeeper<Handle = unknown> {
     if (this.closed) return;
     const current = this.spare;
     if (current?.process.alive() && spareRefusal(current.template, meta) === undefined) return;
+    // A turn no spare could take (another runner, a checkout being written) leaves the spare as it is.
+    if (spareRefusal(meta, meta) !== undefined) return;
     this.endSpare();
     try {
       this.spare = { template: meta, process: this.launch(meta) };

@@ -85,6 +85,15 @@ describe("SpareKeeper", () => {
     expect(launched).toHaveLength(2);
   });
 
+  it("a turn no spare could take (a runner's, a checkout being written) leaves the spare as it is", () => {
+    const { keeper, launched } = harness();
+    keeper.turnStarted(meta("a"));
+    keeper.turnStarted(meta("b", { cwdReadyPath: "/tree/b/ready" }));
+    keeper.turnStarted(meta("c", { runner: { name: "box", kind: "sandbox" } as unknown as MetaV1["runner"] }));
+    expect(launched).toHaveLength(1);
+    expect(launched[0]!.ended).toBe(false);
+  });
+
   it("a spare that died is not handed a turn, and the next start replaces it", () => {
     const { keeper, launched } = harness();
     keeper.turnStarted(meta("a"));
