@@ -224,10 +224,6 @@ export async function runStarted(runDir: string): Promise<boolean> {
   return false;
 }
 
-/**
- * Claims the run directory, records the run, writes its files and starts the wrapper (its own
- * process group, no shell). The wrapper starts only once the record names its run.
- */
 /** The root's spare wrapper (spare-launch.ts): handed the turn when it fits, told of each start. */
 export interface SpareHook {
   /** The spare wrapper, now running the turn at `metaPath`; undefined: the turn starts its own. */
@@ -235,6 +231,11 @@ export interface SpareHook {
   started(meta: MetaV1): void;
 }
 
+/**
+ * Claims the run directory, records the run, writes its files and starts the wrapper (its own
+ * process group, no shell), or hands the turn to the root's spare wrapper when it fits. The
+ * wrapper starts (or is handed the turn) only once the record names its run.
+ */
 export async function startTurn(spec: TurnSpec, spare?: SpareHook): Promise<RunningTurn> {
   const runDir = await claimRunDir(spec.agentDir, spec.record.runs.length + 1, spec.kind);
   const name = path.basename(runDir);

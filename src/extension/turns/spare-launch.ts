@@ -57,7 +57,8 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
     alive: () => !exited && child.exitCode === null && child.signalCode === null,
     take: (metaPath) => {
       if (exited || !stdin || stdin.destroyed) return false;
-      stdin.write(`${SPARE_TAKE_COMMAND} ${metaPath}\n`);
+      // The line, then the pipe's end: from here the wrapper is the turn's and hears nothing more from the root.
+      stdin.end(`${SPARE_TAKE_COMMAND} ${metaPath}\n`);
       return true;
     },
     end: () => {
