@@ -34,6 +34,15 @@ that subcommand: a meta file named like one runs with: subagent-wrapper run <fil
     .description("run the child described by meta.json (the default command)")
     .action(async (metaPath: string) => onExitCode(await runCommand(metaPath)));
   program
+    .command("spare <spare.json>")
+    .description(
+      "a spare wrapper: start pi for a template meta.json, run the turn a `take <meta.json>` line on stdin hands it",
+    )
+    .action(async (templatePath: string) => {
+      const { spareCommand } = await import("./cli/spare-command.js");
+      onExitCode(await spareCommand(templatePath));
+    });
+  program
     .command("serve")
     .description("the far side of a runner: speak the runner protocol on stdin/stdout (docs/runners.md)")
     .action(async () => {

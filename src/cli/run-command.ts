@@ -13,6 +13,7 @@ import { writeResultAtomic } from "../wrapper/artifacts.js";
 import { loadMeta } from "../wrapper/load-meta.js";
 import { runnerOperations } from "../wrapper/remote/index.js";
 import { runWrapper } from "../wrapper/run.js";
+import type { SparePi } from "../wrapper/spare-pi.js";
 
 /**
  * One line on stderr, which never fails the run: stderr may be a file on the disk that just
@@ -27,6 +28,7 @@ export const say = (line: string): void => {
   }
 };
 process.stderr.on("error", () => undefined);
+const sayLine = say;
 
 /** The result.json of a run that never started because its meta.json was invalid. */
 export function metaErrorResult(error: MetaError, now = new Date()): ResultV1 {
@@ -51,7 +53,14 @@ export function metaErrorResult(error: MetaError, now = new Date()): ResultV1 {
 
 const HANDLED_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 
-export async function runCommand(metaPath: string): Promise<number> {
+/** What a spare wrapper (spare-command.ts) brings to the run it is handed: its pi, and where its lines go. */
+export interface RunCommandExtras {
+  spare?: SparePi;
+  say?: (line: string) => void;
+}
+
+export async function runCommand(metaPath: string, extras: RunCommandExtras = {}): Promise<number> {
+  const say = extras.say ?? sayLine;
   // A stop asked for while meta.json is read is remembered, so it is recorded as
   // `interrupted` rather than killing the wrapper before result.json exists.
   let earlySignal: NodeJS.Signals | undefined;
@@ -81,6 +90,7 @@ export async function runCommand(metaPath: string): Promise<number> {
     handleSignals: true,
     ...(earlySignal && { earlySignal }),
     ...(child && { child }),
+    ...(extras.spare && { spare: extras.spare }),
   });
   forget();
   const { result, exitCode } = await running;
@@ -95,7 +105,7 @@ export async function runMetaFile(metaPath: string): Promise<number> {
   try {
     return await runCommand(metaPath);
   } catch (err) {
-    say(`subagent-wrapper: internal error: ${errorText(err)}`);
+    sayLine(`subagent-wrapper: internal error: ${errorText(err)}`);
     return WRAPPER_EXIT.outcome;
   }
 }

@@ -43,6 +43,14 @@ export const ENV = {
   inboxDir: "PI_SUBAGENT_INBOX_DIR",
   /** Set by the wrapper for its child when meta.json has `cwdReadyPath`: the file the task extension waits for before pi loads the project. */
   cwdReady: "PI_SUBAGENT_CWD_READY",
+  /**
+   * Set by a spare wrapper for its pi (contracts/spare.ts): the hand-over file. Once a turn
+   * takes the spare, the task extension finds the turn's environment there when pi loads its
+   * extensions again for the turn's session, and sets it before any other extension reads it.
+   */
+  spareHandover: "PI_SUBAGENT_SPARE_HANDOVER",
+  /** `0` turns the spare pi off whatever the settings say (setting `spare`). */
+  spare: "PI_SUBAGENTS_SPARE",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */

@@ -16,6 +16,8 @@ export interface RunStartRecord {
   pid: number | null;
   /** The child's arguments, without the task text and without secrets. */
   argv: string[];
+  /** Present: this pi was the tree's spare pi, started before the turn and handed to it (contracts/spare.ts). */
+  spare?: true;
 }
 
 export interface AssistantTextRecord {

@@ -51,6 +51,8 @@ export interface SubagentSettings {
   unusableRunners?: Record<string, string>;
   /** The checks of every child's turns, unless its spawn or definition sets its own. */
   verify?: VerifySpec;
+  /** Whether an active tree keeps a spare pi started for its next turn (default true; contracts/spare.ts). */
+  spare?: boolean;
 }
 
 /** Keys only the global settings may set. */
@@ -76,6 +78,7 @@ const KNOWN_KEYS = [
   "dialog_timeout",
   "child_extensions",
   "verify",
+  "spare",
 ];
 const BUDGET_NAMES: readonly string[] = Object.values(BUDGET_KEYS);
 
@@ -140,6 +143,12 @@ function parseVerifySetting(value: unknown, at: string, into: SubagentSettings, 
   else problems.push(parsed.problem);
 }
 
+/** `spare`: whether an active tree keeps a spare pi (true or false). */
+function parseSpare(value: unknown, at: string, into: SubagentSettings, problems: string[]): void {
+  if (typeof value === "boolean") into.spare = value;
+  else problems.push(`${at} must be true or false`);
+}
+
 function parseKey(key: string, value: unknown, where: string, into: SubagentSettings, problems: string[]): void {
   const at = `${where}.${key}`;
   if (key === "onExit") {
@@ -162,6 +171,8 @@ function parseKey(key: string, value: unknown, where: string, into: SubagentSett
     into.runners = parsed.runners;
     if (Object.keys(parsed.unusable).length > 0) into.unusableRunners = parsed.unusable;
     problems.push(...parsed.problems);
+  } else if (key === "spare") {
+    parseSpare(value, at, into, problems);
   } else if (!parseSpendKey(key, value, at, into, problems) && !parseDialogKey(key, value, at, into, problems)) {
     const meant = nearestField(key, KNOWN_KEYS);
     problems.push(
@@ -203,6 +214,7 @@ export function combineSettings(global: SettingsParse, project: SettingsParse): 
   if (project.settings.limits) settings.limits = { ...global.settings.limits, ...project.settings.limits };
   if (project.settings.fallbackModels) settings.fallbackModels = project.settings.fallbackModels;
   if (project.settings.verify) settings.verify = project.settings.verify;
+  if (project.settings.spare !== undefined) settings.spare = project.settings.spare;
   const problems = [...global.problems, ...project.problems];
   const runners = settings.runners ?? {};
   // A runner the global settings define (even invalid) is not shadowed by a project's of that name.

@@ -3,6 +3,7 @@
  * agents. Wires the parts together; the logic lives in the modules beside it.
  */
 
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
@@ -32,8 +33,11 @@ import { waitAgentTool } from "./tools/wait-agent.js";
 import { TreeTracing } from "./tracing.js";
 import { agentEntry, ENTRY_TYPE } from "./tree/session-entries.js";
 import { TreeDir } from "./tree/tree-dir.js";
+import type { TurnOperations } from "./turns/launcher.js";
 import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
+import { SpareKeeper } from "./turns/spare.js";
+import { launchSpare, spareTurns, spareWanted } from "./turns/spare-launch.js";
 import { setUpChildDialogs } from "./ui/child-dialogs.js";
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { watchNoticeHold } from "./ui/notice-hold.js";
@@ -100,6 +104,8 @@ interface SessionState {
   onExit?: OnExit | undefined;
   /** Ends the root's question before the tree spends more (settings `confirm_every_usd`). */
   endSpendConfirmation?: (() => void) | undefined;
+  /** The root's spare pi (turns/spare.ts), ended with the session. */
+  spare?: SpareKeeper<ChildProcess> | undefined;
 }
 
 /**
@@ -122,6 +128,8 @@ async function endSession(
   reason?: string,
 ): Promise<void> {
   const { runtime: ending, session: ui, temporary: removal, ownership: lease } = state;
+  state.spare?.close();
+  state.spare = undefined;
   state.runtime = undefined;
   state.session = undefined;
   state.temporary = undefined;
@@ -227,6 +235,22 @@ function toolRegistrar(pi: ExtensionAPI, root: RootParts | undefined, state: Ses
   };
 }
 
+/**
+ * The root's settings at its session start. The project's settings may not choose what
+ * outlives a session (the reader says so once). The root keeps a spare pi while its tree is
+ * active: the next child skips pi's start-up.
+ */
+function readRootSettings(state: SessionState, cwd: string, problem: (line: string) => void): void {
+  const settings = readSubagentSettings({ cwd }, problem).settings;
+  state.onExit = settings.onExit;
+  state.spare = spareWanted(settings.spare) ? new SpareKeeper(launchSpare) : undefined;
+}
+
+/** The runtime's turns through the spare, when the root keeps one. */
+function spareOptions(state: SessionState): { turns?: TurnOperations } {
+  return state.spare ? { turns: spareTurns(state.spare) } : {};
+}
+
 /** What only a root's UI offers: the wake message's look and /agents. */
 function registerRootUi(pi: ExtensionAPI, root: RootParts, state: SessionState): void {
   pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, root.wakeMessageRenderer);
@@ -287,14 +311,14 @@ export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
     const { tree, sessionFile } = await sessionTree(identity, ctx, problem);
     state.sessionFile = sessionFile;
     state.interactive = interactiveMode(ctx.hasUI);
-    // The project's settings may not choose what outlives a session: the reader says so once.
-    if (identity.isRoot) state.onExit = readSubagentSettings({ cwd: ctx.cwd }, problem).settings.onExit;
+    if (identity.isRoot) readRootSettings(state, ctx.cwd, problem);
     if (identity.isRoot && treeIsTemporary(sessionFile)) state.temporary = (line) => console.error(line);
     let claimed = root !== undefined && tree.onDisk();
     const fault = root?.killAtStep();
     let dialogEnv: Record<string, string> = {};
     const rt: TreeRuntime = new TreeRuntime(identity, tree, treeLimits(), ctx.cwd, {
       ...(fault && { fault }),
+      ...spareOptions(state),
       hooks: {
         problem,
         recorded: (record) => {

@@ -21,6 +21,7 @@ import { cwdStartedPath } from "../contracts/meta.js";
 import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
 import { CWD_NOT_READY_EXIT, waitForCwdReady } from "./cwd-ready.js";
 import { InboxFeeder } from "./inbox-feeder.js";
+import { applySpareHandover } from "./spare-handover.js";
 
 const ORPHAN_CHECK_MS = 1000;
 
@@ -66,6 +67,8 @@ function cwdReadyWait(file: string): Promise<void> {
 }
 
 export default function taskExtension(pi: MinimalExtensionApi): void {
+  // A spare pi handed to a turn: the turn's environment first (spare-handover.ts).
+  applySpareHandover();
   const taskFile = process.env[ENV.taskFile];
   const wrapperPid = Number(process.env[ENV.wrapperPid]);
   const inboxDir = process.env[ENV.inboxDir];

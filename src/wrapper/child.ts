@@ -62,9 +62,13 @@ export function resolvePiBinary(env: NodeJS.ProcessEnv, cwd: string): string {
  * task extension hands to pi (see in-child/task-extension.ts), so it is never mangled, never
  * length-limited and never shows up in `ps`.
  */
-export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_PATH): string[] {
-  // With dialogs, RPC mode: the child's extensions get a UI (rpc-session.ts).
-  const args = ["--mode", meta.dialogs ? "rpc" : "json", "--no-prompt-templates"];
+export function buildChildArgs(
+  meta: MetaV1,
+  taskExtensionPath = TASK_EXTENSION_PATH,
+  rpc = meta.dialogs !== undefined,
+): string[] {
+  // With dialogs (or as a spare pi, spare-pi.ts), RPC mode: the child's extensions get a UI (rpc-session.ts).
+  const args = ["--mode", rpc ? "rpc" : "json", "--no-prompt-templates"];
   // pi expands `/skill:name` even in transformed input; without skills it stays verbatim.
   if (meta.task.startsWith("/skill:")) args.push("--no-skills");
   const model = effectiveModel(meta);
@@ -81,7 +85,7 @@ export function buildChildArgs(meta: MetaV1, taskExtensionPath = TASK_EXTENSION_
   if (meta.systemPromptPath) args.push("--append-system-prompt", meta.systemPromptPath);
   args.push(...(meta.sessionPath ? ["--session", meta.sessionPath] : ["--no-session"]));
   // RPC mode takes its prompt on stdin (rpc-session.ts) and ignores messages on the command line.
-  if (!meta.dialogs) args.push(TASK_PLACEHOLDER);
+  if (!rpc) args.push(TASK_PLACEHOLDER);
   return args;
 }
 

@@ -20,7 +20,7 @@
  */
 import path from "node:path";
 import type { Writable } from "node:stream";
-import { DIALOGS_FOLDER } from "../contracts/dialogs.js";
+import { DIALOG_METHODS, DIALOGS_FOLDER } from "../contracts/dialogs.js";
 import type { MetaV1 } from "../contracts/meta.js";
 import { TASK_PLACEHOLDER } from "../contracts/task-handoff.js";
 import { isRecord } from "../lib/values.js";
@@ -29,6 +29,15 @@ import type { PiEvent } from "./normalize.js";
 
 /** The id prefix of the wrapper's `get_state` probes (0.73.1's end of work). */
 const SETTLE_PROBE = "subagent-settle-probe";
+/** The ids of a spare pi's first command (its start-up is over) and its `switch_session` to the turn's session. */
+const SPARE_READY = "subagent-spare-ready";
+const SPARE_SWITCH = "subagent-spare-switch";
+
+/** A spare pi's hand-over to the turn (spare-pi.ts): the turn's files written, then its session opened. */
+export interface SpareHandOver {
+  switchTo: string;
+  handOver(): void;
+}
 
 export interface RpcSessionOptions extends Omit<DialogDeskOptions, "dir" | "timeoutMs" | "send"> {
   /** Whether this pi emits `agent_settled` (then it, not a probe, ends stdin). */
@@ -46,33 +55,48 @@ export class RpcSession {
   /** pi started work after the latest probe was sent: its answer says nothing about the end. */
   private probeStale = false;
   private ended = false;
-  private readonly dialogs: DialogDesk;
+  private readonly dialogs: DialogDesk | undefined;
+  private spare: SpareHandOver | undefined;
 
   constructor(
     private readonly stdin: Writable | null | undefined,
-    meta: MetaV1 & { dialogs: NonNullable<MetaV1["dialogs"]> },
+    meta: MetaV1,
     private readonly options: RpcSessionOptions,
   ) {
     // A pi that died leaves a broken pipe; its exit tells the run what happened.
     stdin?.on("error", () => undefined);
-    this.dialogs = new DialogDesk({
-      ...options,
-      dir: dialogsDir(meta),
-      timeoutMs: meta.dialogs.timeoutMs,
-      send: (line) => this.send(line),
-    });
+    // Without meta.json `dialogs` (a spare pi taken over, spare-pi.ts), a dialog is cancelled at once.
+    this.dialogs = meta.dialogs
+      ? new DialogDesk({
+          ...options,
+          dir: dialogsDir(meta),
+          timeoutMs: meta.dialogs.timeoutMs,
+          send: (line) => this.send(line),
+        })
+      : undefined;
   }
 
-  /** Sends the task's prompt: the placeholder the task extension replaces with the task file's text. */
-  start(): void {
-    this.send({ type: "prompt", message: TASK_PLACEHOLDER });
+  /**
+   * Sends the task's prompt: the placeholder the task extension replaces with the task file's
+   * text. A spare pi (spare-pi.ts) first opens the turn's session. pi answers its first command
+   * only once its start-up is over, so the hand-over is written after that answer (a pi still
+   * starting would read it for its own start); and pi runs commands as they come, so the switch
+   * waits for it, and the prompt for the switch.
+   */
+  start(spare?: SpareHandOver): void {
+    if (spare === undefined) {
+      this.send({ type: "prompt", message: TASK_PLACEHOLDER });
+      return;
+    }
+    this.spare = spare;
+    this.send({ id: SPARE_READY, type: "get_state" });
   }
 
   /** Ends pi's stdin (pi exits 0); a second call does nothing. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.dialogs.close();
+    this.dialogs?.close();
     this.stdin?.end();
   }
 
@@ -80,7 +104,9 @@ export class RpcSession {
   observe(event: PiEvent): void {
     switch (event.type) {
       case "extension_ui_request":
-        this.dialogs.request(event);
+        if (this.dialogs) this.dialogs.request(event);
+        else if (typeof event.id === "string" && (DIALOG_METHODS as readonly unknown[]).includes(event.method))
+          this.send({ type: "extension_ui_response", id: event.id, cancelled: true });
         return;
       case "response":
         this.onResponse(event);
@@ -116,6 +142,30 @@ export class RpcSession {
   }
 
   private onResponse(event: PiEvent): void {
+    if (event.id === SPARE_READY && this.spare) {
+      const spare = this.spare;
+      try {
+        spare.handOver();
+      } catch (err) {
+        this.options.warn(`the spare pi could not be handed the turn: ${(err as Error).message}`);
+        this.end();
+        return;
+      }
+      this.send({ id: SPARE_SWITCH, type: "switch_session", sessionPath: spare.switchTo });
+      return;
+    }
+    if (event.id === SPARE_SWITCH) {
+      const data = isRecord(event.data) ? event.data : {};
+      if (event.success === true && data.cancelled !== true) this.start();
+      else {
+        // The prompt must never go to the spare's own session: nothing runs, and pi exits now.
+        this.options.warn(
+          `pi could not open the turn's session: ${typeof event.error === "string" ? event.error : "cancelled"}`,
+        );
+        this.end();
+      }
+      return;
+    }
     if (event.command === "prompt" && event.success === false) {
       // pi refused the task (no model, no credentials): nothing will run, so it may exit now.
       this.options.warn(`pi refused the task: ${typeof event.error === "string" ? event.error : "no reason given"}`);

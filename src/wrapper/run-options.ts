@@ -1,6 +1,7 @@
 /** How the caller of a run (the CLI, an embedder, a test) sets it up. */
 import type { Clock } from "../lib/clock.js";
 import type { ChildOperations } from "./child.js";
+import type { SparePi } from "./spare-pi.js";
 import type { StandbyLauncher } from "./standby.js";
 
 export interface RunOptions {
@@ -17,4 +18,6 @@ export interface RunOptions {
   child?: ChildOperations;
   /** How the warm standby of a run with fallbacks starts (standby.ts; default: the real one, unless `child` is given). */
   standby?: StandbyLauncher;
+  /** A spare pi already started (spare-pi.ts): the run's first pi, when the turn fits it. */
+  spare?: SparePi;
 }

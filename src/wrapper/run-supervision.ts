@@ -14,7 +14,7 @@ import type { RunLimits } from "./limits.js";
 import type { PiEvent } from "./normalize.js";
 import type { OrphanGuard } from "./orphan-guard.js";
 import type { OutcomeTracker, Transition } from "./outcome.js";
-import { RpcSession } from "./rpc-session.js";
+import { RpcSession, type SpareHandOver } from "./rpc-session.js";
 import type { RunArtifacts } from "./run-artifacts.js";
 import type { RunTimers } from "./run-timers.js";
 import type { RunWarnings } from "./run-warnings.js";
@@ -63,9 +63,11 @@ export async function startPi(
   args: string[],
   options: SpawnOptions,
   artifactsOpen: Promise<void>,
+  spare?: SpareHandOver & { child: ChildHandle; args: string[] },
 ): Promise<void> {
-  // A fallback model's pi is its standby when one waits with these arguments, else a new one.
-  const child = run.standby.take(args) ?? run.processes.spawn(bin, args, options);
+  // A spare pi handed over (spare-pi.ts); a fallback model's pi is its standby when one waits
+  // with these arguments; else a new one.
+  const child = spare?.child ?? run.standby.take(args) ?? run.processes.spawn(bin, args, options);
   run.child = child;
   if (child.pid) run.guard?.watch(child.pid);
   // Listened for at once: a child that dies while the artifacts open is not missed.
@@ -76,8 +78,14 @@ export async function startPi(
     });
   });
   const [pid] = await Promise.all([started(child, bin), artifactsOpen]);
-  run.record({ type: "run_start", runId: run.meta.runId, pid, argv: args });
-  run.rpc = openRpc(run, child);
+  run.record({
+    type: "run_start",
+    runId: run.meta.runId,
+    pid,
+    argv: spare?.args ?? args,
+    ...(spare && { spare: true }),
+  });
+  run.rpc = openRpc(run, child, spare);
   try {
     await supervise(run, child, exited);
   } finally {
@@ -87,17 +95,17 @@ export async function startPi(
 }
 
 /** With meta.json `dialogs`: the task goes to pi as its prompt, and its dialogs to the run's `dialogs/` folder. */
-function openRpc(run: SupervisedRun, child: ChildHandle): RpcSession | undefined {
+function openRpc(run: SupervisedRun, child: ChildHandle, spare?: SpareHandOver): RpcSession | undefined {
   const meta = run.meta;
-  if (!meta.dialogs) return undefined;
-  const rpc = new RpcSession(child.stdin, meta as MetaV1 & { dialogs: NonNullable<MetaV1["dialogs"]> }, {
+  if (!meta.dialogs && spare === undefined) return undefined;
+  const rpc = new RpcSession(child.stdin, meta, {
     settles: () => run.tracker.emitsSettled,
     now: () => run.clock.now(),
     after: (ms, fn) => run.timers.after(ms, fn),
     record: (record) => run.record(record),
     warn: (line) => run.warnings.add(line),
   });
-  rpc.start();
+  rpc.start(spare);
   return rpc;
 }
 

@@ -76,7 +76,7 @@ class WrapperRun implements AttemptRun {
   /** The running pi's commands and dialogs, when meta.json `dialogs` runs it in RPC mode (rpc-session.ts). */
   rpc: RpcSession | undefined;
   /** Marks every process of this run (the child's environment; see orphan-guard.ts). */
-  private readonly runToken = randomBytes(16).toString("hex");
+  private readonly runToken: string;
   guard: OrphanGuard | undefined;
   /** The run's own folder in the temp folder (run-temp.ts), removed when the run is over. */
   private runTemp: string | undefined;
@@ -115,6 +115,8 @@ class WrapperRun implements AttemptRun {
     const meta = requested;
     this.meta = meta;
     this.processes = options.child ?? nodeChildOperations;
+    // A spare pi's processes carry its token already: the run's guard and sweep must find them.
+    this.runToken = options.spare?.runToken ?? randomBytes(16).toString("hex");
     this.timers = new RunTimers(this.clock);
     this.startedAt = this.clock.now();
     const sessionPath = fallbackSessionPath(meta);
@@ -235,7 +237,9 @@ class WrapperRun implements AttemptRun {
     for (;;) {
       // A signal during start-up (or between two models) is recorded without starting pi at all.
       if (this.tracker.decided) return;
-      const running = startPi(this, bin, buildChildArgs(meta), options, artifactsOpen);
+      // The first pi may be the spare this wrapper started before the turn was handed to it.
+      const spare = meta === this.runMeta ? this.options.spare?.take(meta, bin, options, this.warnAdd) : undefined;
+      const running = startPi(this, bin, buildChildArgs(meta), options, artifactsOpen, spare);
       // Once pi is spawned (its start-up goes first): the next fallback model's standby.
       // (Else, with checks that may send the child back: a repair's pi, the same arguments.)
       const upcoming = this.fallbacks.upcoming;
@@ -253,6 +257,8 @@ class WrapperRun implements AttemptRun {
       await writeTaskFile(this.taskFile, meta.task);
     }
   }
+
+  private readonly warnAdd = (line: string): void => this.warnings.add(line);
 
   /** The result's reserve, the orphan guard, and the run's folder with the task file, all started at once. */
   private async prepareStart(runTemp: string, taskFile: string): Promise<void> {

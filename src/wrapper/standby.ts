@@ -229,7 +229,7 @@ function handleOf(
  * session (it has one of its own) competes with the running pi's as a group, and only the
  * group's niceness weighs; the process's own counts only against its own session.
  */
-function lowerPriority(pid: number): void {
+export function lowerPriority(pid: number): void {
   setPriority(pid, STANDBY_NICE);
   setAutogroupNice(pid, STANDBY_NICE);
 }
@@ -241,7 +241,7 @@ function lowerPriority(pid: number): void {
  * STANDBY_NICE — which weighs nothing where autogroups are on (its children, in its session,
  * inherit it alike).
  */
-function restorePriority(pid: number): void {
+export function restorePriority(pid: number): void {
   setPriority(pid, os.getPriority());
   setAutogroupNice(pid, 0);
 }

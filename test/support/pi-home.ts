@@ -185,6 +185,10 @@ export async function makePiHome(opts: PiHomeOptions): Promise<PiHome> {
     // pi 1.x turns on Node's compile cache (in TMPDIR by default): one cache for every test
     // spares each pi start compiling its bundle again.
     NODE_COMPILE_CACHE: COMPILE_CACHE,
+    // The spare pi stays off unless a test turns it on (tree-spare.test.ts): a spare started for
+    // a next child most tests never spawn would only add a pi start to each. PI_SUBAGENTS_TEST_SPARE=1
+    // runs every test with it.
+    PI_SUBAGENTS_SPARE: process.env.PI_SUBAGENTS_TEST_SPARE === "1" ? "1" : "0",
     // pi and the fake pi start with `#!/usr/bin/env node`: this line's node, and its pi, come first.
     PATH: lineEnvPath(),
     ...opts.env,

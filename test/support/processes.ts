@@ -5,7 +5,7 @@
  */
 import { type StdioOptions, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { processAlive } from "../../src/lib/process.js";
 import { signalGroup } from "../../src/wrapper/child.js";
 
@@ -39,6 +39,8 @@ export interface SpawnedProcess {
   done: Promise<ProcessResult>;
   /** The child's stdout (utf8) as it comes, when piped; `done` still collects all of it. */
   stdout: Readable | null;
+  /** The child's stdin, when piped (`stdio`) and not given as `input`. */
+  stdin?: Writable | null;
 }
 
 const live = new Map<number, SpawnedProcess>();
@@ -79,7 +81,7 @@ export function spawnProcess(cmd: string, args: string[], opts: SpawnOptions = {
     });
   });
 
-  const handle: SpawnedProcess = { pid, kill, done, stdout: child.stdout };
+  const handle: SpawnedProcess = { pid, kill, done, stdout: child.stdout, stdin: child.stdin };
   if (pid > 0 && opts.outlivesTests !== true) live.set(pid, handle);
   return handle;
 }

@@ -2,7 +2,7 @@
  * One child turn = one `subagent-wrapper` process with its own run directory. The
  * extension knows the wrapper only through meta.json, result.json and a process.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { DialogSettingsV1 } from "../../contracts/dialogs.js";
@@ -225,11 +225,19 @@ export async function runStarted(runDir: string): Promise<boolean> {
   return false;
 }
 
+/** The root's spare wrapper (spare-launch.ts): handed the turn when it fits, told of each start. */
+export interface SpareHook {
+  /** The spare wrapper, now running the turn at `metaPath`; undefined: the turn starts its own. */
+  handTo(meta: MetaV1, metaPath: string): ChildProcess | undefined;
+  started(meta: MetaV1): void;
+}
+
 /**
  * Claims the run directory, records the run, writes its files and starts the wrapper (its own
- * process group, no shell). The wrapper starts only once the record names its run.
+ * process group, no shell), or hands the turn to the root's spare wrapper when it fits. The
+ * wrapper starts (or is handed the turn) only once the record names its run.
  */
-export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
+export async function startTurn(spec: TurnSpec, spare?: SpareHook): Promise<RunningTurn> {
   const runDir = await claimRunDir(spec.agentDir, spec.record.runs.length + 1, spec.kind);
   const name = path.basename(runDir);
   await spec.recordRun?.(name);
@@ -249,18 +257,8 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
   const metaPath = path.join(runDir, RUN_FILES.meta);
   await writeJsonAtomic(metaPath, meta);
 
-  const piBinary = currentPiBinary();
-  const wrapperLog = fs.openSync(path.join(runDir, RUN_FILES.wrapperLog), "a");
-  const child = spawn(process.execPath, [WRAPPER_BIN, "run", metaPath], {
-    cwd: spec.cwd,
-    env: wrapperEnv(piBinary),
-    stdio: ["ignore", "ignore", wrapperLog],
-    detached: true,
-  });
-  fs.closeSync(wrapperLog);
-  // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
-  // stops the turn on session_shutdown), so the handle never holds the event loop.
-  child.unref();
+  const child = spare?.handTo(meta, metaPath) ?? spawnWrapper(runDir, metaPath, spec.cwd);
+  spare?.started(meta);
   let exitDescription: string | undefined;
   let damaged: string | undefined;
   // The turn ends when its result.json is in place, not when the wrapper exits some
@@ -307,6 +305,21 @@ export async function startTurn(spec: TurnSpec): Promise<RunningTurn> {
       }
     },
   };
+}
+
+function spawnWrapper(runDir: string, metaPath: string, cwd: string): ChildProcess {
+  const wrapperLog = fs.openSync(path.join(runDir, RUN_FILES.wrapperLog), "a");
+  const child = spawn(process.execPath, [WRAPPER_BIN, "run", metaPath], {
+    cwd,
+    env: wrapperEnv(currentPiBinary()),
+    stdio: ["ignore", "ignore", wrapperLog],
+    detached: true,
+  });
+  fs.closeSync(wrapperLog);
+  // The wrapper is not pi's to wait for: pi must be able to exit while a turn runs (it
+  // stops the turn on session_shutdown), so the handle never holds the event loop.
+  child.unref();
+  return child;
 }
 
 /**

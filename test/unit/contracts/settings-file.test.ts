@@ -109,7 +109,7 @@ describe("readSubagentSettings", () => {
 
   it("bad values: one line naming each key, defaults for them", () => {
     const known =
-      "onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify";
+      "onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify, spare";
     const file = path.join(agentDir, "settings.json");
     write(file, { subagents: { onExit: "later", fallback_models: "a/b", runner: "gpu", extra: 1, limit: {} } });
     const { settings, problems } = read();
@@ -155,7 +155,7 @@ describe("readSubagentSettings", () => {
         `${file}: subagents.dialogs must be "person", "parent", "deny", not "persn"; did you mean "person"?`,
         `${file}: subagents.dialog_timeout must be a number of seconds above 0 and at most 86400, not 0`,
         `${file}: subagents.child_extensions: unknown key "exlude"; did you mean "exclude"? (known: exclude)`,
-        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify)`,
+        `${file}: subagents: unknown key "dialog"; did you mean "dialogs"? (known: onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify, spare)`,
       ],
     });
     write(file, { subagents: { child_extensions: { exclude: "gate" } } });

@@ -14,7 +14,7 @@ describe("the extension's settings lines", () => {
     const said: string[] = [];
     const first = readSubagentSettings({ agentDir }, (line) => said.push(line));
     expect(said).toEqual([
-      `pi-subagent-tree: ${file}: subagents: unknown key "onexit"; did you mean "onExit"? (known: onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify)`,
+      `pi-subagent-tree: ${file}: subagents: unknown key "onexit"; did you mean "onExit"? (known: onExit, limits, fallback_models, runner, runners, budgets, confirm_every_usd, dialogs, dialog_timeout, child_extensions, verify, spare)`,
     ]);
     expect(first.problems).toHaveLength(1);
     readSubagentSettings({ agentDir }, (line) => said.push(line));
