@@ -20,7 +20,7 @@ function keptChars({ boundNotice, usageTotals }, answer) {
     health: "healthy",
     model: "deepseek/deepseek-v4-flash",
     reasoning: "high",
-    // As turnEndNotice (src/extension/turns/notices.ts) builds it from the agent's summed usage.
+    // As turnEndNotice (src/extension/turns/delivery/notices.ts) builds it from the agent's summed usage.
     usage: usageTotals({
       input: 123456,
       output: 23456,
@@ -47,7 +47,7 @@ function keptChars({ boundNotice, usageTotals }, answer) {
 }
 
 export async function run() {
-  const { boundNotice } = await import("../dist/extension/turns/bounds.js");
+  const { boundNotice } = await import("../dist/extension/turns/delivery/bounds.js");
   const { usageTotals } = await import("../dist/contracts/usage.js");
   const bound = { boundNotice, usageTotals };
   const base = readFileSync(new URL("../fixtures/reports/long-answer.md", import.meta.url), "utf8");
@@ -81,7 +81,7 @@ export async function run() {
       what: "report text kept inline at the 8 000-char notice bound (long answer with thinking)",
       target: "≥ 7 500 chars",
       points,
-      note: `boundNotice (src/extension/turns/bounds.ts) on a completion notice with realistic side fields (a 20-char path, a nickname, model and reasoning, usage with six-figure token counts, summarized as notices carry it: input, output, total_tokens, cost) whose report is a markdown review (fixtures/reports/long-answer.md, repeated to length: headings, paragraphs, lists, inline code; 0.8 % of its chars need a JSON escape). Counted: chars of the answer kept (head + tail), the truncation line not included; the notice's compact JSON is exactly at the 8 000 bound. The thinking of the answer is not relayed, so it costs nothing; the extension this package replaces kept ${EARLIER_EXTENSION_CHARS} chars because thinking shared the budget.`,
+      note: `boundNotice (src/extension/turns/delivery/bounds.ts) on a completion notice with realistic side fields (a 20-char path, a nickname, model and reasoning, usage with six-figure token counts, summarized as notices carry it: input, output, total_tokens, cost) whose report is a markdown review (fixtures/reports/long-answer.md, repeated to length: headings, paragraphs, lists, inline code; 0.8 % of its chars need a JSON escape). Counted: chars of the answer kept (head + tail), the truncation line not included; the notice's compact JSON is exactly at the 8 000 bound. The thinking of the answer is not relayed, so it costs nothing; the extension this package replaces kept ${EARLIER_EXTENSION_CHARS} chars because thinking shared the budget.`,
     }),
     row({
       id: "report-budget-code",

@@ -54,7 +54,7 @@ export const TREE_FILES = {
   record: "agent.json",
   /** One agent's pi session. */
   session: "session.jsonl",
-  /** Every child dialog of the tree and how it ended, one JSON line each (turns/dialogs.ts). */
+  /** Every child dialog of the tree and how it ended, one JSON line each (turns/dialogs/dialogs.ts). */
   dialogs: "dialogs.jsonl",
   /** A user-defined role's text, snapshotted at spawn. */
   rolePrompt: "role-prompt.md",
@@ -76,7 +76,7 @@ export const TREE_FILES = {
   cooldowns: "model-cooldowns.json",
   /**
    * In a parent's folder: which turn-end notices it was given and which its model took, so
-   * each reaches its mailbox exactly once across restarts (extension/turns/deliveries.ts).
+   * each reaches its mailbox exactly once across restarts (extension/turns/delivery/deliveries.ts).
    */
   deliveries: "deliveries.json",
   /**

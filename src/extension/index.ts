@@ -33,11 +33,11 @@ import { waitAgentTool } from "./tools/wait-agent.js";
 import { TreeTracing } from "./tracing.js";
 import { agentEntry, ENTRY_TYPE } from "./tree/session-entries.js";
 import { TreeDir } from "./tree/tree-dir.js";
-import type { TurnOperations } from "./turns/launcher.js";
 import { restore } from "./turns/restore.js";
 import { TreeRuntime } from "./turns/runtime.js";
-import { SpareKeeper } from "./turns/spare.js";
-import { launchSpare, spareTurns, spareWanted } from "./turns/spare-launch.js";
+import type { TurnOperations } from "./turns/wrapper/launcher.js";
+import { SpareKeeper } from "./turns/wrapper/spare.js";
+import { launchSpare, spareTurns, spareWanted } from "./turns/wrapper/spare-launch.js";
 import { setUpChildDialogs } from "./ui/child-dialogs.js";
 import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitChoice, sayAtExit } from "./ui/exit.js";
 import { watchNoticeHold } from "./ui/notice-hold.js";
@@ -104,7 +104,7 @@ interface SessionState {
   onExit?: OnExit | undefined;
   /** Ends the root's question before the tree spends more (settings `confirm_every_usd`). */
   endSpendConfirmation?: (() => void) | undefined;
-  /** The root's spare pi (turns/spare.ts), ended with the session. */
+  /** The root's spare pi (turns/wrapper/spare.ts), ended with the session. */
   spare?: SpareKeeper<ChildProcess> | undefined;
 }
 

@@ -8,7 +8,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RUN_STATUSES } from "../../src/contracts/result.js";
-import { readRunResult } from "../../src/extension/turns/run-reads.js";
+import { readRunResult } from "../../src/extension/turns/wrapper/run-reads.js";
 import { writeResultAtomic } from "../../src/wrapper/artifacts.js";
 import { turnResult } from "../support/fake-turns.js";
 import { killAll } from "../support/processes.js";

@@ -11,7 +11,7 @@ import type { PendingPart } from "../../src/contracts/tree.js";
 import { validateSpawn } from "../../src/extension/spawn/validate.js";
 import { resolveTarget } from "../../src/extension/tree/paths.js";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
-import { turnPrompt } from "../../src/extension/turns/envelope.js";
+import { turnPrompt } from "../../src/extension/turns/delivery/envelope.js";
 import { killAll } from "../support/processes.js";
 import { cleanupWrapperCases, defaultMeta, fakePiRecord, wrapperCase } from "../support/wrapper-harness.js";
 import { killLeftovers, runtimeCase, settleLeftovers } from "./support.js";

@@ -21,7 +21,7 @@ import { listAgentsTool } from "../../src/extension/tools/list-agents.js";
 import { waitAgentTool } from "../../src/extension/tools/wait-agent.js";
 import { agentEntry, ENTRY_TYPE } from "../../src/extension/tree/session-entries.js";
 import { TreeDir } from "../../src/extension/tree/tree-dir.js";
-import { saveReport } from "../../src/extension/turns/reports.js";
+import { saveReport } from "../../src/extension/turns/delivery/reports.js";
 import { restore } from "../../src/extension/turns/restore.js";
 import { TreeRuntime } from "../../src/extension/turns/runtime.js";
 import { turnResult } from "../support/fake-turns.js";

@@ -8,7 +8,7 @@ import type { InboxMessageV1 } from "../../src/contracts/inbox.js";
 import { runName, TREE_FILES } from "../../src/contracts/layout.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { emptyUsage } from "../../src/contracts/usage.js";
-import type { RunningTurn, RunRead, TurnOperations, TurnSpec } from "../../src/extension/turns/launcher.js";
+import type { RunningTurn, RunRead, TurnOperations, TurnSpec } from "../../src/extension/turns/wrapper/launcher.js";
 
 /** A result.json as a wrapper writes it; override what a test is about. */
 export function turnResult(overrides: Partial<ResultV1> = {}): ResultV1 {

@@ -17,7 +17,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { systemClock } from "../../lib/clock.js";
 import { isRecord } from "../../lib/values.js";
-import { capText, dropThinking, stripSignatures } from "../turns/bounds.js";
+import { capText, dropThinking, stripSignatures } from "../turns/delivery/bounds.js";
 
 /** How much of the parent's conversation a child starts with (`fork_turns`: `none`, `all` or N recent turns). */
 export type ForkSpec = { kind: "none" } | { kind: "all" } | { kind: "recent"; turns: number };

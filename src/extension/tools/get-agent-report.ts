@@ -1,6 +1,6 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { LIMITS } from "../../contracts/tree.js";
-import { readReportPage } from "../turns/reports.js";
+import { readReportPage } from "../turns/delivery/reports.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 import { number, object, optional, string } from "./schema.js";
 

@@ -7,8 +7,8 @@ import { budgetState } from "../progress/budget.js";
 import { limitsUsed } from "../progress/limits-used.js";
 import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
+import { pendingMessageCount } from "../turns/delivery/live-messages.js";
 import { modelInUse } from "../turns/fallback-turns.js";
-import { pendingMessageCount } from "../turns/live-messages.js";
 import { jsonResult, type ToolDeps } from "./common.js";
 import { object, optional, string } from "./schema.js";
 

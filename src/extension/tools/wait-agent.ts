@@ -5,7 +5,7 @@ import { usageTotals } from "../../contracts/usage.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
 import { errorValue } from "../../lib/text.js";
 import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
-import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/delivery/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 import { array, boolean, number, object, optional, string } from "./schema.js";
@@ -287,7 +287,7 @@ export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolD
           : await waitForAnswer({ rt, timeoutMs, signal, ctx }, clock, onUpdate);
       // Their keys ride in the details (not shown to the model): once pi has written this tool
       // result to the session they are recorded as taken (ui/notice-hold.ts), and a restore
-      // finds them there if the process died before (turns/deliveries.ts).
+      // finds them there if the process died before (turns/delivery/deliveries.ts).
       return withDeliveryKeys(rt, answer);
     },
   };

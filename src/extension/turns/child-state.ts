@@ -6,11 +6,11 @@
 import type { Notice } from "../../contracts/notice.js";
 import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
 import type { Clock } from "../../lib/clock.js";
-import type { DeliveryFiles, DeliveryStep } from "./deliveries.js";
-import type { RunningTurn, TurnOperations } from "./launcher.js";
+import type { DeliveryFiles, DeliveryStep } from "./delivery/deliveries.js";
 import { IDLE, liveTurnOf, type StopReason, type TurnPhase } from "./lifecycle.js";
 import type { RunnerGate } from "./runner-slots.js";
 import type { WorktreeOperations } from "./worktree-turns.js";
+import type { RunningTurn, TurnOperations } from "./wrapper/launcher.js";
 
 export type { StopReason };
 

@@ -15,8 +15,8 @@
  */
 import type { ResultV1 } from "../../contracts/result.js";
 import type { PendingPart } from "../../contracts/tree.js";
-import type { RunningTurn } from "./launcher.js";
 import { planTurnEnd } from "./turn-end.js";
+import type { RunningTurn } from "./wrapper/launcher.js";
 
 export type TurnKind = "spawn" | "followup";
 

@@ -22,14 +22,14 @@ import { errorText } from "../../lib/values.js";
 import { parentOf } from "../tree/paths.js";
 import { recordsFromEntries } from "../tree/session-entries.js";
 import { type ChildState, childState } from "./child-state.js";
-import { deliveryKey, heldDeliveryKeys } from "./deliveries.js";
-import type { RunningTurn } from "./launcher.js";
+import { deliveryKey, heldDeliveryKeys } from "./delivery/deliveries.js";
+import { dropConfirmed, liveRuns } from "./delivery/live-messages.js";
 import type { FoundTurn } from "./lifecycle.js";
-import { dropConfirmed, liveRuns } from "./live-messages.js";
-import { wrapperAtWork } from "./reattach.js";
-import { type RunRead, readRunResult, readWrapperPid } from "./run-reads.js";
 import type { TreeRuntime } from "./runtime.js";
 import { finishLeftCheckout } from "./worktree-turns.js";
+import type { RunningTurn } from "./wrapper/launcher.js";
+import { wrapperAtWork } from "./wrapper/reattach.js";
+import { type RunRead, readRunResult, readWrapperPid } from "./wrapper/run-reads.js";
 
 /**
  * session_start: loads this process's direct children and settles turns that were running

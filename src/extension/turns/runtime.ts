@@ -15,11 +15,13 @@ import { parentOf } from "../tree/paths.js";
 import { describeDamage, type TreeDir } from "../tree/tree-dir.js";
 import { subtreeUsage } from "../tree/usage-rollup.js";
 import { type RunnerWait, runnerPool, TurnSlots } from "./capacity.js";
-import { followupChild, messageChild } from "./child-requests.js";
 import type { ChildState, FaultStep, FollowupResult, RuntimeHooks, RuntimeOptions, StopReason } from "./child-state.js";
-import { DeliveryLog, deliverOnce, recordTaken } from "./deliveries.js";
-import type { DialogDesk } from "./dialogs.js";
-import { type TurnOperations, wrapperTurns } from "./launcher.js";
+import { followupChild, messageChild } from "./delivery/child-requests.js";
+import { DeliveryLog, deliverOnce, recordTaken } from "./delivery/deliveries.js";
+import type { MessageDelivery } from "./delivery/live-messages.js";
+import { Mailbox } from "./delivery/mailbox.js";
+import { messageNotice, type StopOrderedBy } from "./delivery/notices.js";
+import type { DialogDesk } from "./dialogs/dialogs.js";
 import {
   awaitedByParent,
   childAwaited,
@@ -29,14 +31,12 @@ import {
   transition,
   turnCount,
 } from "./lifecycle.js";
-import type { MessageDelivery } from "./live-messages.js";
-import { Mailbox } from "./mailbox.js";
-import { messageNotice, type StopOrderedBy } from "./notices.js";
 import { treeRunnerGate } from "./runner-slots.js";
 import { closeAgent, interruptTurn, STOP_WAIT_MS, type StopContext } from "./stopping.js";
 import { TreeWrites } from "./tree-writes.js";
 import { type EffectContext, perform } from "./turn-effects.js";
 import { gitWorktrees, type WorktreeOperations } from "./worktree-turns.js";
+import { type TurnOperations, wrapperTurns } from "./wrapper/launcher.js";
 
 export type { ChildState, FaultStep, FollowupResult, MessageDelivery, RuntimeHooks, RuntimeOptions, StopReason };
 

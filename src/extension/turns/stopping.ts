@@ -13,10 +13,10 @@ import { type Clock, settledWithin } from "../../lib/clock.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import type { TurnSlots } from "./capacity.js";
 import { type ChildState, runningTurn } from "./child-state.js";
-import type { RunningTurn } from "./launcher.js";
+import { type StopOrderedBy, stopNotice } from "./delivery/notices.js";
 import type { TurnEvent } from "./lifecycle.js";
-import { type StopOrderedBy, stopNotice } from "./notices.js";
 import { finishWorktreeTurn, removeWorktrees, type WorktreeOperations } from "./worktree-turns.js";
+import type { RunningTurn } from "./wrapper/launcher.js";
 
 /** How long close/shutdown wait for a stopped wrapper (SIGTERM, SIGKILL after 3 s, write-out). */
 export const STOP_WAIT_MS = 8000;

@@ -19,16 +19,16 @@ import { recordCooldowns } from "../tree/cooldowns.js";
 import type { TreeDir } from "../tree/tree-dir.js";
 import { runnerPool, type TurnSlots } from "./capacity.js";
 import type { ChildState, FaultStep } from "./child-state.js";
-import { deliveryKey } from "./deliveries.js";
-import { childInstructions, turnPrompt } from "./envelope.js";
+import { deliveryKey } from "./delivery/deliveries.js";
+import { childInstructions, turnPrompt } from "./delivery/envelope.js";
+import { dropConfirmed, liveRuns } from "./delivery/live-messages.js";
+import { turnEndNotice } from "./delivery/notices.js";
+import { saveReport } from "./delivery/reports.js";
 import { turnModelReport } from "./fallback-turns.js";
-import type { RunningTurn, TurnOperations } from "./launcher.js";
 import { liveTurnOf, type TurnEffect, type TurnEndPlan, type TurnEvent, type TurnKind } from "./lifecycle.js";
-import { dropConfirmed, liveRuns } from "./live-messages.js";
-import { turnEndNotice } from "./notices.js";
-import { saveReport } from "./reports.js";
 import { applyTurnEnd, lostResultReason } from "./turn-end.js";
 import { finishWorktreeTurn, type WorktreeOperations } from "./worktree-turns.js";
+import type { RunningTurn, TurnOperations } from "./wrapper/launcher.js";
 
 /** What carrying out effects needs of the runtime (TreeRuntime is one). */
 export interface EffectContext {

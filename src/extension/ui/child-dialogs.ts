@@ -1,7 +1,7 @@
 /**
  * A child's dialogs in this process: which route the tree takes (the root decides it from its
  * `dialogs` setting and whether it has a UI, and hands it down in every child's environment),
- * what every turn's meta.json and environment carry, and the desk (turns/dialogs.ts) that
+ * what every turn's meta.json and environment carry, and the desk (turns/dialogs/dialogs.ts) that
  * answers this agent's children, with pi's own dialog when the route leads to the person.
  */
 import path from "node:path";
@@ -17,9 +17,9 @@ import { ENV } from "../../contracts/env.js";
 import { TREE_FILES } from "../../contracts/layout.js";
 import type { Identity } from "../config.js";
 import { readSubagentSettings } from "../settings.js";
-import { dialogHandling, treeDialogRoute } from "../turns/dialog-routing.js";
-import { nodeFolderWatch } from "../turns/dialog-watch.js";
-import { DialogDesk, type DialogPresenter, type DialogRun } from "../turns/dialogs.js";
+import { dialogHandling, treeDialogRoute } from "../turns/dialogs/dialog-routing.js";
+import { nodeFolderWatch } from "../turns/dialogs/dialog-watch.js";
+import { DialogDesk, type DialogPresenter, type DialogRun } from "../turns/dialogs/dialogs.js";
 import { liveTurnOf } from "../turns/lifecycle.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 

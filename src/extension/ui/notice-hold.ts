@@ -2,7 +2,7 @@
  * When a notice counts as read: once pi holds it durably — the wait_agent tool result or the
  * wake message that carries it is in the session file. Before that, a process killed would
  * lose it (recorded taken, never seen by the model); so the delivery record says `taken` only
- * then (turns/deliveries.ts), and a restore finds in the session what pi held before the
+ * then (turns/delivery/deliveries.ts), and a restore finds in the session what pi held before the
  * process could say so.
  *
  * pi writes a message to the session right after its extensions' `message_end` handlers
@@ -12,7 +12,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Notice } from "../../contracts/notice.js";
-import { DELIVERY_KEYS_FIELD } from "../turns/deliveries.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/delivery/deliveries.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 
 /** The events after which a message pi ended before is in its session. */

@@ -5,7 +5,7 @@
  * Pure: the Painter is injected.
  */
 import type { Notice } from "../../contracts/notice.js";
-import { describeNotice, STOP_REASONS } from "../turns/notices.js";
+import { describeNotice, STOP_REASONS } from "../turns/delivery/notices.js";
 import { type Painter, plain, statusColor, statusMark } from "./paint.js";
 
 export type NoticeLevel = "info" | "warning" | "error";

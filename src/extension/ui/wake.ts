@@ -17,7 +17,7 @@ import { ENV } from "../../contracts/env.js";
 import type { Notice } from "../../contracts/notice.js";
 import { LIMITS } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
-import type { Mailbox } from "../turns/mailbox.js";
+import type { Mailbox } from "../turns/delivery/mailbox.js";
 
 /** Notices that arrive together (three children ending in one second) wake the root once. */
 export const WAKE_BATCH_MS = 250;

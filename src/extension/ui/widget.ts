@@ -207,7 +207,7 @@ export class TreeDisplay {
   private lastStatus: string | undefined;
   private lastWidget: string | undefined;
   private lastAgents: AgentProgress[] = [];
-  /** How many child dialogs wait for the person (turns/dialogs.ts): counted on the status line and the widget. */
+  /** How many child dialogs wait for the person (turns/dialogs/dialogs.ts): counted on the status line and the widget. */
   dialogsWaiting: () => number = () => 0;
 
   constructor(

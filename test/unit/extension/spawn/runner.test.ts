@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SANDBOX_HIDE, type ResolvedRunner } from "../../../../src/contracts/runners.js";
 import { chooseRunner, delegationRefusal, runnerNeedsGit } from "../../../../src/extension/spawn/runner.js";
-import { buildMeta } from "../../../../src/extension/turns/launcher.js";
+import { buildMeta } from "../../../../src/extension/turns/wrapper/launcher.js";
 import { agentRecord } from "../../../support/records.js";
 
 const settings = {

@@ -4,8 +4,8 @@ import type { Verification } from "../../../../src/contracts/verify.js";
 import { parseAgentDefinition } from "../../../../src/extension/roles/agent-definitions.js";
 import type { Role } from "../../../../src/extension/roles/roles.js";
 import { resolveVerify, type VerifyInput } from "../../../../src/extension/spawn/verify.js";
-import { buildMeta } from "../../../../src/extension/turns/launcher.js";
-import { describeNotice, turnEndNotice } from "../../../../src/extension/turns/notices.js";
+import { describeNotice, turnEndNotice } from "../../../../src/extension/turns/delivery/notices.js";
+import { buildMeta } from "../../../../src/extension/turns/wrapper/launcher.js";
 import { agentRecord } from "../../../support/records.js";
 
 const reviewer = { name: "reviewer", model: "fake/deep", prompt: "Review strictly." } as unknown as Role;

@@ -12,7 +12,7 @@ import { listModelsTool } from "../../../../src/extension/tools/list-models.js";
 import { sendMessageTool } from "../../../../src/extension/tools/send-message.js";
 import { describeDuration, spawnAgentTool } from "../../../../src/extension/tools/spawn-agent.js";
 import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
-import { truncationMarker } from "../../../../src/extension/turns/bounds.js";
+import { truncationMarker } from "../../../../src/extension/turns/delivery/bounds.js";
 
 const deps: ToolDeps = {
   pi: {} as ExtensionAPI,

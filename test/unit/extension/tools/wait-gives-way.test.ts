@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitAgentTool } from "../../../../src/extension/tools/wait-agent.js";
 import { runningTurn } from "../../../../src/extension/turns/child-state.js";
-import { turnEndNotice } from "../../../../src/extension/turns/notices.js";
+import { turnEndNotice } from "../../../../src/extension/turns/delivery/notices.js";
 import { FakeClock } from "../../../support/fake-clock.js";
 import { turnResult } from "../../../support/fake-turns.js";
 import { agentRecord } from "../../../support/records.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runName } from "../../../../src/contracts/layout.js";
 import { checkMeta } from "../../../../src/contracts/meta-check.js";
 import { agentEntry, ENTRY_TYPE, recordsFromEntries } from "../../../../src/extension/tree/session-entries.js";
-import { buildMeta, currentPiBinary } from "../../../../src/extension/turns/launcher.js";
+import { buildMeta, currentPiBinary } from "../../../../src/extension/turns/wrapper/launcher.js";
 import { agentRecord } from "../../../support/records.js";
 
 const record = agentRecord({

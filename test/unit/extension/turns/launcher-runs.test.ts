@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { claimRunDir, runStarted, startTurn } from "../../../../src/extension/turns/launcher.js";
+import { claimRunDir, runStarted, startTurn } from "../../../../src/extension/turns/wrapper/launcher.js";
 import { agentRecord } from "../../../support/records.js";
 
 const dirs: string[] = [];

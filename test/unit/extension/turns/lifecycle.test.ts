@@ -2,7 +2,6 @@
 import { describe, expect, it } from "vitest";
 import type { ResultV1 } from "../../../../src/contracts/result.js";
 import type { PendingPart } from "../../../../src/contracts/tree.js";
-import type { RunningTurn } from "../../../../src/extension/turns/launcher.js";
 import {
   awaitedByParent,
   childAwaited,
@@ -16,6 +15,7 @@ import {
   transition,
   turnCount,
 } from "../../../../src/extension/turns/lifecycle.js";
+import type { RunningTurn } from "../../../../src/extension/turns/wrapper/launcher.js";
 import { turnResult } from "../../../support/fake-turns.js";
 
 const part: PendingPart = { kind: "NEW_TASK", from: "/root", text: "task", sentAt: "2026-01-01T00:00:00.000Z" };

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TREE_FILES } from "../../../../src/contracts/layout.js";
 import type { AgentRecordV1, PendingPart } from "../../../../src/contracts/tree.js";
-import { readReportPage } from "../../../../src/extension/turns/reports.js";
+import { readReportPage } from "../../../../src/extension/turns/delivery/reports.js";
 import { restore } from "../../../../src/extension/turns/restore.js";
 import { FailingTree } from "../../../support/failing-tree.js";
 import { turnResult } from "../../../support/fake-turns.js";

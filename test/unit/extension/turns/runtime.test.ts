@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Notice } from "../../../../src/contracts/notice.js";
-import { readReportPage } from "../../../../src/extension/turns/reports.js";
+import { readReportPage } from "../../../../src/extension/turns/delivery/reports.js";
 import type { ChildState } from "../../../../src/extension/turns/runtime.js";
 import { turnResult } from "../../../support/fake-turns.js";
 import { cleanupRuntimes, runtimeHarness } from "../../../support/runtime-harness.js";

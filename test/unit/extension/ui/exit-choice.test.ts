@@ -1,7 +1,7 @@
 /** What a deliberate exit does with running turns, and what the terminal says then. */
 import { describe, expect, it } from "vitest";
 import { ENV } from "../../../../src/contracts/env.js";
-import { wrapperEnv } from "../../../../src/extension/turns/launcher.js";
+import { wrapperEnv } from "../../../../src/extension/turns/wrapper/launcher.js";
 import {
   activeAgents,
   detachLines,

@@ -10,7 +10,12 @@ import { WRAPPER_BIN } from "../../../../src/extension/config.js";
 import { emptyRunProgress } from "../../../../src/extension/progress/events-tail.js";
 import type { AgentProgress } from "../../../../src/extension/progress/progress.js";
 import { cancelledLine } from "../../../../src/extension/tools/wait-agent.js";
-import { describeNotice, messageNotice, stopNotice, turnEndNotice } from "../../../../src/extension/turns/notices.js";
+import {
+  describeNotice,
+  messageNotice,
+  stopNotice,
+  turnEndNotice,
+} from "../../../../src/extension/turns/delivery/notices.js";
 import { agentActions, agentDetails, tailLines } from "../../../../src/extension/ui/agent-view.js";
 import { activeAgents, exitLines, someNames, stoppingStatus } from "../../../../src/extension/ui/exit.js";
 import { noticeLevel, noticeLine } from "../../../../src/extension/ui/notice-view.js";

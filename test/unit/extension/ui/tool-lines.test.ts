@@ -1,6 +1,6 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { describe, expect, it } from "vitest";
-import { turnEndNotice } from "../../../../src/extension/turns/notices.js";
+import { turnEndNotice } from "../../../../src/extension/turns/delivery/notices.js";
 import type { Painter } from "../../../../src/extension/ui/paint.js";
 import { callLine, expandedJson, resultLine } from "../../../../src/extension/ui/tool-lines.js";
 import { toolRenderers } from "../../../../src/extension/ui/tool-render.js";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Notice } from "../../../../src/contracts/notice.js";
-import { Mailbox } from "../../../../src/extension/turns/mailbox.js";
-import { messageNotice, stopNotice, turnEndNotice } from "../../../../src/extension/turns/notices.js";
+import { Mailbox } from "../../../../src/extension/turns/delivery/mailbox.js";
+import { messageNotice, stopNotice, turnEndNotice } from "../../../../src/extension/turns/delivery/notices.js";
 import { IdleWake, WAKE_BATCH_MS, wakeEnabled, wakesTheRoot, wakeText } from "../../../../src/extension/ui/wake.js";
 import { FakeClock } from "../../../support/fake-clock.js";
 import { agentRecord } from "../../../support/records.js";

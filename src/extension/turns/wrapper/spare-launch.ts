@@ -1,0 +1,83 @@
+/**
+ * The real spare wrappers (spare.ts keeps them): `subagent-wrapper spare <spare.json>` in a
+ * folder of its own in the temp folder, its own process group, its stdin a pipe from this
+ * process. A turn is handed over as a line on that pipe; closing it ends the spare, and so
+ * does this process's end, however it ends (the pipe closes with it). The wrapper removes
+ * its folder when it exits.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ENV } from "../../../contracts/env.js";
+import type { MetaV1 } from "../../../contracts/meta.js";
+import { SPARE_FILES, SPARE_TAKE_COMMAND } from "../../../contracts/spare.js";
+import { WRAPPER_BIN } from "../../config.js";
+import { currentPiBinary, startTurn, type TurnOperations, wrapperEnv, wrapperTurns } from "./launcher.js";
+import type { SpareKeeper, SpareLauncher } from "./spare.js";
+
+/** Whether a root keeps a spare pi when neither PI_SUBAGENTS_SPARE nor the setting `spare` says. */
+export const SPARE_DEFAULT = true;
+
+/** Whether this root keeps a spare pi: PI_SUBAGENTS_SPARE (`0` or `1`), else the setting `spare`, else SPARE_DEFAULT. */
+export function spareWanted(setting: boolean | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env[ENV.spare] === "0") return false;
+  if (env[ENV.spare] === "1") return true;
+  return setting ?? SPARE_DEFAULT;
+}
+
+export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-subagent-spare-"));
+  const templatePath = path.join(dir, SPARE_FILES.template);
+  fs.writeFileSync(templatePath, JSON.stringify(template));
+  const log = fs.openSync(path.join(dir, SPARE_FILES.log), "a");
+  const child = spawn(process.execPath, [WRAPPER_BIN, "spare", templatePath], {
+    cwd: template.cwd,
+    env: wrapperEnv(currentPiBinary()),
+    stdio: ["pipe", "ignore", log],
+    detached: true,
+  });
+  fs.closeSync(log);
+  // Neither the process nor its pipe may keep pi from exiting: the pipe's end is the spare's end.
+  child.unref();
+  const stdin = child.stdin;
+  stdin?.on("error", () => undefined);
+  (stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  let exited = false;
+  child.once("exit", () => {
+    exited = true;
+  });
+  child.once("error", () => {
+    exited = true;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    pid: child.pid,
+    handle: child,
+    alive: () => !exited && child.exitCode === null && child.signalCode === null,
+    take: (metaPath) => {
+      if (exited || !stdin || stdin.destroyed) return false;
+      // The line, then the pipe's end: from here the wrapper is the turn's and hears nothing more from the root.
+      stdin.end(`${SPARE_TAKE_COMMAND} ${metaPath}\n`);
+      return true;
+    },
+    end: () => {
+      if (!stdin?.destroyed) stdin?.end();
+    },
+  };
+};
+
+/** Turns as wrapper processes, the spare's wrapper when it fits; the keeper hears each start and end. */
+export function spareTurns(keeper: SpareKeeper<ChildProcess>, base: TurnOperations = wrapperTurns): TurnOperations {
+  return {
+    ...base,
+    start: async (spec) => {
+      const turn = await startTurn(spec, {
+        handTo: (meta, metaPath) => keeper.handTo(meta, metaPath)?.handle,
+        started: (meta) => keeper.turnStarted(meta),
+      });
+      void turn.finished.then(() => keeper.turnEnded());
+      return turn;
+    },
+  };
+}
