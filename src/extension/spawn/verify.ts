@@ -40,6 +40,11 @@ function runnerRefusal(runner: ResolvedRunner, spec: VerifySpec): string | undef
   return `verify.review cannot run on runner "${runner.name}" (${runner.kind}): the reviewer would run on this machine, outside the runner's boundary, and its words go back to the child; use run (checks run where the child works), or the local runner`;
 }
 
+/** A spec without its review; nothing left when it had no commands. */
+function withoutReview({ review: _review, ...rest }: VerifySpec): VerifySpec | undefined {
+  return rest.run?.length ? rest : undefined;
+}
+
 /** resolveVerify for a spawn: its error is the spawn's. */
 export function spawnVerify(input: VerifyInput): AgentVerify | undefined {
   const resolved = resolveVerify(input);
@@ -52,7 +57,11 @@ export function resolveVerify(input: VerifyInput): VerifyResult {
   if (!given.ok) return { ok: false, error: given.problem };
   // The settings' default is for children that work here: a remote runner's child is not checked by it.
   const remote = input.runner !== undefined && input.runner.kind !== "sandbox";
-  const spec = chooseVerify(given.verify, input.role?.verify, remote ? undefined : input.settings);
+  const chosen = chooseVerify(given.verify, input.role?.verify, remote ? undefined : input.settings);
+  // A default the model never asked for does not refuse a spawn: on a runner that cannot have a
+  // reviewer (a sandbox), the settings' default keeps its commands and leaves its review out.
+  const fromSettings = chosen !== undefined && chosen === input.settings && !given.verify && !input.role?.verify;
+  const spec = fromSettings && input.runner && chosen.review !== undefined ? withoutReview(chosen) : chosen;
   if (!spec) return { ok: true, verify: undefined };
   const refusal = input.runner && runnerRefusal(input.runner, spec);
   if (refusal) return { ok: false, error: refusal };

@@ -86,6 +86,22 @@ describe("spawn's verify", () => {
     });
   });
 
+  it("a settings default with a review does not refuse a sandbox's spawn: its commands check the child, its review is left out", () => {
+    const box = { name: "box", kind: "sandbox" } as unknown as ResolvedRunner;
+    const settings = { run: ["npm test"], review: "reviewer" };
+    const boxed = resolveVerify(input({ settings, runner: box }));
+    expect(boxed).toMatchObject({ ok: true, verify: { run: ["npm test"] } });
+    if (boxed.ok) expect(boxed.verify?.review).toBeUndefined();
+    expect(resolveVerify(input({ settings: { review: "reviewer" }, runner: box }))).toEqual({
+      ok: true,
+      verify: undefined,
+    });
+    // Here, the default's reviewer runs as asked.
+    expect(resolveVerify(input({ settings }))).toMatchObject({ ok: true, verify: { review: { name: "reviewer" } } });
+    // Asked for on the spawn, it is still refused with the reason.
+    expect(resolveVerify(input({ param: settings, runner: box })).ok).toBe(false);
+  });
+
   it("an agent definition's verify: block is read, and a bad one refuses the file naming the field", () => {
     const file = (verify: string) =>
       parseAgentDefinition(`---\nname: fixer\ndescription: Fixes.\n${verify}\n---\nFix.`, "/a/fixer.md", "user");
