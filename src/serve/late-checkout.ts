@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import { cwdStartedPath } from "../contracts/meta.js";
+import { type Clock, systemClock } from "../lib/clock.js";
 import type { Scratch } from "./workspace.js";
 
 /** How long the rest of the checkout waits for pi to say its start-up is over (then it goes on anyway). */
@@ -12,10 +13,15 @@ const CHECKOUT_AFTER_START_MS = 10_000;
 const STARTED_POLL_MS = 20;
 
 /** Writes the rest of the checkout after pi's start-up (or once `waiting()` turns false), then the ready file. */
-export async function lateCheckout(scratch: Scratch, readyFile: string, waiting: () => boolean): Promise<void> {
+export async function lateCheckout(
+  scratch: Scratch,
+  readyFile: string,
+  waiting: () => boolean,
+  clock: Clock = systemClock,
+): Promise<void> {
   let word = "ready";
   try {
-    await piStarted(readyFile, waiting);
+    await piStarted(readyFile, waiting, clock);
     await scratch.finishCheckout();
   } catch (err) {
     word = `the workspace could not be checked out: ${(err as Error).message}`;
@@ -25,13 +31,13 @@ export async function lateCheckout(scratch: Scratch, readyFile: string, waiting:
 }
 
 /** Resolves once pi says its start-up is over, `waiting()` is false (pi gone, the run ending), or CHECKOUT_AFTER_START_MS passed. */
-function piStarted(readyFile: string, waiting: () => boolean): Promise<void> {
+function piStarted(readyFile: string, waiting: () => boolean, clock: Clock): Promise<void> {
   const started = cwdStartedPath(readyFile);
-  const until = Date.now() + CHECKOUT_AFTER_START_MS;
+  const until = clock.now() + CHECKOUT_AFTER_START_MS;
   return new Promise((resolve) => {
-    const poll = setInterval(() => {
-      if (fs.existsSync(started) || !waiting() || Date.now() > until) {
-        clearInterval(poll);
+    const poll = clock.setInterval(() => {
+      if (fs.existsSync(started) || !waiting() || clock.now() > until) {
+        clock.clearInterval(poll);
         resolve();
       }
     }, STARTED_POLL_MS);

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { ENV } from "../contracts/env.js";
 import type { CheckRequest, CheckResult } from "../contracts/serve-protocol.js";
 import { CHECK_OUTPUT_CHARS } from "../contracts/verify.js";
+import { type Clock, systemClock } from "../lib/clock.js";
 
 /** Between SIGTERM and SIGKILL of a check's group. */
 export const FAR_CHECK_KILL_AFTER_MS = 1000;
@@ -31,9 +32,9 @@ export class FarCheck {
   private stopWhy: ((why: string) => void) | undefined;
   private kill: (() => void) | undefined;
 
-  constructor(request: CheckRequest, cwd: string, token: string) {
+  constructor(request: CheckRequest, cwd: string, token: string, clock: Clock = systemClock) {
     this.done = new Promise((resolve) => {
-      const started = Date.now();
+      const started = clock.now();
       let output = "";
       let ended: string | undefined;
       let settled = false;
@@ -59,7 +60,7 @@ export class FarCheck {
           t: "check_result",
           exit_code: ended === undefined ? code : null,
           output: `${output.trimEnd()}${note}`.slice(-CHECK_OUTPUT_CHARS),
-          duration_ms: Date.now() - started,
+          duration_ms: clock.now() - started,
         });
       };
       this.stopWhy = (why) => {

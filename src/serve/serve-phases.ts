@@ -107,6 +107,9 @@ const stay = (phase: ServePhase, action: ServeAction = NONE): ServeStep => ({ ph
 /** The run is ending or over: no frame of the local side is read, and only `error` and `exit` go out. */
 export const isEnding = (phase: ServePhase): boolean => phase === "stopping" || phase === "over";
 
+/** The workspace is being unpacked for pi, which has not started: the run has not ended meanwhile. */
+export const mayStartPi = (phase: ServePhase): boolean => phase === "unpacking";
+
 /** pi's process is alive in this phase (started, not gone). */
 export const piAlive = (phase: ServePhase): boolean => phase === "running" || phase === "stopping";
 

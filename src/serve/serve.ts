@@ -34,7 +34,14 @@ import {
 import { lateCheckout } from "./late-checkout.js";
 import { PiProcess, runToken } from "./pi-process.js";
 import { FarCheck } from "./serve-check.js";
-import { isEnding, type ServeAction, type ServeEvent, type ServePhase, serveTransition } from "./serve-phases.js";
+import {
+  isEnding,
+  mayStartPi,
+  type ServeAction,
+  type ServeEvent,
+  type ServePhase,
+  serveTransition,
+} from "./serve-phases.js";
 import { SessionStream } from "./session-stream.js";
 import { Scratch } from "./workspace.js";
 
@@ -274,11 +281,11 @@ class ServeSession {
     try {
       await this.prepared;
       // The run may have ended meanwhile (an error, stdin closed): pi is then never started.
-      if (!this.scratch || this.phase !== "unpacking") return;
+      if (!this.scratch || !mayStartPi(this.phase)) return;
       await this.scratch.unpack(this.blobs.get("bundle")!, start.base, start.cwd);
       this.blobs.delete("bundle");
       const cwd = this.scratch.childCwd(start.cwd);
-      if (this.phase !== "unpacking") return;
+      if (!mayStartPi(this.phase)) return;
       const readyFile = this.scratch.runFile("cwd-ready");
       this.pi = new PiProcess(this.scratch, start, this.blobs, cwd, readyFile, this.piInput, {
         started: (pid) => this.send({ t: "started", pid }),

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { ClientFrame } from "../../../src/contracts/serve-protocol.js";
 import {
   isEnding,
+  mayStartPi,
   piAlive,
   type ServeAction,
   type ServeEvent,
@@ -243,8 +244,9 @@ describe("serve machine: an error or stdin closed ends the run, after pi when it
 });
 
 describe("serve machine: phase predicates", () => {
-  it.each(PHASES)("%s: ending and pi alive as the phase says", (phase) => {
+  it.each(PHASES)("%s: ending, pi may start and pi alive as the phase says", (phase) => {
     expect(isEnding(phase)).toBe(phase === "stopping" || phase === "over");
+    expect(mayStartPi(phase)).toBe(phase === "unpacking");
     expect(piAlive(phase)).toBe(phase === "running" || phase === "stopping");
   });
 });
