@@ -5,7 +5,6 @@
  */
 import fs from "node:fs";
 import { cwdStartedPath } from "../contracts/meta.js";
-import { type Clock, systemClock } from "../lib/clock.js";
 import type { Scratch } from "./workspace.js";
 
 /** How long the rest of the checkout waits for pi to say its start-up is over (then it goes on anyway). */
@@ -13,15 +12,10 @@ const CHECKOUT_AFTER_START_MS = 10_000;
 const STARTED_POLL_MS = 20;
 
 /** Writes the rest of the checkout after pi's start-up (or once `waiting()` turns false), then the ready file. */
-export async function lateCheckout(
-  scratch: Scratch,
-  readyFile: string,
-  waiting: () => boolean,
-  clock: Clock = systemClock,
-): Promise<void> {
+export async function lateCheckout(scratch: Scratch, readyFile: string, waiting: () => boolean): Promise<void> {
   let word = "ready";
   try {
-    await piStarted(readyFile, waiting, clock);
+    await piStarted(readyFile, waiting);
     await scratch.finishCheckout();
   } catch (err) {
     word = `the workspace could not be checked out: ${(err as Error).message}`;
@@ -31,13 +25,13 @@ export async function lateCheckout(
 }
 
 /** Resolves once pi says its start-up is over, `waiting()` is false (pi gone, the run ending), or CHECKOUT_AFTER_START_MS passed. */
-function piStarted(readyFile: string, waiting: () => boolean, clock: Clock): Promise<void> {
+function piStarted(readyFile: string, waiting: () => boolean): Promise<void> {
   const started = cwdStartedPath(readyFile);
-  const until = clock.now() + CHECKOUT_AFTER_START_MS;
+  const until = Date.now() + CHECKOUT_AFTER_START_MS;
   return new Promise((resolve) => {
-    const poll = clock.setInterval(() => {
-      if (fs.existsSync(started) || !waiting() || clock.now() > until) {
-        clock.clearInterval(poll);
+    const poll = setInterval(() => {
+      if (fs.existsSync(started) || !waiting() || Date.now() > until) {
+        clearInterval(poll);
         resolve();
       }
     }, STARTED_POLL_MS);

@@ -10,7 +10,6 @@ import { spawn } from "node:child_process";
 import { ENV } from "../contracts/env.js";
 import type { CheckRequest, CheckResult } from "../contracts/serve-protocol.js";
 import { CHECK_OUTPUT_CHARS } from "../contracts/verify.js";
-import { type Clock, systemClock } from "../lib/clock.js";
 
 /** Between SIGTERM and SIGKILL of a check's group. */
 export const FAR_CHECK_KILL_AFTER_MS = 1000;
@@ -32,9 +31,9 @@ export class FarCheck {
   private stopWhy: ((why: string) => void) | undefined;
   private kill: (() => void) | undefined;
 
-  constructor(request: CheckRequest, cwd: string, token: string, clock: Clock = systemClock) {
+  constructor(request: CheckRequest, cwd: string, token: string) {
     this.done = new Promise((resolve) => {
-      const started = clock.now();
+      const started = Date.now();
       let output = "";
       let ended: string | undefined;
       let settled = false;
@@ -60,7 +59,7 @@ export class FarCheck {
           t: "check_result",
           exit_code: ended === undefined ? code : null,
           output: `${output.trimEnd()}${note}`.slice(-CHECK_OUTPUT_CHARS),
-          duration_ms: clock.now() - started,
+          duration_ms: Date.now() - started,
         });
       };
       this.stopWhy = (why) => {

@@ -14,7 +14,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MAX_BLOB_BYTES, SESSION_APPEND_BYTES, type SessionAppend } from "../contracts/serve-protocol.js";
-import { type Clock, systemClock, type TimerHandle } from "../lib/clock.js";
 
 export const STREAM_POLL_MS = 250;
 /** The most bytes one wake sends (the rest on the next). */
@@ -28,7 +27,7 @@ export class SessionStream {
   private readonly startBytes: number;
   private tail: Buffer;
   private watcher: fs.FSWatcher | undefined;
-  private timer: TimerHandle | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   /** `start`: the session the turn started with, as written into `file` (empty for a new one). */
@@ -39,7 +38,6 @@ export class SessionStream {
     /** False while the output is full: the wake sends nothing, the next one catches up. */
     private readonly ready: () => boolean = () => true,
     private readonly pollMs = STREAM_POLL_MS,
-    private readonly clock: Clock = systemClock,
   ) {
     this.position = start.length;
     this.startBytes = start.length;
@@ -55,7 +53,8 @@ export class SessionStream {
     } catch {
       // no watch here: the poll alone
     }
-    this.timer = this.clock.setInterval(() => this.tick(), this.pollMs);
+    this.timer = setInterval(() => this.tick(), this.pollMs);
+    this.timer.unref();
   }
 
   /** Sends what is new; returns how many bytes went. */
@@ -115,7 +114,7 @@ export class SessionStream {
   stop(): void {
     this.stopped = true;
     this.unwatch();
-    if (this.timer) this.clock.clearInterval(this.timer);
+    if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
 }
