@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { ENV } from "../contracts/env.js";
 import { rootTreeDir, treeIsTemporary } from "../contracts/layout.js";
 import { addUsage, normalizeUsage } from "../contracts/usage.js";
 import { ProcessHelper } from "../lib/process-helper.js";
@@ -262,6 +263,9 @@ function registerRootUi(pi: ExtensionAPI, root: RootParts, state: SessionState):
 }
 
 export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
+  // A spare pi still waiting for its turn is nobody: it registers nothing and watches nothing
+  // (pi loads this again at the hand-over, with the turn's agent in the environment).
+  if (process.env[ENV.spareHandover]) return;
   startProgramsFromHelper();
   const identity = identityFromEnv();
   const root = identity.isRoot ? await rootParts() : undefined;

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ENV } from "../contracts/env.js";
 import type { MetaV1 } from "../contracts/meta.js";
-import { SPARE_FILES, type SpareHandoverV1, spareHandover, spareRefusal } from "../contracts/spare.js";
+import { fixedAtStart, SPARE_FILES, type SpareHandoverV1, spareHandover, spareRefusal } from "../contracts/spare.js";
 import { buildChildArgs, type ChildHandle, childEnvironment, type SpawnOptions } from "./child.js";
 import { restorePriority } from "./standby.js";
 
@@ -38,7 +38,12 @@ export interface SpareStart {
   options: SpawnOptions;
 }
 
-/** A spare's options for `template`: its token, the hand-over file in pi's environment, no task file yet. */
+/**
+ * A spare's options for `template`: its token, the hand-over file in pi's environment, no task
+ * file yet, and none of the package's own variables: a waiting spare is nobody (its extensions
+ * stay inert until the hand-over gives them the turn's agent), never the template turn's agent
+ * — which would take that agent's children and notices as its own.
+ */
 export function spareSpawnOptions(
   template: MetaV1,
   dir: string,
@@ -47,7 +52,10 @@ export function spareSpawnOptions(
 ): SpawnOptions {
   return {
     cwd: template.cwd,
-    env: { ...env, [ENV.spareHandover]: path.join(dir, SPARE_FILES.handover) },
+    env: {
+      ...Object.fromEntries(Object.entries(env).filter(([name]) => fixedAtStart(name))),
+      [ENV.spareHandover]: path.join(dir, SPARE_FILES.handover),
+    },
     // The turn's task file comes with the hand-over; this one is never written.
     taskFile: path.join(dir, "no-task"),
     runToken,
