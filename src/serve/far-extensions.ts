@@ -4,14 +4,18 @@
  * loaded twice). What pi there discovers for its user — `<agent dir>/extensions/`, the packages
  * `pi install` recorded, settings `extensions` — asked of the pi package the far pi runs from
  * (its own DefaultPackageManager, by file: the wrapper never depends on pi). A project's own
- * extensions are left out: the workspace here is a copy no one on this host chose to trust.
+ * extensions are left out (farDiscoveryPlace).
  * When no pi package is found or it cannot load on this Node, the far pi loads none of them.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { enabledExtensionPaths, type PiDiscoveryApi, resolveExtensions } from "../lib/discovered-extensions.js";
-import { piAgentDir } from "../lib/pi-agent-dir.js";
+import {
+  enabledExtensionPaths,
+  farDiscoveryPlace,
+  type PiDiscoveryApi,
+  resolveExtensions,
+} from "../contracts/child-extensions.js";
 
 const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
 const OWN_NAME = "pi-subagent-tree";
@@ -87,18 +91,17 @@ function mayHaveInstalled(agentDir: string): boolean {
 
 /**
  * The far host's installed extensions for the pi `bin` (PI_SUBAGENTS_PI_BIN or `pi`) in `env`,
- * enabled ones, in pi's order. `emptyDir`: a private folder with no `.pi` of its own, given to
- * pi as the project (so no project's extensions or settings are read, on either line).
+ * enabled ones, in pi's order. `emptyDir`: a private folder with no `.pi` of its own (farDiscoveryPlace).
  */
 export async function farInstalledExtensions(bin: string, env: NodeJS.ProcessEnv, emptyDir: string): Promise<string[]> {
-  const agentDir = piAgentDir(env);
-  if (!mayHaveInstalled(agentDir)) return [];
+  const place = farDiscoveryPlace(env, emptyDir);
+  if (!mayHaveInstalled(place.agentDir)) return [];
   const file = binPath(bin, env);
   const dir = file && piPackageAbove(file);
   const api = dir && (await discoveryApi(dir));
   if (!api) return [];
   try {
-    const resolved = await resolveExtensions(api, { cwd: emptyDir, agentDir, projectTrusted: false });
+    const resolved = await resolveExtensions(api, place);
     return enabledExtensionPaths(resolved, OWN_NAME).filter(
       (entry) => !entry.includes(`${path.sep}${OWN_NAME}${path.sep}`),
     );

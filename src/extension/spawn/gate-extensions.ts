@@ -1,13 +1,13 @@
 /**
  * Which of the extensions the root loaded a new child loads (roles/launch-extensions.ts decides
- * from the command line and the settings, lib/discovered-extensions.ts asks pi what it
+ * from the command line and the settings, contracts/child-extensions.ts asks pi what it
  * discovered; here the I/O: argv, the cwd, symlinks, and the cache of pi's answer).
  */
 import fs from "node:fs";
 import path from "node:path";
 import { DefaultPackageManager, getAgentDir, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { enabledExtensionPaths, type PiDiscoveryApi, resolveExtensions } from "../../contracts/child-extensions.js";
 import type { ResolvedRunner } from "../../contracts/runners.js";
-import { enabledExtensionPaths, type PiDiscoveryApi, resolveExtensions } from "../../lib/discovered-extensions.js";
 import { PACKAGE_ROOT } from "../config.js";
 import { childGateExtensions, discoversExtensions, launchExtensions } from "../roles/launch-extensions.js";
 import { readSubagentSettings } from "../settings.js";

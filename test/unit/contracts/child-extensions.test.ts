@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   enabledExtensionPaths,
+  farDiscoveryPlace,
   type PiDiscoveryApi,
   type ResolvedExtension,
   resolveExtensions,
-} from "../../../src/lib/discovered-extensions.js";
+} from "../../../src/contracts/child-extensions.js";
 
 describe("what pi discovered, as a child is handed it", () => {
   const resolved: ResolvedExtension[] = [
@@ -64,5 +65,15 @@ describe("what pi discovered, as a child is handed it", () => {
       { cwd: "/proj", agentDir: "/agent", options: { projectTrusted: false } },
       { cwd: "/proj", agentDir: "/agent", settingsManager: { settings: true } },
     ]);
+  });
+});
+
+describe("where a far side asks", () => {
+  it("its user's agent dir (PI_CODING_AGENT_DIR, ~ expanded), an empty folder as the project, untrusted", () => {
+    expect(farDiscoveryPlace({ PI_CODING_AGENT_DIR: "/far/agent" }, "/scratch/run")).toEqual({
+      cwd: "/scratch/run",
+      agentDir: "/far/agent",
+      projectTrusted: false,
+    });
   });
 });

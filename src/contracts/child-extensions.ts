@@ -1,11 +1,14 @@
 /**
- * The extensions pi itself discovers for a directory: `<agent dir>/extensions/`, a project's
+ * Which extensions a child is handed of those pi discovers — shared by the root (a child on this
+ * machine loads what the root discovered) and a runner's far side (a child there loads what its
+ * host has installed). The extensions pi itself discovers for a directory: `<agent dir>/extensions/`, a project's
  * `.pi/extensions/` (on pi 1.x only when the project is trusted), the packages `pi install`
  * recorded and settings `extensions`. Asked of pi's own DefaultPackageManager, the code pi
  * runs at its start, so what a child is handed is what a pi started here loads — never a
  * second reading of pi's rules. Nothing is installed: a package that is missing is skipped.
  * Both pi lines (0.73.1 and 1.x) have the same `resolve` and `SettingsManager.create`.
  */
+import { piAgentDir } from "../lib/pi-agent-dir.js";
 
 /** What one resolved extension says of itself (pi's ResolvedResource, the fields used here). */
 export interface ResolvedExtension {
@@ -44,6 +47,15 @@ export async function resolveExtensions(api: PiDiscoveryApi, place: DiscoveryPla
   const manager = new api.DefaultPackageManager({ cwd: place.cwd, agentDir: place.agentDir, settingsManager });
   const resolved = await manager.resolve(async () => "skip");
   return resolved.extensions;
+}
+
+/**
+ * Where a far side asks: its user's agent dir, and as the project a private folder with no `.pi`
+ * of its own (`emptyDir`), untrusted — a copied workspace is no project anyone on that host
+ * chose to trust, so no project's extensions or settings are read, on either line.
+ */
+export function farDiscoveryPlace(env: NodeJS.ProcessEnv, emptyDir: string): DiscoveryPlace {
+  return { cwd: emptyDir, agentDir: piAgentDir(env), projectTrusted: false };
 }
 
 /** `npm:…`, `git:…`, `builtin:…`: a source, not a path. */
