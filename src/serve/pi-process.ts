@@ -9,6 +9,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENV } from "../contracts/env.js";
@@ -16,6 +17,7 @@ import { ARG_TOKENS, type BlobKind, FAR_LINE_MARK, type ServeStart, sessionHere 
 
 export { sessionHere };
 
+import { farInstalledExtensions } from "./far-extensions.js";
 import type { Scratch } from "./workspace.js";
 
 const TASK_EXTENSION = fileURLToPath(new URL("../in-child/task-extension.js", import.meta.url));
@@ -65,6 +67,22 @@ export function runToken(): string {
   return /^[0-9a-f]{32}$/.test(given) ? given : randomBytes(16).toString("hex");
 }
 
+/** The pi this far side starts: PI_SUBAGENTS_PI_BIN (the runner's `pi` field), else `pi` on PATH. */
+function piBin(): string {
+  return process.env[ENV.piBin]?.trim() || "pi";
+}
+
+/**
+ * What this host has installed for pi (far-extensions.ts), for a pi started with `-ne` (every
+ * child is): it loads them as `-e`, after the task extension. Asked while the workspace is
+ * unpacked; a pi that discovers by itself needs none.
+ */
+export async function installedExtensions(scratch: Scratch, start: ServeStart): Promise<string[]> {
+  if (!start.args.includes("--no-extensions") && !start.args.includes("-ne")) return [];
+  const env = { ...process.env, ...start.env };
+  return farInstalledExtensions(piBin(), env, path.dirname(scratch.runFile("task.md")));
+}
+
 export class PiProcess {
   private child: ChildProcessByStdio<Writable | null, Readable, Readable> | undefined;
   private readonly token = runToken();
@@ -104,14 +122,15 @@ export class PiProcess {
     this.child?.stdin?.end();
   }
 
-  spawn(): void {
+  /** Starts pi; `installed`: extensions installed on this host (installedExtensions), loaded after the task extension. */
+  spawn(installed: readonly string[] = []): void {
     const taskFile = this.scratch.writeRunFile("task.md", this.blobs.get("task")!);
-    const args = this.args();
+    const args = this.args(installed);
     if (this.start.inbox) {
       this.inboxDir = this.scratch.runFile("inbox");
       fs.mkdirSync(this.inboxDir, { mode: 0o700 });
     }
-    const bin = process.env[ENV.piBin]?.trim() || "pi";
+    const bin = piBin();
     const child = spawn(bin, args, {
       cwd: this.cwd,
       env: {
@@ -143,7 +162,7 @@ export class PiProcess {
   }
 
   /** pi's argv with the far side's paths where the tokens are. */
-  private args(): string[] {
+  private args(installed: readonly string[]): string[] {
     const paths: Record<string, string> = { [ARG_TOKENS.taskExtension]: TASK_EXTENSION };
     const prompt = this.blobs.get("system_prompt");
     if (prompt) paths[ARG_TOKENS.systemPrompt] = this.scratch.writeRunFile("system-prompt.md", prompt);
@@ -154,7 +173,10 @@ export class PiProcess {
       fs.writeFileSync(this.sessionPath, this.sessionStart, { mode: 0o600, flag: "wx" });
     }
     paths[ARG_TOKENS.session] = this.sessionPath;
-    return this.start.args.map((arg) => paths[arg] ?? arg);
+    const args = this.start.args.map((arg) => paths[arg] ?? arg);
+    const after = this.start.args.indexOf(ARG_TOKENS.taskExtension) + 1;
+    const more = installed.flatMap((extension) => ["--extension", extension]);
+    return after > 0 ? [...args.slice(0, after), ...more, ...args.slice(after)] : [...args, ...more];
   }
 
   private exited(code: number | null, signal: string | null): void {

@@ -32,7 +32,7 @@ import {
   serveBundleBound,
 } from "../contracts/serve-protocol.js";
 import { lateCheckout } from "./late-checkout.js";
-import { PiProcess, runToken } from "./pi-process.js";
+import { installedExtensions, PiProcess, runToken } from "./pi-process.js";
 import { FarCheck } from "./serve-check.js";
 import {
   isEnding,
@@ -282,8 +282,10 @@ class ServeSession {
       await this.prepared;
       // The run may have ended meanwhile (an error, stdin closed): pi is then never started.
       if (!this.scratch || !mayStartPi(this.phase)) return;
+      const installed = installedExtensions(this.scratch, start);
       await this.scratch.unpack(this.blobs.get("bundle")!, start.base, start.cwd);
       this.blobs.delete("bundle");
+      const found = await installed;
       const cwd = this.scratch.childCwd(start.cwd);
       if (!mayStartPi(this.phase)) return;
       const readyFile = this.scratch.runFile("cwd-ready");
@@ -293,7 +295,7 @@ class ServeSession {
         stderr: (data) => this.send({ t: "stderr", data: data.toString("base64") }),
         exited: (code, signal) => this.afterExit(code, signal),
       });
-      this.pi.spawn();
+      this.pi.spawn(found);
       this.step({ type: "pi_started" });
       this.handOver();
       this.streamTheSession();

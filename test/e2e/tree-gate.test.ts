@@ -1,11 +1,12 @@
 /**
- * pi's own examples/extensions/permission-gate.ts, unmodified, loaded in the ROOT only
- * (`pi -e permission-gate.ts`), end to end with the real pi and the scripted LLM: a child here
+ * pi's own examples/extensions/permission-gate.ts, unmodified, loaded in the ROOT only — given
+ * by `pi -e permission-gate.ts`, or installed the usual way, in the agent dir's `extensions/`
+ * folder, where pi discovers it — end to end with the real pi and the scripted LLM: a child here
  * loads the root's extensions, so the gate guards the child's `rm -rf`, and its "Allow?" goes up
  * the tree — to the RPC client of a root with a UI, headed with the child's path, and to the
  * parent model of a json root, whose send_message answer decides.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PI_LINE } from "../support/pi-home.js";
@@ -92,7 +93,7 @@ describe("permission-gate loaded in the root guards its children", () => {
     await expectNoSurvivors(h);
   }, 180_000);
 
-  it("a json root: the parent model gets the question notice, and its send_message answer decides", async () => {
+  it("a json root whose gate pi discovered (agent dir extensions/, no -e): the parent model gets the question notice, and its send_message answer decides", async () => {
     const root = new Program([
       spawn({ task_name: "wipe", fork_turns: "none", message: "Remove it." }),
       waitUntil((notices) => notices.some((n) => n.type === "question")),
@@ -103,7 +104,10 @@ describe("permission-gate loaded in the root guards its children", () => {
     const h = await tree({ scripts: { "/root": root.steps() } });
     const wiped = victim(h.home.cwd, "wiped");
     h.tree.add("/root/wipe", ...rmThenSay(wiped.command, "wipe done"));
-    expectCleanExit(await h.runRoot("go", { args: ["-e", PERMISSION_GATE], timeoutMs: 120_000 }));
+    // Installed as a user installs a gate: pi discovers it in the root; the child (-ne) gets it from the root.
+    mkdirSync(path.join(h.home.dir, "extensions"), { recursive: true });
+    copyFileSync(PERMISSION_GATE, path.join(h.home.dir, "extensions", "permission-gate.ts"));
+    expectCleanExit(await h.runRoot("go", { timeoutMs: 120_000 }));
 
     const question = allNotices(h).find((n) => n.type === "question");
     expect(question).toMatchObject({ agent_name: "/root/wipe", question_id: "wipe.0001.1", method: "select" });

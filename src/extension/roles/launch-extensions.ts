@@ -1,6 +1,6 @@
 /**
- * The extensions the person started this pi with (`-e` / `--extension`), which a child on this
- * machine loads too: a permission gate, guard or protected-paths extension registers no tool,
+ * The extensions the person started this pi with (`-e` / `--extension`) and those it discovered,
+ * which a child on this machine loads too: a permission gate, guard or protected-paths extension registers no tool,
  * so nothing else would bring it into a child, and a child's `rm -rf` would run unguarded.
  * Settings `child_extensions.exclude` leaves some out. Pure: argv, cwd and the settings come in.
  */
@@ -18,6 +18,15 @@ export function launchExtensions(args: readonly string[], cwd: string): string[]
     entries.push(SOURCE_SPEC.test(entry) ? entry : path.resolve(cwd, entry));
   }
   return entries;
+}
+
+/**
+ * Whether this pi loaded what it discovers (`~/.pi/agent/extensions/`, installed packages, …):
+ * not when started with `-ne` / `--no-extensions` — a child then gets only its `-e` ones, as
+ * this pi did (a child of the tree is such a pi: what the root discovered comes to it as `-e`).
+ */
+export function discoversExtensions(args: readonly string[]): boolean {
+  return !args.some((arg) => arg === "-ne" || arg === "--no-extensions");
 }
 
 /**

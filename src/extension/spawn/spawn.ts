@@ -128,7 +128,7 @@ export async function spawnAgent(
       spawnSeq,
       sessionPath,
       activeTools: tools.tools,
-      extensions: childExtensions([...gateExtensions(runner, runtime.cwd), ...tools.extensions], registry),
+      extensions: childExtensions([...(await gateExtensions(runner, runtime.cwd, ctx)), ...tools.extensions], registry),
       forkTranscript,
       worktree: place.worktree,
       runner,

@@ -81,7 +81,11 @@ export async function runnerStarter(
   } catch {
     // no pi here: the run says so
   }
-  for (const extension of meta.extensions ?? []) if (path.isAbsolute(extension)) keepVisible.push(extension);
+  // An extension in a folder (`…/guard/index.ts`) imports the files beside it: its folder stays visible.
+  for (const extension of meta.extensions ?? []) {
+    if (!path.isAbsolute(extension)) continue;
+    keepVisible.push(/^index\.[cm]?[jt]s$/.test(path.basename(extension)) ? path.dirname(extension) : extension);
+  }
   const piBin = childEnv[ENV.piBin];
   if (piBin && path.isAbsolute(piBin)) keepVisible.push(installRoot(piBin));
   const hideAlso = await repositoryPaths(meta.cwd);
@@ -182,8 +186,9 @@ export function runnerOperationsArgv(runner: ResolvedRunner, _cwd: string, env: 
  * pi's arguments for a far side: of the `--extension`s only the task extension stays (it is
  * the far side's own, ARG_TOKENS). The others are this machine's paths, and the tree's own
  * extension needs the tree's folder, which stays on this machine: a child on another machine
- * works in its workspace and does not spawn children of its own. A sandbox shares this
- * machine's files, so it keeps them all.
+ * works in its workspace and does not spawn children of its own. The far `serve` adds what is
+ * installed on its host (serve/far-extensions.ts). A sandbox shares this machine's files, so it
+ * keeps them all.
  */
 export function farArgs(runner: ResolvedRunner, args: string[]): string[] {
   if (runner.kind === "sandbox") return args;

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { childGateExtensions, launchExtensions } from "../../../../src/extension/roles/launch-extensions.js";
+import {
+  childGateExtensions,
+  discoversExtensions,
+  launchExtensions,
+} from "../../../../src/extension/roles/launch-extensions.js";
 
 describe("the extensions this pi was started with", () => {
   it("are its -e / --extension entries, paths resolved against its cwd, sources (npm:, git:) as given", () => {
@@ -48,5 +52,13 @@ describe("what a child on this machine loads of them", () => {
     expect(childGateExtensions(launched, ["@me/noisy-status"], OWN)).not.toContain("npm:@me/noisy-status");
     // A name that is only part of one leaves nothing out.
     expect(childGateExtensions(launched, ["gate"], OWN)).toHaveLength(5);
+  });
+});
+
+describe("whether this pi loaded what it discovers", () => {
+  it("yes, unless started with -ne / --no-extensions (a child of the tree is: its gates come as -e)", () => {
+    expect(discoversExtensions(["--mode", "json", "-e", "/g.ts"])).toBe(true);
+    expect(discoversExtensions(["--mode", "json", "-ne", "-e", "/g.ts"])).toBe(false);
+    expect(discoversExtensions(["--no-extensions"])).toBe(false);
   });
 });
