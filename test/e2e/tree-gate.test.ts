@@ -9,7 +9,7 @@
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PI_LINE } from "../support/pi-home.js";
+import { PI_PERMISSION_GATE } from "../support/pi-home.js";
 import { startRpcRoot } from "../support/rpc-root.js";
 import { reply } from "../support/scripted-llm.js";
 import {
@@ -26,16 +26,6 @@ import {
 } from "../support/tree-harness-extra.js";
 
 const tree = useTrees();
-
-/** The folder holding this line's pi package (its examples ship beside dist/). */
-function piPackageDir(): string {
-  for (let dir = path.dirname(PI_LINE.piCli); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, "package.json"))) return dir;
-  }
-  throw new Error(`no package.json above ${PI_LINE.piCli}`);
-}
-
-const PERMISSION_GATE = path.join(piPackageDir(), "examples", "extensions", "permission-gate.ts");
 
 /** A folder with a file in the root's cwd, and the gated command that removes it. */
 function victim(cwd: string, name: string): { dir: string; command: string } {
@@ -60,7 +50,7 @@ describe("permission-gate loaded in the root guards its children", () => {
     const kept = victim(h.home.cwd, "kept");
     h.tree.add("/root/wipe", ...rmThenSay(wiped.command, "wipe done"));
     h.tree.add("/root/keep", ...rmThenSay(kept.command, "keep done"));
-    const rpc = startRpcRoot(h, { args: ["-e", PERMISSION_GATE] });
+    const rpc = startRpcRoot(h, { args: ["-e", PI_PERMISSION_GATE] });
     try {
       rpc.send({ type: "prompt", message: "clean up" });
       const answers: Record<string, string> = { "/root/wipe": "Yes", "/root/keep": "No" };
@@ -106,7 +96,7 @@ describe("permission-gate loaded in the root guards its children", () => {
     h.tree.add("/root/wipe", ...rmThenSay(wiped.command, "wipe done"));
     // Installed as a user installs a gate: pi discovers it in the root; the child (-ne) gets it from the root.
     mkdirSync(path.join(h.home.dir, "extensions"), { recursive: true });
-    copyFileSync(PERMISSION_GATE, path.join(h.home.dir, "extensions", "permission-gate.ts"));
+    copyFileSync(PI_PERMISSION_GATE, path.join(h.home.dir, "extensions", "permission-gate.ts"));
     expectCleanExit(await h.runRoot("go", { timeoutMs: 120_000 }));
 
     const question = allNotices(h).find((n) => n.type === "question");

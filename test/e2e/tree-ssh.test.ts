@@ -7,7 +7,8 @@
  * `worktree` fields, a live message reaches it mid-turn, losing the connection ends it
  * `runner_lost` with nothing of it left on the far host, a closed port or a refused key ends
  * the turn with ssh's own words, and the shared connection (src/wrapper/remote/ssh-master.ts) is
- * closed once no run uses it.
+ * closed once no run uses it. An extension installed on the far host (pi's permission-gate) asks
+ * the root's RPC client, over the connection, and its answers decide there.
  *
  * Needs root, `ip`, `unshare`, `sshd`, `ssh`: skipped with the reason otherwise (failing under CI).
  */
@@ -18,7 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processRunning } from "../../src/lib/process.js";
 import { checkSshMaster, type MasterAnswer } from "../../src/wrapper/remote/ssh-master.js";
 import { missingNeeds, skipOrFail } from "../support/needs.js";
-import { fakeModels, ONE_LINE_IS_ENOUGH, PI_LINE } from "../support/pi-home.js";
+import { fakeModels, ONE_LINE_IS_ENOUGH, PI_LINE, PI_PERMISSION_GATE } from "../support/pi-home.js";
+import { startRpcRoot } from "../support/rpc-root.js";
 import { type ChatRequest, reply, type ScriptedLlm, startScriptedLlm, userTexts } from "../support/scripted-llm.js";
 import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../support/ssh-host.js";
 import { diag, noticesOf } from "../support/stress-scenarios.js";
@@ -35,7 +37,7 @@ import {
   waitUntil,
 } from "../support/tree-harness-extra.js";
 import { type AgentStep, routeByAgent, type TreeScript, toolResults } from "../support/tree-llm.js";
-import { dirtyRepository, treeGit } from "../support/tree-repo.js";
+import { committedRepository, dirtyRepository, treeGit } from "../support/tree-repo.js";
 
 const missing = missingNeeds(SSH_HOST_TOOLS, { root: true });
 const tree = useTrees();
@@ -212,6 +214,103 @@ describe("runner: ssh (real pi on both sides, a far host in a network namespace)
       await expectNoSurvivors(h);
       // …and nothing is left on the far host: no serve, no pi, no sshd session.
       expect(await until(async () => (await farPids()).length === 0, 10_000), String(await farPids())).toBe(true);
+    },
+    SCENARIO_MS,
+  );
+});
+
+describe("runner: ssh, a dialog of an extension installed on the far host", () => {
+  it(
+    "pi's permission-gate in the far agent dir asks the RPC client of the root, headed with the far child's path: Yes runs its rm there, No blocks it; dialogs.jsonl records both",
+    async (ctx) => {
+      skipOrFail(ctx, missing);
+      const host = far as SshHost;
+      // Two folders on the far host, in its user's home: the child removes both, the gate asks twice.
+      const victims = path.join(host.home, `victims-${path.basename(host.root)}`);
+      const removed = path.join(victims, "removed");
+      const kept = path.join(victims, "kept");
+      for (const dir of [removed, kept]) {
+        fs.mkdirSync(dir, { recursive: true });
+        fs.writeFileSync(path.join(dir, "file.txt"), "keep me");
+      }
+      execFileSync("chown", ["-R", `${host.user}:${host.user}`, victims]);
+      const removeCommand = `rm -rf ${removed} && echo REMOVED`;
+      const keepCommand = `rm -rf ${kept} && echo REMOVED`;
+      const gate = await host.installExtension(PI_PERMISSION_GATE);
+      try {
+        farScripts({
+          "/root/gated": [
+            reply.toolCall("bash", { command: removeCommand }),
+            reply.toolCall("bash", { command: keepCommand }),
+            reply.text("GATED DONE"),
+          ],
+        });
+        const root = new Program([
+          spawn({ task_name: "gated", message: "clean up far away", fork_turns: "none", runner: "far" }),
+          waitForAll(["/root/gated"], 90_000),
+          reply.text("ROOT DONE"),
+        ]);
+        const h = await tree({ scripts: { "/root": root.steps() }, extraSettings: runners() });
+        committedRepository(h);
+        const rpc = startRpcRoot(h);
+        const titles: string[] = [];
+        try {
+          rpc.send({ type: "prompt", message: "go" });
+          for (const [command, answer] of [
+            [removeCommand, "Yes"],
+            [keepCommand, "No"],
+          ] as const) {
+            const dialog = await rpc.rpc.waitFor(
+              (line) =>
+                line.type === "extension_ui_request" &&
+                line.method === "select" &&
+                /asks:/.test(line.title) &&
+                String(line.title).includes(command),
+              90_000,
+            );
+            titles.push(String(dialog.title));
+            expect(dialog.options).toEqual(["Yes", "No"]);
+            rpc.send({ type: "extension_ui_response", id: dialog.id, value: answer });
+          }
+          await rpc.rpc.waitFor((line) => line.type === "agent_end", 90_000);
+        } finally {
+          await rpc.close();
+          keepForDebugging(h);
+        }
+        for (const title of titles) expect(title).toMatch(/^\/root\/gated asks: .*Dangerous command/s);
+        // "Yes" let the far child's rm run there; "No" blocked the second, its folder is still there.
+        expect(fs.existsSync(removed), diag(h)).toBe(false);
+        expect(farOutput("/root/gated", 1)).toContain("REMOVED");
+        expect(fs.existsSync(path.join(kept, "file.txt"))).toBe(true);
+        expect(farOutput("/root/gated", 2)).toContain("Blocked by user");
+        const records = fs
+          .readFileSync(path.join(h.treeDir(), "dialogs.jsonl"), "utf8")
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line) as Json);
+        expect(records).toEqual([
+          expect.objectContaining({
+            agent: "/root/gated",
+            seq: 1,
+            method: "select",
+            value: "Yes",
+            answeredBy: "person",
+          }),
+          expect.objectContaining({
+            agent: "/root/gated",
+            seq: 2,
+            method: "select",
+            value: "No",
+            answeredBy: "person",
+          }),
+        ]);
+        expect(String(records[0]?.title)).toContain(removeCommand);
+        expect(String(records[1]?.title)).toContain(keepCommand);
+        await expectNoSurvivors(h);
+      } finally {
+        fs.rmSync(gate, { force: true });
+        fs.rmSync(victims, { recursive: true, force: true });
+      }
     },
     SCENARIO_MS,
   );

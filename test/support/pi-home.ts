@@ -50,6 +50,16 @@ export const ONE_LINE_IS_ENOUGH = process.env[SCOPE_ENV] === "line" && PI_LINE_N
 export const PI_LINE_SETTLES = versionEmitsSettled(PI_LINE.piVersion);
 /** The real pi CLI of this line: its package's bin script (never node_modules/.bin/pi, which both pi packages claim). */
 export const REAL_PI = PI_LINE.piCli;
+/**
+ * pi's own examples/extensions/permission-gate.ts of this line (its examples ship in its
+ * package, beside dist/): asks "Allow?" before a bash `rm -rf`, and blocks it without a UI.
+ */
+export const PI_PERMISSION_GATE = path.join(
+  piPackageDir(PI_LINE.piCli),
+  "examples",
+  "extensions",
+  "permission-gate.ts",
+);
 /** The caches every test's pi processes share. */
 const TEST_CACHES = path.join(REPO_ROOT, "node_modules", ".cache", "pi-subagent-tree");
 /** Node's compile cache, shared by the pi processes of every test (pi 1.x enables it). */
@@ -69,6 +79,14 @@ export const lineEnvPath = (rest: string | undefined = process.env.PATH): string
   ensureLineBin(PI_LINE);
   return linePath(PI_LINE, rest);
 };
+
+/** The folder of the pi package `piCli` belongs to: the nearest one above it with package.json. */
+function piPackageDir(piCli: string): string {
+  for (let dir = path.dirname(piCli); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+  }
+  throw new Error(`no package.json above ${piCli}`);
+}
 
 function findRepoRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {

@@ -76,6 +76,11 @@ export interface SshHost {
   farPids(): Promise<number[]>;
   /** Writes the far user's ~/.pi/agent models.json and settings.json (an LLM on `hostAddress`). */
   writePiSettings(files: { models: unknown; settings: unknown }): Promise<void>;
+  /**
+   * Copies `file` into the far user's ~/.pi/agent/extensions/, as a user installs an extension
+   * (the far pi discovers it there); returns its far path, for the test to remove it after.
+   */
+  installExtension(file: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -412,6 +417,14 @@ export async function startSshHost(opts: SshHostOptions = {}): Promise<SshHost> 
         await writeFile(path.join(agentDir, "models.json"), JSON.stringify(files.models, null, 2));
         await writeFile(path.join(agentDir, "settings.json"), JSON.stringify(files.settings, null, 2));
         await run("chown", ["-R", `${user}:${user}`, path.join(home, ".pi")]);
+      },
+      async installExtension(file) {
+        const extensions = path.join(home, ".pi", "agent", "extensions");
+        await mkdir(extensions, { recursive: true });
+        const installed = path.join(extensions, path.basename(file));
+        await cp(file, installed);
+        await run("chown", ["-R", `${user}:${user}`, path.join(home, ".pi")]);
+        return installed;
       },
       stop: () => undoAll(undo),
     };
