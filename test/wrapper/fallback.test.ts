@@ -239,7 +239,13 @@ describe("subagent-wrapper: fallback models", () => {
         }),
       },
     });
-    await vi.waitFor(() => readFile(records, "utf8"), { timeout: 10_000, interval: 25 });
+    // Its start written whole (the file may exist a moment before its line does).
+    await vi.waitFor(
+      async () => {
+        if (!(await readFile(records, "utf8")).includes("\n")) throw new Error("pi has not started yet");
+      },
+      { timeout: 10_000, interval: 25 },
+    );
     process.kill(wrapper.pid, "SIGTERM");
     const run = await c.collect(await wrapper.done);
     expect(run.result?.status).toBe("interrupted");
