@@ -7,15 +7,18 @@ function lines(rows) {
   const out = [];
   for (const row of rows) {
     row.points.forEach((point, i) => {
-      out.push([
-        i === 0 ? row.what : "″",
-        point.input,
-        point.value,
-        point.baseline,
-        point.ratio,
-        i === 0 ? row.target : "″",
-        point.pass === undefined ? "—" : point.pass ? "yes" : "NO",
-      ]);
+      out.push(
+        [
+          i === 0 ? row.what : "″",
+          point.input,
+          point.value,
+          point.baseline,
+          point.ratio,
+          i === 0 ? row.target : "″",
+          point.pass === undefined ? "—" : point.pass ? "yes" : "NO",
+          // A cell a bench left out (a peer that could not run, a figure not taken) reads "—".
+        ].map((cell) => (cell === undefined || cell === null ? "—" : String(cell))),
+      );
     });
   }
   return out;
