@@ -131,4 +131,7 @@ async function recordStop(
   // and it must see what the stopped turn left undelivered. The wait's timer holds the event
   // loop (the wrapper's handle does not), so pi cannot exit in the middle of the tool.
   if (!isolated && stopped.running) await settledWithin(state.settled, STOP_WAIT_MS, ctx.clock);
+  // A turn ends when its result.json is in place, a moment before its wrapper exits: a stop
+  // also waits for the wrapper, so nothing of the stopped turn runs once interrupt or close returns.
+  if (stopped.running?.exited) await settledWithin(stopped.running.exited, STOP_WAIT_MS, ctx.clock);
 }

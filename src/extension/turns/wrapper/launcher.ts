@@ -93,6 +93,8 @@ export interface RunningTurn {
   pid: number | undefined;
   /** Resolves once the run's result.json is in place, or else once the wrapper has exited (undefined if it wrote none). */
   finished: Promise<ResultV1 | undefined>;
+  /** Resolves once the wrapper process is gone (a stop waits for it: nothing of a stopped turn runs after). */
+  exited?: Promise<void>;
   stop(): void;
   /** Once finished: how the wrapper process ended ("SIGKILL", "exit code 1", …). */
   howExited?(): string | undefined;
@@ -284,6 +286,10 @@ export async function startTurn(spec: TurnSpec, spare?: SpareHook): Promise<Runn
       done();
     });
   });
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
   // A restarted parent uses it to wait for a wrapper that outlived the previous process, and
   // the start time in it to tell that wrapper from a process that got its pid later. Once
   // the wrapper runs, nothing may fail the start: without the file a restore only cannot wait.
@@ -293,6 +299,7 @@ export async function startTurn(spec: TurnSpec, spare?: SpareHook): Promise<Runn
     runName: name,
     pid: child.pid,
     finished,
+    exited,
     howExited: () => exitDescription,
     damagedResult: () => damaged,
     stop: () => {
