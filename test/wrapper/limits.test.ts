@@ -271,19 +271,22 @@ describe("subagent-wrapper with the tree's budget", () => {
   });
 
   for (const mode of ["json", "rpc"] as const) {
-    // Skipped: whether the wrap-up lands inside the tool call's window (handed over, rightly) or
-    // while the answer streams depends on the machine's timing; a clean-clone run saw the first.
-    // The rule itself is the feeder's unit test; this needs the crossing made at a set step.
-    it.skip(`${mode} mode: a wrap-up that comes while the model writes its final answer is never handed to pi (no extra request), and the answered turn carries no limit`, async () => {
+    it(`${mode} mode: a wrap-up that comes while the model writes its final answer is never handed to pi (no extra request), and the answered turn carries no limit`, async () => {
+      const board = await mkdtemp(path.join(os.tmpdir(), "budget-board-case-"));
+      boards.push(board);
       const { run } = await limitsCase(
         [
           ...start,
-          // A budget crossed at a tool call; the tool is quick, so the wrap-up lands while the model answers.
           bashCall("c1"),
           { tool: { id: "c1", name: "bash" } },
           { turnEnd: true },
           { turnStart: true },
-          { sleep: 600 },
+          // The tree's budget is crossed by another turn while this model writes its answer:
+          // after the tool call's turn has ended (the pause lets the wrapper read that end
+          // first), and read from the board (every 500 ms) well before the answer's end.
+          { sleep: 150 },
+          { writeFile: { path: path.join(board, "other.json"), text: JSON.stringify({ tokens: 500, cost: 0 }) } },
+          { sleep: 900 },
           answer("all done"),
           { turnEnd: true },
           // pi reads its steering queue at the answer's end: whatever was handed would make it go on.
@@ -293,14 +296,14 @@ describe("subagent-wrapper with the tree's budget", () => {
         ],
         {
           limits: {},
-          env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "10" },
+          env: { PI_SUBAGENTS_BUDGET_LEFT_TOKENS: "100", PI_SUBAGENTS_BUDGET_BOARD: board },
           ...(mode === "rpc" && { dialogs: { timeoutMs: 60_000 } }),
         },
       );
       const out = await run();
       expect(out.result).toMatchObject({ status: "completed", finalText: "all done" });
       expect(out.result!.limit).toBeUndefined();
-      // Reached at the tool call, but never in pi's queue nor its conversation.
+      // Reached while the answer streamed, but never in pi's queue nor its conversation.
       expect(out.events.find((e) => e.type === "limit")).toMatchObject({
         phase: "reached",
         name: "tree_budget_tokens",
