@@ -65,7 +65,7 @@ const choice = args[0] === "both" || LINE_NAMES.includes(args[0]) ? args.shift()
  * that finishes its line pass first takes most of them, few enough that vitest's own start
  * (a few seconds each) stays small beside them.
  */
-const REST_SHARDS = 4;
+const REST_SHARDS = 6;
 
 /**
  * The passes: each lane runs its own passes one after the other, then takes passes from the

@@ -49,10 +49,12 @@ const rootProgram = () =>
 
 /**
  * The worker's bash runs until the person has said no and its wrapper has seen it: the wrap-up
- * recorded in the run's events (a condition, not a duration).
+ * recorded in the run's events (a condition, not a duration). Then it stays a moment more: the
+ * child's inbox feeder takes the wrap-up only while this tool call is under way, and it looks
+ * at the inbox on a change or every 250 ms — a tool that ended at once could end the window first.
  */
 const WAIT_FOR_WRAP_UP =
-  'e="$PI_SUBAGENTS_TREE_DIR/agents/worker/runs/0001-spawn/events.jsonl"; for i in $(seq 1 1200); do grep -q \'"phase":"reached"\' "$e" 2>/dev/null && break; sleep 0.05; done; echo looked';
+  'e="$PI_SUBAGENTS_TREE_DIR/agents/worker/runs/0001-spawn/events.jsonl"; for i in $(seq 1 1200); do grep -q \'"phase":"reached"\' "$e" 2>/dev/null && break; sleep 0.05; done; sleep 1.5; echo looked';
 
 function wrappedUp(h: Awaited<ReturnType<typeof tree>>): void {
   // The worker's second request carries the wrap-up, and its turn ends with the limit named.

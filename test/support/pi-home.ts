@@ -41,7 +41,10 @@ export const PI_LINE_NAME: LineName = PI_LINE.name;
  * pi only as the payload a runner carries (ssh, Slurm, a command prefix, fallbacks and limits
  * across a runner, the stress script, the README's demo, which runs pi 1.x for users), and
  * some check only this package's bookkeeping around pi (worktrees; the root killed before pi
- * holds a notice): what they check is the same code on either line, and
+ * holds a notice; validation messages; budgets and limits across turns; capacity and fan-out
+ * waits; a full or damaged tree directory; roles from definition files; a long report's
+ * bounds; the stress scenarios that tree-interrupts plays deeper): what they check is the same
+ * code on either line, and
  * each pi start on 0.73.1 costs twice 1.x's CPU on Node 20, which has no compile cache. npm test
  * runs those once, on pi 1.x (`describe.skipIf(ONE_LINE_IS_ENOUGH)`); what pi itself does on
  * a runner keeps one case per runner on both lines; `npm run test:0.73` runs them all on 0.73.1.
