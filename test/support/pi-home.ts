@@ -43,7 +43,8 @@ export const PI_LINE_NAME: LineName = PI_LINE.name;
  * some check only this package's bookkeeping around pi (worktrees; the root killed before pi
  * holds a notice; validation messages; budgets and limits across turns; capacity and fan-out
  * waits; a full or damaged tree directory; roles from definition files; a long report's
- * bounds; the stress scenarios that tree-interrupts plays deeper): what they check is the same
+ * bounds; the stress scenarios that tree-interrupts and tree-durable play deeper; the sandbox's
+ * stop path; doctor with a fake pi or the launcher's pi): what they check is the same
  * code on either line, and
  * each pi start on 0.73.1 costs twice 1.x's CPU on Node 20, which has no compile cache. npm test
  * runs those once, on pi 1.x (`describe.skipIf(ONE_LINE_IS_ENOUGH)`); what pi itself does on
