@@ -207,25 +207,7 @@ export async function retryOnLock<T>(
   }
 }
 
-const queues = new Map<string, Promise<void>>();
-
-/**
- * Runs `task` after every earlier task of the same `key` has settled (a per-key promise
- * chain). The map entry goes once its chain is idle, so nothing accumulates.
- */
-export function serialized<T>(key: string, task: () => Promise<T>): Promise<T> {
-  const previous = queues.get(key) ?? Promise.resolve();
-  const run = previous.then(task);
-  const settled = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  queues.set(key, settled);
-  void settled.then(() => {
-    if (queues.get(key) === settled) queues.delete(key);
-  });
-  return run;
-}
+export { serialized } from "./serialized.js";
 
 /** The repository's common git dir (shared by all its worktrees), as a real absolute path. */
 export async function commonGitDir(cwd: string, options: GitCallOptions = {}): Promise<string> {

@@ -11,8 +11,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { commonGitDir, type GitCallOptions, git, type LockOptions, retryOnLock, runGit, serialized } from "./git.js";
+import { commonGitDir, type GitCallOptions, git, type LockOptions, retryOnLock, runGit } from "./git.js";
 import { branchCommit, listWorktrees, type WorktreeEntry } from "./git-worktrees.js";
+import { serialized } from "./serialized.js";
 
 /** `p` with symbolic links resolved as far as it exists, so paths compare as git stores them. */
 export async function canonical(p: string): Promise<string> {

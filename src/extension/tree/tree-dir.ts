@@ -33,6 +33,7 @@ import { checkAgentRecord } from "../../contracts/tree.js";
 import { writeJsonAtomic } from "../../lib/atomic-file.js";
 import { type Clock, isoNow, sleep, systemClock } from "../../lib/clock.js";
 import { readJsonFile } from "../../lib/regular-file.js";
+import { serialized } from "../../lib/serialized.js";
 import { errorText } from "../../lib/values.js";
 import { agentFolderSegments, isTreeTag, treeTag } from "./paths.js";
 
@@ -361,10 +362,16 @@ export class TreeDir {
 
   /**
    * Takes every notice waiting in an agent's inbox, oldest first. A damaged one is moved
-   * aside (`<name>.damaged`, which is not read again) and noted, never handed on.
+   * aside (`<name>.damaged`, which is not read again) and noted, never handed on. One drain at
+   * a time: a wait and a turn's end collect at once, and two drains would both read a file
+   * before either removed it, handing its message on twice.
    */
-  async drainInbox(agentPath: string): Promise<Notice[]> {
+  drainInbox(agentPath: string): Promise<Notice[]> {
     const dir = this.inboxDir(agentPath);
+    return serialized(`inbox:${dir}`, () => this.drainNow(dir));
+  }
+
+  private async drainNow(dir: string): Promise<Notice[]> {
     const names = (await fs.promises.readdir(dir).catch(() => [])).filter((name) => name.endsWith(".json")).sort();
     const notices: Notice[] = [];
     for (const name of names) {

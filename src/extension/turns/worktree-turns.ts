@@ -17,7 +17,7 @@ import type { NoticeWorktree } from "../../contracts/notice.js";
 import type { AgentRecordV1, AgentWorktreeV1 } from "../../contracts/tree.js";
 import { writeFileAtomic } from "../../lib/atomic-file.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
-import { serialized } from "../../lib/git.js";
+import { serialized } from "../../lib/serialized.js";
 import { errorText } from "../../lib/values.js";
 import { WRAPPER_BIN } from "../config.js";
 import {

@@ -81,6 +81,22 @@ describe("TreeDir", () => {
     expect((await tree.drainInbox("/root")).map((n) => n.report)).toEqual(["first", "second"]);
     expect(await tree.drainInbox("/root")).toEqual([]);
   });
+
+  it("two drains at once (a wait and a turn's end collect together) hand each message on once", async () => {
+    const base = {
+      nickname: "n",
+      agent_status: "running",
+      health: "healthy",
+      model: "m",
+      reasoning: "r",
+      report_chars: 1,
+      report_stored: false,
+    } as const;
+    for (let i = 0; i < 5; i++)
+      await tree.postToInbox("/root", { ...base, agent_name: "/root/a", type: "message", report: `m${i}` });
+    const drained = await Promise.all([tree.drainInbox("/root"), tree.drainInbox("/root"), tree.drainInbox("/root")]);
+    expect(drained.flat().map((n) => n.report)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
+  });
 });
 
 describe("config", () => {
