@@ -16,6 +16,17 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
+/** A message notice's fields but its sender, type and text. */
+const base = {
+  nickname: "n",
+  agent_status: "running",
+  health: "healthy",
+  model: "m",
+  reasoning: "r",
+  report_chars: 1,
+  report_stored: false,
+} as const;
+
 const record = (agentPath: string, spawnSeq: number) =>
   agentRecord({ path: agentPath, nickname: `N${spawnSeq}`, spawnSeq });
 
@@ -67,15 +78,6 @@ describe("TreeDir", () => {
   });
 
   it("an inbox hands each posted notice out once, oldest first", async () => {
-    const base = {
-      nickname: "n",
-      agent_status: "running",
-      health: "healthy",
-      model: "m",
-      reasoning: "r",
-      report_chars: 1,
-      report_stored: false,
-    } as const;
     await tree.postToInbox("/root", { ...base, agent_name: "/root/a", type: "message", report: "first" });
     await tree.postToInbox("/root", { ...base, agent_name: "/root/b", type: "message", report: "second" });
     expect((await tree.drainInbox("/root")).map((n) => n.report)).toEqual(["first", "second"]);
@@ -83,15 +85,6 @@ describe("TreeDir", () => {
   });
 
   it("two drains at once (a wait and a turn's end collect together) hand each message on once", async () => {
-    const base = {
-      nickname: "n",
-      agent_status: "running",
-      health: "healthy",
-      model: "m",
-      reasoning: "r",
-      report_chars: 1,
-      report_stored: false,
-    } as const;
     for (let i = 0; i < 5; i++)
       await tree.postToInbox("/root", { ...base, agent_name: "/root/a", type: "message", report: `m${i}` });
     const drained = await Promise.all([tree.drainInbox("/root"), tree.drainInbox("/root"), tree.drainInbox("/root")]);
