@@ -253,14 +253,19 @@ export interface GroupWait {
  * the caller adds their delivery keys (withDeliveryKeys) to the result it gives pi.
  */
 export async function waitForGroup(rt: TreeRuntime, wait: GroupWait) {
-  // The group is fixed now: notices already in the mailbox count, so collect the inbox first.
+  // The group is fixed at the call: the children working now, and those whose notice is in the
+  // mailbox once the inbox is collected. Taken before the collection too, so a child that ends
+  // (or is interrupted) while the inbox is read is still one of the group.
+  const atCall = waitGroup(rt, wait.targets);
   await rt.collectInbox();
+  const group = waitGroup(rt, wait.targets);
+  for (const member of atCall) group.add(member);
   const call: WaitCall = {
     rt,
     timeoutMs: wait.timeoutMs,
     signal: wait.signal,
     ctx: wait.ctx,
-    group: waitGroup(rt, wait.targets),
+    group,
   };
   return waitForAnswer(call, wait.clock, wait.onUpdate);
 }
