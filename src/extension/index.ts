@@ -41,17 +41,24 @@ type ToolDefinitionArg = Parameters<ExtensionAPI["registerTool"]>[0];
 
 /**
  * What only the root uses: its tools' rendering, /agents, a durable exit, the cleaning of a
- * temporary tree. Imported when the extension loads in a root, never in a child: the terminal
- * UI library these import would be evaluated a second time in every child's pi.
+ * temporary tree, the person's view of the tree (SessionUi). Imported when the extension loads
+ * in a root, never in a child: the terminal UI library these import would be evaluated a
+ * second time in every child's pi.
+ *
+ * Every part loaded on first use that reaches pi's packages is imported here: pi loads this
+ * entry through its jiti, which resolves pi's packages by the names pi gives them (an alias);
+ * a module that Node loaded itself (jiti lets Node load those whose imports Node resolves)
+ * would import with Node's resolver, which may not know those names.
  */
 async function rootParts(): Promise<RootParts> {
-  const [render, command, durable, clean] = await Promise.all([
+  const [render, command, durable, clean, ui] = await Promise.all([
     import("./ui/tool-render.js"),
     import("./ui/agents-command.js"),
     import("./ui/durable-exit.js"),
     import("./ui/agents-clean.js"),
+    import("./ui/session-ui.js"),
   ]);
-  return { ...render, ...command, ...durable, ...clean };
+  return { ...render, ...command, ...durable, ...clean, ...ui };
 }
 
 /**
@@ -121,6 +128,7 @@ export default async function piSubagentTree(pi: ExtensionAPI): Promise<void> {
 
   const deps: ToolDeps = {
     pi,
+    spawnPart: () => import("./spawn/spawn.js"),
     runtime: () => {
       if (state.runtime) return state.runtime;
       if (!started) throw new Error("the agent tree is not ready: the session has not started");

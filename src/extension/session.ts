@@ -35,11 +35,15 @@ import { type ActiveAgents, countActive, interactiveMode, type OnExit, onExitCho
 import type { NoticeHold } from "./ui/notice-hold.js";
 import type { SessionUi } from "./ui/session-ui.js";
 
-/** What only the root uses (index.ts imports it in a root): its tools' rendering, /agents, a durable exit, the cleaning of a temporary tree. */
+/**
+ * What only the root uses (index.ts imports it in a root): its tools' rendering, /agents, a
+ * durable exit, the cleaning of a temporary tree, the person's view of the tree.
+ */
 export type RootParts = typeof import("./ui/tool-render.js") &
   typeof import("./ui/agents-command.js") &
   typeof import("./ui/durable-exit.js") &
-  typeof import("./ui/agents-clean.js");
+  typeof import("./ui/agents-clean.js") &
+  typeof import("./ui/session-ui.js");
 
 /** What one pi process holds for the session it runs (replaced at each session_start). */
 export interface SessionState {
@@ -267,8 +271,7 @@ export async function startSession(parts: SessionParts, { ctx, problem, ownRunUs
   // The person's view of the tree: a root's only. A child's UI (pi's RPC mode) is its wrapper,
   // which passes its dialogs up; nobody reads its notices' lines or its widget there.
   if (root && ctx.hasUI) {
-    const { SessionUi } = await import("./ui/session-ui.js");
-    state.session = new SessionUi(pi, ctx, rt, sessionFile, hold);
+    state.session = new root.SessionUi(pi, ctx, rt, sessionFile, hold);
     state.session.exitHow = exitHow(root, state);
     state.session.start();
     state.session.countDialogs(() => rt.dialogDesk?.waitingForPerson ?? 0);

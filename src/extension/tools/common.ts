@@ -20,6 +20,13 @@ export type RuntimeGetter = () => TreeRuntime | Promise<TreeRuntime>;
 export interface ToolDeps {
   pi: ExtensionAPI;
   runtime: RuntimeGetter;
+  /**
+   * spawn.ts, imported at the first spawn. Given by index.ts, whose import() goes through pi's
+   * loader: spawn.ts imports pi's package, whose name only pi's loader resolves (by alias), and
+   * a tool module may have been loaded by Node itself, whose import() would not. Without it
+   * (a tool built to read its description) spawn_agent cannot spawn.
+   */
+  spawnPart?: () => Promise<typeof import("../spawn/spawn.js")>;
   /** What the tools read the time and wait on; the system's clock when not given (tests move a fake one). */
   clock?: Clock;
 }

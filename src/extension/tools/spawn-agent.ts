@@ -73,7 +73,7 @@ export function describeDuration(ms: number): string {
  * so the model is told the limits it will meet.
  */
 export function spawnAgentTool(
-  { pi, runtime, clock = systemClock }: ToolDeps,
+  { pi, runtime, spawnPart, clock = systemClock }: ToolDeps,
   roles: RoleCatalog = BUILTIN_CATALOG,
   limits: TreeLimits = treeLimits(),
 ): ToolDefinition<SpawnParameters> {
@@ -91,9 +91,10 @@ export function spawnAgentTool(
     execute: async (_id, params, signal, onUpdate, ctx) => {
       const started = runtime();
       const rt = started instanceof Promise ? await started : started;
-      const [{ assertBudgetLeft }, { progressOf }, { spawnAgent }] = await loadPart("the spawn", () =>
-        Promise.all([import("../progress/budget.js"), import("../progress/progress.js"), import("../spawn/spawn.js")]),
-      );
+      const [{ assertBudgetLeft }, { progressOf }, { spawnAgent }] = await loadPart("the spawn", () => {
+        if (!spawnPart) throw new Error("this spawn_agent was built without the spawn");
+        return Promise.all([import("../progress/budget.js"), import("../progress/progress.js"), spawnPart()]);
+      });
       await assertBudgetLeft(progressOf(rt));
       const spawned = await spawnAgent(rt, pi, ctx, params);
       // The call returns at once; this one update shows the new child while pi renders the result.
