@@ -1,5 +1,6 @@
 import type { AgentToolResult, ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Clock } from "../../lib/clock.js";
+import { errorText } from "../../lib/values.js";
 import { isStrictDescendant, parentOf, resolveTarget } from "../tree/paths.js";
 import type { ChildState, TreeRuntime } from "../turns/runtime.js";
 
@@ -8,12 +9,24 @@ export function jsonResult<T extends object>(value: T): AgentToolResult<T> {
   return { content: [{ type: "text", text: JSON.stringify(value) }], details: value };
 }
 
-/** The runtime of this session, or a clear error before session_start has run. */
-export type RuntimeGetter = () => TreeRuntime;
+/**
+ * The runtime of this session, or a clear error before session_start has run; in a child whose
+ * tree is not started yet, the promise of its start (index.ts: the tree's machinery loads when
+ * first needed). A tool awaits only that promise: a ready runtime is used in the same turn of
+ * the event loop as the call, so what the tool reads of the tree is what it was when called.
+ */
+export type RuntimeGetter = () => TreeRuntime | Promise<TreeRuntime>;
 
 export interface ToolDeps {
   pi: ExtensionAPI;
   runtime: RuntimeGetter;
+  /**
+   * spawn.ts, imported at the first spawn. Given by index.ts, whose import() goes through pi's
+   * loader: spawn.ts imports pi's package, whose name only pi's loader resolves (by alias), and
+   * a tool module may have been loaded by Node itself, whose import() would not. Without it
+   * (a tool built to read its description) spawn_agent cannot spawn.
+   */
+  spawnPart?: () => Promise<typeof import("../spawn/spawn.js")>;
   /** What the tools read the time and wait on; the system's clock when not given (tests move a fake one). */
   clock?: Clock;
 }
@@ -62,6 +75,19 @@ export function directChild(
   const damage = runtime.damaged.get(resolved);
   if (damage !== undefined) throw new Error(`${resolved}'s record is damaged (${damage}); it cannot take ${action}`);
   throw new Error(`${resolved}'s record could not be read when this session started; it cannot take ${action}`);
+}
+
+/**
+ * A part of the extension a tool imports when it is first called rather than when pi loads the
+ * extension: pi evaluates every module imported at load again in each child's pi, and most
+ * children never call these tools. A failed import is the tool's error, said plainly; pi goes on.
+ */
+export async function loadPart<T>(what: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    throw new Error(`pi-subagent-tree could not load ${what}: ${errorText(err)}`);
+  }
 }
 
 export function requireText(value: unknown, name: string): string {

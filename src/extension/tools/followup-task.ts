@@ -1,7 +1,5 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { assertBudgetLeft } from "../progress/budget.js";
-import { progressOf } from "../progress/progress.js";
-import { directChild, jsonResult, requireText, type ToolDeps } from "./common.js";
+import { directChild, jsonResult, loadPart, requireText, type ToolDeps } from "./common.js";
 import { object, string } from "./schema.js";
 
 const parameters = object({
@@ -18,10 +16,16 @@ export function followupTaskTool({ runtime }: ToolDeps): ToolDefinition<typeof p
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
       const text = requireText(params.message, "message");
       const state = directChild(rt, params.target, "follow-ups");
-      const followup = await rt.followup(state, text, () => assertBudgetLeft(progressOf(rt)));
+      const followup = await rt.followup(state, text, async () => {
+        const [{ assertBudgetLeft }, { progressOf }] = await loadPart("the budget check", () =>
+          Promise.all([import("../progress/budget.js"), import("../progress/progress.js")]),
+        );
+        await assertBudgetLeft(progressOf(rt));
+      });
       return jsonResult({
         agent_name: state.record.path,
         agent_status: followup.status,

@@ -1,7 +1,6 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { LIMITS } from "../../contracts/tree.js";
-import { readReportPage } from "../turns/delivery/reports.js";
-import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
+import { jsonResult, loadPart, subtreeTarget, type ToolDeps } from "./common.js";
 import { number, object, optional, string } from "./schema.js";
 
 const parameters = object({
@@ -17,8 +16,10 @@ export function getAgentReportTool({ runtime }: ToolDeps): ToolDefinition<typeof
     description: `An agent's full final answer, ≤${LIMITS.reportPageChars} chars a page. Kept per turn (≤${LIMITS.reportChars} chars, newest ${LIMITS.reportsKept}); available: false if none.`,
     parameters,
     execute: async (_id, params) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
       const target = subtreeTarget(rt, params.target);
+      const { readReportPage } = await loadPart("the reports", () => import("../turns/delivery/reports.js"));
       const page = await readReportPage(rt.tree.agentDir(target), {
         ...(params.turn !== undefined && { turn: params.turn }),
         ...(params.offset !== undefined && { offset: params.offset }),

@@ -3,13 +3,8 @@ import { LIMITS } from "../../contracts/tree.js";
 import { addTotals, emptyTotals, usageTotals } from "../../contracts/usage.js";
 import { verificationSummary } from "../../contracts/verify.js";
 import { systemClock } from "../../lib/clock.js";
-import { budgetState } from "../progress/budget.js";
-import { limitsUsed } from "../progress/limits-used.js";
-import { progressFields, progressOf } from "../progress/progress.js";
 import { resolveTarget } from "../tree/paths.js";
-import { pendingMessageCount } from "../turns/delivery/live-messages.js";
-import { modelInUse } from "../turns/fallback-turns.js";
-import { jsonResult, type ToolDeps } from "./common.js";
+import { jsonResult, loadPart, type ToolDeps } from "./common.js";
 import { object, optional, string } from "./schema.js";
 
 /** Damaged records named in one result (each problem is one bounded line). */
@@ -19,6 +14,18 @@ const parameters = object({
   path_prefix: optional(string({ description: "Only paths starting with this." })),
 });
 
+/** What list_agents reads the tree with, imported at its first call (common.ts's loadPart says why). */
+const progressParts = () =>
+  loadPart("the tree's progress", () =>
+    Promise.all([
+      import("../progress/budget.js"),
+      import("../progress/limits-used.js"),
+      import("../progress/progress.js"),
+      import("../turns/delivery/live-messages.js"),
+      import("../turns/fallback-turns.js"),
+    ]),
+  );
+
 export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): ToolDefinition<typeof parameters> {
   return {
     name: "list_agents",
@@ -26,7 +33,10 @@ export function listAgentsTool({ runtime, clock = systemClock }: ToolDeps): Tool
     description: `Your subtree's agents: status, usage, progress, pending_messages (unread). ≤${LIMITS.listAgentsBytes / 1024} KiB; omitted counts the rest. Agents in damaged cannot be acted on.`,
     parameters,
     execute: async (_id, params) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
+      const [{ budgetState }, { limitsUsed }, { progressFields, progressOf }, { pendingMessageCount }, { modelInUse }] =
+        await progressParts();
       const prefix = params.path_prefix
         ? (resolveTarget(rt.self, params.path_prefix) ?? params.path_prefix)
         : undefined;

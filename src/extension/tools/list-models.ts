@@ -1,8 +1,8 @@
 import { getAgentDir, SettingsManager, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { systemClock } from "../../lib/clock.js";
-import { listModels, type ModelInfo, scopePatterns } from "../roles/models.js";
-import { type Cooldowns, readCooldowns } from "../tree/cooldowns.js";
-import { jsonResult, type ToolDeps } from "./common.js";
+import type { ModelInfo } from "../roles/models.js";
+import type { Cooldowns } from "../tree/cooldowns.js";
+import { jsonResult, loadPart, type ToolDeps } from "./common.js";
 import { object } from "./schema.js";
 
 const parameters = object({});
@@ -17,9 +17,12 @@ export function enabledModelsSetting(cwd: string): { enabledModels?: unknown } {
 }
 
 /** The tree's cooling models (tree/cooldowns.ts); none when this session has no tree yet. */
-function treeCooldowns(deps: ToolDeps): Cooldowns {
+async function treeCooldowns(
+  deps: ToolDeps,
+  readCooldowns: typeof import("../tree/cooldowns.js").readCooldowns,
+): Promise<Cooldowns> {
   try {
-    return readCooldowns(deps.runtime().tree.root, (deps.clock ?? systemClock).now());
+    return readCooldowns((await deps.runtime()).tree.root, (deps.clock ?? systemClock).now());
   } catch {
     return {};
   }
@@ -33,9 +36,12 @@ export function listModelsTool(deps: ToolDeps): ToolDefinition<typeof parameters
       "Models for spawn_agent (provider/id), reasoning_levels; scoped: true if the session limits them. cooling_until: spawn skips.",
     parameters,
     execute: async (_id, _params, _signal, _onUpdate, ctx) => {
+      const [{ listModels, scopePatterns }, { readCooldowns }] = await loadPart("the model list", () =>
+        Promise.all([import("../roles/models.js"), import("../tree/cooldowns.js")]),
+      );
       const available = ctx.modelRegistry.getAvailable() as ModelInfo[];
       const listed = listModels(available, scopePatterns(process.argv, enabledModelsSetting(ctx.cwd)));
-      const cooling = treeCooldowns(deps);
+      const cooling = await treeCooldowns(deps, readCooldowns);
       const models = listed.models.map((m) => {
         const cooldown = cooling[m.model];
         return cooldown ? { ...m, cooling_until: cooldown.until, cooling_reason: cooldown.error_class } : m;

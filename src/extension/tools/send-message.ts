@@ -30,7 +30,8 @@ export function sendMessageTool({ runtime }: ToolDeps): ToolDefinition<typeof pa
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
       if (params.answer !== undefined) {
         if (params.message !== undefined) throw new Error("give message or answer, not both");
         const state = directChild(rt, params.target, "messages");

@@ -3,11 +3,8 @@ import { LIMITS } from "../../contracts/tree.js";
 import { VERIFY_DEFAULTS } from "../../contracts/verify.js";
 import { systemClock } from "../../lib/clock.js";
 import { type TreeLimits, treeLimits } from "../config.js";
-import { assertBudgetLeft } from "../progress/budget.js";
-import { progressOf } from "../progress/progress.js";
 import { BUILTIN_CATALOG, describeAgentTypes, type RoleCatalog } from "../roles/roles.js";
-import { spawnAgent } from "../spawn/spawn.js";
-import { jsonResult, type ToolDeps } from "./common.js";
+import { jsonResult, loadPart, type ToolDeps } from "./common.js";
 import { array, boolean, integer, object, optional, string, union, unsafe } from "./schema.js";
 import { clampTimeout, waitForGroup, withDeliveryKeys } from "./wait-agent.js";
 
@@ -76,7 +73,7 @@ export function describeDuration(ms: number): string {
  * so the model is told the limits it will meet.
  */
 export function spawnAgentTool(
-  { pi, runtime, clock = systemClock }: ToolDeps,
+  { pi, runtime, spawnPart, clock = systemClock }: ToolDeps,
   roles: RoleCatalog = BUILTIN_CATALOG,
   limits: TreeLimits = treeLimits(),
 ): ToolDefinition<SpawnParameters> {
@@ -92,7 +89,12 @@ export function spawnAgentTool(
     parameters,
     executionMode: "sequential",
     execute: async (_id, params, signal, onUpdate, ctx) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
+      const [{ assertBudgetLeft }, { progressOf }, { spawnAgent }] = await loadPart("the spawn", () => {
+        if (!spawnPart) throw new Error("this spawn_agent was built without the spawn");
+        return Promise.all([import("../progress/budget.js"), import("../progress/progress.js"), spawnPart()]);
+      });
       await assertBudgetLeft(progressOf(rt));
       const spawned = await spawnAgent(rt, pi, ctx, params);
       // The call returns at once; this one update shows the new child while pi renders the result.

@@ -31,7 +31,8 @@ export function stopTool({ runtime }: ToolDeps, spec: StopToolSpec): ToolDefinit
     parameters,
     executionMode: "sequential",
     execute: async (_id, params) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
       const state = directChild(rt, params.target, spec.action);
       const previous = await spec.stop(rt, state);
       return jsonResult({

@@ -4,8 +4,8 @@ import { LIMITS } from "../../contracts/tree.js";
 import { usageTotals } from "../../contracts/usage.js";
 import { type Clock, systemClock } from "../../lib/clock.js";
 import { errorValue } from "../../lib/text.js";
-import { type AgentProgress, progressFields, progressOf } from "../progress/progress.js";
-import { DELIVERY_KEYS_FIELD } from "../turns/delivery/deliveries.js";
+import type { AgentProgress, ProgressFields } from "../progress/progress.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/delivery/delivery-keys.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { jsonResult, subtreeTarget, type ToolDeps } from "./common.js";
 import { array, boolean, number, object, optional, string } from "./schema.js";
@@ -25,8 +25,15 @@ const INBOX_POLL_MS = 200;
 /** How often a waiting parent streams the progress of its subtree (pi's onUpdate). */
 export const PROGRESS_UPDATE_MS = 1000;
 
-/** One partial result while waiting: one line of text (the widget draws the tree), its active agents as details. */
-export function progressUpdate(agents: AgentProgress[], waitedMs: number) {
+/**
+ * One partial result while waiting: one line of text (the widget draws the tree), its active
+ * agents as details, each with its `progressFields` (progress.ts).
+ */
+export function progressUpdate(
+  agents: AgentProgress[],
+  waitedMs: number,
+  progressFields: (agent: AgentProgress) => ProgressFields,
+) {
   const active = agents.filter((agent) => agent.record.status === "running" || agent.record.status === "pending_init");
   const running = active.filter((agent) => agent.record.status === "running");
   const counts = [
@@ -63,7 +70,9 @@ async function sendProgress(
 ): Promise<void> {
   if (!onUpdate) return;
   try {
-    onUpdate(progressUpdate(await progressOf(rt).snapshot(rt.self, clock), waitedMs));
+    // Loaded with the first update: a wait that ends at once needs none of it.
+    const { progressFields, progressOf } = await import("../progress/progress.js");
+    onUpdate(progressUpdate(await progressOf(rt).snapshot(rt.self, clock), waitedMs, progressFields));
   } catch {
     // progress is a courtesy: a failed read never fails the wait
   }
@@ -281,7 +290,8 @@ export function waitAgentTool({ runtime, clock = systemClock }: ToolDeps): ToolD
     ].join(" "),
     parameters,
     execute: async (_id, params, signal, onUpdate, ctx) => {
-      const rt = runtime();
+      const started = runtime();
+      const rt = started instanceof Promise ? await started : started;
       if (params.target !== undefined) subtreeTarget(rt, params.target);
       const targets = givenTargets(params.targets);
       if (targets && params.all !== true) throw new Error("targets needs all: true");

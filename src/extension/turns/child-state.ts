@@ -5,6 +5,7 @@
 
 import type { Notice } from "../../contracts/notice.js";
 import type { AgentRecordV1, AgentStatus } from "../../contracts/tree.js";
+import type { Usage } from "../../contracts/usage.js";
 import type { Clock } from "../../lib/clock.js";
 import type { DeliveryFiles, DeliveryStep } from "./delivery/deliveries.js";
 import { IDLE, liveTurnOf, type StopReason, type TurnPhase } from "./lifecycle.js";
@@ -70,6 +71,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** The runners' tree-wide slots (default: leases in the tree directory, runner-slots.ts). */
   runnerGate?: RunnerGate;
+  /** A child's own turn so far, counted from before the runtime started (default: none yet). */
+  ownRunUsage?: Usage;
 }
 
 /** What followup_task tells the model. */

@@ -76,7 +76,7 @@ export class TreeRuntime implements StopContext, EffectContext {
    */
   readOnly: number | undefined;
   /** A child's own turn so far, summed from its session's answers (the extension feeds it; progress.ts says why). */
-  readonly ownRunUsage: Usage = emptyUsage();
+  readonly ownRunUsage: Usage;
   /** Set: every turn's meta.json asks for dialogs, and `dialogDesk` answers its children's (dialogs.ts). */
   dialogSettings: DialogSettingsV1 | undefined;
   dialogDesk: DialogDesk | undefined;
@@ -91,6 +91,7 @@ export class TreeRuntime implements StopContext, EffectContext {
     this.hooks = options.hooks ?? {};
     this.clock = options.clock ?? systemClock;
     this.fault = options.fault;
+    this.ownRunUsage = options.ownRunUsage ?? emptyUsage();
     this.deliveries = DeliveryLog.in(
       tree.agentDir(identity.self),
       TREE_FILES.deliveries,

@@ -12,7 +12,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Notice } from "../../contracts/notice.js";
-import { DELIVERY_KEYS_FIELD } from "../turns/delivery/deliveries.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/delivery/delivery-keys.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 
 /** The events after which a message pi ended before is in its session. */

@@ -10,7 +10,7 @@ import type { AgentRecordV1 } from "../../contracts/tree.js";
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.js";
 import { budgetFromEnv } from "../progress/budget.js";
 import { progressOf } from "../progress/progress.js";
-import { DELIVERY_KEYS_FIELD } from "../turns/delivery/deliveries.js";
+import { DELIVERY_KEYS_FIELD } from "../turns/delivery/delivery-keys.js";
 import type { TreeRuntime } from "../turns/runtime.js";
 import { type ActiveAgents, activeAgents, countActive, type OnExit, sayAtExit, stoppingStatus } from "./exit.js";
 import type { NoticeHold } from "./notice-hold.js";

@@ -9,7 +9,10 @@ import { allRelativeImports, importedFile, SRC, sourceFiles } from "../../suppor
 
 const EXTENSION = path.join(SRC, "extension");
 
-/** Bottom first. `settings`, `config` and `tracing` are the files of that name in src/extension, `index` the entry that wires everything. */
+/**
+ * Bottom first. `settings`, `config`, `tracing` and `session` are the files of that name in
+ * src/extension, `index` the entry that wires everything.
+ */
 const LAYERS = [
   "settings",
   "roles",
@@ -22,6 +25,7 @@ const LAYERS = [
   "spawn",
   "tools",
   "ui",
+  "session",
   "index",
 ] as const;
 

@@ -30,6 +30,7 @@ import type { Notice } from "../../../contracts/notice.js";
 import { writeJsonAtomic } from "../../../lib/atomic-file.js";
 import { readJsonFile } from "../../../lib/regular-file.js";
 import { errorText } from "../../../lib/values.js";
+import { DELIVERY_KEYS_FIELD } from "./delivery-keys.js";
 
 /** One notice the parent was given: `notice` is kept until it is taken. */
 export interface DeliveryEntry {
@@ -42,9 +43,6 @@ export interface DeliveryFileV1 {
   version: 1;
   given: DeliveryEntry[];
 }
-
-/** The details field of a message pi holds (a tool result, a wake) that names the notices it carries. */
-export const DELIVERY_KEYS_FIELD = "delivery_keys";
 
 /**
  * The delivery keys a session's entries hold (any message whose details name them): those
