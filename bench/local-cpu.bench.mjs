@@ -72,7 +72,12 @@ export async function run() {
       ? { calls: [["spawn_agent", { task_name: "solo", fork_turns: "none", message: "answer", wait: true }]] }
       : { calls: [["list_agents", {}]] };
   });
-  const lines = benchLines().map((line) => ({ line, ...benchPiHome(llm.url, line), turns: [], plain: [] }));
+  // One turn, so no spare pi (it would serve the next turn, and its wrapper and pi would be
+  // counted as this turn's): its own costs are the spare rows'.
+  const lines = benchLines().map((line) => {
+    const home = benchPiHome(llm.url, line);
+    return { line, ...home, env: { ...home.env, PI_SUBAGENTS_SPARE: "0" }, turns: [], plain: [] };
+  });
   try {
     for (let round = 0; round < rounds(5) + 1; round++) {
       for (const entry of lines) {
@@ -110,7 +115,7 @@ export async function run() {
           pass: ratio <= 0.3,
         },
       ],
-      note: `Real pi root and child (${line.label}; loopback LLM, the child answers after ${CHILD_MS} ms); /proc/<pid>/stat every 10 ms (10 ms ticks), medians of ${turns.length} after one warm-up round. The wrapper's own CPU ${fmt.ms(wrapper)}; the root's ${fmt.ms(rootExtra)} beyond the same root making the same two model requests with list_agents in place of the spawn (${fmt.ms(median(plain.map((p) => p.root)))} without a child); the child pi's ${fmt.ms(childPi)}, from the wrapper's cutime + cstime once it has reaped it (else the child's last sample).`,
+      note: `Real pi root and child (${line.label}; loopback LLM, the child answers after ${CHILD_MS} ms); /proc/<pid>/stat every 10 ms (10 ms ticks), medians of ${turns.length} after one warm-up round; no spare pi (PI_SUBAGENTS_SPARE=0: a spare serves the next turn, and the spare rows report what it costs). The wrapper's own CPU ${fmt.ms(wrapper)}; the root's ${fmt.ms(rootExtra)} beyond the same root making the same two model requests with list_agents in place of the spawn (${fmt.ms(median(plain.map((p) => p.root)))} without a child); the child pi's ${fmt.ms(childPi)}, from the wrapper's cutime + cstime once it has reaped it (else the child's last sample).`,
     });
   });
 }
