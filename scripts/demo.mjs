@@ -111,7 +111,7 @@ const code = await new Promise((resolve) => {
   });
 });
 await llm.close();
-rmSync(home, { recursive: true, force: true });
+rmSync(home, { recursive: true, force: true, maxRetries: 5 });
 
 const treeDir = path.join(out, "trees", readdirSync(path.join(out, "trees"))[0] ?? "");
 const records = [];

@@ -118,10 +118,20 @@ function exitHow(root: RootParts | undefined, state: SessionState): OnExit {
 }
 
 /** session_shutdown (and the start of the next session): stop or leave the turns, say so, give the tree back. */
-export async function endSession({ pi, root, state }: SessionParts, reason?: string): Promise<void> {
+export async function endSession(parts: SessionParts, reason?: string): Promise<void> {
+  // The spare ends beside the rest, and the session's end waits for it: nothing of the tree
+  // outlives the root's exit.
+  const spareGone = parts.state.spare?.close();
+  parts.state.spare = undefined;
+  try {
+    await endTurns(parts, reason);
+  } finally {
+    await spareGone;
+  }
+}
+
+async function endTurns({ pi, root, state }: SessionParts, reason?: string): Promise<void> {
   const { runtime: ending, session: ui, temporary: removal, ownership: lease } = state;
-  state.spare?.close();
-  state.spare = undefined;
   state.runtime = undefined;
   state.session = undefined;
   state.temporary = undefined;

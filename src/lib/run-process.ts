@@ -52,7 +52,8 @@ export function tail(text: string, chars: number = TAIL_CHARS): string {
   return trimmed.length <= chars ? trimmed : `…${trimmed.slice(trimmed.length - chars + 1)}`;
 }
 
-function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+/** Signals a process group (its leader's pid); nothing when it is gone. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (!pid) return;
   try {
     process.kill(-pid, signal);

@@ -12,6 +12,7 @@ import path from "node:path";
 import { ENV } from "../../../contracts/env.js";
 import type { MetaV1 } from "../../../contracts/meta.js";
 import { SPARE_FILES, SPARE_TAKE_COMMAND } from "../../../contracts/spare.js";
+import { signalGroup } from "../../../lib/run-process.js";
 import { WRAPPER_BIN } from "../../config.js";
 import { currentPiBinary, startTurn, type TurnOperations, wrapperEnv, wrapperTurns } from "./launcher.js";
 import type { SpareKeeper, SpareLauncher } from "./spare.js";
@@ -44,12 +45,16 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
   stdin?.on("error", () => undefined);
   (stdin as unknown as { unref?: () => void } | null)?.unref?.();
   let exited = false;
-  child.once("exit", () => {
-    exited = true;
-  });
-  child.once("error", () => {
-    exited = true;
-    fs.rmSync(dir, { recursive: true, force: true });
+  const gone = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    });
+    child.once("error", () => {
+      exited = true;
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve();
+    });
   });
   return {
     pid: child.pid,
@@ -63,6 +68,11 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
     },
     end: () => {
       if (!stdin?.destroyed) stdin?.end();
+    },
+    exited: gone,
+    // Its own process group (detached): the wrapper and the pi it started.
+    kill: () => {
+      if (!exited) signalGroup(child.pid, "SIGKILL");
     },
   };
 };

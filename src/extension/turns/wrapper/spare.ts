@@ -10,6 +10,12 @@ import { type Clock, systemClock, type TimerHandle } from "../../../lib/clock.js
 
 /** How long a tree with no running turn keeps its spare: a follow-up within it starts at once, then the memory is given back. */
 export const SPARE_IDLE_MS = 30_000;
+/**
+ * How long the session's end waits for the spare it ended (its pi ending, its temp files
+ * removed) before it kills the spare's process group: a root that has exited leaves nothing of
+ * its tree running, however slowly the spare's pi ends.
+ */
+export const SPARE_END_WAIT_MS = 3_000;
 
 /** One spare wrapper as the root sees it. */
 export interface SpareProcess<Handle = unknown> {
@@ -22,6 +28,10 @@ export interface SpareProcess<Handle = unknown> {
   take(metaPath: string): boolean;
   /** Ends it (its stdin closed: it ends its pi and exits). */
   end(): void;
+  /** Resolves once its process has exited (or could not start). */
+  readonly exited: Promise<void>;
+  /** Kills its process group (it did not end in time). */
+  kill(): void;
 }
 
 /** Starts a spare wrapper for `template` (throws when it cannot). */
@@ -92,11 +102,32 @@ export class SpareKeeper<Handle = unknown> {
     return this.spare?.process.alive() === true;
   }
 
-  /** Session shutdown: the spare ends, and none starts again. */
-  close(): void {
+  /**
+   * Session shutdown: the spare ends, and none starts again. Resolves once it has exited, or
+   * SPARE_END_WAIT_MS later with its process group killed.
+   */
+  close(): Promise<void> {
     this.closed = true;
     this.cancelIdle();
-    this.endSpare();
+    const current = this.spare;
+    this.spare = undefined;
+    if (!current) return Promise.resolve();
+    this.endProcess(current.process);
+    const { process } = current;
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimeout(
+        () => {
+          process.kill();
+          resolve();
+        },
+        SPARE_END_WAIT_MS,
+        { unref: true },
+      );
+      void process.exited.then(() => {
+        this.clock.clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   private endSpare(): void {

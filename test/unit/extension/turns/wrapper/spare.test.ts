@@ -1,7 +1,12 @@
 /** The root's spare: one at a time, for the latest turn's shape, taken once, ended when idle and at shutdown (fake time, fake launcher). */
 import { describe, expect, it } from "vitest";
 import type { MetaV1 } from "../../../../../src/contracts/meta.js";
-import { SPARE_IDLE_MS, SpareKeeper, type SpareProcess } from "../../../../../src/extension/turns/wrapper/spare.js";
+import {
+  SPARE_END_WAIT_MS,
+  SPARE_IDLE_MS,
+  SpareKeeper,
+  type SpareProcess,
+} from "../../../../../src/extension/turns/wrapper/spare.js";
 import { spareWanted } from "../../../../../src/extension/turns/wrapper/spare-launch.js";
 import { FakeClock } from "../../../../support/fake-clock.js";
 
@@ -20,8 +25,11 @@ const meta = (agent: string, change: Partial<MetaV1> = {}): MetaV1 => ({
 
 interface FakeSpare extends SpareProcess<string> {
   ended: boolean;
+  killed: boolean;
   takes: string[];
   dies(): void;
+  /** Its process exits (after it was ended, as a real spare does once its pi has ended). */
+  exits(): void;
 }
 
 function harness(idleMs = SPARE_IDLE_MS) {
@@ -30,11 +38,20 @@ function harness(idleMs = SPARE_IDLE_MS) {
   const keeper = new SpareKeeper<string>(
     (template) => {
       let alive = true;
+      let exit = () => {};
       const spare: FakeSpare = {
         pid: 100 + launched.length,
         handle: `spare for ${template.runId}`,
         ended: false,
+        killed: false,
         takes: [],
+        exited: new Promise<void>((resolve) => {
+          exit = resolve;
+        }),
+        exits: () => exit(),
+        kill: () => {
+          spare.killed = true;
+        },
         alive: () => alive && !spare.ended,
         take: (metaPath) => {
           if (!alive) return false;
@@ -126,11 +143,40 @@ describe("SpareKeeper", () => {
   it("close ends the spare and none starts after it", () => {
     const { keeper, launched } = harness();
     keeper.turnStarted(meta("a"));
-    keeper.close();
+    void keeper.close();
     expect(launched[0]!.ended).toBe(true);
     keeper.turnStarted(meta("b"));
     expect(launched).toHaveLength(1);
     expect(keeper.handTo(meta("c"), "/c/meta.json")).toBeUndefined();
+  });
+
+  it("close resolves once the ended spare has exited, nothing killed", async () => {
+    const { keeper, launched } = harness();
+    keeper.turnStarted(meta("a"));
+    let closed = false;
+    const closing = keeper.close().then(() => {
+      closed = true;
+    });
+    await Promise.resolve();
+    expect(closed).toBe(false);
+    launched[0]!.exits();
+    await closing;
+    expect(launched[0]!.killed).toBe(false);
+  });
+
+  it("a spare that has not exited SPARE_END_WAIT_MS after close is killed, and close resolves", async () => {
+    const { clock, keeper, launched } = harness();
+    keeper.turnStarted(meta("a"));
+    let closed = false;
+    const closing = keeper.close().then(() => {
+      closed = true;
+    });
+    await clock.advance(SPARE_END_WAIT_MS - 1);
+    expect(closed).toBe(false);
+    expect(launched[0]!.killed).toBe(false);
+    await clock.advance(1);
+    await closing;
+    expect(launched[0]!.killed).toBe(true);
   });
 });
 
