@@ -19,7 +19,7 @@
  * Git's lock files (index.lock, packed-refs.lock, ref locks, `.git/worktrees/<name>`) make a
  * second git process fail rather than wait. Commands that change shared state therefore run
  * through `retryOnLock` (short backoff, bounded total time: other processes of the tree and
- * the user's own git are outside our control) and, inside this process, `serialized` per
+ * the user's own git are outside our control) and, inside this process, `serialized` (serialized.ts) per
  * repository (a promise chain keyed by the common git dir), so our own calls never race.
  */
 import fs from "node:fs";
@@ -206,8 +206,6 @@ export async function retryOnLock<T>(
     }
   }
 }
-
-export { serialized } from "./serialized.js";
 
 /** The repository's common git dir (shared by all its worktrees), as a real absolute path. */
 export async function commonGitDir(cwd: string, options: GitCallOptions = {}): Promise<string> {

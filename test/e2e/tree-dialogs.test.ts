@@ -12,6 +12,7 @@ import { startRpcRoot } from "../support/rpc-root.js";
 import { reply } from "../support/scripted-llm.js";
 import {
   allNotices,
+  dialogRecords,
   expectCleanExit,
   expectNoSurvivors,
   type Json,
@@ -80,11 +81,7 @@ describe("a child's dialog on a root without a UI", () => {
     const [answerText] = toolResultFor(h.requestsOf("/root/worker").at(-1)!, "bash");
     expect(JSON.parse(answerText!.trim()) as Json).toMatchObject({ id: "req-1", value: "No", answeredBy: "parent" });
 
-    const records = fs
-      .readFileSync(path.join(h.treeDir(), "dialogs.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Json);
+    const records = dialogRecords(h);
     expect(records).toEqual([
       expect.objectContaining({ agent: "/root/worker", run: "0001-spawn", seq: 1, value: "No", answeredBy: "parent" }),
     ]);

@@ -26,6 +26,7 @@ import { SSH_HOST_TOOLS, type SshHost, sshRunnerFor, startSshHost } from "../sup
 import { diag, noticesOf } from "../support/stress-scenarios.js";
 import type { TreeHarness } from "../support/tree-harness.js";
 import {
+  dialogRecords,
   expectCleanExit,
   expectNoSurvivors,
   type Json,
@@ -283,11 +284,7 @@ describe("runner: ssh, a dialog of an extension installed on the far host", () =
         expect(farOutput("/root/gated", 1)).toContain("REMOVED");
         expect(fs.existsSync(path.join(kept, "file.txt"))).toBe(true);
         expect(farOutput("/root/gated", 2)).toContain("Blocked by user");
-        const records = fs
-          .readFileSync(path.join(h.treeDir(), "dialogs.jsonl"), "utf8")
-          .trim()
-          .split("\n")
-          .map((line) => JSON.parse(line) as Json);
+        const records = dialogRecords(h);
         expect(records).toEqual([
           expect.objectContaining({
             agent: "/root/gated",

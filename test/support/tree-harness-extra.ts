@@ -67,6 +67,15 @@ export function allNotices(h: TreeHarness, req = lastRootRequest(h)): Json[] {
   return noticesIn(req);
 }
 
+/** The tree's dialog log (dialogs.jsonl), one record per line. */
+export function dialogRecords(h: TreeHarness): Json[] {
+  return fs
+    .readFileSync(path.join(h.treeDir(), "dialogs.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Json);
+}
+
 /** `agents` of the root's latest list_agents result. */
 export function lastList(h: TreeHarness, req = lastRootRequest(h)): Json[] {
   const lists = toolResultFor(req, "list_agents");

@@ -14,6 +14,14 @@ import { type ProcessResult, type SpawnedProcess, spawnProcess } from "./process
 
 export const WRAPPER_BIN = path.join(REPO_ROOT, "bin", "subagent-wrapper");
 export const FAKE_PI_DIR = path.join(REPO_ROOT, "fixtures", "fake-pi");
+/** A command runner whose far side is this machine: `env subagent-wrapper serve`, capacity 1 (meta.json `runner`). */
+export const HERE_RUNNER = {
+  name: "here",
+  kind: "command",
+  capacity: 1,
+  command: ["env"],
+  remote_command: [process.execPath, WRAPPER_BIN],
+} as const;
 
 export interface WrapperRunOutput extends ProcessResult {
   dir: string;

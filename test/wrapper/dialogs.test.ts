@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { dialogAnswerFileName, dialogAskFileName } from "../../src/contracts/dialogs.js";
 import { ENV } from "../../src/contracts/env.js";
 import { killAll } from "../support/processes.js";
-import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
+import { cleanupWrapperCases, defaultMeta, HERE_RUNNER, wrapperCase } from "../support/wrapper-harness.js";
 
 afterEach(async () => {
   await killAll();
@@ -158,13 +158,7 @@ describe("subagent-wrapper with dialogs, against the fake pi in RPC mode", () =>
         cwd: "repo",
         graceMs: 10_000,
         dialogs: { timeoutMs: 60_000 },
-        runner: {
-          name: "here",
-          kind: "command",
-          capacity: 1,
-          command: ["env"],
-          remote_command: [process.execPath, WRAPPER_BIN],
-        },
+        runner: HERE_RUNNER,
       }),
     });
     const repo = path.join(wrapper.dir, "repo");

@@ -16,7 +16,7 @@ import {
   defaultMeta,
   FAKE_PI_DIR,
   fakePiRecord,
-  WRAPPER_BIN,
+  HERE_RUNNER,
   wrapperCase,
 } from "../support/wrapper-harness.js";
 
@@ -49,13 +49,7 @@ describe("a child on another machine (command runner, far serve, fake pi)", () =
       meta: defaultMeta({
         cwd: "repo",
         noExtensions: true,
-        runner: {
-          name: "here",
-          kind: "command",
-          capacity: 1,
-          command: ["env"],
-          remote_command: [process.execPath, WRAPPER_BIN],
-        },
+        runner: HERE_RUNNER,
       }),
       scenario: {
         steps: [{ agentStart: true }, { assistant: { text: "done", stopReason: "stop" } }, { agentEnd: true }],

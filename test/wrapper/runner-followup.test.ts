@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SERVE_ENV } from "../../src/contracts/serve-protocol.js";
 import { skipOrFail } from "../support/needs.js";
-import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
+import { cleanupWrapperCases, defaultMeta, HERE_RUNNER, wrapperCase } from "../support/wrapper-harness.js";
 
 afterEach(cleanupWrapperCases);
 
@@ -118,13 +118,7 @@ describe("shipping a runner's workspace", () => {
     const c = await wrapperCase({
       meta: defaultMeta({
         cwd: "repo",
-        runner: {
-          name: "here",
-          kind: "command",
-          capacity: 1,
-          command: ["env"],
-          remote_command: [process.execPath, WRAPPER_BIN],
-        },
+        runner: HERE_RUNNER,
       }),
       scenario: steps("x.txt"),
     });

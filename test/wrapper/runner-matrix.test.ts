@@ -12,20 +12,14 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ENV } from "../../src/contracts/env.js";
 import { killAll } from "../support/processes.js";
-import { cleanupWrapperCases, defaultMeta, WRAPPER_BIN, wrapperCase } from "../support/wrapper-harness.js";
+import { cleanupWrapperCases, defaultMeta, HERE_RUNNER, wrapperCase } from "../support/wrapper-harness.js";
 
 afterEach(async () => {
   await killAll();
   await cleanupWrapperCases();
 });
 
-const RUNNER = {
-  name: "here",
-  kind: "command",
-  capacity: 1,
-  command: ["env"],
-  remote_command: [process.execPath, WRAPPER_BIN],
-};
+const RUNNER = HERE_RUNNER;
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim();
 

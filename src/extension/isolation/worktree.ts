@@ -19,10 +19,10 @@ import {
   type LockOptions,
   retryOnLock,
   runGit,
-  serialized,
   stripNewline,
 } from "../../lib/git.js";
 import { branchCommit } from "../../lib/git-worktrees.js";
+import { serialized } from "../../lib/serialized.js";
 import { exists, findEntry, isLinkedWorktreeOf } from "../../lib/worktree-removal.js";
 import { worktreeCwd } from "./names.js";
 import { ownGitDir, stagedCheckout, startupEntries } from "./staged-checkout.js";

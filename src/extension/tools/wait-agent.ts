@@ -265,10 +265,9 @@ export async function waitForGroup(rt: TreeRuntime, wait: GroupWait) {
   // The group is fixed at the call: the children working now, and those whose notice is in the
   // mailbox once the inbox is collected. Taken before the collection too, so a child that ends
   // (or is interrupted) while the inbox is read is still one of the group.
-  const atCall = waitGroup(rt, wait.targets);
-  await rt.collectInbox();
   const group = waitGroup(rt, wait.targets);
-  for (const member of atCall) group.add(member);
+  await rt.collectInbox();
+  if (!wait.targets?.length) for (const member of waitGroup(rt, undefined)) group.add(member);
   const call: WaitCall = {
     rt,
     timeoutMs: wait.timeoutMs,

@@ -11,8 +11,8 @@ import {
   identityEnv,
   isLockError,
   retryOnLock,
-  serialized,
 } from "../../../src/lib/git.js";
+import { serialized } from "../../../src/lib/serialized.js";
 import { FakeClock, settle } from "../../support/fake-clock.js";
 import { gone, makeRepo, sh, useSandbox, write } from "../extension/isolation/support.js";
 
