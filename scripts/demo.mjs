@@ -111,7 +111,9 @@ const code = await new Promise((resolve) => {
   });
 });
 await llm.close();
-rmSync(home, { recursive: true, force: true, maxRetries: 5 });
+// A spare pi ended with the root may still be writing Node's compile cache here for a moment
+// on a loaded machine: the removal retries (linear back-off, ~11 s at most).
+rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 
 const treeDir = path.join(out, "trees", readdirSync(path.join(out, "trees"))[0] ?? "");
 const records = [];
