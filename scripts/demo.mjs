@@ -113,7 +113,12 @@ const code = await new Promise((resolve) => {
 await llm.close();
 // A spare pi ended with the root may still be writing Node's compile cache here for a moment
 // on a loaded machine: the removal retries (linear back-off, ~11 s at most).
-rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+let removal = "";
+try {
+  rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+} catch (err) {
+  removal = `its temp home ${home} could not be removed (${err.code ?? err.message})`;
+}
 
 const treeDir = path.join(out, "trees", readdirSync(path.join(out, "trees"))[0] ?? "");
 const records = [];
@@ -153,4 +158,10 @@ draw("/root", "");
 const shownTree = path.relative(process.cwd(), treeDir) || ".";
 console.log(`\nrun directories, events and reports: ${shownTree}`);
 console.log(`the whole tree again, with every run: npx subagent-wrapper inspect ${shownTree}`);
-process.exit(code === 0 && records.length === 3 && records.every((r) => r.status === "completed") ? 0 : 1);
+const ok = code === 0 && records.length === 3 && records.every((r) => r.status === "completed");
+// One line that says why, first on stderr's last line (what a test's failure shows).
+if (!ok || removal) {
+  const statuses = records.map((r) => `${r.path} ${r.status}`).join(", ") || "none";
+  console.error(`demo: failed: ${[!ok && `pi exit ${code}, agents: ${statuses}`, removal].filter(Boolean).join("; ")}`);
+}
+process.exit(ok && !removal ? 0 : 1);

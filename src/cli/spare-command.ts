@@ -10,20 +10,20 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { ENV, runTokenEntry } from "../contracts/env.js";
 import { RUN_FILES } from "../contracts/layout.js";
 import { MetaError } from "../contracts/meta.js";
 import { WRAPPER_EXIT } from "../contracts/result.js";
 import { SPARE_FILES, SPARE_TAKE_COMMAND } from "../contracts/spare.js";
+import { processesWithEnvSync } from "../lib/process.js";
 import { errorText } from "../lib/values.js";
-import { childEnvironment, resolvePiBinary, signalGroup, spawnChild } from "../wrapper/child.js";
+import { childEnvironment, nodeChildOperations, resolvePiBinary, signalGroup, spawnChild } from "../wrapper/child.js";
 import { loadMeta } from "../wrapper/load-meta.js";
 import { startOrphanGuard } from "../wrapper/orphan-guard.js";
 import { SparePi, spareArgs, spareSpawnOptions } from "../wrapper/spare-pi.js";
 import { lowerPriority } from "../wrapper/standby.js";
 import { runCommand, say } from "./run-command.js";
 
-/** How long the spare pi gets after SIGTERM before SIGKILL. */
-const SPARE_KILL_AFTER_MS = 3000;
 const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 
 export async function spareCommand(templatePath: string): Promise<number> {
@@ -44,7 +44,7 @@ export async function spareCommand(templatePath: string): Promise<number> {
     say(`subagent-wrapper: ${errorText(err)}`);
     return WRAPPER_EXIT.usage;
   }
-  const runToken = randomBytes(16).toString("hex");
+  const runToken = spareRunToken(process.env);
   // From pi's spawn on, nothing the spare starts outlives this wrapper, even SIGKILLed.
   const guard = startOrphanGuard(runToken, path.join(dir, "spare-reserve"), (err) =>
     say(`subagent-wrapper: warning: the spare's orphan guard could not start (${errorText(err)})`),
@@ -73,10 +73,12 @@ export async function spareCommand(templatePath: string): Promise<number> {
     code = await runCommand(metaPath, { spare, say: (line) => appendLine(runLog, line) });
   }
   if (spare.available()) {
-    signalGroup(child.pid, "SIGTERM");
-    const kill = setTimeout(() => signalGroup(child.pid, "SIGKILL"), SPARE_KILL_AFTER_MS);
+    // A spare nobody took holds no turn, no session and no work: it is killed, not asked to end.
+    // Asked (SIGTERM), a pi niced while it waited needs seconds on a loaded machine to run its
+    // exit (and write Node's compile cache into the temp folder), after its root has exited.
+    signalGroup(child.pid, "SIGKILL");
+    for (const pid of processesWithEnvSync(runTokenEntry(runToken))) nodeChildOperations.signalProcess(pid, "SIGKILL");
     await piExited;
-    clearTimeout(kill);
   }
   await guard.release();
   removeSpareFiles(dir);
@@ -124,6 +126,12 @@ export function takeOrEnd(input: NodeJS.ReadableStream & { destroy?(): void }): 
     input.on("error", onEnd);
     for (const signal of STOP_SIGNALS) process.on(signal, onEnd);
   });
+}
+
+/** The token the root chose for this spare's pi (it kills by it), else a new one. */
+export function spareRunToken(env: NodeJS.ProcessEnv): string {
+  const chosen = env[ENV.spareRunToken];
+  return chosen && /^[0-9a-f]{32}$/.test(chosen) ? chosen : randomBytes(16).toString("hex");
 }
 
 function appendLine(file: string, line: string): void {

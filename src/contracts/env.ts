@@ -51,6 +51,12 @@ export const ENV = {
   spareHandover: "PI_SUBAGENT_SPARE_HANDOVER",
   /** `0` turns the spare pi off whatever the settings say (setting `spare`). */
   spare: "PI_SUBAGENTS_SPARE",
+  /**
+   * Set by the root for a spare wrapper it starts: the run token (32 hex digits) that wrapper
+   * gives its pi, so that the root can find and kill that pi — which has a process group of
+   * its own — when the wrapper does not end in time.
+   */
+  spareRunToken: "PI_SUBAGENTS_SPARE_RUN_TOKEN",
 
   // --- the extension: where this process sits in the tree ---------------------------------
   /** The tree directory; set for every child by its parent's launcher. */
@@ -167,3 +173,8 @@ export const ENV = {
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/** The environment entry that marks every process of one run (`ENV.runToken=<token>`). */
+export function runTokenEntry(token: string): string {
+  return `${ENV.runToken}=${token}`;
+}

@@ -31,7 +31,7 @@
  * without /proc (only the group is ended there), and a guard that is itself SIGKILLed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { ENV } from "../contracts/env.js";
+import { ENV, runTokenEntry } from "../contracts/env.js";
 import { settledWithin } from "../lib/clock.js";
 import { processesWithEnv } from "../lib/process.js";
 import { GUARD_SCRIPT } from "./orphan-guard-script.js";
@@ -49,11 +49,6 @@ export interface OrphanGuard {
   release(): Promise<void>;
   /** Closes the pipe without `exit`: the guard does its work (a fallback; the wrapper's death does the same). */
   close(): void;
-}
-
-/** The environment entry that marks every process of one run. */
-export function runTokenEntry(token: string): string {
-  return `${ENV.runToken}=${token}`;
 }
 
 /** The guard's executable and arguments (the bench starts the same command to measure it). */

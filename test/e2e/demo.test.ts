@@ -13,8 +13,9 @@ describe.skipIf(ONE_LINE_IS_ENOUGH)("the README's first command", () => {
       env: { ...process.env, DEMO_OUTPUT_DIR: out },
       timeoutMs: 120_000,
     }).finally(() => rm(out, { recursive: true, force: true }));
-    // What the demo printed, when it failed: its tree, pi's lines on stderr.
-    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    // What the demo printed, when it failed: its own reason first (a summary shows one line), then its tree and pi's lines on stderr.
+    const reason = run.stderr.trim().split("\n").at(-1) ?? "";
+    expect(run.code, `${reason}\n${run.stdout}\n${run.stderr}`).toBe(0);
     // Siblings: ├─ for all but the last, └─ for the last; the nested checker hangs below the lead.
     expect(run.stdout).toMatch(/\n├─ \/root\/survey {2}\w+ {2}scout {2}completed \(healthy\)/);
     expect(run.stdout).toMatch(/\n└─ \/root\/lead {2}\w+ {2}default {2}completed \(healthy\)/);

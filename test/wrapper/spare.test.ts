@@ -1,11 +1,14 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { spareRunToken } from "../../src/cli/spare-command.js";
 import type { EventRecord } from "../../src/contracts/events.js";
 import type { ResultV1 } from "../../src/contracts/result.js";
 import { SPARE_FILES } from "../../src/contracts/spare.js";
-import { processAlive } from "../../src/lib/process.js";
+import { killSpare } from "../../src/extension/turns/wrapper/spare-launch.js";
+import { processAlive, processRunning } from "../../src/lib/process.js";
 import { killAll, spawnProcess } from "../support/processes.js";
 import { defaultMeta, FAKE_PI_DIR, WRAPPER_BIN } from "../support/wrapper-harness.js";
 
@@ -50,11 +53,8 @@ async function childMeta(root: string, name: string, change: Record<string, unkn
   return file;
 }
 
-/**
- * A spare wrapper for a template child; `input` is written to its stdin once its pi has
- * started (the fake's record is there), then stdin is closed.
- */
-async function spare(input: (turnMeta: string) => string, turnChange: Record<string, unknown> = {}) {
+/** A spare wrapper for a template child, once its pi has started (the fake's record is there). */
+async function startSpare(turnChange: Record<string, unknown> = {}, env: Record<string, string> = {}) {
   const root = await mkdtemp(path.join(os.tmpdir(), "psa-spare-test-"));
   dirs.push(root);
   await mkdir(path.join(root, "tmp"));
@@ -77,6 +77,7 @@ async function spare(input: (turnMeta: string) => string, turnChange: Record<str
       FAKE_PI_RECORDS: starts,
       FAKE_PI_SCRIPT: JSON.stringify(answering),
       FAKE_PI_LOAD_EXTENSIONS: "task-extension.js",
+      ...env,
     },
     stdio: ["pipe", "pipe", "pipe"],
     timeoutMs: 20_000,
@@ -88,6 +89,16 @@ async function spare(input: (turnMeta: string) => string, turnChange: Record<str
     ))
   )
     await new Promise((resolve) => setTimeout(resolve, 20));
+  return { root, wrapper, turn, template, record, starts };
+}
+
+/** A spare wrapper for a template child; `input` is written to its stdin once its pi has started, then stdin is closed. */
+async function spare(
+  input: (turnMeta: string) => string,
+  turnChange: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+) {
+  const { wrapper, turn, template, record, starts } = await startSpare(turnChange, env);
   wrapper.stdin?.end(input(turn));
   const run = await wrapper.done;
   const takerDir = path.dirname(turn);
@@ -141,6 +152,67 @@ describe("subagent-wrapper spare", () => {
     expect(run.code, `${run.stderr}${JSON.stringify(result)}${wrapperLog}`).toBe(0);
     expect(processAlive(record.pid)).toBe(false);
     expect(await readdir(spareDir).catch(() => "gone")).toBe("gone");
+  });
+
+  it("an unused spare's pi is killed, not asked to end: one that ignores SIGTERM is gone with its wrapper", async () => {
+    const signals = path.join(await mkdtemp(path.join(os.tmpdir(), "psa-spare-signals-")), "signals.jsonl");
+    dirs.push(path.dirname(signals));
+    const { run, spareDir, record, result, wrapperLog } = await spare(
+      () => "",
+      {},
+      {
+        FAKE_PI_SCRIPT: JSON.stringify({ ...answering, ignoreSigterm: true }),
+        FAKE_PI_SIGNALS: signals,
+      },
+    );
+    expect(run.code, `${run.stderr}${JSON.stringify(result)}${wrapperLog}`).toBe(0);
+    expect(processAlive(record.pid)).toBe(false);
+    // Asked with SIGTERM, a pi niced while it waited runs its exit seconds later on a loaded machine.
+    expect(await readFile(signals, "utf8").catch(() => "")).not.toContain("SIGTERM");
+    expect(await readdir(spareDir).catch(() => "gone")).toBe("gone");
+  });
+
+  it("killSpare (the root's bound) kills the wrapper and its pi, which has a group of its own, by the token the root chose, and removes the folder", async () => {
+    const signals = path.join(await mkdtemp(path.join(os.tmpdir(), "psa-spare-signals-")), "signals.jsonl");
+    dirs.push(path.dirname(signals));
+    const token = randomBytes(16).toString("hex");
+    const {
+      wrapper,
+      template,
+      record: recordFile,
+    } = await startSpare(
+      {},
+      // A pi slow to end: neither SIGTERM nor its stdin's end (the dead wrapper's pipe) stops it soon.
+      {
+        FAKE_PI_SCRIPT: JSON.stringify({ ...answering, ignoreSigterm: true, exitDelayMs: 5000 }),
+        FAKE_PI_SIGNALS: signals,
+        PI_SUBAGENTS_SPARE_RUN_TOKEN: token,
+      },
+    );
+    const record = JSON.parse(await readFile(recordFile, "utf8")) as { pid: number; env: Record<string, string> };
+    expect(record.env.PI_SUBAGENT_RUN_TOKEN).toBe(token);
+    const spareDir = path.dirname(template);
+    killSpare(wrapper.pid, token, spareDir);
+    const run = await wrapper.done;
+    expect(run.signal).toBe("SIGKILL");
+    // SIGKILL is final but not instant: the pi is gone within a moment, before any of its code runs again.
+    // (A zombie counts as gone: the wrapper that would reap it is dead, and init may reap it late.)
+    for (let tries = 0; tries < 100 && processRunning(record.pid); tries += 1)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(processRunning(record.pid)).toBe(false);
+    // Killed by the root, not ended later by the dead wrapper's orphan guard (SIGTERM, then SIGKILL a second on).
+    expect(await readFile(signals, "utf8").catch(() => "")).not.toContain("SIGTERM");
+    expect(await readdir(spareDir).catch(() => "gone")).toBe("gone");
+  });
+
+  it("takes the root's token for its pi only when it is one (32 hex digits), else makes its own", () => {
+    const token = "0123456789abcdef0123456789abcdef";
+    expect(spareRunToken({ PI_SUBAGENTS_SPARE_RUN_TOKEN: token })).toBe(token);
+    for (const bad of [undefined, "", "x", `${token}0`, "0123456789ABCDEF0123456789ABCDEF"]) {
+      const made = spareRunToken({ PI_SUBAGENTS_SPARE_RUN_TOKEN: bad });
+      expect(made).toMatch(/^[0-9a-f]{32}$/);
+      expect(made).not.toBe(bad);
+    }
   });
 
   it("a turn its pi does not fit starts its own pi, and the run's log says why", async () => {

@@ -6,12 +6,14 @@
  * its folder when it exits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ENV } from "../../../contracts/env.js";
+import { ENV, runTokenEntry } from "../../../contracts/env.js";
 import type { MetaV1 } from "../../../contracts/meta.js";
 import { SPARE_FILES, SPARE_TAKE_COMMAND } from "../../../contracts/spare.js";
+import { processesWithEnvSync } from "../../../lib/process.js";
 import { signalGroup } from "../../../lib/run-process.js";
 import { WRAPPER_BIN } from "../../config.js";
 import { currentPiBinary, startTurn, type TurnOperations, wrapperEnv, wrapperTurns } from "./launcher.js";
@@ -32,9 +34,10 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
   const templatePath = path.join(dir, SPARE_FILES.template);
   fs.writeFileSync(templatePath, JSON.stringify(template));
   const log = fs.openSync(path.join(dir, SPARE_FILES.log), "a");
+  const runToken = randomBytes(16).toString("hex");
   const child = spawn(process.execPath, [WRAPPER_BIN, "spare", templatePath], {
     cwd: template.cwd,
-    env: wrapperEnv(currentPiBinary()),
+    env: { ...wrapperEnv(currentPiBinary()), [ENV.spareRunToken]: runToken },
     stdio: ["pipe", "ignore", log],
     detached: true,
   });
@@ -70,12 +73,30 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
       if (!stdin?.destroyed) stdin?.end();
     },
     exited: gone,
-    // Its own process group (detached): the wrapper and the pi it started.
     kill: () => {
-      if (!exited) signalGroup(child.pid, "SIGKILL");
+      if (!exited) killSpare(child.pid, runToken, dir);
     },
   };
 };
+
+/**
+ * Kills a spare wrapper that did not end in time, with its pi and its folder. The wrapper has
+ * a process group of its own (detached) and its pi another (the wrapper starts pi so): killed
+ * alone, the wrapper's orphan guard would end the pi with SIGTERM after this root has exited,
+ * and that pi would go on writing into the temp folder for a moment. The pi carries the run
+ * token this root chose for it; the wrapper goes first, so that no pi starts after the sweep.
+ */
+export function killSpare(wrapperPid: number | undefined, runToken: string, dir: string): void {
+  signalGroup(wrapperPid, "SIGKILL");
+  for (const pid of processesWithEnvSync(runTokenEntry(runToken))) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
 
 /** Turns as wrapper processes, the spare's wrapper when it fits; the keeper hears each start and end. */
 export function spareTurns(keeper: SpareKeeper<ChildProcess>, base: TurnOperations = wrapperTurns): TurnOperations {
