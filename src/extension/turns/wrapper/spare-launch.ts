@@ -88,7 +88,9 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
  */
 export function killSpare(wrapperPid: number | undefined, runToken: string, dir: string): void {
   signalGroup(wrapperPid, "SIGKILL");
-  for (const pid of processesWithEnvSync(runTokenEntry(runToken))) {
+  // Its pi carries the run token; a process the wrapper had forked but not yet made pi still has the wrapper's entry.
+  const marked = [runTokenEntry(runToken), `${ENV.spareRunToken}=${runToken}`].flatMap(processesWithEnvSync);
+  for (const pid of new Set(marked)) {
     try {
       process.kill(pid, "SIGKILL");
     } catch {
