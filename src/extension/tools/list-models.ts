@@ -1,5 +1,6 @@
 import { getAgentDir, SettingsManager, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { systemClock } from "../../lib/clock.js";
+import { identityFromEnv } from "../config.js";
 import type { ModelInfo } from "../roles/models.js";
 import type { Cooldowns } from "../tree/cooldowns.js";
 import { jsonResult, loadPart, type ToolDeps } from "./common.js";
@@ -16,19 +17,29 @@ export function enabledModelsSetting(cwd: string): { enabledModels?: unknown } {
   return enabledModels === undefined ? {} : { enabledModels };
 }
 
-/** The tree's cooling models (tree/cooldowns.ts); none when this session has no tree yet. */
+/**
+ * The tree's cooling models (tree/cooldowns.ts); none when this session has no tree yet. A
+ * child names its tree directory in its environment: it reads the file there rather than start
+ * the tree's machinery only for this (most children never delegate).
+ */
 async function treeCooldowns(
   deps: ToolDeps,
   readCooldowns: typeof import("../tree/cooldowns.js").readCooldowns,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<Cooldowns> {
   try {
-    return readCooldowns((await deps.runtime()).tree.root, (deps.clock ?? systemClock).now());
+    const identity = identityFromEnv(env);
+    const treeDir = identity.treeDir ?? (await deps.runtime()).tree.root;
+    return readCooldowns(treeDir, (deps.clock ?? systemClock).now());
   } catch {
     return {};
   }
 }
 
-export function listModelsTool(deps: ToolDeps): ToolDefinition<typeof parameters> {
+export function listModelsTool(
+  deps: ToolDeps,
+  env: NodeJS.ProcessEnv = process.env,
+): ToolDefinition<typeof parameters> {
   return {
     name: "list_models",
     label: "List models",
@@ -41,7 +52,7 @@ export function listModelsTool(deps: ToolDeps): ToolDefinition<typeof parameters
       );
       const available = ctx.modelRegistry.getAvailable() as ModelInfo[];
       const listed = listModels(available, scopePatterns(process.argv, enabledModelsSetting(ctx.cwd)));
-      const cooling = await treeCooldowns(deps, readCooldowns);
+      const cooling = await treeCooldowns(deps, readCooldowns, env);
       const models = listed.models.map((m) => {
         const cooldown = cooling[m.model];
         return cooldown ? { ...m, cooling_until: cooldown.until, cooling_reason: cooldown.error_class } : m;
