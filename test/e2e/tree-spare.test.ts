@@ -108,9 +108,9 @@ describe("the spare pi", () => {
     expect(lastToolResult(tree.requests.get("/root/second")![2]!)).toMatchObject({
       notices: [{ type: "completed", agent_name: "/root/second/leaf", report: "LEAF ANSWER" }],
     });
-    // Once the root has exited: no spare wrapper or pi left, nor its folder. The root waited for
-    // its spare (or killed it at its bound); the half second is only for a SIGKILLed process to go.
-    expect(await waitFor(() => processesMentioning(home.root).length === 0, 500)).toBe(true);
+    // After the root's session: no spare wrapper or pi left, nor its folder. (The children's
+    // wrappers may still be finishing after the root took their results: they are durable.)
+    expect(await waitFor(() => processesMentioning(home.root).length === 0, 10_000)).toBe(true);
     expect(fs.readdirSync(path.join(home.root, "tmp")).filter((name) => name.startsWith("pi-subagent-spare-"))).toEqual(
       [],
     );

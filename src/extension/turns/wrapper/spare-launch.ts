@@ -84,19 +84,25 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
  * a process group of its own (detached) and its pi another (the wrapper starts pi so): killed
  * alone, the wrapper's orphan guard would end the pi with SIGTERM after this root has exited,
  * and that pi would go on writing into the temp folder for a moment. The pi carries the run
- * token this root chose for it; the wrapper goes first, so that no pi starts after the sweep.
+ * token this root chose for it. Its processes are found first and killed before the wrapper,
+ * so the guard (which acts once the wrapper is dead) finds them killed already; a second look
+ * after the wrapper is dead finds one it forked meanwhile.
  */
 export function killSpare(wrapperPid: number | undefined, runToken: string, dir: string): void {
-  signalGroup(wrapperPid, "SIGKILL");
-  // Its pi carries the run token; a process the wrapper had forked but not yet made pi still has the wrapper's entry.
-  const marked = [runTokenEntry(runToken), `${ENV.spareRunToken}=${runToken}`].flatMap(processesWithEnvSync);
-  for (const pid of new Set(marked)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone already
+  // A process the wrapper had forked but not yet made pi still carries the wrapper's entry.
+  const marked = () => [runTokenEntry(runToken), `${ENV.spareRunToken}=${runToken}`].flatMap(processesWithEnvSync);
+  const kill = (pids: number[]) => {
+    for (const pid of new Set(pids)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
     }
-  }
+  };
+  kill(marked());
+  signalGroup(wrapperPid, "SIGKILL");
+  kill(marked());
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
