@@ -40,6 +40,24 @@ function processesMentioning(text: string): number[] {
   return pids;
 }
 
+/**
+ * The folders of spares no turn took that a live process still names: the folder is there
+ * and holds no hand-over file. (A taken spare is a child's wrapper, which may finish after the
+ * root: children are durable.)
+ */
+function untakenSparesAlive(tmp: string): string[] {
+  const folders = new Set<string>();
+  for (const pid of processesMentioning(`${tmp}${path.sep}pi-subagent-spare-`)) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      for (const [folder] of cmdline.matchAll(/[^\0\s]*pi-subagent-spare-[A-Za-z0-9]+/g)) folders.add(folder);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return [...folders].filter((folder) => fs.existsSync(folder) && !fs.existsSync(path.join(folder, "handover.json")));
+}
+
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -108,8 +126,11 @@ describe("the spare pi", () => {
     expect(lastToolResult(tree.requests.get("/root/second")![2]!)).toMatchObject({
       notices: [{ type: "completed", agent_name: "/root/second/leaf", report: "LEAF ANSWER" }],
     });
-    // After the root's session: no spare wrapper or pi left, nor its folder. (The children's
-    // wrappers may still be finishing after the root took their results: they are durable.)
+    // The moment the root has exited, its untaken spare is gone: the root waited for it to exit,
+    // or killed it at its bound and removed its folder.
+    expect(untakenSparesAlive(path.join(home.root, "tmp"))).toEqual([]);
+    // Then nothing at all: the children's wrappers may still be finishing after the root took
+    // their results (children are durable), but not for long.
     expect(await waitFor(() => processesMentioning(home.root).length === 0, 10_000)).toBe(true);
     expect(fs.readdirSync(path.join(home.root, "tmp")).filter((name) => name.startsWith("pi-subagent-spare-"))).toEqual(
       [],

@@ -24,13 +24,16 @@ export class FakeClock implements Clock {
   private readonly timers = new Map<number, FakeTimer>();
   /** Every one-shot delay asked for, in order. */
   readonly requested: number[] = [];
+  /** The delays of the one-shot timers asked for with `unref` (they would not keep Node running). */
+  readonly unrefRequested: number[] = [];
 
   constructor(start = Date.UTC(2030, 0, 1)) {
     this.time = start;
   }
 
-  setTimeout(fn: () => void, ms: number, _options?: { unref?: boolean }): TimerHandle {
+  setTimeout(fn: () => void, ms: number, options?: { unref?: boolean }): TimerHandle {
     this.requested.push(ms);
+    if (options?.unref) this.unrefRequested.push(ms);
     const delay = ms > MAX_TIMER_MS || !(ms >= 1) ? 1 : ms;
     return this.add({ due: this.time + delay, fn });
   }

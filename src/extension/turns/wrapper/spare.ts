@@ -115,14 +115,12 @@ export class SpareKeeper<Handle = unknown> {
     this.endProcess(current.process);
     const { process } = current;
     return new Promise((resolve) => {
-      const timer = this.clock.setTimeout(
-        () => {
-          process.kill();
-          resolve();
-        },
-        SPARE_END_WAIT_MS,
-        { unref: true },
-      );
+      // Not unref'd: the spare's process and pipe are (they never keep pi running), so without
+      // this timer Node would find nothing left to wait for and exit with the spare still there.
+      const timer = this.clock.setTimeout(() => {
+        process.kill();
+        resolve();
+      }, SPARE_END_WAIT_MS);
       void process.exited.then(() => {
         this.clock.clearTimeout(timer);
         resolve();

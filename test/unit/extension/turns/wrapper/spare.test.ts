@@ -178,6 +178,14 @@ describe("SpareKeeper", () => {
     await closing;
     expect(launched[0]!.killed).toBe(true);
   });
+
+  it("close's wait keeps Node running (its timer is not unref'd): the spare's own handles do not, and pi would exit before it", () => {
+    const { clock, keeper } = harness();
+    keeper.turnStarted(meta("a"));
+    void keeper.close();
+    expect(clock.requested).toContain(SPARE_END_WAIT_MS);
+    expect(clock.unrefRequested).not.toContain(SPARE_END_WAIT_MS);
+  });
 });
 
 describe("spareWanted", () => {
