@@ -7,17 +7,16 @@
  * or done with it) or a signal before that ends the spare pi and the wrapper: a spare never
  * outlives its tree's root, and nothing of it is left.
  */
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { ENV, runTokenEntry } from "../contracts/env.js";
+import { ENV, runTokenEntry, runTokenOr } from "../contracts/env.js";
 import { RUN_FILES } from "../contracts/layout.js";
 import { MetaError } from "../contracts/meta.js";
 import { WRAPPER_EXIT } from "../contracts/result.js";
 import { SPARE_FILES, SPARE_TAKE_COMMAND } from "../contracts/spare.js";
-import { processesWithEnvSync } from "../lib/process.js";
+import { killProcessesWithEnvSync } from "../lib/process.js";
 import { errorText } from "../lib/values.js";
-import { childEnvironment, nodeChildOperations, resolvePiBinary, signalGroup, spawnChild } from "../wrapper/child.js";
+import { childEnvironment, resolvePiBinary, signalGroup, spawnChild } from "../wrapper/child.js";
 import { loadMeta } from "../wrapper/load-meta.js";
 import { startOrphanGuard } from "../wrapper/orphan-guard.js";
 import { SparePi, spareArgs, spareSpawnOptions } from "../wrapper/spare-pi.js";
@@ -77,7 +76,7 @@ export async function spareCommand(templatePath: string): Promise<number> {
     // Asked (SIGTERM), a pi niced while it waited needs seconds on a loaded machine to run its
     // exit (and write Node's compile cache into the temp folder), after its root has exited.
     signalGroup(child.pid, "SIGKILL");
-    for (const pid of processesWithEnvSync(runTokenEntry(runToken))) nodeChildOperations.signalProcess(pid, "SIGKILL");
+    killProcessesWithEnvSync(runTokenEntry(runToken));
     await piExited;
   }
   await guard.release();
@@ -130,8 +129,7 @@ export function takeOrEnd(input: NodeJS.ReadableStream & { destroy?(): void }): 
 
 /** The token the root chose for this spare's pi (it kills by it), else a new one. */
 export function spareRunToken(env: NodeJS.ProcessEnv): string {
-  const chosen = env[ENV.spareRunToken];
-  return chosen && /^[0-9a-f]{32}$/.test(chosen) ? chosen : randomBytes(16).toString("hex");
+  return runTokenOr(env[ENV.spareRunToken]);
 }
 
 function appendLine(file: string, line: string): void {

@@ -6,6 +6,8 @@
  * environment, so the child's tools never see them — all but the run token, which is meant
  * to be inherited.
  */
+import { randomBytes } from "node:crypto";
+
 export const ENV = {
   // --- the wrapper -------------------------------------------------------------------------
   /** The pi executable: a path, or a name looked up on PATH (default `pi`). */
@@ -173,6 +175,16 @@ export const ENV = {
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/** A new run token (`ENV.runToken`): 32 random hex digits. */
+export function newRunToken(): string {
+  return randomBytes(16).toString("hex");
+}
+
+/** `given` when it is a run token (32 hex digits: one a caller chose and passed on), else a new one. */
+export function runTokenOr(given: string | undefined): string {
+  return given !== undefined && /^[0-9a-f]{32}$/.test(given) ? given : newRunToken();
+}
 
 /** The environment entry that marks every process of one run (`ENV.runToken=<token>`). */
 export function runTokenEntry(token: string): string {

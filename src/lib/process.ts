@@ -61,18 +61,19 @@ function procPids(entries: string[]): number[] {
   return entries.filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid).map(Number);
 }
 
-function runningWithEnviron(pid: number, environ: Buffer | undefined, entry: string): boolean {
-  if (environ === undefined || !environHolds(environ, entry)) return false;
+function runningWithEnviron(pid: number, environ: Buffer | undefined, entries: readonly string[]): boolean {
+  if (environ === undefined || !entries.some((entry) => environHolds(environ, entry))) return false;
   const state = processState(pid);
   return state !== undefined && !EXITED_STATES.has(state);
 }
 
 /**
  * The running processes (zombies and dead ones excluded, this one too) whose environment holds
- * `entry` (`KEY=value`, inherited by everything started below whoever set it); [] without /proc.
- * Another user's processes cannot be read and are never listed.
+ * `entry` or one of `more` (`KEY=value`, inherited by everything started below whoever set it),
+ * in one look at /proc; [] without /proc. Another user's processes cannot be read and are never listed.
  */
-export function processesWithEnvSync(entry: string): number[] {
+export function processesWithEnvSync(entry: string, ...more: string[]): number[] {
+  const wanted = [entry, ...more];
   let entries: string[];
   try {
     entries = fs.readdirSync("/proc");
@@ -81,11 +82,22 @@ export function processesWithEnvSync(entry: string): number[] {
   }
   return procPids(entries).filter((pid) => {
     try {
-      return runningWithEnviron(pid, fs.readFileSync(`/proc/${pid}/environ`), entry);
+      return runningWithEnviron(pid, fs.readFileSync(`/proc/${pid}/environ`), wanted);
     } catch {
       return false; // gone, or not ours
     }
   });
+}
+
+/** SIGKILLs every process processesWithEnvSync finds for `entry` and `more` (one gone meanwhile is skipped). */
+export function killProcessesWithEnvSync(entry: string, ...more: string[]): void {
+  for (const pid of processesWithEnvSync(entry, ...more)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
 }
 
 /** processesWithEnvSync without blocking: one look at /proc reads every process's environ. */
@@ -99,7 +111,7 @@ export async function processesWithEnv(entry: string): Promise<number[]> {
   const found = await Promise.all(
     procPids(entries).map(async (pid) => {
       const environ = await fs.promises.readFile(`/proc/${pid}/environ`).catch(() => undefined);
-      return runningWithEnviron(pid, environ, entry) ? pid : undefined;
+      return runningWithEnviron(pid, environ, [entry]) ? pid : undefined;
     }),
   );
   return found.filter((pid): pid is number => pid !== undefined);

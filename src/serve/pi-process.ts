@@ -7,12 +7,11 @@
  * (every process below pi inherits it) is ended when the run is over.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { ENV } from "../contracts/env.js";
+import { ENV, runTokenOr } from "../contracts/env.js";
 import { ARG_TOKENS, type BlobKind, FAR_LINE_MARK, type ServeStart, sessionHere } from "../contracts/serve-protocol.js";
 
 export { sessionHere };
@@ -63,8 +62,7 @@ function tokenProcesses(token: string): number[] {
  * machine: its straggler sweep then finds what the far side's processes left too), else a fresh one.
  */
 export function runToken(): string {
-  const given = process.env[ENV.runToken] ?? "";
-  return /^[0-9a-f]{32}$/.test(given) ? given : randomBytes(16).toString("hex");
+  return runTokenOr(process.env[ENV.runToken]);
 }
 
 /** The pi this far side starts: PI_SUBAGENTS_PI_BIN (the runner's `pi` field), else `pi` on PATH. */

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { newRunToken } from "../contracts/env.js";
 import type { EventRecordBody } from "../contracts/events.js";
 import { effectiveModel, type MetaV1 } from "../contracts/meta.js";
 import { exitCodeForStatus } from "../contracts/result.js";
@@ -116,7 +116,7 @@ class WrapperRun implements AttemptRun {
     this.meta = meta;
     this.processes = options.child ?? nodeChildOperations;
     // A spare pi's processes carry its token already: the run's guard and sweep must find them.
-    this.runToken = options.spare?.runToken ?? randomBytes(16).toString("hex");
+    this.runToken = options.spare?.runToken ?? newRunToken();
     this.timers = new RunTimers(this.clock);
     this.startedAt = this.clock.now();
     const sessionPath = fallbackSessionPath(meta);

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  killProcessesWithEnvSync,
   processAlive,
   processesWithEnv,
   processesWithEnvSync,
@@ -102,6 +103,24 @@ describe("processesWithEnv", () => {
     const { parent } = await zombie({ ...process.env, [name]: value });
     expect(processesWithEnvSync(tag)).toEqual([parent.pid]);
     expect(await processesWithEnv(tag)).toEqual([parent.pid]);
+  });
+});
+
+describe("processesWithEnvSync with several entries, and killProcessesWithEnvSync", () => {
+  it("finds a process holding any of the entries in one look, and kills each it finds", async () => {
+    const [a, b] = [`PSA_TEST_A=${randomUUID()}`, `PSA_TEST_B=${randomUUID()}`];
+    const env = (entry: string) => ({ ...process.env, [entry.split("=")[0]!]: entry.split("=")[1]! });
+    const first = start("exec sleep 30", env(a));
+    const second = start("exec sleep 30", env(b));
+    const other = start("exec sleep 30", process.env);
+    await vi.waitFor(() => expect(processesWithEnvSync(a, b).sort()).toEqual([first.pid, second.pid].sort()), {
+      timeout: 5_000,
+    });
+    killProcessesWithEnvSync(a, b);
+    await Promise.all([once(first, "exit"), once(second, "exit")]);
+    expect(first.signalCode).toBe("SIGKILL");
+    expect(second.signalCode).toBe("SIGKILL");
+    expect(other.exitCode === null && other.signalCode === null).toBe(true);
   });
 });
 

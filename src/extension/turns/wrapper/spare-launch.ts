@@ -6,14 +6,13 @@
  * its folder when it exits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ENV, runTokenEntry } from "../../../contracts/env.js";
+import { ENV, newRunToken, runTokenEntry } from "../../../contracts/env.js";
 import type { MetaV1 } from "../../../contracts/meta.js";
 import { SPARE_FILES, SPARE_TAKE_COMMAND } from "../../../contracts/spare.js";
-import { processesWithEnvSync } from "../../../lib/process.js";
+import { killProcessesWithEnvSync } from "../../../lib/process.js";
 import { signalGroup } from "../../../lib/run-process.js";
 import { WRAPPER_BIN } from "../../config.js";
 import { currentPiBinary, startTurn, type TurnOperations, wrapperEnv, wrapperTurns } from "./launcher.js";
@@ -34,7 +33,7 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
   const templatePath = path.join(dir, SPARE_FILES.template);
   fs.writeFileSync(templatePath, JSON.stringify(template));
   const log = fs.openSync(path.join(dir, SPARE_FILES.log), "a");
-  const runToken = randomBytes(16).toString("hex");
+  const runToken = newRunToken();
   const child = spawn(process.execPath, [WRAPPER_BIN, "spare", templatePath], {
     cwd: template.cwd,
     env: { ...wrapperEnv(currentPiBinary()), [ENV.spareRunToken]: runToken },
@@ -90,19 +89,10 @@ export const launchSpare: SpareLauncher<ChildProcess> = (template: MetaV1) => {
  */
 export function killSpare(wrapperPid: number | undefined, runToken: string, dir: string): void {
   // A process the wrapper had forked but not yet made pi still carries the wrapper's entry.
-  const marked = () => [runTokenEntry(runToken), `${ENV.spareRunToken}=${runToken}`].flatMap(processesWithEnvSync);
-  const kill = (pids: number[]) => {
-    for (const pid of new Set(pids)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // gone already
-      }
-    }
-  };
-  kill(marked());
+  const entries = [runTokenEntry(runToken), `${ENV.spareRunToken}=${runToken}`] as const;
+  killProcessesWithEnvSync(...entries);
   signalGroup(wrapperPid, "SIGKILL");
-  kill(marked());
+  killProcessesWithEnvSync(...entries);
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
